@@ -1,0 +1,1 @@
+"""State schema, wiring, persistence, the command line and the server entry point."""

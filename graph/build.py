@@ -1,0 +1,41 @@
+"""The wiring: nodes and edges of the governed loop (DESIGN §2). No logic lives here.
+
+START → admit → choose → guard ─┬─ approved calls → execute (one task per call) → choose
+                               ├─ refused → choose
+                               └─ stop / budget / deadline / refusal limit → handover → END
+"""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.state import RunInput, WarrantState
+from nodes.admit import admit
+from nodes.choose import choose
+from nodes.context import WarrantContext
+from nodes.execute import execute
+from nodes.guard import guard, route_after_guard
+from nodes.handover import handover
+
+
+def build() -> StateGraph:
+    builder = StateGraph(WarrantState, context_schema=WarrantContext, input_schema=RunInput)
+    builder.add_node("admit", admit)
+    builder.add_node("choose", choose)
+    builder.add_node("guard", guard)
+    builder.add_node("execute", execute)
+    builder.add_node("handover", handover)
+    builder.add_edge(START, "admit")
+    builder.add_edge("admit", "choose")
+    builder.add_edge("choose", "guard")
+    builder.add_conditional_edges("guard", route_after_guard, ["execute", "choose", "handover"])
+    builder.add_edge("execute", "choose")
+    builder.add_edge("handover", END)
+    return builder
+
+
+def compile_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """The governed loop; the LangGraph server compiles it without a checkpointer."""
+    return build().compile(checkpointer=checkpointer, name="triage")

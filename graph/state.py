@@ -1,0 +1,72 @@
+"""The run's state: what a caller gives, and everything a resume needs.
+
+State holds plain JSON-able values only (dicts, lists, strings, numbers), so that every checkpointer
+and the LangGraph server can store it, and no node keeps process-local state.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired, Required, TypedDict
+
+
+def merge_evidence(
+    existing: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Evidence is keyed by call id (one receipt per call) and ordered by its ref number."""
+    by_call = {item["call_id"]: item for item in existing}
+    for item in new:
+        by_call.setdefault(item["call_id"], item)
+    return sorted(by_call.values(), key=lambda item: int(item["ref"][1:]))
+
+
+def append_events(
+    existing: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The ledger is append-only; the sequence number is assigned here, in order of arrival."""
+    start = len(existing)
+    return [*existing, *({**event, "seq": start + offset + 1} for offset, event in enumerate(new))]
+
+
+def append(existing: list[Any], new: list[Any]) -> list[Any]:
+    return [*existing, *new]
+
+
+class RunInput(TypedDict):
+    """What a caller gives to start a run (CLI, Studio, SDK or embedded)."""
+
+    scenario: Required[str]
+    """A built-in scenario id (`R42`) or a path to a manifest `.toml`."""
+    goal: NotRequired[str]
+    """Overrides the manifest's goal."""
+    chooser: NotRequired[str]
+    """`scripted` (default) or `file:PATH`, as on the command line."""
+
+
+class WarrantState(TypedDict, total=False):
+    scenario: str
+    """The scenario reference as given."""
+    goal: str
+    """The goal pinned at admission."""
+    chooser: str
+    """The chooser spec pinned at admission."""
+    grant: dict[str, Any]
+    """The loaded scenario (records with their sha256) pinned at admission."""
+    admitted_at: float
+    deadline_at: float
+    turn: int
+    """Chooser turns taken so far."""
+    proposal: dict[str, Any]
+    """The latest proposal as received (`turn`, `actor`, `raw`), recorded before it is parsed."""
+    decision: dict[str, Any]
+    """The guard's decision on the latest proposal."""
+    evidence: Annotated[list[dict[str, Any]], merge_evidence]
+    """Evidence items E1, E2, …; each is also the receipt of the call that produced it."""
+    refusals: Annotated[list[dict[str, Any]], append]
+    refused_choices: int
+    hypotheses: list[dict[str, Any]]
+    """The chooser's closing statements, each citing existing refs."""
+    stop_text: str
+    status: str
+    events: Annotated[list[dict[str, Any]], append_events]
+    handover: dict[str, Any]
+    """The final report; present once the run has ended."""

@@ -1,0 +1,195 @@
+"""The guard: one decision per proposal, the same checks for every chooser.
+
+Checks run in this fixed order; the first that fails decides (per call for steps 4–8):
+
+1. step budget      — the choice after the last budgeted turn       → step_budget_exhausted (ends)
+2. deadline         — the scenario's deadline has passed            → deadline_passed (ends)
+3. schema           — an action document, exactly one outcome       → malformed_action
+4. message          — stop (hypotheses cite existing refs) / others → unknown_reference, unsupported_message
+5. catalog          — the tool is in this profile                   → unknown_tool
+6. arguments        — the tool's strict argument model              → invalid_argument (tool)
+7. call identity    — a used call id with other arguments           → duplicate_call_id
+8. records          — exact ids in the scenario's registry          → unapproved_record (tool)
+9. repetition       — the same call as one already executed         → repeated_request
+10. evidence budget — the batch would exceed the evidence budget    → evidence_budget_exhausted
+11. approval        — a record that needs a person's approval       → approval_required
+
+The whole batch is validated before any call runs: one refused call refuses the batch. A refused choice
+beyond the scenario's refusal limit ends the run with `refusal_limit`. `decide` never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from guards.action import ActionDocument, StopMessage, ToolCall, parse_action
+from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from tools.catalog import ToolSpec, tools_of
+from tools.errors import RecordRefusal
+from tools.records import Scenario
+from tools.validation import describe_validation_error
+
+Outcome = Literal["execute", "refused", "stop", "end"]
+
+
+@dataclass(frozen=True)
+class GuardContext:
+    """What the guard knows about the run when a proposal arrives."""
+
+    scenario: Scenario
+    turn: int
+    """The turn of this proposal, from 1."""
+    now: float
+    deadline_at: float
+    evidence_refs: frozenset[str] = frozenset()
+    executed: Mapping[str, str] = field(default_factory=dict)
+    """Call id → signature of every call that already has a receipt."""
+    refused_choices: int = 0
+    """Earlier choices that were refused."""
+
+
+@dataclass(frozen=True)
+class ApprovedCall:
+    """A call the guard approved, with its validated arguments and resolved record ids."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    records: dict[str, str]
+    """Argument field → approved record id."""
+    signature: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    outcome: Outcome
+    calls: tuple[ApprovedCall, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    status: str | None = None
+    """The run's terminal status for `stop` and `end`."""
+    stop: StopMessage | None = None
+
+
+def decide(proposal: object, ctx: GuardContext) -> Decision:
+    """Decide one proposal. Deny by default: only a fully checked batch is approved."""
+    budget = ctx.scenario.budget
+    if ctx.turn > budget.steps:
+        detail = f"choice {ctx.turn} exceeds the step budget of {budget.steps}"
+        return _end("step_budget_exhausted", RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
+    if ctx.now >= ctx.deadline_at:
+        detail = f"the deadline of {budget.deadline_s}s from admission has passed"
+        return _end("deadline_passed", RefusalCode.DEADLINE_PASSED, detail)
+    document = parse_action(proposal)
+    if isinstance(document, Refusal):
+        return _refused(ctx, [document])
+    if document.message is not None:
+        return _decide_message(document, ctx)
+    return _decide_calls(document, ctx)
+
+
+def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
+    message = document.message
+    if not isinstance(message, StopMessage):
+        detail = f"message kind {message.kind!r} is not available in this run"
+        return _refused(ctx, [Refusal(RefusalCode.UNSUPPORTED_MESSAGE, GUARD, detail)])
+    cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
+    missing = sorted(cited - ctx.evidence_refs)
+    if missing:
+        detail = f"hypotheses cite evidence that does not exist: {', '.join(missing)}"
+        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
+    return Decision("stop", status="stopped", stop=message)
+
+
+def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
+    catalog = tools_of(ctx.scenario.profile)
+    approved: list[ApprovedCall] = []
+    refusals: list[Refusal] = []
+    seen_ids = dict(ctx.executed)
+    seen_signatures = set(ctx.executed.values())
+    for call in document.tool_calls or ():
+        checked = _check_call(call, catalog, ctx.scenario, seen_ids, seen_signatures)
+        if isinstance(checked, Refusal):
+            refusals.append(checked)
+            continue
+        approved.append(checked)
+        seen_ids[call.id] = checked.signature
+        seen_signatures.add(checked.signature)
+    if refusals:
+        return _refused(ctx, refusals)
+    room = ctx.scenario.budget.evidence - len(ctx.evidence_refs)
+    if len(approved) > room:
+        detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
+        refusal = Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail)
+        return _refused(ctx, [refusal])
+    needs_person = [call for call in approved if _needs_approval(call, ctx.scenario)]
+    if needs_person:
+        refusals = [_approval_required(call) for call in needs_person]
+        return _refused(ctx, refusals)
+    return Decision("execute", calls=tuple(approved))
+
+
+def _check_call(
+    call: ToolCall,
+    catalog: Mapping[str, ToolSpec],
+    scenario: Scenario,
+    seen_ids: Mapping[str, str],
+    seen_signatures: set[str],
+) -> ApprovedCall | Refusal:
+    offending = call.model_dump()
+    spec = catalog.get(call.name)
+    if spec is None:
+        detail = f"{call.name[:64]!r} is not a tool of the {scenario.profile} profile"
+        return Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, offending)
+    try:
+        args = spec.args_model.model_validate(call.args)
+    except (ValidationError, RecursionError) as exc:
+        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
+        return Refusal(RefusalCode.INVALID_ARGUMENT, tool_owner(spec.name), detail, offending)
+    validated = args.model_dump()
+    signature = call_signature(spec.name, validated)
+    earlier = seen_ids.get(call.id)
+    if earlier is not None and earlier != signature:
+        detail = f"call id {call.id!r} was already used for another call"
+        return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, offending)
+    records: dict[str, str] = {}
+    for name in spec.record_fields:
+        try:
+            records[name] = scenario.lookup(validated[name], spec.record_kind, spec.name).id
+        except RecordRefusal as refusal:
+            code = RefusalCode(refusal.code)
+            return Refusal(code, tool_owner(spec.name), refusal.detail, offending)
+    if signature in seen_signatures:
+        detail = f"{spec.name} with these arguments was already requested in this run"
+        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
+    return ApprovedCall(call.id, spec.name, validated, records, signature)
+
+
+def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
+    """Canonical text of a call: the same tool with the same validated arguments."""
+    return json.dumps({"name": name, "args": validated_args}, sort_keys=True, separators=(",", ":"))
+
+
+def _needs_approval(call: ApprovedCall, scenario: Scenario) -> bool:
+    return any(scenario.records[record].approval == "human" for record in call.records.values())
+
+
+def _approval_required(call: ApprovedCall) -> Refusal:
+    detail = f"{call.name} on {', '.join(call.records.values())} needs a person's approval"
+    offending = {"id": call.id, "name": call.name, "args": call.args}
+    return Refusal(RefusalCode.APPROVAL_REQUIRED, GUARD, detail, offending)
+
+
+def _refused(ctx: GuardContext, refusals: list[Refusal]) -> Decision:
+    limit = ctx.scenario.budget.refusal_limit
+    if ctx.refused_choices + 1 > limit:
+        return Decision("end", refusals=tuple(refusals), status="refusal_limit")
+    return Decision("refused", refusals=tuple(refusals))
+
+
+def _end(status: str, code: RefusalCode, detail: str) -> Decision:
+    return Decision("end", refusals=(Refusal(code, GUARD, detail),), status=status)

@@ -1,0 +1,57 @@
+"""Refusal codes and the one value type that carries a refusal.
+
+Find the owner of any refusal in one hop: code → `RefusalCode` → the one check that emits it
+(`guards/decide.py`, the tool's argument model or record registry, or the human node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class RefusalCode(StrEnum):
+    # Owned by a tool (its strict argument model or its record registry).
+    INVALID_ARGUMENT = "invalid_argument"
+    UNAPPROVED_RECORD = "unapproved_record"
+    RECORD_CHANGED = "record_changed"
+    RECORD_UNAVAILABLE = "record_unavailable"
+    # Owned by the guard.
+    MALFORMED_ACTION = "malformed_action"
+    UNKNOWN_TOOL = "unknown_tool"
+    UNSUPPORTED_MESSAGE = "unsupported_message"
+    UNKNOWN_REFERENCE = "unknown_reference"
+    STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
+    EVIDENCE_BUDGET_EXHAUSTED = "evidence_budget_exhausted"
+    DEADLINE_PASSED = "deadline_passed"
+    REPEATED_REQUEST = "repeated_request"
+    DUPLICATE_CALL_ID = "duplicate_call_id"
+    APPROVAL_REQUIRED = "approval_required"
+    # Owned by the human node.
+    INTERACTION_MISMATCH = "interaction_mismatch"
+
+
+GUARD = "guard"
+HUMAN = "human"
+
+
+def tool_owner(name: str) -> str:
+    return f"tool:{name}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused proposal: what was refused, by whom, and why in one line."""
+
+    code: RefusalCode
+    owner: str
+    """`guard`, `tool:<name>` or `human`."""
+    detail: str
+    call: dict[str, Any] | None = None
+    """The offending tool call as proposed, or None when the whole document was refused."""
+
+    def to_dict(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["code"] = self.code.value
+        return record

@@ -1,0 +1,1 @@
+"""LangGraph node functions: admit, choose, guard, execute, handover."""

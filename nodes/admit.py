@@ -1,0 +1,66 @@
+"""Admission: resolve the scenario, pin the grant, goal, chooser and deadline, open the ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from lab import builtin_manifests
+from nodes.choosers import admit_spec
+from nodes.context import WarrantContext, event, now
+from tools.records import Scenario, load_scenario
+
+RUNTIME = "runtime"
+
+
+class ScenarioNotFound(ValueError):
+    """A scenario reference that is neither a built-in id nor a manifest file."""
+
+
+def resolve_scenario(reference: str) -> Scenario:
+    """Load a built-in scenario by id, or a manifest by path."""
+    builtins = builtin_manifests()
+    if reference in builtins:
+        return load_scenario(builtins[reference])
+    path = Path(reference).expanduser()
+    if path.is_file():
+        return load_scenario(path)
+    known = ", ".join(builtins) or "none"
+    raise ScenarioNotFound(
+        f"unknown scenario {reference!r}: not a built-in id ({known}) nor a manifest file"
+    )
+
+
+def admission(reference: str, goal: str | None, chooser: str | None) -> dict[str, Any]:
+    """Everything admission pins, checked; raises ValueError subclasses for bad input."""
+    scenario = resolve_scenario(reference)
+    pinned_goal = (goal or "").strip() or scenario.goal
+    if not pinned_goal:
+        raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
+    spec = admit_spec(chooser or "scripted", scenario)
+    return {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
+
+
+def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+    pinned = admission(state["scenario"], state.get("goal"), state.get("chooser"))
+    grant = pinned["grant"]
+    at = now(runtime)
+    records = [
+        {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
+        for record_id, record in grant["records"].items()
+    ]
+    admitted = event(
+        "admitted", 0, RUNTIME, at,
+        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
+        goal=pinned["goal"], chooser=pinned["chooser"], budget=grant["budget"], records=records,
+    )  # fmt: skip
+    return {
+        **pinned,
+        "admitted_at": at,
+        "deadline_at": at + grant["budget"]["deadline_s"],
+        "turn": 0,
+        "refused_choices": 0,
+        "events": [admitted],
+    }

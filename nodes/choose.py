@@ -1,0 +1,60 @@
+"""The choose node: show the chooser a frozen view, record what it proposes, decide nothing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
+from nodes.context import WarrantContext, event, now
+from nodes.unknowns import unknowns_of
+from tools.catalog import describe
+from tools.records import Scenario
+
+
+def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+    scenario = Scenario.model_validate(state["grant"])
+    turn = state.get("turn", 0) + 1
+    at = now(runtime)
+    chooser = chooser_for(state["chooser"], scenario)
+    raw = recordable(chooser.choose(view_of(state, scenario, turn, at)))
+    proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}
+    return {
+        "turn": turn,
+        "proposal": proposal,
+        "events": [event("proposed", turn, chooser.actor, at, raw=raw)],
+    }
+
+
+def view_of(state: dict[str, Any], scenario: Scenario, turn: int, at: float) -> ChooserView:
+    evidence = state.get("evidence", [])
+    budget = scenario.budget
+    return make_view(
+        scenario=scenario.id,
+        goal=state["goal"],
+        turn=turn,
+        catalog=tuple(describe(scenario.profile)),
+        records=tuple(
+            {"id": record.id, "kind": record.kind} for record in scenario.records.values()
+        ),
+        evidence=tuple(evidence),
+        unknowns=tuple(unknowns_of(state)),
+        refusals=tuple(state.get("refusals", [])),
+        budget_left={
+            "steps": budget.steps - turn + 1,
+            "evidence": budget.evidence - len(evidence),
+            "seconds": max(0.0, state["deadline_at"] - at),
+        },
+    )
+
+
+def recordable(raw: Proposal) -> Any:
+    """The proposal as JSON-able data; anything else is recorded as text for the guard to refuse."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(json.dumps(raw, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return repr(raw)[:4096]

@@ -1,0 +1,147 @@
+"""Choosers: whatever proposes the next action. They propose; they never authorize.
+
+Every chooser implements the `Chooser` protocol and receives a `ChooserView`, a private deep copy of
+what it may see; changing it changes nothing in the run. A chooser keeps no state between turns:
+what it proposes on turn N depends only on its source and the view, so a resumed run asks again
+exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tools.records import Scenario
+
+Proposal = str | Mapping[str, Any]
+"""JSON text or an already-decoded document; the guard parses both the same way."""
+
+
+@dataclass(frozen=True)
+class ChooserView:
+    """What a chooser sees on one turn (DESIGN §2 invariant 2: a frozen copy)."""
+
+    scenario: str
+    goal: str
+    turn: int
+    catalog: tuple[dict[str, Any], ...]
+    """Documentation of the tools: names, descriptions, argument schemas. Not authority."""
+    records: tuple[dict[str, str], ...]
+    """Approved record ids and kinds."""
+    evidence: tuple[dict[str, Any], ...]
+    unknowns: tuple[str, ...]
+    refusals: tuple[dict[str, Any], ...]
+    budget_left: dict[str, float]
+
+
+def make_view(**fields: Any) -> ChooserView:
+    """A view whose every container is a fresh deep copy."""
+    return ChooserView(**copy.deepcopy(fields))
+
+
+class Chooser(Protocol):
+    actor: str
+    """Who is proposing, as recorded in the ledger (`chooser:scripted`, `chooser:file`)."""
+
+    def choose(self, view: ChooserView) -> Proposal: ...
+
+
+class ChooserError(ValueError):
+    """A chooser spec or source that cannot be used; the message says why in one line."""
+
+
+def _end_of(source: str) -> dict[str, Any]:
+    text = f"The {source} has no further actions."
+    return {"summary": text, "message": {"kind": "stop", "text": text}}
+
+
+@dataclass(frozen=True)
+class ScriptedChooser:
+    """The scenario author's fixed sequence (the manifest's `[[script]]`); no judgment."""
+
+    script: Sequence[Mapping[str, Any]]
+    actor: str = "chooser:scripted"
+
+    def choose(self, view: ChooserView) -> Proposal:
+        if view.turn <= len(self.script):
+            return copy.deepcopy(dict(self.script[view.turn - 1]))
+        return _end_of("script")
+
+
+@dataclass(frozen=True)
+class FileChooser:
+    """One action document per non-blank line of a JSONL file, line N on turn N."""
+
+    path: Path
+    actor: str = "chooser:file"
+
+    def choose(self, view: ChooserView) -> Proposal:
+        lines = _document_lines(self.path, up_to=view.turn)
+        return lines[view.turn - 1] if len(lines) >= view.turn else _end_of("action file")
+
+
+def _document_lines(path: Path, up_to: int) -> list[str]:
+    """The first `up_to` non-blank lines, decoded leniently."""
+    found: list[str] = []
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                text = raw.decode("utf-8", "replace").strip()
+                if text:
+                    found.append(text)
+                    if len(found) == up_to:
+                        break
+    except OSError as exc:
+        raise ChooserError(f"cannot read action file {path}: {exc.strerror or exc}") from None
+    return found
+
+
+def check_action_file(path: Path) -> None:
+    """Refuse a file that cannot serve as a chooser: unreadable, binary, not UTF-8, or empty."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ChooserError(f"cannot read action file {path}: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        raise ChooserError(f"action file {path} is binary, not JSONL text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ChooserError(f"action file {path} is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise ChooserError(f"action file {path} is empty")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split `kind[:argument]` and check the kind: `scripted` or `file:PATH`."""
+    kind, _, argument = spec.partition(":")
+    if kind == "scripted" and not argument:
+        return kind, ""
+    if kind == "file" and argument:
+        return kind, argument
+    raise ChooserError(f"unknown chooser {spec!r}: use 'scripted' or 'file:PATH'")
+
+
+def admit_spec(spec: str, scenario: Scenario) -> str:
+    """Check a chooser spec before a run starts; returns it with any path made absolute."""
+    kind, argument = parse_spec(spec)
+    if kind == "scripted":
+        if not scenario.script:
+            raise ChooserError(
+                f"scenario {scenario.id} has no scripted baseline; use --chooser file:PATH"
+            )
+        return spec
+    path = Path(argument).expanduser().resolve()
+    check_action_file(path)
+    return f"file:{path}"
+
+
+def chooser_for(spec: str, scenario: Scenario) -> Chooser:
+    """The chooser named by an admitted spec."""
+    kind, argument = parse_spec(spec)
+    if kind == "scripted":
+        return ScriptedChooser(scenario.script)
+    return FileChooser(Path(argument))

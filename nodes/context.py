@@ -1,0 +1,28 @@
+"""Run-scoped configuration that is not state: the clock (injectable for tests)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class WarrantContext:
+    clock: Callable[[], float] = time.time
+    """Seconds since the epoch; the guard's deadline and the ledger's times come from here."""
+
+
+def now(runtime: Runtime[WarrantContext] | None) -> float:
+    context = getattr(runtime, "context", None)
+    return context.clock() if isinstance(context, WarrantContext) else time.time()
+
+
+def event(kind: str, turn: int, actor: str, at: float, **payload: Any) -> dict[str, Any]:
+    """One ledger entry; the state's reducer assigns its sequence number."""
+    stamp = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
+    return {"type": kind, "time": stamp, "turn": turn, "actor": actor, "payload": payload}

@@ -1,0 +1,51 @@
+"""What stays unknown: derived from the run's records, never from a chooser's claims."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+NO_ROOT_CAUSE = "Root cause: not established. The evidence below is observation, not diagnosis."
+
+_STATUS_NOTES = {
+    "step_budget_exhausted": "The step budget ran out; evidence that further steps would have found is unknown.",
+    "deadline_passed": "The deadline passed; evidence that further steps would have found is unknown.",
+    "refusal_limit": "The run ended after too many refused proposals; the investigation is incomplete.",
+}
+
+
+def unknowns_of(state: Mapping[str, Any]) -> list[str]:
+    """The unknowns to show a chooser or a person, in a stable order."""
+    grant = state.get("grant", {})
+    evidence = state.get("evidence", [])
+    items = [NO_ROOT_CAUSE, *grant.get("unknowns", ())]
+    items += [_truncated(item) for item in evidence if item.get("truncated")]
+    items += [f"{item['ref']}: {item['summary']}" for item in evidence if item.get("error")]
+    items += _unread_records(grant, evidence)
+    items += _refused_records(state.get("refusals", []))
+    if note := _STATUS_NOTES.get(state.get("status", "")):
+        items.append(note)
+    return items
+
+
+def _truncated(item: Mapping[str, Any]) -> str:
+    return f"{item['ref']} is truncated: more lines exist than were shown ({item['summary']})."
+
+
+def _unread_records(grant: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> list[str]:
+    read = {source["record"] for item in evidence for source in item.get("sources", ())}
+    return [
+        f"Approved {record['kind']} record {record_id} was not examined."
+        for record_id, record in grant.get("records", {}).items()
+        if record_id not in read
+    ]
+
+
+def _refused_records(refusals: list[Mapping[str, Any]]) -> list[str]:
+    notes: dict[str, str] = {}
+    for refusal in refusals:
+        if refusal["code"] == "unapproved_record":
+            notes.setdefault(
+                refusal["detail"], f"Not examined (not approved): {refusal['detail']}."
+            )
+    return list(notes.values())

@@ -1,0 +1,31 @@
+"""Building blocks for strict tool argument models.
+
+Strict mode: `True` is not an int, `"5"` is not an int, `5.0` is not an int; extra fields are
+refused. Every tool's argument model derives from `ToolArgs`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
+
+from tools.records import RecordId as RecordId
+
+
+class ToolArgs(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+def _printable(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must contain a non-blank character")
+    if any((ord(char) < 32 and char != "\t") or ord(char) == 127 for char in value):
+        raise ValueError("must not contain control characters (newlines, NUL, …)")
+    return value
+
+
+SearchText = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), AfterValidator(_printable)
+]
+"""A query, section name or test name: 1–200 printable characters."""

@@ -1,0 +1,80 @@
+"""The tool catalog of each profile: names, argument models, record kinds, and run functions.
+
+The catalog is documentation for a chooser and a lookup table for the guard and the executor; it
+grants nothing by itself (the guard re-checks every call against the scenario's records).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tools import readspec, runhistory, searchlogs
+from tools.args import ToolArgs
+from tools.excerpt import Excerpt
+from tools.records import Record, RecordKind
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    """The name a chooser uses in a tool call."""
+    description: str
+    """One line for the chooser's catalog."""
+    args_model: type[ToolArgs]
+    """Strict argument model; the first check a call's arguments meet."""
+    record_fields: tuple[str, ...]
+    """Argument fields that name approved records (looked up, never opened as paths)."""
+    record_kind: RecordKind
+    """The kind of record those fields must name."""
+    run: Callable[[Any, Mapping[str, Record]], Excerpt]
+    """Reads the records; called only by the executor, for calls the guard approved."""
+
+
+SEARCHLOGS = ToolSpec(
+    name="searchlogs",
+    description="First lines of an approved log containing a fixed string (case-sensitive).",
+    args_model=searchlogs.SearchLogsArgs,
+    record_fields=("path",),
+    record_kind="log",
+    run=searchlogs.run,
+)
+READSPEC = ToolSpec(
+    name="readspec",
+    description="One section of an approved Markdown specification, by heading text or slug.",
+    args_model=readspec.ReadSpecArgs,
+    record_fields=("path",),
+    record_kind="spec",
+    run=readspec.run,
+)
+GETRUNHISTORY = ToolSpec(
+    name="getrunhistory",
+    description="The most recent rows for one test in an approved run-history CSV.",
+    args_model=runhistory.RunHistoryArgs,
+    record_fields=("path",),
+    record_kind="history",
+    run=runhistory.run,
+)
+
+PROFILES: dict[str, tuple[ToolSpec, ...]] = {
+    "triage": (SEARCHLOGS, READSPEC, GETRUNHISTORY),
+    "sta": (),
+}
+
+
+def tools_of(profile: str) -> dict[str, ToolSpec]:
+    """The tools a profile may call, by name; an unknown profile has none."""
+    return {spec.name: spec for spec in PROFILES.get(profile, ())}
+
+
+def describe(profile: str) -> list[dict[str, Any]]:
+    """The catalog shown to a chooser: name, description and argument JSON schema per tool."""
+    return [
+        {
+            "name": spec.name,
+            "description": spec.description,
+            "args": spec.args_model.model_json_schema(),
+        }
+        for spec in PROFILES.get(profile, ())
+    ]

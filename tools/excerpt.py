@@ -1,0 +1,58 @@
+"""Bounded, line-numbered excerpts: the only shape in which tools return content."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from tools.flags import instruction_flags
+
+MAX_LINE_CHARS = 400
+"""Longer lines are clipped; the excerpt says how many characters were left out."""
+UNDECODABLE = "undecodable_bytes"
+
+
+class Line(BaseModel):
+    """One line of a record, with its 1-based number in the record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    text: str
+    flags: tuple[str, ...] = ()
+
+
+class Excerpt(BaseModel):
+    """What a tool returns: a one-line summary and bounded lines quoted from one record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summary: str
+    lines: tuple[Line, ...]
+    truncated: bool
+    """More matched or belonged to the section than is shown."""
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(sorted({flag for line in self.lines for flag in line.flags}))
+
+
+def make_line(number: int, raw: bytes | str) -> Line:
+    """Decode leniently, strip the line ending, flag, then clip to `MAX_LINE_CHARS`."""
+    flags: tuple[str, ...] = ()
+    if isinstance(raw, bytes):
+        text = raw.decode("utf-8", "replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+            flags = (UNDECODABLE,)
+    else:
+        text = raw
+    text = text.rstrip("\r\n")
+    flags = instruction_flags(text) + flags
+    if len(text) > MAX_LINE_CHARS:
+        text = f"{text[:MAX_LINE_CHARS]}… [+{len(text) - MAX_LINE_CHARS} chars]"
+    return Line(number=number, text=text, flags=flags)
+
+
+def make_excerpt(summary: str, lines: Iterable[Line], truncated: bool) -> Excerpt:
+    return Excerpt(summary=summary, lines=tuple(lines), truncated=truncated)

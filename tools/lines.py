@@ -1,0 +1,29 @@
+"""Reading records line by line with bounded memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import IO
+
+MAX_LINE_BYTES = 64 * 1024
+"""A longer line is cut here; the rest of it is skipped, so line numbers stay right."""
+
+
+def iter_lines(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """Yield `(line number, line bytes without its ending)`, holding at most one line."""
+    number = 0
+    while True:
+        line = stream.readline(max_bytes)
+        if not line:
+            return
+        number += 1
+        if len(line) == max_bytes and not line.endswith(b"\n"):
+            _skip_rest_of_line(stream, max_bytes)
+        yield number, line.rstrip(b"\r\n")
+
+
+def _skip_rest_of_line(stream: IO[bytes], max_bytes: int) -> None:
+    while True:
+        rest = stream.readline(max_bytes)
+        if not rest or rest.endswith(b"\n"):
+            return

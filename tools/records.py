@@ -1,0 +1,254 @@
+"""Scenario manifests and the approved-record registry.
+
+A manifest (DESIGN §4) lists the records a scenario may read. Paths are resolved once, at load,
+relative to the manifest and confined to its folder; afterwards a record is found only by its exact
+id (a dictionary lookup), so no path is ever built from chooser input.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import tomllib
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from tools.errors import ManifestError, RecordRefusal
+from tools.validation import describe_validation_error
+
+RecordKind = Literal["log", "spec", "history", "sta_report"]
+Profile = Literal["triage", "sta"]
+HISTORY_COLUMNS = ("run", "date", "test", "status")
+MAX_MANIFEST_BYTES = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
+RecordId = Annotated[str, StringConstraints(min_length=1, max_length=300)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class RecordEntry(_Strict):
+    """One `[[record]]` table as written by the user."""
+
+    id: RecordId
+    kind: RecordKind
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    approval: Literal["none", "human"] = "none"
+    """`human`: each use waits for a person's approval."""
+    share: Literal["any", "local"] = "any"
+    """`local`: the content is never sent to a remote model route."""
+
+
+class Budget(_Strict):
+    """Limits enforced by the guard."""
+
+    steps: Annotated[int, Field(ge=1, le=1000)] = 8
+    """Chooser turns; the next choice is refused with `step_budget_exhausted`."""
+    evidence: Annotated[int, Field(ge=1, le=1000)] = 6
+    """Evidence items the run may collect."""
+    deadline_s: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 120
+    """Seconds from admission after which choices are refused with `deadline_passed`."""
+    refusals: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """Refused choices the run tolerates; the next one ends it with `refusal_limit`.
+    Default: the step budget (so by default the step budget ends a run that keeps being refused)."""
+
+    @property
+    def refusal_limit(self) -> int:
+        return self.refusals if self.refusals is not None else self.steps
+
+
+class ManifestFile(_Strict):
+    """The manifest document as written by the user."""
+
+    id: ScenarioId
+    profile: Profile
+    goal: Annotated[str, StringConstraints(max_length=2000)] = ""
+    unknowns: list[Annotated[str, StringConstraints(min_length=1, max_length=500)]] = []
+    budget: Budget = Budget()
+    record: Annotated[list[RecordEntry], Field(min_length=1, max_length=10_000)]
+    script: list[dict[str, Any]] = []
+    """The scripted baseline: action documents, one per turn, written by the scenario's author."""
+
+
+class Record(BaseModel):
+    """An approved record, resolved and fingerprinted at admission."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    kind: RecordKind
+    path: str
+    """Absolute, symlink-free path inside `root`."""
+    root: str
+    """The manifest's folder, which the record may not leave."""
+    approval: Literal["none", "human"]
+    share: Literal["any", "local"]
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+class Scenario(BaseModel):
+    """A loaded scenario: the grant a run is admitted under."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    profile: Profile
+    goal: str
+    unknowns: tuple[str, ...]
+    budget: Budget
+    records: dict[str, Record]
+    script: tuple[dict[str, Any], ...]
+    manifest: str
+
+    def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
+        """The approved record with exactly this id and kind, or a `RecordRefusal`."""
+        record = self.records.get(record_id) if isinstance(record_id, str) else None
+        if record is None:
+            raise RecordRefusal(
+                "unapproved_record",
+                f"{_clip(record_id)} is not an approved record of scenario {self.id}",
+            )
+        if record.kind != kind:
+            raise RecordRefusal(
+                "invalid_argument",
+                f"{_clip(record_id)} is a {record.kind} record; {tool} reads {kind}",
+            )
+        return record
+
+
+def load_scenario(manifest_path: Path) -> Scenario:
+    """Load and admit a manifest, or raise `ManifestError` naming what was wrong."""
+    document = _read_manifest(manifest_path)
+    root = manifest_path.resolve().parent
+    records: dict[str, Record] = {}
+    for entry in document.record:
+        if entry.id in records:
+            raise ManifestError(f"{manifest_path}: record id {entry.id!r} appears twice")
+        records[entry.id] = _admit_record(entry, root, manifest_path)
+    return Scenario(
+        id=document.id,
+        profile=document.profile,
+        goal=document.goal,
+        unknowns=tuple(document.unknowns),
+        budget=document.budget,
+        records=records,
+        script=tuple(document.script),
+        manifest=str(manifest_path.resolve()),
+    )
+
+
+def _read_manifest(path: Path) -> ManifestFile:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ManifestError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ManifestError(f"{path}: manifest is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        return ManifestFile.model_validate(data)
+    except ValidationError as exc:
+        raise ManifestError(f"{path}: {describe_validation_error(exc)}") from None
+
+
+def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
+    where = f"{manifest}: record {entry.id!r}"
+    relative = _confined_relative_path(entry.path, where)
+    try:
+        resolved = (root / relative).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise ManifestError(f"{where}: file {entry.path!r} does not exist") from None
+    if not resolved.is_relative_to(root):
+        raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
+    if not resolved.is_file():
+        raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
+    try:
+        stat = resolved.stat()
+        digest = _sha256(resolved)
+        if entry.kind == "history":
+            _check_history_header(resolved, where)
+    except OSError as exc:
+        raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
+    return Record(
+        id=entry.id,
+        kind=entry.kind,
+        path=str(resolved),
+        root=str(root),
+        approval=entry.approval,
+        share=entry.share,
+        sha256=digest,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+    )
+
+
+def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
+    """Refuse absolute paths, drive letters, backslashes, NUL bytes and `..` before touching disk."""
+    if "\x00" in raw or "\\" in raw or PureWindowsPath(raw).drive:
+        raise ManifestError(f"{where}: path {raw!r} is not a plain relative path")
+    path = PurePosixPath(raw)
+    if path.is_absolute() or raw.startswith("~"):
+        raise ManifestError(
+            f"{where}: path {raw!r} is absolute; paths are relative to the manifest"
+        )
+    if ".." in path.parts:
+        raise ManifestError(f"{where}: path {raw!r} leaves the manifest's folder")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _check_history_header(path: Path, where: str) -> None:
+    with _open_bytes(path) as handle:
+        header = handle.readline(64 * 1024).decode("utf-8", "replace")
+    columns = {column.strip().lower() for column in header.split(",")}
+    missing = [name for name in HISTORY_COLUMNS if name not in columns]
+    if missing:
+        raise ManifestError(f"{where}: history CSV header lacks column(s) {', '.join(missing)}")
+
+
+def open_record(record: Record) -> IO[bytes]:
+    """Open an approved record for reading, decompressing gzip, after re-checking it.
+
+    The record must still resolve to the same file inside its root and carry the size and mtime
+    seen at admission, so that evidence cites the version whose sha256 the grant recorded.
+    """
+    path = Path(record.path)
+    try:
+        resolved = path.resolve(strict=True)
+        stat = resolved.stat()
+    except OSError:
+        raise RecordRefusal("record_unavailable", f"{record.id} can no longer be read") from None
+    if resolved != path or not resolved.is_relative_to(record.root):
+        raise RecordRefusal("record_unavailable", f"{record.id} no longer resolves to its file")
+    if (stat.st_size, stat.st_mtime_ns) != (record.size, record.mtime_ns):
+        raise RecordRefusal("record_changed", f"{record.id} changed after the run was admitted")
+    return _open_bytes(resolved)
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    """A binary stream of the file's content; gzip files (by their magic bytes) are decompressed."""
+    with path.open("rb") as probe:
+        magic = probe.read(2)
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
+
+
+def _clip(value: object, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
