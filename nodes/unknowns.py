@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-NO_ROOT_CAUSE = "Root cause: not established. The evidence below is observation, not diagnosis."
+NO_ROOT_CAUSE = (
+    "Root cause: not established. This handover reports evidence and what remains unknown."
+)
 
 _STATUS_NOTES = {
     "step_budget_exhausted": "The step budget ran out; evidence that further steps would have found is unknown.",

@@ -1,0 +1,110 @@
+"""Rendering for people: the handover as Markdown, ledger lines, per-turn progress."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+FLAG_NOTES = {
+    "instruction_like_text": "reads like an instruction; quoted as data, not followed",
+    "undecodable_bytes": "contains bytes that are not UTF-8",
+}
+
+
+def handover_markdown(handover: Mapping[str, Any]) -> str:
+    """The handover for a person: evidence with line numbers, statements, unknowns, refusals."""
+    budget = handover["budget"]
+    lines = [
+        f"# Handover: {handover['scenario']} ({handover['thread_id']})",
+        "",
+        f"**Goal:** {handover['goal']}",
+        f"**Status:** {handover['status']} after {handover['turns']} of {budget['steps']} turns",
+        "",
+        f"> {handover['statement']}",
+        "",
+        "## Evidence",
+    ]
+    for item in handover["evidence"]:
+        lines += _evidence_markdown(item)
+    if not handover["evidence"]:
+        lines += ["", "No evidence was gathered."]
+    lines += _statements_markdown(handover)
+    lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
+    lines += ["", "## Refusals", ""]
+    lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
+    return "\n".join(lines) + "\n"
+
+
+def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
+    args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
+    lines = [
+        "",
+        f"### {item['ref']} · {item['tool']}({args}) · {item['record']}",
+        f"sha256 `{item['sha256'][:16]}…` · {item['summary']}"
+        + (" · truncated" if item["truncated"] else ""),
+    ]
+    if item["excerpt"]:
+        lines += ["", "```text"]
+        lines += [f"L{line['line']:<5} {line['text']}" for line in item["excerpt"]]
+        lines += ["```"]
+    for flag in item["flags"]:
+        flagged = [str(line["line"]) for line in item["excerpt"] if flag in line["flags"]]
+        note = FLAG_NOTES.get(flag, flag)
+        lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
+    return lines
+
+
+def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
+    if not (handover["hypotheses"] or handover["chooser_stop_text"]):
+        return []
+    lines = ["", "## The chooser's statements (not findings)", ""]
+    if handover["chooser_stop_text"]:
+        lines.append(f"- Stop: {handover['chooser_stop_text']}")
+    lines += [
+        f"- Hypothesis, citing {', '.join(hypothesis['refs'])}: {hypothesis['statement']}"
+        for hypothesis in handover["hypotheses"]
+    ]
+    return lines
+
+
+def _refusal_line(refusal: Mapping[str, Any]) -> str:
+    call = refusal.get("call")
+    what = f" `{call['name']}`" if call else ""
+    return f"- turn {refusal['turn']} · `{refusal['code']}` by {refusal['owner']}{what}: {refusal['detail']}"
+
+
+def event_summary(event: Mapping[str, Any]) -> str:
+    """One line describing a ledger entry's payload."""
+    payload = event["payload"]
+    kind = event["type"]
+    if kind == "admitted":
+        return f"{payload['scenario']} · {len(payload['records'])} records · chooser {payload['chooser']}"
+    if kind == "proposed":
+        return _proposal_summary(payload["raw"])
+    if kind == "approved":
+        call = payload["call"]
+        return f"{call['id']} {call['name']} → {call['ref']}"
+    if kind == "refused":
+        return f"{payload['code']} ({payload['owner']}): {payload['detail']}"
+    if kind == "executed":
+        return (
+            f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}"
+        )
+    if kind == "stopped":
+        return f"{payload['status']}" + (f" · {payload['text']}" if payload.get("text") else "")
+    return json.dumps(payload, ensure_ascii=False)[:160]
+
+
+def _proposal_summary(raw: Any) -> str:
+    if isinstance(raw, str):
+        return f"text: {raw[:120]!r}"
+    if not isinstance(raw, dict):
+        return repr(raw)[:120]
+    calls = raw.get("tool_calls")
+    if isinstance(calls, list):
+        names = [str(call.get("name")) if isinstance(call, dict) else "?" for call in calls]
+        return f"{', '.join(names)} · {str(raw.get('summary', ''))[:100]}"
+    message = raw.get("message")
+    kind = message.get("kind") if isinstance(message, dict) else None
+    return f"message {kind} · {str(raw.get('summary', ''))[:100]}"
