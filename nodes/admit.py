@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
-from nodes.context import WarrantContext, event, now
+from nodes.context import WarrantContext, context_of, event, now
 from tools.records import Scenario, load_scenario
 
 RUNTIME = "runtime"
@@ -33,18 +34,21 @@ def resolve_scenario(reference: str) -> Scenario:
     )
 
 
-def admission(reference: str, goal: str | None, chooser: str | None) -> dict[str, Any]:
+def admission(
+    reference: str, goal: str | None, chooser: str | None, extra_choosers: Collection[str] = ()
+) -> dict[str, Any]:
     """Everything admission pins, checked; raises ValueError subclasses for bad input."""
     scenario = resolve_scenario(reference)
     pinned_goal = (goal or "").strip() or scenario.goal
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
-    spec = admit_spec(chooser or "scripted", scenario)
+    spec = admit_spec(chooser or "scripted", scenario, extra_choosers)
     return {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
 
 
 def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
-    pinned = admission(state["scenario"], state.get("goal"), state.get("chooser"))
+    extra = context_of(runtime).choosers
+    pinned = admission(state["scenario"], state.get("goal"), state.get("chooser"), extra)
     grant = pinned["grant"]
     at = now(runtime)
     records = [

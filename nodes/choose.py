@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
-from nodes.context import WarrantContext, event, now
+from nodes.context import WarrantContext, context_of, event, now
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
 from tools.records import Scenario
@@ -18,7 +18,7 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     scenario = Scenario.model_validate(state["grant"])
     turn = state.get("turn", 0) + 1
     at = now(runtime)
-    chooser = chooser_for(state["chooser"], scenario)
+    chooser = chooser_for(state["chooser"], scenario, context_of(runtime).choosers)
     raw = recordable(chooser.choose(view_of(state, scenario, turn, at)))
     proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}
     return {

@@ -9,7 +9,7 @@ exactly where it stopped.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,8 +115,10 @@ def check_action_file(path: Path) -> None:
         raise ChooserError(f"action file {path} is empty")
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split `kind[:argument]` and check the kind: `scripted` or `file:PATH`."""
+def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
+    """Split `kind[:argument]` and check the kind: `scripted`, `file:PATH`, or an extra name."""
+    if spec in extra:
+        return spec, ""
     kind, _, argument = spec.partition(":")
     if kind == "scripted" and not argument:
         return kind, ""
@@ -125,9 +127,11 @@ def parse_spec(spec: str) -> tuple[str, str]:
     raise ChooserError(f"unknown chooser {spec!r}: use 'scripted' or 'file:PATH'")
 
 
-def admit_spec(spec: str, scenario: Scenario) -> str:
+def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> str:
     """Check a chooser spec before a run starts; returns it with any path made absolute."""
-    kind, argument = parse_spec(spec)
+    kind, argument = parse_spec(spec, extra)
+    if kind in extra:
+        return kind
     if kind == "scripted":
         if not scenario.script:
             raise ChooserError(
@@ -139,9 +143,11 @@ def admit_spec(spec: str, scenario: Scenario) -> str:
     return f"file:{path}"
 
 
-def chooser_for(spec: str, scenario: Scenario) -> Chooser:
-    """The chooser named by an admitted spec."""
-    kind, argument = parse_spec(spec)
+def chooser_for(spec: str, scenario: Scenario, extra: Mapping[str, Chooser]) -> Chooser:
+    """The chooser named by an admitted spec; `extra` holds embedded callers' own choosers."""
+    kind, argument = parse_spec(spec, extra)
+    if kind in extra:
+        return extra[kind]
     if kind == "scripted":
         return ScriptedChooser(scenario.script)
     return FileChooser(Path(argument))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,11 +15,17 @@ from langgraph.runtime import Runtime
 class WarrantContext:
     clock: Callable[[], float] = time.time
     """Seconds since the epoch; the guard's deadline and the ledger's times come from here."""
+    choosers: Mapping[str, Any] = field(default_factory=dict)
+    """Extra choosers for embedded use, by spec name (trusted application code, not a sandbox)."""
+
+
+def context_of(runtime: Runtime[WarrantContext] | None) -> WarrantContext:
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, WarrantContext) else WarrantContext()
 
 
 def now(runtime: Runtime[WarrantContext] | None) -> float:
-    context = getattr(runtime, "context", None)
-    return context.clock() if isinstance(context, WarrantContext) else time.time()
+    return context_of(runtime).clock()
 
 
 def event(kind: str, turn: int, actor: str, at: float, **payload: Any) -> dict[str, Any]:

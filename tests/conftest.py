@@ -1,0 +1,49 @@
+"""Shared fixtures: the R42 scenario, throwaway scenarios, action files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab import LAB_DIR
+from tools.records import Scenario, load_scenario
+
+
+@pytest.fixture(scope="session")
+def r42() -> Scenario:
+    return load_scenario(LAB_DIR / "R42.toml")
+
+
+@pytest.fixture
+def action_file(tmp_path: Path) -> Callable[[Iterable[Any]], str]:
+    """Write documents (dicts become JSON, strings are written as they are) to a JSONL file."""
+
+    def write(documents: Iterable[Any]) -> str:
+        path = tmp_path / "actions.jsonl"
+        lines = [doc if isinstance(doc, str) else json.dumps(doc) for doc in documents]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return f"file:{path}"
+
+    return write
+
+
+@pytest.fixture
+def scenario_dir(tmp_path: Path) -> Path:
+    """A small user scenario (not the lab): one log, one spec, one history, and a secret outside."""
+    root = tmp_path / "scenario"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "t.log").write_text(
+        "UVM_INFO a.sv(1) @ 10: env [X] start\nUVM_ERROR b.sv(2) @ 20: env.chk [FIFO] overflow\n"
+    )
+    (root / "spec.md").write_text(
+        "# Spec\n\n## fifo_depth\nThe FIFO holds 16 entries.\n\n## other\nx\n"
+    )
+    (root / "hist.csv").write_text(
+        "run,date,test,status\nA1,2026-01-01,fifo_smoke,PASS\nA2,2026-01-02,fifo_smoke,FAIL\n"
+    )
+    (tmp_path / "secret.txt").write_text("never readable\n")
+    return root

@@ -1,0 +1,87 @@
+"""Helpers shared by the tests: action documents, manifests, an embedded runner, a fake clock."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.build import compile_graph
+from nodes.context import WarrantContext
+
+R42_LOG = "lab/runs/R42/reset_smoke.log"
+R42_SPEC = "lab/spec/reset_controller.md"
+R42_HISTORY = "lab/history/regressions.csv"
+
+
+def call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    """An action document with one tool call."""
+    return {
+        "summary": f"{name} {call_id}",
+        "tool_calls": [{"id": call_id, "name": name, "args": args}],
+    }
+
+
+def stop(text: str = "done", **extra: Any) -> dict[str, Any]:
+    return {"summary": "stop", "message": {"kind": "stop", "text": text, **extra}}
+
+
+def write_manifest(root: Path, body: str = "", *, steps: int = 8, evidence: int = 6) -> Path:
+    """A manifest approving the three records of `scenario_dir`, plus any extra TOML."""
+    path = root / "scenario.toml"
+    path.write_text(
+        textwrap.dedent(f"""\
+        id = "CC"
+        profile = "triage"
+        goal = "Why did fifo_smoke fail?"
+        [budget]
+        steps = {steps}
+        evidence = {evidence}
+        deadline_s = 120
+        [[record]]
+        id = "cc/t.log"
+        kind = "log"
+        path = "logs/t.log"
+        [[record]]
+        id = "cc/spec.md"
+        kind = "spec"
+        path = "spec.md"
+        [[record]]
+        id = "cc/hist.csv"
+        kind = "history"
+        path = "hist.csv"
+        """)
+        + textwrap.dedent(body)
+    )
+    return path
+
+
+def run_embedded(
+    scenario: str,
+    chooser: str = "scripted",
+    *,
+    context: WarrantContext | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread: str = "t1",
+) -> dict[str, Any]:
+    """Run the governed loop in-process to its end and return the final state."""
+    graph = compile_graph(checkpointer or InMemorySaver())
+    return graph.invoke(
+        {"scenario": scenario, "chooser": chooser},
+        {"configurable": {"thread_id": thread}},
+        durability="sync",
+        context=context or WarrantContext(),
+    )
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
