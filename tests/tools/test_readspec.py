@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -29,7 +31,7 @@ def test_a_section_runs_to_the_next_heading_of_its_level_including_subsections(r
 
 
 def test_line_numbers_are_those_of_the_file(r42):
-    lines = r42.records[R42_SPEC].path and open(r42.records[R42_SPEC].path).read().splitlines()
+    lines = Path(r42.records[R42_SPEC].path).read_text().splitlines()
     excerpt = read(r42, "reset_release")
     for line in excerpt.lines:
         assert lines[line.number - 1] == line.text
