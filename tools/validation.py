@@ -2,16 +2,31 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
+
+_PLAIN = re.compile(r"^[A-Za-z0-9_]{1,40}$")
+
+
+def one_line(text: str, width: int = 300) -> str:
+    """Printable characters only, clipped: refusal details may quote hostile input."""
+    printable = "".join(char if char.isprintable() else "?" for char in text)
+    return printable if len(printable) <= width else printable[: width - 1] + "…"
 
 
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """Name each failing field and why, on one line (at most `limit` problems)."""
     parts = []
     for error in exc.errors()[:limit]:
-        where = ".".join(str(item) for item in error["loc"]) or "value"
+        where = ".".join(_location(item) for item in error["loc"]) or "value"
         parts.append(f"{where}: {error['msg']}")
     more = len(exc.errors()) - limit
     if more > 0:
         parts.append(f"and {more} more")
-    return "; ".join(parts)
+    return one_line("; ".join(parts))
+
+
+def _location(item: str | int) -> str:
+    text = str(item)
+    return text if _PLAIN.match(text) else repr(text[:40])

@@ -1,0 +1,161 @@
+"""Each check of the guard, with an allow case and a deny case, and the order they run in."""
+
+from dataclasses import replace
+
+import pytest
+
+from guards.decide import GuardContext, call_signature, decide
+from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
+from tools.records import Budget
+
+NOW = 1_000.0
+
+
+@pytest.fixture
+def ctx(r42) -> GuardContext:
+    return GuardContext(scenario=r42, turn=1, now=NOW, deadline_at=NOW + 120)
+
+
+def search(call_id: str = "c1", **args):
+    return call(
+        call_id, "searchlogs", **({"path": R42_LOG, "query": "reset_smoke", "limit": 20} | args)
+    )
+
+
+def codes(decision):
+    return [(refusal.code.value, refusal.owner) for refusal in decision.refusals]
+
+
+def test_a_valid_call_is_approved_with_its_record(ctx):
+    decision = decide(search(), ctx)
+    assert decision.outcome == "execute"
+    assert decision.calls[0].records == {"path": R42_LOG}
+
+
+@pytest.mark.parametrize(
+    ("proposal", "expected"),
+    [
+        (search(limit=True), ("invalid_argument", "tool:searchlogs")),
+        (search(limit=-1), ("invalid_argument", "tool:searchlogs")),
+        (search(extra=1), ("invalid_argument", "tool:searchlogs")),
+        (
+            call("c1", "readspec", path="lab/protected/design.txt", section="x"),
+            ("unapproved_record", "tool:readspec"),
+        ),
+        (search(path="lab/runs/R43/reset_smoke.log"), ("unapproved_record", "tool:searchlogs")),
+        (search(path="../protected/design.txt"), ("unapproved_record", "tool:searchlogs")),
+        (search(path=R42_SPEC), ("invalid_argument", "tool:searchlogs")),
+        (call("c1", "run_eda", cmd="rm -rf /"), ("unknown_tool", "guard")),
+        (call("c1", "stadiff", before="a", after="b"), ("unknown_tool", "guard")),
+        ("{not json", ("malformed_action", "guard")),
+        (
+            {"summary": "s", "message": {"kind": "ask_user", "question": "?"}},
+            ("unsupported_message", "guard"),
+        ),
+        (stop(hypotheses=[{"statement": "x", "refs": ["E9"]}]), ("unknown_reference", "guard")),
+    ],
+)
+def test_each_refusal_has_the_owner_of_design_section_3(ctx, proposal, expected):
+    decision = decide(proposal, ctx)
+    assert decision.outcome == "refused"
+    assert codes(decision) == [expected]
+
+
+def test_the_choice_after_the_step_budget_ends_the_run(ctx):
+    decision = decide(search(), replace(ctx, turn=9))
+    assert (decision.outcome, decision.status) == ("end", "step_budget_exhausted")
+    assert codes(decision) == [("step_budget_exhausted", "guard")]
+    assert decide(search(), replace(ctx, turn=8)).outcome == "execute"
+
+
+def test_the_deadline_ends_the_run(ctx):
+    decision = decide(search(), replace(ctx, now=ctx.deadline_at))
+    assert (decision.outcome, decision.status) == ("end", "deadline_passed")
+    assert decide(search(), replace(ctx, now=ctx.deadline_at - 0.001)).outcome == "execute"
+
+
+def test_the_step_budget_is_checked_before_the_document(ctx):
+    assert decide("garbage", replace(ctx, turn=9)).status == "step_budget_exhausted"
+
+
+def test_the_same_call_again_is_a_repeated_request(ctx):
+    first = decide(search(), ctx).calls[0]
+    executed = {first.id: first.signature}
+    decision = decide(search("c2"), replace(ctx, executed=executed))
+    assert codes(decision) == [("repeated_request", "guard")]
+    assert (
+        decide(search("c2", query="UVM_ERROR"), replace(ctx, executed=executed)).outcome
+        == "execute"
+    )
+
+
+def test_repetition_compares_validated_arguments(ctx):
+    first = decide(search(), ctx).calls[0]
+    without_default = call("c2", "searchlogs", path=R42_LOG, query="reset_smoke")
+    assert codes(decide(without_default, replace(ctx, executed={first.id: first.signature}))) == [
+        ("repeated_request", "guard")
+    ]
+
+
+def test_a_call_id_reused_with_other_arguments_is_refused(ctx):
+    executed = {
+        "c1": call_signature("searchlogs", {"path": R42_LOG, "query": "reset_smoke", "limit": 20})
+    }
+    decision = decide(search("c1", query="UVM_ERROR"), replace(ctx, executed=executed))
+    assert codes(decision) == [("duplicate_call_id", "guard")]
+
+
+def test_a_batch_is_approved_whole_or_not_at_all(ctx):
+    good = search()["tool_calls"][0]
+    bad = call("c2", "readspec", path="lab/protected/design.txt", section="x")["tool_calls"][0]
+    other = call("c3", "getrunhistory", path=R42_HISTORY, test="reset_smoke")["tool_calls"][0]
+    decision = decide({"summary": "batch", "tool_calls": [good, bad, other]}, ctx)
+    assert decision.outcome == "refused" and not decision.calls
+    assert codes(decision) == [("unapproved_record", "tool:readspec")]
+    assert decide({"summary": "batch", "tool_calls": [good, other]}, ctx).outcome == "execute"
+
+
+def test_duplicate_ids_within_a_batch_are_refused(ctx):
+    first = search("c1")["tool_calls"][0]
+    second = search("c1", query="UVM_ERROR")["tool_calls"][0]
+    decision = decide({"summary": "batch", "tool_calls": [first, second]}, ctx)
+    assert codes(decision) == [("duplicate_call_id", "guard")]
+
+
+def test_the_evidence_budget_counts_the_whole_batch(ctx):
+    full = replace(ctx, evidence_refs=frozenset(f"E{n}" for n in range(1, 6)))
+    assert decide(search(), full).outcome == "execute"
+    batch = {
+        "summary": "b",
+        "tool_calls": [search("c1")["tool_calls"][0], search("c2", query="x")["tool_calls"][0]],
+    }
+    assert codes(decide(batch, full)) == [("evidence_budget_exhausted", "guard")]
+
+
+def test_a_record_needing_approval_is_refused_without_an_approver(ctx, r42):
+    record = r42.records[R42_LOG].model_copy(update={"approval": "human"})
+    scenario = r42.model_copy(update={"records": {**r42.records, R42_LOG: record}})
+    decision = decide(search(), replace(ctx, scenario=scenario))
+    assert codes(decision) == [("approval_required", "guard")]
+
+
+def test_stop_is_allowed_and_hypotheses_must_cite_existing_evidence(ctx):
+    with_refs = replace(ctx, evidence_refs=frozenset({"E1", "E2"}))
+    decision = decide(stop(hypotheses=[{"statement": "clk_en late", "refs": ["E1"]}]), with_refs)
+    assert (decision.outcome, decision.status) == ("stop", "stopped")
+    assert (
+        decide(stop(hypotheses=[{"statement": "x", "refs": ["E3"]}]), with_refs).outcome
+        == "refused"
+    )
+
+
+def test_refused_choices_beyond_the_limit_end_the_run(ctx, r42):
+    limited = r42.model_copy(update={"budget": Budget(steps=8, refusals=2)})
+    assert decide("junk", replace(ctx, scenario=limited, refused_choices=1)).outcome == "refused"
+    decision = decide("junk", replace(ctx, scenario=limited, refused_choices=2))
+    assert (decision.outcome, decision.status) == ("end", "refusal_limit")
+    assert codes(decision) == [("malformed_action", "guard")]
+
+
+def test_the_default_refusal_limit_is_the_step_budget(r42):
+    assert r42.budget.refusal_limit == r42.budget.steps
