@@ -1,0 +1,334 @@
+"""The governed loop end to end, in-process, on the R42 lab and throwaway scenarios."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.build import compile_graph
+from graph.render import handover_markdown
+from graph.state import merge_evidence
+from lab import LAB_DIR
+from nodes.choosers import ChooserView
+from nodes.context import WarrantContext
+from tests.helpers import (
+    R42_HISTORY,
+    R42_LOG,
+    R42_SPEC,
+    FakeClock,
+    call,
+    run_embedded,
+    stop,
+    write_manifest,
+)
+
+PROTECTED_TEXT = "PROTECTED DESIGN NOTES"
+
+
+def refusal_codes(state):
+    return [(refusal["code"], refusal["owner"]) for refusal in state["refusals"]]
+
+
+def test_the_scripted_baseline_gathers_e1_e2_e3_and_stops_on_turn_4():
+    state = run_embedded("R42")
+    evidence = state["evidence"]
+    assert [(item["ref"], item["tool"]) for item in evidence] == [
+        ("E1", "searchlogs"),
+        ("E2", "readspec"),
+        ("E3", "getrunhistory"),
+    ]
+    assert evidence[1]["args"]["section"] == "reset_release"
+    assert (state["status"], state["turn"]) == ("stopped", 4)
+    assert state["refusals"] == []
+
+
+def test_the_handover_shows_the_specification_line_with_its_number():
+    state = run_embedded("R42")
+    e2 = state["evidence"][1]
+    rst5 = next(line for line in e2["excerpt"] if line["text"].startswith("RST-5"))
+    markdown = handover_markdown(state["handover"])
+    assert f"L{rst5['line']:<5} {rst5['text']}" in markdown
+    assert "no root cause" in markdown.lower() or "root cause: not established" in markdown.lower()
+
+
+def test_the_handover_has_evidence_and_unknowns_and_no_root_cause_field():
+    handover = run_embedded("R42")["handover"]
+    assert {
+        "thread_id",
+        "scenario",
+        "goal",
+        "status",
+        "evidence",
+        "unknowns",
+        "refusals",
+        "hypotheses",
+    } <= set(handover)
+    assert not any("root" in key.lower() for key in handover)
+    assert handover["unknowns"][0].startswith("Root cause: not established")
+    assert any("fifo_basic.log was not examined" in unknown for unknown in handover["unknowns"])
+
+
+def test_evidence_items_carry_record_sha256_and_numbered_bounded_excerpts(r42):
+    e1 = run_embedded("R42")["evidence"][0]
+    assert e1["record"] == R42_LOG and e1["sha256"] == r42.records[R42_LOG].sha256
+    assert all(isinstance(line["line"], int) and len(line["text"]) <= 420 for line in e1["excerpt"])
+    assert len(e1["excerpt"]) <= 20
+
+
+def test_the_ledger_is_sequenced_and_complete():
+    events = run_embedded("R42")["events"]
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+    types = [event["type"] for event in events]
+    assert types[0] == "admitted" and types[-2:] == ["stopped", "handover"]
+    assert types.count("proposed") == 4 and types.count("executed") == 3
+
+
+@pytest.fixture
+def lab_copy(tmp_path: Path) -> Path:
+    """The real lab, copied, with a 10-step budget so a long adversarial file fits."""
+    copy = tmp_path / "lab"
+    shutil.copytree(LAB_DIR, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    manifest = copy / "R42.toml"
+    manifest.write_text(manifest.read_text().replace("steps = 8", "steps = 10"))
+    return manifest
+
+
+def test_every_out_of_grant_proposal_gets_one_typed_refusal(lab_copy, action_file):
+    chooser = action_file([
+        call("c1", "searchlogs", path=R42_LOG, query="reset_smoke", limit=True),
+        call("c2", "readspec", path="lab/protected/design.txt", section="anything"),
+        call("c3", "searchlogs", path="lab/runs/R43/reset_smoke.log", query="reset_smoke"),
+        call("c4", "readspec", path="../protected/design.txt", section="x"),
+        call("c5", "run_simulation", test="reset_smoke"),
+        call("c6", "searchlogs", path=R42_LOG, query="reset_smoke"),
+        call("c7", "searchlogs", path=R42_LOG, query="reset_smoke"),
+        call("c6", "searchlogs", path=R42_LOG, query="UVM_ERROR"),
+        "this line is not JSON",
+        stop(),
+    ])  # fmt: skip
+    state = run_embedded(str(lab_copy), chooser)
+    assert refusal_codes(state) == [
+        ("invalid_argument", "tool:searchlogs"),
+        ("unapproved_record", "tool:readspec"),
+        ("unapproved_record", "tool:searchlogs"),
+        ("unapproved_record", "tool:readspec"),
+        ("unknown_tool", "guard"),
+        ("repeated_request", "guard"),
+        ("duplicate_call_id", "guard"),
+        ("malformed_action", "guard"),
+    ]
+    assert [item["ref"] for item in state["evidence"]] == ["E1"]
+    assert {item["record"] for item in state["evidence"]} <= set(state["grant"]["records"])
+    assert PROTECTED_TEXT not in json.dumps(state)
+    assert state["status"] == "stopped"
+
+
+def test_the_ninth_choice_under_an_eight_step_budget_ends_the_run(action_file):
+    chooser = action_file(
+        [call(f"c{n}", "searchlogs", path=R42_LOG, query=f"q{n}", limit=1) for n in range(1, 6)]
+        + ["junk"] * 5
+    )
+    state = run_embedded("R42", chooser)
+    assert state["status"] == "step_budget_exhausted"
+    assert state["turn"] == 9
+    assert state["refusals"][-1]["code"] == "step_budget_exhausted"
+    assert state["refusals"][-1]["turn"] == 9
+    assert len(state["evidence"]) == 5
+    assert "handover" in state
+
+
+def test_more_evidence_than_the_budget_is_refused(scenario_dir, action_file):
+    manifest = write_manifest(scenario_dir, evidence=2)
+    chooser = action_file([
+        {"summary": "three reads", "tool_calls": [
+            {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM"}},
+            {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+            {"id": "c", "name": "getrunhistory", "args": {"path": "cc/hist.csv", "test": "fifo_smoke"}},
+        ]},
+        stop(),
+    ])  # fmt: skip
+    state = run_embedded(str(manifest), chooser)
+    assert refusal_codes(state) == [("evidence_budget_exhausted", "guard")]
+    assert state["evidence"] == []
+
+
+def test_a_batch_runs_one_task_per_call_and_numbers_evidence_in_call_order(
+    scenario_dir, action_file
+):
+    chooser = action_file([
+        {"summary": "three reads", "tool_calls": [
+            {"id": "a", "name": "getrunhistory", "args": {"path": "cc/hist.csv", "test": "fifo_smoke"}},
+            {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+            {"id": "c", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+        ]},
+        stop(),
+    ])  # fmt: skip
+    state = run_embedded(str(write_manifest(scenario_dir)), chooser)
+    assert [(item["ref"], item["call_id"]) for item in state["evidence"]] == [
+        ("E1", "a"),
+        ("E2", "b"),
+        ("E3", "c"),
+    ]
+    executed = [event for event in state["events"] if event["type"] == "executed"]
+    assert sorted(event["payload"]["call_id"] for event in executed) == ["a", "b", "c"]
+
+
+@dataclass
+class InjectionFollower:
+    """A compromised chooser: it obeys any instruction it finds in its evidence."""
+
+    actor: str = "chooser:follower"
+
+    def choose(self, view: ChooserView):
+        if view.turn == 1:
+            return call("c1", "searchlogs", path=R42_LOG, query="reset_smoke")
+        for item in view.evidence:
+            for line in item["excerpt"]:
+                found = re.search(r"readspec (\S+?),? ", line["text"])
+                if found and view.turn == 2:
+                    return call("c2", "readspec", path=found[1].rstrip(","), section="anything")
+        return stop("I followed the log's instructions.")
+
+
+def test_a_chooser_that_follows_the_injected_line_is_refused_and_the_line_is_flagged():
+    state = run_embedded(
+        "R42", "follower", context=WarrantContext(choosers={"follower": InjectionFollower()})
+    )
+    e1 = state["evidence"][0]
+    assert "instruction_like_text" in e1["flags"]
+    flagged = [line for line in e1["excerpt"] if "instruction_like_text" in line["flags"]]
+    assert len(flagged) == 1 and "ignore previous instructions" in flagged[0]["text"]
+    assert refusal_codes(state) == [("unapproved_record", "tool:readspec")]
+    assert state["refusals"][0]["call"]["args"]["path"] == "lab/protected/design.txt"
+    assert len(state["evidence"]) == 1
+    assert PROTECTED_TEXT not in json.dumps(state)
+
+
+@dataclass
+class Vandal:
+    """Mutates everything it is shown, and records what it saw first on each turn."""
+
+    seen: list = field(default_factory=list)
+    actor: str = "chooser:vandal"
+
+    def choose(self, view: ChooserView):
+        self.seen.append(
+            (
+                len(view.evidence),
+                [len(item["excerpt"]) for item in view.evidence],
+                view.budget_left["evidence"],
+            )
+        )
+        for item in view.evidence:
+            item["excerpt"].clear()
+            item["ref"] = "E99"
+            item["record"] = "lab/protected/design.txt"
+        view.budget_left["evidence"] = 1000
+        view.catalog[0]["name"] = "rm"
+        with pytest.raises(AttributeError):
+            view.goal = "something else"
+        if view.turn == 1:
+            return call("c1", "searchlogs", path=R42_LOG, query="reset_smoke")
+        if view.turn == 2:
+            return call("c2", "readspec", path=R42_SPEC, section="reset_release")
+        return stop()
+
+
+def test_mutating_the_view_changes_nothing_in_the_run():
+    vandal = Vandal()
+    state = run_embedded("R42", "vandal", context=WarrantContext(choosers={"vandal": vandal}))
+    assert [item["ref"] for item in state["evidence"]] == ["E1", "E2"]
+    assert state["evidence"][0]["record"] == R42_LOG and state["evidence"][0]["excerpt"]
+    assert vandal.seen[1][1][0] == len(state["evidence"][0]["excerpt"])
+    assert [seen[2] for seen in vandal.seen] == [6, 5, 4]
+    assert state["goal"] == "Why did reset_smoke fail in regression run R42?"
+
+
+@dataclass
+class SlowChooser:
+    clock: FakeClock
+    actor: str = "chooser:slow"
+
+    def choose(self, view: ChooserView):
+        self.clock.now += 61
+        return call(f"c{view.turn}", "searchlogs", path=R42_LOG, query=f"q{view.turn}")
+
+
+def test_the_deadline_ends_the_run_with_an_injected_clock():
+    clock = FakeClock()
+    state = run_embedded(
+        "R42", "slow", context=WarrantContext(clock=clock, choosers={"slow": SlowChooser(clock)})
+    )
+    assert state["status"] == "deadline_passed"
+    assert [item["ref"] for item in state["evidence"]] == ["E1"]
+    assert refusal_codes(state)[-1] == ("deadline_passed", "guard")
+    assert any("deadline" in unknown for unknown in state["handover"]["unknowns"])
+
+
+@dataclass
+class Editor:
+    """Rewrites an approved record after admission, then asks to read it."""
+
+    log: Path
+    actor: str = "chooser:editor"
+
+    def choose(self, view: ChooserView):
+        if view.turn == 1:
+            self.log.write_text("rewritten\n")
+            return call("c1", "searchlogs", path="cc/t.log", query="rewritten")
+        return stop()
+
+
+def test_a_record_changed_after_admission_is_reported_not_read(scenario_dir):
+    editor = Editor(scenario_dir / "logs" / "t.log")
+    state = run_embedded(
+        str(write_manifest(scenario_dir)),
+        "editor",
+        context=WarrantContext(choosers={"editor": editor}),
+    )
+    e1 = state["evidence"][0]
+    assert e1["error"] == "record_changed" and e1["excerpt"] == []
+    assert any(
+        unknown.startswith("E1: could not be read") for unknown in state["handover"]["unknowns"]
+    )
+
+
+def test_hypotheses_must_cite_existing_evidence(scenario_dir, action_file):
+    chooser = action_file([
+        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+        stop("x", hypotheses=[{"statement": "FIFO overflowed", "refs": ["E1", "E9"]}]),
+        stop("y", hypotheses=[{"statement": "FIFO overflowed", "refs": ["E1"]}]),
+    ])  # fmt: skip
+    state = run_embedded(str(write_manifest(scenario_dir)), chooser)
+    assert refusal_codes(state) == [("unknown_reference", "guard")]
+    assert state["handover"]["hypotheses"] == [{"statement": "FIFO overflowed", "refs": ["E1"]}]
+
+
+def test_a_finished_run_resumed_runs_nothing_again():
+    graph = compile_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "done"}}
+    first = graph.invoke({"scenario": "R42"}, config, durability="sync")
+    again = graph.invoke(None, config, durability="sync")
+    assert again["events"] == first["events"]
+    assert again["evidence"] == first["evidence"]
+
+
+def test_the_evidence_reducer_keeps_one_receipt_per_call():
+    item = {"ref": "E1", "call_id": "c1", "summary": "first"}
+    merged = merge_evidence(
+        [item], [{"ref": "E1", "call_id": "c1", "summary": "again"}, {"ref": "E2", "call_id": "c2"}]
+    )
+    assert [entry.get("summary") for entry in merged] == ["first", None]
+
+
+def test_the_history_tool_reads_the_lab_history():
+    state = run_embedded("R42")
+    e3 = state["evidence"][2]
+    assert e3["record"] == R42_HISTORY
+    assert [line["text"][:3] for line in e3["excerpt"][1:]] == [f"R{n}" for n in range(35, 43)]
