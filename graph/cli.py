@@ -213,3 +213,7 @@ def scenarios(json_output: JsonOption = False) -> None:
     for row in rows:
         table.add_row(row["id"], row["profile"], str(row["records"]), row["goal"])
     Console(highlight=False, soft_wrap=True).print(table)
+
+
+if __name__ == "__main__":
+    app()

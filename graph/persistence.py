@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -73,6 +74,12 @@ def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
 @contextmanager
 def _postgres_saver(url: str) -> Iterator[PostgresSaver]:
     """A pooled PostgresSaver; `autocommit` is required by `setup()` and by the saver's writes."""
+    try:  # fail fast: a pool would keep retrying a refused connection until its timeout
+        psycopg.connect(url, connect_timeout=5).close()
+    except psycopg.Error as exc:
+        raise StorageUnavailable(
+            f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}"
+        ) from None
     pool = ConnectionPool(
         url,
         min_size=1,
@@ -87,8 +94,14 @@ def _postgres_saver(url: str) -> Iterator[PostgresSaver]:
         saver.setup()
     except (PoolTimeout, OperationalError) as exc:
         pool.close()
-        raise StorageUnavailable(f"cannot reach PostgreSQL at {redact(url)}: {exc}") from None
+        raise StorageUnavailable(
+            f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}"
+        ) from None
     try:
         yield saver
     finally:
         pool.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -1,0 +1,146 @@
+"""The `warrant` command, run as a user runs it: a subprocess of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import R42_LOG, call, stop, write_manifest
+
+WARRANT = str(Path(sys.executable).with_name("warrant"))
+
+
+def warrant(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WARRANT_DB": ""}
+    return subprocess.run(
+        [WARRANT, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+def test_run_r42_on_the_embedded_default_then_events_and_show(tmp_path):
+    result = warrant("run", "R42", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    handover = json.loads(result.stdout)
+    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert (tmp_path / ".warrant" / "warrant.sqlite").is_file()
+    assert "turn 1 proposed" in result.stderr
+
+    events = warrant("events", handover["thread_id"], "--json", cwd=tmp_path)
+    ledger = json.loads(events.stdout)
+    assert [event["type"] for event in ledger].count("executed") == 3
+
+    shown = warrant("show", handover["thread_id"], cwd=tmp_path)
+    assert shown.returncode == 0
+    assert "RST-5" in shown.stdout and "## Unknowns" in shown.stdout
+
+
+def test_markdown_handover_and_event_table(tmp_path):
+    result = warrant("run", "R42", "--db", "memory", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.startswith("# Handover: R42")
+    assert result.stderr == ""
+
+
+def test_scenarios_lists_the_lab(tmp_path):
+    result = warrant("scenarios", "--json", cwd=tmp_path)
+    ids = [row["id"] for row in json.loads(result.stdout)]
+    assert {"R42", "R43"} <= set(ids)
+
+
+def test_a_file_chooser_on_a_user_manifest(tmp_path, scenario_dir):
+    actions = tmp_path / "a.jsonl"
+    lines = [
+        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR", limit=5),
+        call("c2", "readspec", path="../secret.txt", section="x"),
+        "{truncated",
+        stop(),
+    ]
+    actions.write_text(
+        "\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines)
+    )
+    result = warrant(
+        "run",
+        str(write_manifest(scenario_dir)),
+        "--chooser",
+        f"file:{actions}",
+        "--db",
+        "memory",
+        "--json",
+        cwd=tmp_path,
+    )
+    handover = json.loads(result.stdout)
+    assert [r["code"] for r in handover["refusals"]] == ["unapproved_record", "malformed_action"]
+    assert "never readable" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "R99"], "unknown scenario 'R99'"),
+        (["run", "missing.toml"], "unknown scenario"),
+        (["run", "R42", "--chooser", "oracle"], "unknown chooser"),
+        (["run", "R42", "--chooser", "file:absent.jsonl"], "cannot read action file"),
+        (["run", "R42", "--chooser", "file:binary.jsonl"], "binary"),
+        (["run", "R42", "--chooser", "file:latin1.jsonl"], "not UTF-8"),
+        (["run", "R42", "--chooser", "file:empty.jsonl"], "empty"),
+        (["run", "bad.toml"], "leaves the manifest's folder"),
+        (["run", "noscript.toml"], "no scripted baseline"),
+        (["show", "no-such-thread", "--db", "memory"], "no run with thread id"),
+        (["events", "no-such-thread"], "no run with thread id"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(tmp_path, scenario_dir, args, message):
+    (tmp_path / "binary.jsonl").write_bytes(b"\x00\x01")
+    (tmp_path / "latin1.jsonl").write_bytes(b'{"summary": "caf\xe9"}\n')
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    (tmp_path / "bad.toml").write_text(
+        'id = "B"\nprofile = "triage"\n[[record]]\nid = "x"\nkind = "log"\npath = "../x.log"\n'
+    )
+    write_manifest(scenario_dir).rename(tmp_path / "noscript.toml")
+    (tmp_path / "noscript.toml").write_text(
+        (tmp_path / "noscript.toml").read_text().replace('path = "', 'path = "scenario/')
+    )
+    result = warrant(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in one_line_error(result)
+
+
+def test_a_thread_id_cannot_be_reused_for_a_new_run(tmp_path):
+    assert warrant("run", "R42", "--thread", "mine", "-q", cwd=tmp_path).returncode == 0
+    again = warrant("run", "R42", "--thread", "mine", cwd=tmp_path)
+    assert again.returncode == 2
+    assert "already has a run" in one_line_error(again)
+
+
+@pytest.mark.parametrize(
+    "db",
+    ["postgresql://warrant:s3cret@127.0.0.1:1/none", "/proc/no/such/dir/w.sqlite"],
+)
+def test_unreachable_storage_exits_4_naming_it_without_password(tmp_path, db):
+    result = warrant("run", "R42", "--db", db, cwd=tmp_path)
+    assert result.returncode == 4
+    line = one_line_error(result)
+    assert "s3cret" not in line and ("127.0.0.1:1" in line or "/proc/no" in line)
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert warrant("run", cwd=tmp_path).returncode == 2
+    assert warrant("frobnicate", cwd=tmp_path).returncode == 2
+
+
+def test_the_lab_log_carries_the_injected_line(tmp_path):
+    result = warrant("run", "R42", "--db", "memory", "--json", cwd=tmp_path)
+    e1 = json.loads(result.stdout)["evidence"][0]
+    assert e1["record"] == R42_LOG and "instruction_like_text" in e1["flags"]
