@@ -14,14 +14,15 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.state import RunInput, WarrantState
 from nodes.admit import admit
 from nodes.choose import choose
-from nodes.context import WarrantContext
 from nodes.execute import execute
 from nodes.guard import guard, route_after_guard
 from nodes.handover import handover
 
 
 def build() -> StateGraph:
-    builder = StateGraph(WarrantState, context_schema=WarrantContext, input_schema=RunInput)
+    # No context_schema: the context (a clock, embedded choosers) is for in-process callers only
+    # and has no JSON form for the server; nodes fall back to defaults when it is absent.
+    builder = StateGraph(WarrantState, input_schema=RunInput)
     builder.add_node("admit", admit)
     builder.add_node("choose", choose)
     builder.add_node("guard", guard)

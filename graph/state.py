@@ -6,7 +6,9 @@ and the LangGraph server can store it, and no node keeps process-local state.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, Required, TypedDict
+from typing import Annotated, Any, NotRequired, Required
+
+from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
 
 def merge_evidence(
