@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -51,7 +53,7 @@ def scenario_dir(tmp_path: Path) -> Path:
     return root
 
 
-POSTGRES_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+POSTGRES_ADMIN = os.environ.get("WARRANT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 @pytest.fixture
@@ -61,7 +63,7 @@ def postgres_url() -> Iterator[str]:
     with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+        yield urlunsplit(urlsplit(POSTGRES_ADMIN)._replace(path=f"/{name}"))
     finally:
         with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
