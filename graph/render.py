@@ -70,8 +70,8 @@ def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
 
 def _refusal_line(refusal: Mapping[str, Any]) -> str:
     call = refusal.get("call")
-    what = f" `{call['name']}`" if call else ""
-    return f"- turn {refusal['turn']} · `{refusal['code']}` by {refusal['owner']}{what}: {refusal['detail']}"
+    what = f" · call {call['id']} `{call['name']}`" if call else ""
+    return f"- turn {refusal['turn']} · `{refusal['code']}` · owner {refusal['owner']}{what}: {refusal['detail']}"
 
 
 def event_summary(event: Mapping[str, Any]) -> str:
@@ -91,6 +91,8 @@ def event_summary(event: Mapping[str, Any]) -> str:
         return (
             f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}"
         )
+    if kind == "handover":
+        return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
     if kind == "stopped":
         return f"{payload['status']}" + (f" · {payload['text']}" if payload.get("text") else "")
     return json.dumps(payload, ensure_ascii=False)[:160]

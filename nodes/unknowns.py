@@ -47,7 +47,5 @@ def _refused_records(refusals: list[Mapping[str, Any]]) -> list[str]:
     notes: dict[str, str] = {}
     for refusal in refusals:
         if refusal["code"] == "unapproved_record":
-            notes.setdefault(
-                refusal["detail"], f"Not examined (not approved): {refusal['detail']}."
-            )
+            notes.setdefault(refusal["detail"], f"Not examined: {refusal['detail']}.")
     return list(notes.values())

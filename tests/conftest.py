@@ -53,7 +53,9 @@ def scenario_dir(tmp_path: Path) -> Path:
     return root
 
 
-POSTGRES_ADMIN = os.environ.get("WARRANT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
+POSTGRES_ADMIN = os.environ.get(
+    "WARRANT_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
 
 
 @pytest.fixture
