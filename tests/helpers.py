@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.build import compile_graph
 from nodes.context import WarrantContext
+from tools.records import Record, load_scenario
 
 R42_LOG = "lab/runs/R42/reset_smoke.log"
 R42_SPEC = "lab/spec/reset_controller.md"
@@ -85,3 +86,17 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+def one_record(folder: Path, filename: str, kind: str, content: str | bytes) -> Record:
+    """A scenario with a single approved record, id `r`, holding `content`; returns that record."""
+    path = folder / filename
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    manifest = folder / "one.toml"
+    manifest.write_text(
+        f'id = "ONE"\nprofile = "triage"\n[[record]]\nid = "r"\nkind = "{kind}"\npath = "{filename}"\n'
+    )
+    return load_scenario(manifest).records["r"]

@@ -3,10 +3,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.helpers import R42_SPEC
+from tests.helpers import R42_SPEC, one_record
 from tools import readspec
 from tools.readspec import ReadSpecArgs, slug
-from tools.records import load_scenario
 
 
 def read(r42, section: str):
@@ -44,24 +43,16 @@ def test_an_unknown_section_lists_the_sections(r42):
 
 
 def test_headings_inside_code_fences_are_not_sections(tmp_path):
-    (tmp_path / "s.md").write_text("# T\n\n## a\n```\n## b\n```\ntext\n## c\n")
-    (tmp_path / "m.toml").write_text(
-        'id = "S"\nprofile = "triage"\n[[record]]\nid = "s"\nkind = "spec"\npath = "s.md"\n'
-    )
-    record = load_scenario(tmp_path / "m.toml").records["s"]
-    excerpt = readspec.run(ReadSpecArgs(path="s", section="a"), {"path": record})
+    record = one_record(tmp_path, "s.md", "spec", "# T\n\n## a\n```\n## b\n```\ntext\n## c\n")
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="a"), {"path": record})
     assert [line.text for line in excerpt.lines] == ["## a", "```", "## b", "```", "text"]
-    assert not readspec.run(ReadSpecArgs(path="s", section="b"), {"path": record}).lines
+    assert not readspec.run(ReadSpecArgs(path="r", section="b"), {"path": record}).lines
 
 
 def test_a_long_section_is_cut_and_says_so(tmp_path):
     body = "\n".join(f"line {n}" for n in range(500))
-    (tmp_path / "s.md").write_text(f"## big\n{body}\n## next\n")
-    (tmp_path / "m.toml").write_text(
-        'id = "S"\nprofile = "triage"\n[[record]]\nid = "s"\nkind = "spec"\npath = "s.md"\n'
-    )
-    record = load_scenario(tmp_path / "m.toml").records["s"]
-    excerpt = readspec.run(ReadSpecArgs(path="s", section="big"), {"path": record})
+    record = one_record(tmp_path, "s.md", "spec", f"## big\n{body}\n## next\n")
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="big"), {"path": record})
     assert excerpt.truncated
     assert len(excerpt.lines) == readspec.MAX_SECTION_LINES
 

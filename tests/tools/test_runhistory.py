@@ -1,9 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from tests.helpers import R42_HISTORY
+from tests.helpers import R42_HISTORY, one_record
 from tools import runhistory
-from tools.records import load_scenario
 from tools.runhistory import RunHistoryArgs
 
 
@@ -35,12 +34,13 @@ def test_an_unknown_test_has_no_rows(r42):
 
 
 def test_quoted_cells_and_extra_columns_are_kept(tmp_path):
-    (tmp_path / "h.csv").write_text('Run,Date,Test,Status,Signature\nR1,2026-01-01,t,FAIL,"a, b"\n')
-    (tmp_path / "m.toml").write_text(
-        'id = "H"\nprofile = "triage"\n[[record]]\nid = "h"\nkind = "history"\npath = "h.csv"\n'
+    record = one_record(
+        tmp_path,
+        "h.csv",
+        "history",
+        'Run,Date,Test,Status,Signature\nR1,2026-01-01,t,FAIL,"a, b"\n',
     )
-    record = load_scenario(tmp_path / "m.toml").records["h"]
-    excerpt = runhistory.run(RunHistoryArgs(path="h", test="t"), {"path": record})
+    excerpt = runhistory.run(RunHistoryArgs(path="r", test="t"), {"path": record})
     assert excerpt.lines[1].text == 'R1,2026-01-01,t,FAIL,"a, b"'
     assert "FAIL 1" in excerpt.summary
 

@@ -6,8 +6,8 @@ import pytest
 from pydantic import ValidationError
 
 from lab.loggen import write_log
+from tests.helpers import one_record
 from tools import searchlogs
-from tools.records import load_scenario
 from tools.searchlogs import SearchLogsArgs, find_lines
 
 LOG = "lab/runs/R42/reset_smoke.log"
@@ -94,13 +94,8 @@ def test_instruction_like_lines_are_flagged():
 
 
 def test_gzip_logs_are_streamed(tmp_path):
-    (tmp_path / "run.log.gz").write_bytes(gzip.compress(b"a\nUVM_ERROR here\n"))
-    (tmp_path / "m.toml").write_text(
-        'id = "G"\nprofile = "triage"\n[[record]]\nid = "g"\nkind = "log"\npath = "run.log.gz"\n'
-    )
-    scenario = load_scenario(tmp_path / "m.toml")
-    args = SearchLogsArgs(path="g", query="UVM_ERROR")
-    excerpt = searchlogs.run(args, {"path": scenario.records["g"]})
+    record = one_record(tmp_path, "run.log.gz", "log", gzip.compress(b"a\nUVM_ERROR here\n"))
+    excerpt = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR"), {"path": record})
     assert [(line.number, line.text) for line in excerpt.lines] == [(2, "UVM_ERROR here")]
 
 
