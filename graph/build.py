@@ -11,6 +11,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.crashpoints import pausable
 from graph.state import RunInput, WarrantState
 from nodes.admit import admit
 from nodes.choose import choose
@@ -23,11 +24,14 @@ def build() -> StateGraph:
     # No context_schema: the context (a clock, embedded choosers) is for in-process callers only
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
     builder = StateGraph(WarrantState, input_schema=RunInput)
-    builder.add_node("admit", admit)
-    builder.add_node("choose", choose)
-    builder.add_node("guard", guard)
-    builder.add_node("execute", execute)
-    builder.add_node("handover", handover)
+    for name, node in (
+        ("admit", admit),
+        ("choose", choose),
+        ("guard", guard),
+        ("execute", execute),
+        ("handover", handover),
+    ):
+        builder.add_node(name, pausable(name, node))
     builder.add_edge(START, "admit")
     builder.add_edge("admit", "choose")
     builder.add_edge("choose", "guard")

@@ -1,33 +1,28 @@
 """The `warrant` command line (DESIGN §7).
 
-Exit codes: 0 a handover was produced (whatever its status), 2 bad input (one line, nothing
-started), 3 waiting for a person, 4 storage or chooser service unreachable.
+Exit codes: 0 a handover was produced (whatever its status), 2 bad input or a conflict (one line,
+nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the run can be resumed).
 """
 
 from __future__ import annotations
 
 import json
-import secrets
-import sqlite3
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
 from typing import Annotated, Any, NoReturn
 
-import psycopg
 import typer
-from langgraph.graph.state import CompiledStateGraph
 from rich.console import Console
 from rich.table import Table
 
-from graph.build import compile_graph
-from graph.persistence import StorageUnavailable, default_db, open_saver
+from graph.identity import check_message_id
+from graph.persistence import default_db
 from graph.render import event_summary, handover_markdown
+from graph.retention import prune as prune_runs
+from graph.runner import RunError, admit_request, reading_graph, start
+from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
-from nodes.choosers import ChooserError
-from nodes.context import WarrantContext
-from tools.errors import ManifestError
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -35,7 +30,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-progress = Console(stderr=True, highlight=False, soft_wrap=True)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 DbOption = Annotated[
     str | None,
@@ -45,6 +40,8 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No per-turn progress on stderr.")]
+ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
 
 
 def fail(code: int, message: str) -> NoReturn:
@@ -56,23 +53,23 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
-@contextmanager
-def opened_graph(db: str | None) -> Iterator[CompiledStateGraph]:
-    """The graph compiled with the chosen checkpointer; storage failures exit with code 4."""
-    try:
-        with open_saver(db or default_db()) as saver:
-            yield compile_graph(saver)
-    except StorageUnavailable as exc:
-        fail(4, str(exc))
-    except (sqlite3.Error, psycopg.OperationalError) as exc:
-        fail(4, f"storage failed: {exc}")
+def progress(quiet: bool) -> Any:
+    def show(event: dict[str, Any]) -> None:
+        if not quiet:
+            stderr.print(
+                f"[dim]turn {event['turn']}[/dim] {event['type']:<9} {event_summary(event)}",
+                markup=True,
+            )
+
+    return show
 
 
-def stored_values(graph: CompiledStateGraph, thread_id: str, db: str | None) -> dict[str, Any]:
-    values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
-    if not values:
-        fail(2, f"no run with thread id {thread_id!r} in {db or default_db()}")
-    return values
+def finish(values: dict[str, Any], json_output: bool) -> None:
+    """Print the handover (exit 0)."""
+    if json_output:
+        print_json(values["handover"])
+    else:
+        sys.stdout.write(handover_markdown(values["handover"]))
 
 
 @app.command()
@@ -88,82 +85,70 @@ def run(
     thread: Annotated[
         str | None, typer.Option(help="Thread id for the run (default: generated).")
     ] = None,
+    message_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Idempotency key: a retry with the same id and request returns the same run."
+        ),
+    ] = None,
     json_output: JsonOption = False,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No per-turn progress on stderr.")
-    ] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
     try:
-        pinned = admission(scenario, goal, chooser)
-    except (ManifestError, ChooserError, ValueError) as exc:
+        if message_id is not None:
+            check_message_id(message_id)
+        request = admit_request(scenario, goal, chooser, thread, message_id)
+        values = start(request, db or default_db(), progress(quiet))
+    except ValueError as exc:
         fail(2, str(exc))
-    grant = pinned["grant"]
-    reference = (
-        grant["id"]
-        if grant["id"] in builtin_manifests() and scenario == grant["id"]
-        else grant["manifest"]
-    )
-    thread_id = thread or f"{grant['id']}-{secrets.token_hex(4)}"
-    config = {"configurable": {"thread_id": thread_id}}
-    with opened_graph(db) as graph:
-        if graph.get_state(config).values:
-            fail(2, f"thread {thread_id!r} already has a run; see `warrant show {thread_id}`")
-        run_input = {"scenario": reference, "goal": pinned["goal"], "chooser": pinned["chooser"]}
-        _drive(graph, run_input, config, quiet)
-        values = graph.get_state(config).values
-    _print_handover(values["handover"], json_output)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    finish(values, json_output)
 
 
-def _drive(
-    graph: CompiledStateGraph, run_input: dict[str, Any], config: dict[str, Any], quiet: bool
+@app.command()
+def resume(
+    thread_id: ThreadArgument,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
-    updates = graph.stream(
-        run_input, config, stream_mode="updates", durability="sync", context=WarrantContext()
-    )
+    """Continue a run from its last checkpoint (after a crash, a kill or a lost connection)."""
     try:
-        for update in updates:
-            for node_update in update.values():
-                for event in (node_update or {}).get("events", []):
-                    if not quiet:
-                        progress.print(
-                            f"[dim]turn {event['turn']}[/dim] {event['type']:<9} {event_summary(event)}",
-                            markup=True,
-                        )
-    except ChooserError as exc:
-        fail(4, f"chooser unavailable: {exc}")
+        values = resume_run(thread_id, db or default_db(), progress(quiet))
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    finish(values, json_output)
 
 
-def _print_handover(handover: dict[str, Any], json_output: bool) -> None:
-    if json_output:
-        print_json(handover)
-    else:
-        sys.stdout.write(handover_markdown(handover))
+def stored_values(thread_id: str, db: str | None) -> dict[str, Any]:
+    try:
+        with reading_graph(db or default_db()) as graph:
+            values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if not values:
+        fail(2, f"no run with thread id {thread_id!r} in {db or default_db()}")
+    return values
 
 
 @app.command()
-def show(
-    thread_id: Annotated[str, typer.Argument(metavar="THREAD")],
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
+def show(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
     """Print the handover of a finished run."""
-    with opened_graph(db) as graph:
-        values = stored_values(graph, thread_id, db)
+    values = stored_values(thread_id, db)
     if "handover" not in values:
-        fail(2, f"run {thread_id!r} has not produced a handover yet (turn {values.get('turn', 0)})")
-    _print_handover(values["handover"], json_output)
+        fail(
+            2,
+            f"run {thread_id!r} has no handover yet (turn {values.get('turn', 0)}); `warrant resume {thread_id}`",
+        )
+    finish(values, json_output)
 
 
 @app.command()
-def events(
-    thread_id: Annotated[str, typer.Argument(metavar="THREAD")],
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
+def events(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
-    with opened_graph(db) as graph:
-        ledger = stored_values(graph, thread_id, db).get("events", [])
+    ledger = stored_values(thread_id, db).get("events", [])
     if json_output:
         print_json(ledger)
         return
@@ -186,17 +171,17 @@ def scenarios(json_output: JsonOption = False) -> None:
     rows = []
     for scenario_id, path in builtin_manifests().items():
         try:
-            pinned = admission(scenario_id, None, None)["grant"]
+            grant = admission(scenario_id, None, None)["grant"]
             rows.append(
                 {
                     "id": scenario_id,
-                    "profile": pinned["profile"],
-                    "records": len(pinned["records"]),
-                    "goal": pinned["goal"],
+                    "profile": grant["profile"],
+                    "records": len(grant["records"]),
+                    "goal": grant["goal"],
                     "manifest": str(path),
                 }
             )
-        except (ManifestError, ValueError) as exc:
+        except ValueError as exc:
             rows.append(
                 {
                     "id": scenario_id,
@@ -213,6 +198,41 @@ def scenarios(json_output: JsonOption = False) -> None:
     for row in rows:
         table.add_row(row["id"], row["profile"], str(row["records"]), row["goal"])
     Console(highlight=False, soft_wrap=True).print(table)
+
+
+@app.command()
+def prune(
+    keep_latest: Annotated[
+        bool, typer.Option("--keep-latest", help="Keep only each run's latest checkpoint.")
+    ] = False,
+    older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--older-than", min=0, help="Delete runs idle for more than DAYS.", metavar="DAYS"
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Delete old runs and drop superseded checkpoints."""
+    if not keep_latest and older_than is None:
+        fail(2, "say what to prune: --keep-latest, --older-than DAYS, or both")
+    try:
+        with reading_graph(db or default_db()) as graph:
+            report = prune_runs(
+                graph.checkpointer,
+                keep_latest=keep_latest,
+                older_than_days=older_than,
+                now=time.time(),
+            )
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if json_output:
+        print_json({"deleted": report.deleted, "pruned": report.pruned})
+    else:
+        typer.echo(
+            f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s)"
+        )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,17 @@
-"""Choosing the checkpointer from `--db`: `memory`, a SQLite file (the default), or Postgres."""
+"""Checkpointers from `--db` (`memory`, a SQLite file, `postgresql://…`) and run leases.
+
+A run is advanced by one worker at a time. On PostgreSQL the lease is a session advisory lock keyed
+by the thread id, and the worker writes its checkpoints on the very connection that holds the lock:
+if that session dies (crash, `pg_terminate_backend`, network loss), the lock is released and the
+stale worker can no longer write anything — the fence is the session itself. On SQLite the lease is
+an exclusive `flock` on a per-thread lock file, released by the kernel when the process dies.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -14,15 +24,19 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from psycopg import OperationalError
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 DEFAULT_DB = ".warrant/warrant.sqlite"
+_SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
 
 
 class StorageUnavailable(RuntimeError):
     """The checkpoint store cannot be opened or reached (exit code 4)."""
+
+
+class RunBusy(RuntimeError):
+    """Another worker holds the run's lease."""
 
 
 def default_db() -> str:
@@ -42,38 +56,40 @@ def redact(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def pool_size() -> int:
+    """Connections per process: a lease per concurrent run plus readers, bounded by the cores."""
+    return max(4, 2 * (os.cpu_count() or 1) + 2)
+
+
 @contextmanager
 def open_saver(db: str) -> Iterator[BaseCheckpointSaver]:
-    """The checkpointer named by `db`, set up and closed on exit."""
+    """A checkpointer for reading and managing runs (no lease)."""
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
-        with _postgres_saver(db) as saver:
-            yield saver
+        with postgres_pool(db) as pool:
+            yield PostgresSaver(pool)
     else:
         with _sqlite_saver(Path(db)) as saver:
             yield saver
 
 
 @contextmanager
-def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
-        saver = SqliteSaver(connection)
-        saver.setup()
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
-    try:
-        yield saver
-    finally:
-        connection.close()
+def open_run(db: str, thread_id: str) -> Iterator[BaseCheckpointSaver]:
+    """A checkpointer that may advance `thread_id`, holding its lease; raises `RunBusy`."""
+    if db == "memory":
+        yield InMemorySaver()
+    elif is_postgres(db):
+        with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver:
+            yield saver
+    else:
+        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver:
+            yield saver
 
 
 @contextmanager
-def _postgres_saver(url: str) -> Iterator[PostgresSaver]:
-    """A pooled PostgresSaver; `autocommit` is required by `setup()` and by the saver's writes."""
+def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionPool]:
+    """A health-checked pool with the checkpoint tables set up; unreachable → `StorageUnavailable`."""
     try:  # fail fast: a pool would keep retrying a refused connection until its timeout
         psycopg.connect(url, connect_timeout=5).close()
     except psycopg.Error as exc:
@@ -83,24 +99,87 @@ def _postgres_saver(url: str) -> Iterator[PostgresSaver]:
     pool = ConnectionPool(
         url,
         min_size=1,
-        max_size=4,
+        max_size=max_size or pool_size(),
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
         check=ConnectionPool.check_connection,
         open=False,
     )
     try:
-        pool.open(wait=True, timeout=5)
-        saver = PostgresSaver(pool)
-        saver.setup()
-    except (PoolTimeout, OperationalError) as exc:
+        pool.open(wait=True, timeout=10)
+        with pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+            try:
+                PostgresSaver(conn).setup()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
+    except (PoolTimeout, psycopg.OperationalError) as exc:
         pool.close()
         raise StorageUnavailable(
             f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}"
         ) from None
     try:
-        yield saver
+        yield pool
     finally:
         pool.close()
+
+
+@contextmanager
+def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[PostgresSaver]:
+    """Hold the thread's advisory lock on one connection and write checkpoints on that connection."""
+    with pool.connection() as conn:
+        held = conn.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
+        ).fetchone()["held"]
+        if not held:
+            raise RunBusy(f"run {thread_id!r} is being advanced elsewhere; try again when it stops")
+        conn.execute("SELECT set_config('application_name', %s, false)", (lease_name(thread_id),))
+        try:
+            yield PostgresSaver(conn)
+        finally:
+            # If the session is gone, so is its lock; nothing to release.
+            with contextlib.suppress(psycopg.Error):
+                conn.execute(
+                    "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false)"
+                )
+
+
+def lease_name(thread_id: str) -> str:
+    """The `application_name` of the session holding a thread's lease (at most 63 bytes)."""
+    return f"warrant-lease:{hashlib.sha256(thread_id.encode()).hexdigest()[:40]}"
+
+
+@contextmanager
+def _file_lease(db: Path, thread_id: str) -> Iterator[None]:
+    folder = db.parent / f"{db.name}.leases"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = (folder / f"{hashlib.sha256(thread_id.encode()).hexdigest()[:40]}.lock").open("a")
+    except OSError as exc:
+        raise StorageUnavailable(f"cannot open SQLite database {db}: {exc}") from None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunBusy(
+                f"run {thread_id!r} is being advanced elsewhere; try again when it stops"
+            ) from None
+        yield
+
+
+@contextmanager
+def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        connection.execute("PRAGMA journal_mode=WAL")
+        saver = SqliteSaver(connection)
+        saver.setup()
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
+    try:
+        yield saver
+    finally:
+        connection.close()
 
 
 def _first_line(exc: BaseException) -> str:

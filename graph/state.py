@@ -42,6 +42,8 @@ class RunInput(TypedDict):
     """Overrides the manifest's goal."""
     chooser: NotRequired[str]
     """`scripted` (default) or `file:PATH`, as on the command line."""
+    message_id: NotRequired[str]
+    """The client's message id; a retry with the same id and body finds this run."""
 
 
 class WarrantState(TypedDict, total=False):
@@ -51,6 +53,9 @@ class WarrantState(TypedDict, total=False):
     """The goal pinned at admission."""
     chooser: str
     """The chooser spec pinned at admission."""
+    message_id: str
+    request_sha256: str
+    """The sha256 of the admitted request body, compared when a message id is reused."""
     grant: dict[str, Any]
     """The loaded scenario (records with their sha256) pinned at admission."""
     admitted_at: float

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,12 @@ def admission(
     return {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
 
 
+def request_digest(scenario: str, goal: str, chooser: str) -> str:
+    """The sha256 of a run request's body as admitted; a reused message id must match it."""
+    body = json.dumps({"scenario": scenario, "goal": goal, "chooser": chooser}, sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     extra = context_of(runtime).choosers
     pinned = admission(state["scenario"], state.get("goal"), state.get("chooser"), extra)
@@ -62,6 +70,7 @@ def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
     )  # fmt: skip
     return {
         **pinned,
+        "request_sha256": request_digest(state["scenario"], pinned["goal"], pinned["chooser"]),
         "admitted_at": at,
         "deadline_at": at + grant["budget"]["deadline_s"],
         "turn": 0,

@@ -1,0 +1,170 @@
+"""Starting, continuing and resuming runs: leases, message identity, streaming, failure mapping.
+
+Every advance of a thread happens under its lease (`graph.persistence.open_run`) with
+`durability="sync"`, so each superstep is durable before the next one starts.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from langgraph.graph.state import CompiledStateGraph
+
+from graph.build import compile_graph
+from graph.identity import thread_for_message
+from graph.persistence import RunBusy, StorageUnavailable, open_run, open_saver
+from lab import builtin_manifests
+from nodes.admit import admission, request_digest
+from nodes.choosers import ChooserError
+from nodes.context import WarrantContext
+
+OnEvent = Callable[[dict[str, Any]], None]
+STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
+
+
+class RunError(Exception):
+    """A run that cannot start or continue: `code` is the process exit code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    reference: str
+    """A built-in id, or the manifest's absolute path."""
+    goal: str
+    chooser: str
+    thread_id: str
+    message_id: str | None
+
+    @property
+    def digest(self) -> str:
+        return request_digest(self.reference, self.goal, self.chooser)
+
+    def as_input(self) -> dict[str, Any]:
+        run_input = {"scenario": self.reference, "goal": self.goal, "chooser": self.chooser}
+        return run_input | ({"message_id": self.message_id} if self.message_id else {})
+
+
+def admit_request(
+    scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
+) -> RunRequest:
+    """Check a run request before anything starts; bad input raises `RunError(2)`."""
+    if thread and message_id:
+        raise RunError(
+            2, "give --thread or --message-id, not both: the message id names the thread"
+        )
+    try:
+        pinned = admission(scenario, goal, chooser)
+    except ValueError as exc:
+        raise RunError(2, str(exc)) from None
+    grant = pinned["grant"]
+    builtin = grant["id"] in builtin_manifests() and scenario == grant["id"]
+    thread_id = thread or (
+        thread_for_message(message_id) if message_id else f"{grant['id']}-{secrets.token_hex(4)}"
+    )
+    return RunRequest(
+        grant["id"] if builtin else grant["manifest"],
+        pinned["goal"],
+        pinned["chooser"],
+        thread_id,
+        message_id,
+    )
+
+
+@contextmanager
+def leased_graph(db: str, thread_id: str) -> Iterator[CompiledStateGraph]:
+    """The graph compiled with a checkpointer that holds the thread's lease."""
+    try:
+        with open_run(db, thread_id) as saver:
+            yield compile_graph(saver)
+    except RunBusy as exc:
+        raise RunError(2, str(exc)) from None
+    except StorageUnavailable as exc:
+        raise RunError(4, str(exc)) from None
+
+
+@contextmanager
+def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
+    try:
+        with open_saver(db) as saver:
+            yield compile_graph(saver)
+    except StorageUnavailable as exc:
+        raise RunError(4, str(exc)) from None
+    except STORAGE_ERRORS as exc:
+        raise RunError(4, f"storage failed: {exc}") from None
+
+
+def start(request: RunRequest, db: str, on_event: OnEvent) -> dict[str, Any]:
+    """Run a new request to its end; a known message id continues or returns its run instead."""
+    config = _config(request.thread_id)
+    with leased_graph(db, request.thread_id) as graph:
+        values = graph.get_state(config).values
+        if values and not request.message_id:
+            raise RunError(
+                2,
+                f"thread {request.thread_id!r} already has a run; see `warrant show {request.thread_id}`",
+            )
+        if values and values.get("request_sha256") != request.digest:
+            raise RunError(
+                2,
+                f"identity conflict: message id {request.message_id!r} was used for a different request",
+            )
+        if not values:
+            advance(graph, request.as_input(), config, request.thread_id, on_event)
+        elif is_unfinished(graph, config):
+            advance(graph, None, config, request.thread_id, on_event)
+        return graph.get_state(config).values
+
+
+def resume(thread_id: str, db: str, on_event: OnEvent) -> dict[str, Any]:
+    """Continue a run from its last checkpoint; completed calls are never executed again."""
+    config = _config(thread_id)
+    with leased_graph(db, thread_id) as graph:
+        if not graph.get_state(config).values:
+            raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
+        if is_unfinished(graph, config):
+            advance(graph, None, config, thread_id, on_event)
+        return graph.get_state(config).values
+
+
+def is_unfinished(graph: CompiledStateGraph, config: dict[str, Any]) -> bool:
+    return bool(graph.get_state(config).next)
+
+
+def advance(
+    graph: CompiledStateGraph,
+    run_input: dict[str, Any] | None,
+    config: dict[str, Any],
+    thread_id: str,
+    on_event: OnEvent,
+) -> None:
+    """Stream the run, reporting each ledger entry; storage loss mid-run is exit 4, resumable."""
+    try:
+        for update in graph.stream(
+            run_input, config, stream_mode="updates", durability="sync", context=WarrantContext()
+        ):
+            for node_update in update.values():
+                for event in (node_update or {}).get("events", []):
+                    on_event(event)
+    except ChooserError as exc:
+        raise RunError(
+            4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"
+        ) from None
+    except STORAGE_ERRORS as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(
+            4, f"storage failed: {detail}; resume with `warrant resume {thread_id}`"
+        ) from None
+
+
+def _config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
