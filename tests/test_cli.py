@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.cli_process import warrant
 from tests.helpers import R42_LOG, call, stop, write_manifest
-
-WARRANT = str(Path(sys.executable).with_name("warrant"))
-
-
-def warrant(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WARRANT_DB": ""}
-    return subprocess.run(
-        [WARRANT, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:

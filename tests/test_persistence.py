@@ -1,12 +1,16 @@
 """The same run against each checkpointer: memory, SQLite and the real PostgreSQL server."""
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from graph.build import compile_graph
-from graph.persistence import StorageUnavailable, open_saver, redact
+from graph.persistence import StorageUnavailable, open_run, open_saver, redact
+from lab import LAB_DIR
+from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
+from tools.records import load_scenario
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
@@ -65,3 +69,40 @@ def test_an_unreachable_postgres_is_reported_without_its_password():
 def test_redact_hides_only_the_password():
     assert redact("postgresql://u:pw@h:5/d") == "postgresql://u:***@h:5/d"
     assert redact("postgresql://u@h/d") == "postgresql://u@h/d"
+
+
+@dataclass
+class CrashingChooser:
+    """Proposes like the scripted baseline, but the process 'dies' when asked on `crash_turn`."""
+
+    crash_turn: int | None
+    actor: str = "chooser:scripted"
+
+    def choose(self, view):
+        if view.turn == self.crash_turn:
+            raise KeyboardInterrupt("simulated crash")
+        return ScriptedChooser(load_scenario(LAB_DIR / "R42.toml").script).choose(view)
+
+
+def test_embedded_invoke_none_continues_a_crashed_run(durable_db):
+    config = {"configurable": {"thread_id": "embedded"}}
+    with open_run(durable_db, "embedded") as saver:
+        graph = compile_graph(saver)
+        crashing = WarrantContext(choosers={"s": CrashingChooser(crash_turn=3)})
+        with pytest.raises(KeyboardInterrupt):
+            graph.invoke(
+                {"scenario": "R42", "chooser": "s"}, config, durability="sync", context=crashing
+            )
+    with open_run(durable_db, "embedded") as saver:
+        graph = compile_graph(saver)
+        final = graph.invoke(
+            None,
+            config,
+            durability="sync",
+            context=WarrantContext(choosers={"s": CrashingChooser(None)}),
+        )
+    assert [item["ref"] for item in final["evidence"]] == ["E1", "E2", "E3"]
+    executed = [
+        event["payload"]["call_id"] for event in final["events"] if event["type"] == "executed"
+    ]
+    assert executed == ["c1", "c2", "c3"]

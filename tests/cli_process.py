@@ -1,0 +1,112 @@
+"""Running the installed `warrant` command in subprocesses, including paused and killed ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graph.build import compile_graph
+from graph.persistence import open_saver
+
+WARRANT = str(Path(sys.executable).with_name("warrant"))
+
+
+def warrant(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [WARRANT, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "WARRANT_DB": "", **(env or {})},
+    )
+
+
+def run_json(*args: str, cwd: Path) -> dict[str, Any]:
+    result = warrant(*args, "--json", "--quiet", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@dataclass
+class Paused:
+    """A `warrant` process stopped at a pause point (see graph/crashpoints.py)."""
+
+    process: subprocess.Popen[str]
+    signal_file: Path
+
+    def wait_paused(self, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.signal_file.exists():
+            if self.process.poll() is not None:
+                raise AssertionError(
+                    f"exited {self.process.returncode} before pausing: {self.process.stderr.read()}"
+                )
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no pause at {self.signal_file}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """kill -9, the whole process group."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def release(self) -> subprocess.CompletedProcess[str]:
+        self.signal_file.with_name(self.signal_file.name + ".release").touch()
+        stdout, stderr = self.process.communicate(timeout=180)
+        return subprocess.CompletedProcess(
+            self.process.args, self.process.returncode, stdout, stderr
+        )
+
+
+def start_paused(*args: str, point: str, cwd: Path) -> Paused:
+    signal_file = cwd / f"pause-{time.monotonic_ns()}"
+    env = {
+        **os.environ,
+        "WARRANT_DB": "",
+        "WARRANT_PAUSE_AT": point,
+        "WARRANT_PAUSE_FILE": str(signal_file),
+    }
+    process = subprocess.Popen(
+        [WARRANT, *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    return Paused(process, signal_file)
+
+
+def without_thread(handover: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in handover.items() if key != "thread_id"}
+
+
+def ledger(thread: str, db: str) -> list[dict[str, Any]]:
+    """A run's ledger as stored (read in-process; `warrant events` itself is tested in test_cli)."""
+    with open_saver(db) as saver:
+        return (
+            compile_graph(saver).get_state({"configurable": {"thread_id": thread}}).values["events"]
+        )
+
+
+def assert_exactly_once(events: list[dict[str, Any]], calls: set[str]) -> None:
+    """Seq numbers contiguous; each call executed once; each turn proposed once."""
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+    executed = Counter(
+        event["payload"]["call_id"] for event in events if event["type"] == "executed"
+    )
+    assert executed == Counter(dict.fromkeys(calls, 1))
+    proposed = Counter(event["turn"] for event in events if event["type"] == "proposed")
+    assert set(proposed.values()) == {1}

@@ -1,0 +1,214 @@
+"""Durable runs on the real PostgreSQL server: crashes, lost connections, leases, message identity."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+from graph.persistence import lease_name
+from tests.cli_process import (
+    assert_exactly_once,
+    ledger,
+    run_json,
+    start_paused,
+    warrant,
+    without_thread,
+)
+
+R42_CALLS = {"c1", "c2", "c3"}
+# Every node boundary of the R42 run: after admit, after each choose, after each guard, after each
+# execute, before the handover — and inside an execute whose tool ran but whose receipt was not saved.
+CRASH_POINTS = [
+    "before:choose@1",
+    "before:guard@1", "before:execute@c1", "after:execute@c1", "before:choose@2",
+    "before:guard@2", "before:execute@c2", "after:execute@c2", "before:choose@3",
+    "before:guard@3", "before:execute@c3", "before:choose@4",
+    "before:guard@4", "before:handover",
+]  # fmt: skip
+
+
+def test_a_run_killed_at_any_boundary_resumes_to_the_same_handover(postgres_url, tmp_path):
+    baseline = run_json("run", "R42", "--db", postgres_url, "--thread", "baseline", cwd=tmp_path)
+    paused = {
+        point: start_paused(
+            "run", "R42", "--db", postgres_url, "--thread", point, point=point, cwd=tmp_path
+        )
+        for point in CRASH_POINTS
+    }
+    for process in paused.values():
+        process.wait_paused()
+        process.kill()
+    for point in CRASH_POINTS:
+        resumed = run_json("resume", point, "--db", postgres_url, cwd=tmp_path)
+        assert without_thread(resumed) == without_thread(baseline), point
+        assert_exactly_once(ledger(point, postgres_url), R42_CALLS)
+
+
+def test_a_batch_killed_mid_way_runs_each_call_once(postgres_url, tmp_path, action_file):
+    batch = {"summary": "two reads", "tool_calls": [
+        {"id": "a", "name": "searchlogs", "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "UVM_ERROR"}},
+        {"id": "b", "name": "readspec", "args": {"path": "lab/spec/reset_controller.md", "section": "reset_release"}},
+    ]}  # fmt: skip
+    chooser = action_file([batch, {"summary": "stop", "message": {"kind": "stop"}}])
+    baseline = run_json(
+        "run", "R42", "--chooser", chooser, "--db", postgres_url, "--thread", "whole", cwd=tmp_path
+    )
+    process = start_paused(
+        "run",
+        "R42",
+        "--chooser",
+        chooser,
+        "--db",
+        postgres_url,
+        "--thread",
+        "cut",
+        point="after:execute@b",
+        cwd=tmp_path,
+    )
+    process.wait_paused()
+    process.kill()
+    resumed = run_json("resume", "cut", "--db", postgres_url, cwd=tmp_path)
+    assert without_thread(resumed) == without_thread(baseline)
+    assert [item["call_id"] for item in resumed["evidence"]] == ["a", "b"]
+    assert_exactly_once(ledger("cut", postgres_url), {"a", "b"})
+
+
+def terminate_lease(url: str, thread: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            (lease_name(thread),),
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_lost_connection_stops_with_exit_4_and_resumes_with_nothing_lost(postgres_url, tmp_path):
+    baseline = run_json("run", "R42", "--db", postgres_url, "--thread", "baseline", cwd=tmp_path)
+    process = start_paused(
+        "run",
+        "R42",
+        "--db",
+        postgres_url,
+        "--thread",
+        "cut",
+        point="after:execute@c2",
+        cwd=tmp_path,
+    )
+    process.wait_paused()
+    assert terminate_lease(postgres_url, "cut") == 1
+    stopped = process.release()
+    assert stopped.returncode == 4, stopped.stderr
+    assert "storage failed" in stopped.stderr and "warrant resume cut" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    resumed = run_json("resume", "cut", "--db", postgres_url, cwd=tmp_path)
+    assert without_thread(resumed) == without_thread(baseline)
+    assert_exactly_once(ledger("cut", postgres_url), R42_CALLS)
+
+
+def test_a_stale_worker_cannot_write_after_losing_its_lease(postgres_url, tmp_path):
+    stale = start_paused(
+        "run", "R42", "--db", postgres_url, "--thread", "t", point="after:execute@c2", cwd=tmp_path
+    )
+    stale.wait_paused()
+    assert terminate_lease(postgres_url, "t") == 1
+    fresh = run_json("resume", "t", "--db", postgres_url, cwd=tmp_path)
+    events_after_fresh = ledger("t", postgres_url)
+    assert stale.release().returncode == 4
+    assert ledger("t", postgres_url) == events_after_fresh
+    assert_exactly_once(events_after_fresh, R42_CALLS)
+    assert fresh["status"] == "stopped"
+
+
+@pytest.mark.parametrize("backend", ["postgres", "sqlite"])
+def test_two_workers_on_one_thread_exactly_one_advances(backend, tmp_path, request):
+    db = (
+        request.getfixturevalue("postgres_url")
+        if backend == "postgres"
+        else str(tmp_path / "w.sqlite")
+    )
+    crashed = start_paused(
+        "run", "R42", "--db", db, "--thread", "t", point="before:guard@2", cwd=tmp_path
+    )
+    crashed.wait_paused()
+    crashed.kill()
+    first = start_paused("resume", "t", "--db", db, point="before:execute@c2", cwd=tmp_path)
+    first.wait_paused()
+    second = warrant("resume", "t", "--db", db, cwd=tmp_path)
+    assert second.returncode == 2
+    assert (
+        "being advanced elsewhere" in second.stderr and len(second.stderr.strip().splitlines()) == 1
+    )
+    finished = first.release()
+    assert finished.returncode == 0, finished.stderr
+    assert_exactly_once(ledger("t", db), R42_CALLS)
+
+
+def test_a_message_id_replays_its_run_and_refuses_another_body(postgres_url, tmp_path):
+    first = run_json("run", "R42", "--db", postgres_url, "--message-id", "m-1", cwd=tmp_path)
+    events = ledger(first["thread_id"], postgres_url)
+    again = run_json("run", "R42", "--db", postgres_url, "--message-id", "m-1", cwd=tmp_path)
+    assert again == first
+    assert ledger(first["thread_id"], postgres_url) == events
+    conflict = warrant(
+        "run",
+        "R42",
+        "--db",
+        postgres_url,
+        "--message-id",
+        "m-1",
+        "--goal",
+        "Another question",
+        cwd=tmp_path,
+    )
+    assert conflict.returncode == 2 and "identity conflict" in conflict.stderr
+    assert ledger(first["thread_id"], postgres_url) == events
+
+
+def test_a_retried_message_continues_its_unfinished_run(postgres_url, tmp_path):
+    crashed = start_paused(
+        "run",
+        "R42",
+        "--db",
+        postgres_url,
+        "--message-id",
+        "m-2",
+        point="before:guard@3",
+        cwd=tmp_path,
+    )
+    crashed.wait_paused()
+    crashed.kill()
+    retried = run_json("run", "R42", "--db", postgres_url, "--message-id", "m-2", cwd=tmp_path)
+    assert retried["status"] == "stopped" and len(retried["evidence"]) == 3
+    assert_exactly_once(ledger(retried["thread_id"], postgres_url), R42_CALLS)
+
+
+def test_thread_and_message_id_together_are_refused(tmp_path):
+    result = warrant(
+        "run", "R42", "--thread", "x", "--message-id", "y", "--db", "memory", cwd=tmp_path
+    )
+    assert result.returncode == 2 and "not both" in result.stderr
+
+
+def checkpoint_rows(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        return dict(
+            conn.execute(
+                "SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id"
+            ).fetchall()
+        )
+
+
+def test_prune_keeps_the_latest_checkpoint_and_deletes_old_runs(postgres_url, tmp_path):
+    for thread in ("a", "b"):
+        run_json("run", "R42", "--db", postgres_url, "--thread", thread, cwd=tmp_path)
+    assert all(count > 1 for count in checkpoint_rows(postgres_url).values())
+    result = warrant("prune", "--keep-latest", "--db", postgres_url, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert checkpoint_rows(postgres_url) == {"a": 1, "b": 1}
+    shown = warrant("show", "a", "--db", postgres_url, "--json", cwd=tmp_path)
+    assert json.loads(shown.stdout)["status"] == "stopped"
+    assert warrant("prune", "--older-than", "0", "--db", postgres_url, cwd=tmp_path).returncode == 0
+    assert checkpoint_rows(postgres_url) == {}
+    assert warrant("show", "a", "--db", postgres_url, cwd=tmp_path).returncode == 2
