@@ -1,5 +1,6 @@
 """The same run against each checkpointer: memory, SQLite and the real PostgreSQL server."""
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 
 from graph.build import compile_graph
 from graph.persistence import StorageUnavailable, open_run, open_saver, redact
+from graph.retention import prune, thread_ids
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -106,3 +108,25 @@ def test_embedded_invoke_none_continues_a_crashed_run(durable_db):
         event["payload"]["call_id"] for event in final["events"] if event["type"] == "executed"
     ]
     assert executed == ["c1", "c2", "c3"]
+
+
+def test_sqlite_prune_keeps_the_latest_checkpoint_and_the_handover(tmp_path):
+    db = str(tmp_path / "w.sqlite")
+    first = run_r42(db, "a")
+    run_r42(db, "b")
+    with open_saver(db) as saver:
+        report = prune(saver, keep_latest=True, older_than_days=None, now=time.time())
+        rows = dict(
+            saver.conn.execute(
+                "SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id"
+            ).fetchall()
+        )
+        kept = compile_graph(saver).get_state({"configurable": {"thread_id": "a"}}).values
+    assert (report.pruned, rows) == (["a", "b"], {"a": 1, "b": 1})
+    assert kept["handover"] == first["handover"]
+    with open_saver(db) as saver:
+        assert prune(saver, keep_latest=False, older_than_days=0, now=time.time() + 1).deleted == [
+            "a",
+            "b",
+        ]
+        assert thread_ids(saver) == []
