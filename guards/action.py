@@ -84,11 +84,28 @@ def parse_action(raw: object) -> ActionDocument | Refusal:
             return _malformed(f"not JSON: {str(exc)[:120]}")
     if not isinstance(raw, dict):
         return _malformed(f"expected a JSON object, got {type(raw).__name__}")
+    if not _valid_unicode(raw):
+        return _malformed("the document contains invalid Unicode (a lone surrogate)")
     try:
         return ActionDocument.model_validate(raw)
     except (ValidationError, RecursionError) as exc:
         detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
         return _malformed(f"not an action document: {detail}")
+
+
+def _valid_unicode(value: Any, depth: int = 0) -> bool:
+    if depth > 64:
+        return True  # deeper structures are refused by the schema anyway
+    if isinstance(value, str):
+        return not any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, dict):
+        return all(
+            _valid_unicode(key, depth + 1) and _valid_unicode(item, depth + 1)
+            for key, item in value.items()
+        )
+    if isinstance(value, list):
+        return all(_valid_unicode(item, depth + 1) for item in value)
+    return True
 
 
 def _malformed(detail: str) -> Refusal:

@@ -54,4 +54,33 @@ class Refusal:
     def to_dict(self) -> dict[str, Any]:
         record = asdict(self)
         record["code"] = self.code.value
+        record["call"] = bounded(self.call)
         return record
+
+
+INT64 = 1 << 63
+
+
+def bounded(value: Any, depth: int = 0) -> Any:
+    """A proposal fragment safe to store and show: small, valid Unicode, 64-bit ints.
+
+    Offending proposals are recorded as evidence of what was refused, but they are hostile input:
+    a huge integer or a lone surrogate would otherwise break the checkpoint serializer.
+    """
+    if depth > 8:
+        return "…"
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if -INT64 <= value < INT64 else f"<int of {len(str(abs(value)))} digits>"
+    if isinstance(value, str):
+        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text if len(text) <= 500 else text[:499] + "…"
+    if isinstance(value, dict):
+        return {
+            bounded(str(key), depth + 1): bounded(item, depth + 1)
+            for key, item in list(value.items())[:50]
+        }
+    if isinstance(value, list | tuple):
+        return [bounded(item, depth + 1) for item in list(value)[:50]]
+    return bounded(repr(value), depth + 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.runtime import Runtime
 
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
@@ -50,11 +51,23 @@ def view_of(state: dict[str, Any], scenario: Scenario, turn: int, at: float) -> 
     )
 
 
+_SERIALIZER = JsonPlusSerializer()
+
+
 def recordable(raw: Proposal) -> Any:
-    """The proposal as JSON-able data; anything else is recorded as text for the guard to refuse."""
+    """The proposal exactly as the guard will see it, also after a resume: JSON data, or JSON text
+    when the data would not survive the checkpoint serializer unchanged (integers beyond 64 bits,
+    lone surrogates). The guard parses both the same way; what is not JSON at all is recorded as
+    text for the guard to refuse."""
     if isinstance(raw, str):
-        return raw
+        return raw.encode("utf-8", "backslashreplace").decode("utf-8")
     try:
-        return json.loads(json.dumps(raw, allow_nan=False))
+        text = json.dumps(raw, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return repr(raw)[:4096]
+    data = json.loads(text)
+    try:
+        survives = _SERIALIZER.loads_typed(_SERIALIZER.dumps_typed(data)) == data
+    except (TypeError, ValueError, UnicodeError):
+        survives = False
+    return data if survives else text

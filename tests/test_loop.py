@@ -332,3 +332,41 @@ def test_the_history_tool_reads_the_lab_history():
     e3 = state["evidence"][2]
     assert e3["record"] == R42_HISTORY
     assert [line["text"][:3] for line in e3["excerpt"][1:]] == [f"R{n}" for n in range(35, 43)]
+
+
+@dataclass
+class Hostile:
+    """Proposes values the checkpoint serializer cannot store as they are."""
+
+    actor: str = "chooser:hostile"
+
+    def choose(self, view: ChooserView):
+        if view.turn == 1:
+            return {"summary": "x\ud800", "message": {"kind": "stop", "text": "\ud800"}}
+        if view.turn == 2:
+            return call("c1", "searchlogs", path=R42_LOG, query="reset_smoke", limit=2**70)
+        return stop()
+
+
+def test_unstorable_proposals_are_recorded_as_text_and_refused(tmp_path):
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "h.sqlite", check_same_thread=False))
+    state = run_embedded(
+        "R42",
+        "hostile",
+        checkpointer=saver,
+        context=WarrantContext(choosers={"hostile": Hostile()}),
+    )
+    assert refusal_codes(state) == [
+        ("malformed_action", "guard"),
+        ("invalid_argument", "tool:searchlogs"),
+    ]
+    assert state["refusals"][1]["call"]["args"]["limit"] == "<int of 22 digits>"
+    proposals = [
+        event["payload"]["raw"] for event in state["events"] if event["type"] == "proposed"
+    ]
+    assert isinstance(proposals[0], str) and "\\ud800" in proposals[0]
+    assert state["status"] == "stopped"
