@@ -1,7 +1,8 @@
 """The wiring: nodes and edges of the governed loop (DESIGN §2). No logic lives here.
 
 START → admit → choose → guard ─┬─ approved calls → execute (one task per call) → choose
-                               ├─ refused → choose
+                               ├─ refused, or a question answered → choose
+                               ├─ needs a person → human (one interrupt per interaction) → guard
                                └─ stop / budget / deadline / refusal limit → handover → END
 """
 
@@ -18,6 +19,7 @@ from nodes.choose import choose
 from nodes.execute import execute
 from nodes.guard import guard, route_after_guard
 from nodes.handover import handover
+from nodes.human import human
 
 
 def build() -> StateGraph:
@@ -29,14 +31,18 @@ def build() -> StateGraph:
         ("choose", choose),
         ("guard", guard),
         ("execute", execute),
+        ("human", human),
         ("handover", handover),
     ):
         builder.add_node(name, pausable(name, node))
     builder.add_edge(START, "admit")
     builder.add_edge("admit", "choose")
     builder.add_edge("choose", "guard")
-    builder.add_conditional_edges("guard", route_after_guard, ["execute", "choose", "handover"])
+    builder.add_conditional_edges(
+        "guard", route_after_guard, ["execute", "human", "choose", "handover"]
+    )
     builder.add_edge("execute", "choose")
+    builder.add_edge("human", "guard")
     builder.add_edge("handover", END)
     return builder
 

@@ -16,10 +16,11 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.identity import check_message_id
+from graph.interactions import reply_from_options
 from graph.persistence import default_db
 from graph.render import event_summary, handover_markdown
 from graph.retention import prune as prune_runs
-from graph.runner import RunError, admit_request, reading_graph, start
+from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
 from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
@@ -64,12 +65,15 @@ def progress(quiet: bool) -> Any:
     return show
 
 
-def finish(values: dict[str, Any], json_output: bool) -> None:
-    """Print the handover (exit 0)."""
+def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
+    """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
+    handover = outcome.handover
     if json_output:
-        print_json(values["handover"])
+        print_json(handover)
     else:
-        sys.stdout.write(handover_markdown(values["handover"]))
+        sys.stdout.write(handover_markdown(handover))
+    if outcome.pending:
+        raise typer.Exit(waiting_code)
 
 
 @app.command()
@@ -99,56 +103,102 @@ def run(
         if message_id is not None:
             check_message_id(message_id)
         request = admit_request(scenario, goal, chooser, thread, message_id)
-        values = start(request, db or default_db(), progress(quiet))
+        result = start(request, db or default_db(), progress(quiet))
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:
         fail(exc.code, str(exc))
-    finish(values, json_output)
+    finish(result, json_output)
 
 
 @app.command()
 def resume(
     thread_id: ThreadArgument,
+    answer: Annotated[str | None, typer.Option(help="Answer the pending question.")] = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Approve the pending call.")] = False,
+    reject: Annotated[
+        bool, typer.Option("--reject", help="Reject the pending call; it never runs.")
+    ] = False,
+    edit: Annotated[
+        str | None,
+        typer.Option(help="Approve the pending call with these arguments (JSON), checked again."),
+    ] = None,
+    interaction: Annotated[
+        str | None,
+        typer.Option(help="The interaction the reply is for (when several are pending)."),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Continue a run from its last checkpoint (after a crash, a kill or a lost connection)."""
+    """Continue a run: after a crash or a lost connection, or with a person's reply."""
+    replying = (
+        answer is not None or approve or reject or edit is not None or interaction is not None
+    )
+    reply = (
+        (lambda kind: reply_from_options(kind, answer, approve, reject, edit)) if replying else None
+    )
     try:
-        values = resume_run(thread_id, db or default_db(), progress(quiet))
+        result = resume_run(thread_id, db or default_db(), progress(quiet), reply, interaction)
     except RunError as exc:
         fail(exc.code, str(exc))
-    finish(values, json_output)
+    finish(result, json_output)
 
 
-def stored_values(thread_id: str, db: str | None) -> dict[str, Any]:
+def stored_outcome(thread_id: str, db: str | None) -> Outcome:
     try:
         with reading_graph(db or default_db()) as graph:
-            values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+            result = outcome(graph, {"configurable": {"thread_id": thread_id}})
     except RunError as exc:
         fail(exc.code, str(exc))
-    if not values:
+    if not result.values:
         fail(2, f"no run with thread id {thread_id!r} in {db or default_db()}")
-    return values
+    return result
 
 
 @app.command()
 def show(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
-    """Print the handover of a finished run."""
-    values = stored_values(thread_id, db)
-    if "handover" not in values:
+    """Print a run's handover (or the handover so far, when it waits for a person)."""
+    result = stored_outcome(thread_id, db)
+    if "handover" not in result.values and not result.pending:
         fail(
             2,
-            f"run {thread_id!r} has no handover yet (turn {values.get('turn', 0)}); `warrant resume {thread_id}`",
+            f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
         )
-    finish(values, json_output)
+    finish(result, json_output, waiting_code=0)
+
+
+@app.command()
+def inbox(db: DbOption = None, json_output: JsonOption = False) -> None:
+    """List the interactions waiting for a person, across runs."""
+    try:
+        rows = waiting(db or default_db(), time.time())
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if json_output:
+        print_json(rows)
+        return
+    table = Table(
+        "scenario", "thread", "turn", "interaction", "waiting for", "age", box=None, show_edge=False
+    )
+    for row in rows:
+        table.add_row(
+            row["scenario"],
+            row["thread"],
+            str(row["turn"]),
+            row["interaction_id"],
+            row["summary"],
+            f"{row['age_s']:.0f}s",
+        )
+    Console(highlight=False, soft_wrap=True).print(
+        table if rows else "Nothing is waiting for a person."
+    )
 
 
 @app.command()
 def events(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
-    ledger = stored_values(thread_id, db).get("events", [])
+    ledger = stored_outcome(thread_id, db).values.get("events", [])
     if json_output:
         print_json(ledger)
         return

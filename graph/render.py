@@ -33,10 +33,40 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
     lines += ["", "## Refusals", ""]
     lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
+    lines += _pending_markdown(handover.get("pending", []))
     return "\n".join(lines) + "\n"
 
 
+def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:
+    if not pending:
+        return []
+    lines = ["", "## Waiting for a person", ""]
+    for interaction in pending:
+        lines.append(
+            f"- `{interaction['interaction_id']}` (turn {interaction['turn']}): {interaction_summary(interaction)}"
+        )
+    thread = pending[0]["thread"]
+    lines += [
+        "",
+        f"Reply with `warrant resume {thread} --answer TEXT` (a question) or `--approve`, `--reject`,",
+    ]
+    lines += ["`--edit JSON` (an approval), adding `--interaction ID` when several are pending."]
+    return lines
+
+
+def interaction_summary(interaction: Mapping[str, Any]) -> str:
+    if interaction["kind"] == "question":
+        return f"question: {interaction['question']}"
+    call = interaction["call"]
+    args = json.dumps(call["args"], ensure_ascii=False)
+    return (
+        f"approve call {call['id']} {call['name']}({args}) on {', '.join(interaction['records'])}?"
+    )
+
+
 def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
+    if item.get("kind") == "human_answer":
+        return _answer_markdown(item)
     args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
     lines = [
         "",
@@ -53,6 +83,16 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
         note = FLAG_NOTES.get(flag, flag)
         lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
     return lines
+
+
+def _answer_markdown(item: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"### {item['ref']} · a person's answer (not a verified observation)",
+        f"Question: {item['args']['question']}",
+        "",
+    ]
+    return lines + [f"> {line['text']}" for line in item["excerpt"]]
 
 
 def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
@@ -91,6 +131,13 @@ def event_summary(event: Mapping[str, Any]) -> str:
         return (
             f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}"
         )
+    if kind == "interrupted":
+        interaction = payload["interaction"]
+        return f"{interaction['interaction_id']} · {interaction_summary(interaction)}"
+    if kind == "resumed":
+        reply = payload["reply"]
+        said = reply.get("answer") or reply.get("decision")
+        return f"{payload['interaction_id']} · {str(said)[:100]}"
     if kind == "handover":
         return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
     if kind == "stopped":
@@ -100,7 +147,10 @@ def event_summary(event: Mapping[str, Any]) -> str:
 
 def _proposal_summary(raw: Any) -> str:
     if isinstance(raw, str):
-        return f"text: {raw[:120]!r}"
+        try:
+            raw = json.loads(raw)
+        except (ValueError, RecursionError):
+            return f"text: {raw[:120]!r}"
     if not isinstance(raw, dict):
         return repr(raw)[:120]
     calls = raw.get("tool_calls")

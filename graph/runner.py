@@ -18,13 +18,19 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.build import compile_graph
 from graph.identity import thread_for_message
+from graph.interactions import InteractionError, pending_of, resume_command
 from graph.persistence import RunBusy, StorageUnavailable, open_run, open_saver
+from graph.render import interaction_summary
+from graph.retention import thread_ids
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
 from nodes.context import WarrantContext
+from nodes.handover import build_handover
 
 OnEvent = Callable[[dict[str, Any]], None]
+Reply = Callable[[str], dict[str, Any]]
+"""Builds a reply body for an interaction of the given kind (`question` or `approval`)."""
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
 
 
@@ -34,6 +40,25 @@ class RunError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a run stands after being advanced: its state and what waits for a person."""
+
+    values: dict[str, Any]
+    pending: list[dict[str, Any]]
+
+    @property
+    def handover(self) -> dict[str, Any]:
+        """The handover, or the handover so far (`awaiting_human`) with the pending interactions."""
+        if self.pending:
+            thread = self.pending[0]["thread"]
+            return {
+                **build_handover({**self.values, "status": "awaiting_human"}, thread),
+                "pending": self.pending,
+            }
+        return {**self.values["handover"], "pending": []}
 
 
 @dataclass(frozen=True)
@@ -103,7 +128,12 @@ def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
         raise RunError(4, f"storage failed: {exc}") from None
 
 
-def start(request: RunRequest, db: str, on_event: OnEvent) -> dict[str, Any]:
+def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
+    snapshot = graph.get_state(config)
+    return Outcome(snapshot.values, [interaction for _, interaction in pending_of(snapshot)])
+
+
+def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead."""
     config = _config(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
@@ -122,22 +152,37 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> dict[str, Any]:
             advance(graph, request.as_input(), config, request.thread_id, on_event)
         elif is_unfinished(graph, config):
             advance(graph, None, config, request.thread_id, on_event)
-        return graph.get_state(config).values
+        return outcome(graph, config)
 
 
-def resume(thread_id: str, db: str, on_event: OnEvent) -> dict[str, Any]:
-    """Continue a run from its last checkpoint; completed calls are never executed again."""
+def resume(
+    thread_id: str,
+    db: str,
+    on_event: OnEvent,
+    reply: Reply | None = None,
+    interaction_id: str | None = None,
+) -> Outcome:
+    """Continue a run from its last checkpoint (completed calls never run again), delivering a
+    person's reply to the named or the only pending interaction."""
     config = _config(thread_id)
     with leased_graph(db, thread_id) as graph:
-        if not graph.get_state(config).values:
+        snapshot = graph.get_state(config)
+        if not snapshot.values:
             raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
-        if is_unfinished(graph, config):
+        if reply is not None:
+            try:
+                command = resume_command(snapshot, reply, interaction_id)
+            except InteractionError as exc:
+                raise RunError(2, str(exc)) from None
+            advance(graph, command, config, thread_id, on_event)
+        elif snapshot.next and not snapshot.interrupts:
             advance(graph, None, config, thread_id, on_event)
-        return graph.get_state(config).values
+        return outcome(graph, config)
 
 
 def is_unfinished(graph: CompiledStateGraph, config: dict[str, Any]) -> bool:
-    return bool(graph.get_state(config).next)
+    snapshot = graph.get_state(config)
+    return bool(snapshot.next) and not snapshot.interrupts
 
 
 def advance(
@@ -153,8 +198,9 @@ def advance(
             run_input, config, stream_mode="updates", durability="sync", context=WarrantContext()
         ):
             for node_update in update.values():
-                for event in (node_update or {}).get("events", []):
-                    on_event(event)
+                if isinstance(node_update, dict):  # an interrupt arrives as a tuple, not an update
+                    for event in node_update.get("events", []):
+                        on_event(event)
     except ChooserError as exc:
         raise RunError(
             4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"
@@ -168,3 +214,23 @@ def advance(
 
 def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
+
+
+def waiting(db: str, at: float) -> list[dict[str, Any]]:
+    """Every interaction waiting for a person in the store, oldest first."""
+    rows = []
+    with reading_graph(db) as graph:
+        for thread_id in thread_ids(graph.checkpointer):
+            result = outcome(graph, _config(thread_id))
+            for interaction in result.pending:
+                rows.append({
+                    "scenario": result.values.get("grant", {}).get("id", "?"),
+                    "thread": thread_id,
+                    "turn": interaction["turn"],
+                    "interaction_id": interaction["interaction_id"],
+                    "kind": interaction["kind"],
+                    "summary": interaction_summary(interaction),
+                    "age_s": max(0.0, at - interaction["asked_at"]),
+                    "interaction": interaction,
+                })  # fmt: skip
+    return sorted(rows, key=lambda row: -row["age_s"])

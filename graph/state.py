@@ -29,6 +29,11 @@ def append_events(
     return [*existing, *({**event, "seq": start + offset + 1} for offset, event in enumerate(new))]
 
 
+def merge_replies(existing: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A reply, once accepted, is final: a second reply to the same interaction changes nothing."""
+    return {**new, **existing}
+
+
 def append(existing: list[Any], new: list[Any]) -> list[Any]:
     return [*existing, *new]
 
@@ -72,6 +77,11 @@ class WarrantState(TypedDict, total=False):
     refused_choices: int
     hypotheses: list[dict[str, Any]]
     """The chooser's closing statements, each citing existing refs."""
+    pending: list[dict[str, Any]]
+    """Interactions waiting for a person: questions, or calls waiting for approval."""
+    replies: Annotated[dict[str, dict[str, Any]], merge_replies]
+    """Accepted replies by interaction id."""
+    questions_asked: int
     stop_text: str
     status: str
     events: Annotated[list[dict[str, Any]], append_events]

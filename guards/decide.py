@@ -5,14 +5,15 @@ Checks run in this fixed order; the first that fails decides (per call for steps
 1. step budget      — the choice after the last budgeted turn       → step_budget_exhausted (ends)
 2. deadline         — the scenario's deadline has passed            → deadline_passed (ends)
 3. schema           — an action document, exactly one outcome       → malformed_action
-4. message          — stop (hypotheses cite existing refs) / others → unknown_reference, unsupported_message
+4. message          — stop: hypotheses cite existing refs          → unknown_reference
+                      ask_user: within the question budget         → question_budget_exhausted
 5. catalog          — the tool is in this profile                   → unknown_tool
 6. arguments        — the tool's strict argument model              → invalid_argument (tool)
 7. call identity    — a used call id with other arguments           → duplicate_call_id
 8. records          — exact ids in the scenario's registry          → unapproved_record (tool)
 9. repetition       — the same call as one already executed         → repeated_request
 10. evidence budget — the batch would exceed the evidence budget    → evidence_budget_exhausted
-11. approval        — a record that needs a person's approval       → approval_required
+11. approval        — a record or tool that needs a person's approval → waits (outcome `approval`)
 
 The whole batch is validated before any call runs: one refused call refuses the batch. A refused choice
 beyond the scenario's refusal limit ends the run with `refusal_limit`. `decide` never raises.
@@ -34,7 +35,7 @@ from tools.errors import RecordRefusal
 from tools.records import Scenario
 from tools.validation import describe_validation_error
 
-Outcome = Literal["execute", "refused", "stop", "end"]
+Outcome = Literal["execute", "refused", "stop", "end", "ask", "approval"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class GuardContext:
     """Call id → signature of every call that already has a receipt."""
     refused_choices: int = 0
     """Earlier choices that were refused."""
+    questions_asked: int = 0
+    person_approved: frozenset[str] = frozenset()
+    """Call ids a person approved (or edited) for this proposal; they do not wait again."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,10 @@ class Decision:
     status: str | None = None
     """The run's terminal status for `stop` and `end`."""
     stop: StopMessage | None = None
+    question: str | None = None
+    """For `ask`: the question for a person."""
+    needs_person: tuple[str, ...] = ()
+    """For `approval`: the ids of the calls (of `calls`) that wait for a person's decision."""
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
@@ -95,8 +103,10 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
 def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     message = document.message
     if not isinstance(message, StopMessage):
-        detail = f"message kind {message.kind!r} is not available in this run"
-        return _refused(ctx, [Refusal(RefusalCode.UNSUPPORTED_MESSAGE, GUARD, detail)])
+        if ctx.questions_asked >= ctx.scenario.budget.questions:
+            detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
+            return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
+        return Decision("ask", question=message.question)
     cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
     missing = sorted(cited - ctx.evidence_refs)
     if missing:
@@ -121,15 +131,18 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
         seen_signatures.add(checked.signature)
     if refusals:
         return _refused(ctx, refusals)
-    room = ctx.scenario.budget.evidence - len(ctx.evidence_refs)
+    room = ctx.scenario.budget.evidence - sum(ref.startswith("E") for ref in ctx.evidence_refs)
     if len(approved) > room:
         detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
         refusal = Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail)
         return _refused(ctx, [refusal])
-    needs_person = [call for call in approved if _needs_approval(call, ctx.scenario)]
+    needs_person = tuple(
+        call.id
+        for call in approved
+        if call.id not in ctx.person_approved and _needs_approval(call, ctx.scenario, catalog)
+    )
     if needs_person:
-        refusals = [_approval_required(call) for call in needs_person]
-        return _refused(ctx, refusals)
+        return Decision("approval", calls=tuple(approved), needs_person=needs_person)
     return Decision("execute", calls=tuple(approved))
 
 
@@ -169,19 +182,29 @@ def _check_call(
     return ApprovedCall(call.id, spec.name, validated, records, signature)
 
 
+def decide_after_people(
+    summary: str, calls: list[dict[str, Any]], rejections: list[Refusal], ctx: GuardContext
+) -> Decision:
+    """Re-decide a batch after people decided on it: a rejection refuses it; otherwise the (possibly
+    edited) calls pass every check again, with the calls a person approved no longer waiting."""
+    if rejections:
+        return _refused(ctx, rejections)
+    tool_calls = [{"id": call["id"], "name": call["name"], "args": call["args"]} for call in calls]
+    return decide({"summary": summary, "tool_calls": tool_calls}, ctx)
+
+
 def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
     """Canonical text of a call: the same tool with the same validated arguments."""
     return json.dumps({"name": name, "args": validated_args}, sort_keys=True, separators=(",", ":"))
 
 
-def _needs_approval(call: ApprovedCall, scenario: Scenario) -> bool:
-    return any(scenario.records[record].approval == "human" for record in call.records.values())
-
-
-def _approval_required(call: ApprovedCall) -> Refusal:
-    detail = f"{call.name} on {', '.join(call.records.values())} needs a person's approval"
-    offending = {"id": call.id, "name": call.name, "args": call.args}
-    return Refusal(RefusalCode.APPROVAL_REQUIRED, GUARD, detail, offending)
+def _needs_approval(
+    call: ApprovedCall, scenario: Scenario, catalog: Mapping[str, ToolSpec]
+) -> bool:
+    records = (scenario.records[record] for record in call.records.values())
+    return catalog[call.name].needs_approval or any(
+        record.approval == "human" for record in records
+    )
 
 
 def _refused(ctx: GuardContext, refusals: list[Refusal]) -> Decision:

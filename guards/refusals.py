@@ -20,16 +20,17 @@ class RefusalCode(StrEnum):
     # Owned by the guard.
     MALFORMED_ACTION = "malformed_action"
     UNKNOWN_TOOL = "unknown_tool"
-    UNSUPPORTED_MESSAGE = "unsupported_message"
     UNKNOWN_REFERENCE = "unknown_reference"
     STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
     EVIDENCE_BUDGET_EXHAUSTED = "evidence_budget_exhausted"
     DEADLINE_PASSED = "deadline_passed"
     REPEATED_REQUEST = "repeated_request"
     DUPLICATE_CALL_ID = "duplicate_call_id"
-    APPROVAL_REQUIRED = "approval_required"
-    # Owned by the human node.
+    QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
+    # Owned by a person, or by the human node that receives their reply.
+    REJECTED = "rejected"
     INTERACTION_MISMATCH = "interaction_mismatch"
+    MALFORMED_REPLY = "malformed_reply"
 
 
 GUARD = "guard"

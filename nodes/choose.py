@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
+from nodes.evidence import observations
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
 from tools.records import Scenario
@@ -45,7 +46,7 @@ def view_of(state: dict[str, Any], scenario: Scenario, turn: int, at: float) -> 
         refusals=tuple(state.get("refusals", [])),
         budget_left={
             "steps": budget.steps - turn + 1,
-            "evidence": budget.evidence - len(evidence),
+            "evidence": budget.evidence - len(observations(evidence)),
             "seconds": max(0.0, state["deadline_at"] - at),
         },
     )

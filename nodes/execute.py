@@ -13,9 +13,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import WarrantContext, event, now
+from nodes.evidence import evidence_item
 from tools.catalog import tools_of
 from tools.errors import RecordRefusal
-from tools.excerpt import Excerpt
 from tools.records import Record
 
 
@@ -39,34 +39,3 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
         call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
     )  # fmt: skip
     return {"evidence": [item], "events": [done]}
-
-
-def evidence_item(
-    call: dict[str, Any],
-    records: dict[str, Record],
-    excerpt: Excerpt | None,
-    error: RecordRefusal | None,
-    turn: int,
-) -> dict[str, Any]:
-    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen."""
-    primary = next(iter(records.values()))
-    sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
-    base = {
-        "ref": call["ref"],
-        "call_id": call["id"],
-        "turn": turn,
-        "tool": call["name"],
-        "args": call["args"],
-        "record": primary.id,
-        "sha256": primary.sha256,
-        "sources": sources,
-    }
-    if error is not None:
-        return {**base, "summary": f"could not be read: {error.detail}", "excerpt": [],
-                "truncated": False, "flags": [], "error": error.code}  # fmt: skip
-    lines = [
-        {"line": line.number, "text": line.text, "flags": list(line.flags)}
-        for line in excerpt.lines
-    ]
-    return {**base, "summary": excerpt.summary, "excerpt": lines,
-            "truncated": excerpt.truncated, "flags": list(excerpt.flags), "error": None}  # fmt: skip

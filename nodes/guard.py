@@ -1,67 +1,116 @@
-"""The guard node: the only way from a proposal to a tool. It asks `guards.decide` and records.
+"""The guard node: the only way from a proposal to a tool. It asks `guards` and records.
 
 Approved calls fan out with `Send`, one task per call, each carrying its pre-assigned evidence ref
 (refs follow call order, so a recovered run numbers its evidence exactly as an uninterrupted one).
+A question or a call that needs a person becomes a pending interaction, written here — before the
+human node's `interrupt()` — so that nothing is recorded twice when that node re-runs on resume.
+When every pending interaction has its reply, the guard resolves them: an answer becomes evidence
+H1, H2, …; approved or edited calls are checked again like any proposal.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from typing import Any, Literal
 
+from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from guards.decide import Decision, GuardContext, call_signature, decide
+from guards.decide import Decision, GuardContext, call_signature, decide, decide_after_people
+from guards.human import apply_decisions
 from nodes.context import WarrantContext, event, now
+from nodes.evidence import answer_item, observations
 from tools.records import Scenario
 
 GUARD = "guard"
 
 
-def guard(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
-    scenario = Scenario.model_validate(state["grant"])
-    evidence = state.get("evidence", [])
-    turn = state["turn"]
+def guard(
+    state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
+) -> dict[str, Any]:
     at = now(runtime)
-    context = GuardContext(
-        scenario=scenario,
-        turn=turn,
+    thread = config["configurable"].get("thread_id", "")
+    if state.get("pending"):
+        return _resolve(state, thread, at)
+    return record(decide(state["proposal"]["raw"], context_for(state, at)), state, thread, at)
+
+
+def context_for(
+    state: dict[str, Any], at: float, person_approved: frozenset[str] = frozenset()
+) -> GuardContext:
+    evidence = state.get("evidence", [])
+    return GuardContext(
+        scenario=Scenario.model_validate(state["grant"]),
+        turn=state["turn"],
         now=at,
         deadline_at=state["deadline_at"],
         evidence_refs=frozenset(item["ref"] for item in evidence),
-        executed={item["call_id"]: call_signature(item["tool"], item["args"]) for item in evidence},
+        executed={
+            item["call_id"]: call_signature(item["tool"], item["args"])
+            for item in observations(evidence)
+        },
         refused_choices=state.get("refused_choices", 0),
+        questions_asked=state.get("questions_asked", 0),
+        person_approved=person_approved,
     )
-    return record(decide(state["proposal"]["raw"], context), state, turn, at)
 
 
-def record(decision: Decision, state: dict[str, Any], turn: int, at: float) -> dict[str, Any]:
-    """The state update and ledger entries for one decision."""
-    first_ref = len(state.get("evidence", [])) + 1
-    calls = [
-        {
-            "id": call.id,
-            "name": call.name,
-            "args": call.args,
-            "records": call.records,
-            "ref": f"E{first_ref + index}",
+def _resolve(state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
+    """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
+    pending, replies = state["pending"], state.get("replies", {})
+    if any(interaction["interaction_id"] not in replies for interaction in pending):
+        return {"decision": {**state["decision"], "outcome": "await"}}
+    turn = state["turn"]
+    questions = [interaction for interaction in pending if interaction["kind"] == "question"]
+    if questions:
+        first = sum(item["ref"].startswith("H") for item in state.get("evidence", [])) + 1
+        answers = [
+            answer_item(question, replies[question["interaction_id"]], f"H{first + index}")
+            for index, question in enumerate(questions)
+        ]
+        return {
+            "pending": [],
+            "evidence": answers,
+            "decision": {"turn": turn, "outcome": "answered", "calls": [], "status": None},
         }
-        for index, call in enumerate(decision.calls)
+    decisions = {
+        interaction["call"]["id"]: replies[interaction["interaction_id"]] for interaction in pending
+    }
+    calls, approved, rejections = apply_decisions(state["decision"]["calls"], decisions)
+    decision = decide_after_people(
+        state["decision"]["summary"], calls, rejections, context_for(state, at, approved)
+    )
+    return {**record(decision, state, thread, at), "pending": []}
+
+
+def record(decision: Decision, state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
+    """The state update and ledger entries for one decision."""
+    turn = state["turn"]
+    calls = [
+        {"id": call.id, "name": call.name, "args": call.args, "records": call.records}
+        for call in decision.calls
     ]
+    if decision.outcome == "execute":
+        first_ref = len(observations(state.get("evidence", []))) + 1
+        calls = [{**call, "ref": f"E{first_ref + index}"} for index, call in enumerate(calls)]
     refusals = [{"turn": turn, **refusal.to_dict()} for refusal in decision.refusals]
     events = [
         event("refused", turn, GUARD, at, **refusal.to_dict()) for refusal in decision.refusals
     ]
-    events += [event("approved", turn, GUARD, at, call=call) for call in calls]
+    if decision.outcome == "execute":
+        events += [event("approved", turn, GUARD, at, call=call) for call in calls]
     update: dict[str, Any] = {
         "decision": {
             "turn": turn,
             "outcome": decision.outcome,
             "calls": calls,
             "status": decision.status,
+            "summary": _summary(state),
         },
         "refusals": refusals,
-        "events": events,
     }
     if refusals:
         update["refused_choices"] = state.get("refused_choices", 0) + 1
@@ -70,13 +119,61 @@ def record(decision: Decision, state: dict[str, Any], turn: int, at: float) -> d
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = [hypothesis.model_dump() for hypothesis in decision.stop.hypotheses]
+    interactions = _interactions(decision, calls, thread, turn, at)
+    if interactions:
+        update["pending"] = interactions
+        events += [
+            event("interrupted", turn, GUARD, at, interaction=interaction)
+            for interaction in interactions
+        ]
+        if decision.outcome == "ask":
+            update["questions_asked"] = state.get("questions_asked", 0) + 1
+    update["events"] = events
     return update
 
 
+def _interactions(
+    decision: Decision, calls: list[dict[str, Any]], thread: str, turn: int, at: float
+) -> list[dict[str, Any]]:
+    base = {"thread": thread, "turn": turn, "asked_at": at}
+    if decision.outcome == "ask":
+        return [
+            {
+                "interaction_id": interaction_id(thread, turn, "question"),
+                "kind": "question",
+                **base,
+                "question": decision.question,
+            }
+        ]
+    return [
+        {"interaction_id": interaction_id(thread, turn, call["id"]), "kind": "approval", **base,
+         "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values())}
+        for call in calls
+        if call["id"] in decision.needs_person
+    ]  # fmt: skip
+
+
+def interaction_id(thread: str, turn: int, subject: str) -> str:
+    """Stable and unique across threads: the same pending interaction always has the same id."""
+    return "ix-" + hashlib.sha256(f"{thread}\x00{turn}\x00{subject}".encode()).hexdigest()[:16]
+
+
+def _summary(state: dict[str, Any]) -> str:
+    """The proposal's summary, kept with a batch that waits for people and is re-decided later."""
+    raw = state.get("proposal", {}).get("raw")
+    if isinstance(raw, str):
+        with contextlib.suppress(ValueError, RecursionError):
+            raw = json.loads(raw)
+    summary = raw.get("summary") if isinstance(raw, dict) else None
+    return summary if isinstance(summary, str) and summary else "proposal"
+
+
 def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "handover"]:
-    """Approved calls → one `execute` task each; refused → choose again; stop or end → handover."""
+    """Approved calls → one `execute` task each; a person needed → one `human` task per pending
+    interaction; refused or answered → choose again; stop or end → handover."""
     decision = state["decision"]
-    if decision["outcome"] == "execute":
+    outcome = decision["outcome"]
+    if outcome == "execute":
         grant = state["grant"]
         return [
             Send("execute", {
@@ -87,6 +184,13 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
             })
             for call in decision["calls"]
         ]  # fmt: skip
-    if decision["outcome"] == "refused":
+    if outcome in ("ask", "approval", "await"):
+        replies = state.get("replies", {})
+        return [
+            Send("human", {"interaction": interaction})
+            for interaction in state["pending"]
+            if interaction["interaction_id"] not in replies
+        ]
+    if outcome in ("refused", "answered"):
         return "choose"
     return "handover"

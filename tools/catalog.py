@@ -30,6 +30,8 @@ class ToolSpec:
     """The kind of record those fields must name."""
     run: Callable[[Any, Mapping[str, Record]], Excerpt]
     """Reads the records; called only by the executor, for calls the guard approved."""
+    needs_approval: bool = False
+    """Every use waits for a person's approval, whatever the record says."""
 
 
 SEARCHLOGS = ToolSpec(

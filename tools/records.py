@@ -53,6 +53,8 @@ class Budget(_Strict):
     """Evidence items the run may collect."""
     deadline_s: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 120
     """Seconds from admission after which choices are refused with `deadline_passed`."""
+    questions: Annotated[int, Field(ge=0, le=100)] = 3
+    """Questions the chooser may ask a person (`ask_user`)."""
     refusals: Annotated[int, Field(ge=1, le=1000)] | None = None
     """Refused choices the run tolerates; the next one ends it with `refusal_limit`.
     Default: the step budget (so by default the step budget ends a run that keeps being refused)."""

@@ -4,7 +4,8 @@ from dataclasses import replace
 
 import pytest
 
-from guards.decide import GuardContext, call_signature, decide
+from guards.decide import GuardContext, call_signature, decide, decide_after_people
+from guards.refusals import Refusal, RefusalCode
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tools.records import Budget
 
@@ -48,10 +49,6 @@ def test_a_valid_call_is_approved_with_its_record(ctx):
         (call("c1", "run_eda", cmd="rm -rf /"), ("unknown_tool", "guard")),
         (call("c1", "stadiff", before="a", after="b"), ("unknown_tool", "guard")),
         ("{not json", ("malformed_action", "guard")),
-        (
-            {"summary": "s", "message": {"kind": "ask_user", "question": "?"}},
-            ("unsupported_message", "guard"),
-        ),
         (stop(hypotheses=[{"statement": "x", "refs": ["E9"]}]), ("unknown_reference", "guard")),
     ],
 )
@@ -132,11 +129,62 @@ def test_the_evidence_budget_counts_the_whole_batch(ctx):
     assert codes(decide(batch, full)) == [("evidence_budget_exhausted", "guard")]
 
 
-def test_a_record_needing_approval_is_refused_without_an_approver(ctx, r42):
+def needing_approval(r42):
     record = r42.records[R42_LOG].model_copy(update={"approval": "human"})
-    scenario = r42.model_copy(update={"records": {**r42.records, R42_LOG: record}})
-    decision = decide(search(), replace(ctx, scenario=scenario))
-    assert codes(decision) == [("approval_required", "guard")]
+    return r42.model_copy(update={"records": {**r42.records, R42_LOG: record}})
+
+
+def test_a_record_needing_approval_waits_for_a_person(ctx, r42):
+    decision = decide(search(), replace(ctx, scenario=needing_approval(r42)))
+    assert (decision.outcome, decision.needs_person) == ("approval", ("c1",))
+    assert decision.calls[0].records == {"path": R42_LOG}
+
+
+def test_a_call_a_person_approved_does_not_wait_again(ctx, r42):
+    approved = replace(ctx, scenario=needing_approval(r42), person_approved=frozenset({"c1"}))
+    assert decide(search(), approved).outcome == "execute"
+
+
+def test_a_rejection_refuses_the_batch(ctx, r42):
+    calls = [{"id": "c1", "name": "searchlogs", "args": {"path": R42_LOG, "query": "x"}}]
+    decision = decide_after_people(
+        "s", calls, [Refusal(RefusalCode.REJECTED, "human", "no", calls[0])], ctx
+    )
+    assert decision.outcome == "refused" and codes(decision) == [("rejected", "human")]
+
+
+def test_an_edit_is_checked_again_and_cannot_widen_the_grant(ctx, r42):
+    scenario = needing_approval(r42)
+    edited = [
+        {
+            "id": "c1",
+            "name": "readspec",
+            "args": {"path": "lab/protected/design.txt", "section": "x"},
+        }
+    ]
+    approved = replace(ctx, scenario=scenario, person_approved=frozenset({"c1"}))
+    assert codes(decide_after_people("s", edited, [], approved)) == [
+        ("unapproved_record", "tool:readspec")
+    ]
+    narrowed = [
+        {
+            "id": "c1",
+            "name": "searchlogs",
+            "args": {"path": R42_LOG, "query": "UVM_ERROR", "limit": 2},
+        }
+    ]
+    assert decide_after_people("s", narrowed, [], approved).outcome == "execute"
+
+
+def test_questions_are_admitted_within_their_budget(ctx):
+    question = {
+        "summary": "s",
+        "message": {"kind": "ask_user", "question": "Which seed failed first?"},
+    }
+    decision = decide(question, ctx)
+    assert (decision.outcome, decision.question) == ("ask", "Which seed failed first?")
+    spent = replace(ctx, questions_asked=ctx.scenario.budget.questions)
+    assert codes(decide(question, spent)) == [("question_budget_exhausted", "guard")]
 
 
 def test_stop_is_allowed_and_hypotheses_must_cite_existing_evidence(ctx):

@@ -1,0 +1,86 @@
+"""A person's replies: bound to the exact interaction, and no wider than what the guard allows.
+
+A reply names the interaction it answers (seed 001, HIO: route by interaction identity, never to
+"whatever is latest"). An edited call is re-checked by the same guard as any chooser's proposal, so
+an edit cannot widen the grant; approval only lets a call that passed every other check run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+
+from guards.refusals import HUMAN, Refusal, RefusalCode
+from tools.validation import describe_validation_error, one_line
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class QuestionReply(_Strict):
+    interaction_id: str
+    answer: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+
+
+class ApprovalReply(_Strict):
+    interaction_id: str
+    decision: Literal["approve", "reject", "edit"]
+    args: dict[str, Any] | None = None
+    """The replacement arguments, for `edit` only."""
+
+    @model_validator(mode="after")
+    def _args_only_for_edit(self) -> ApprovalReply:
+        if (self.decision == "edit") != (self.args is not None):
+            raise ValueError("args are required for edit, and only for edit")
+        return self
+
+
+def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any] | Refusal:
+    """The reply, validated for this interaction, or a refusal owned by `human`."""
+    expected = interaction["interaction_id"]
+    named = reply.get("interaction_id") if isinstance(reply, dict) else None
+    if named != expected:
+        detail = (
+            f"the reply names interaction {one_line(repr(named), 80)}, not the pending {expected}"
+        )
+        return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
+    model = QuestionReply if interaction["kind"] == "question" else ApprovalReply
+    try:
+        return model.model_validate(reply).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        return Refusal(
+            RefusalCode.MALFORMED_REPLY,
+            HUMAN,
+            f"not a {interaction['kind']} reply: {describe_validation_error(exc)}",
+        )
+
+
+def apply_decisions(
+    calls: list[dict[str, Any]], decisions: Mapping[str, Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], frozenset[str], list[Refusal]]:
+    """People's decisions (by call id) applied to a batch.
+
+    Returns the calls to re-check (edited arguments in place), the ids a person approved, and the
+    rejections; one rejection refuses the whole batch, as one refused call would.
+    """
+    rechecked: list[dict[str, Any]] = []
+    approved: set[str] = set()
+    rejections: list[Refusal] = []
+    for call in calls:
+        decision = decisions.get(call["id"])
+        if decision is None:
+            rechecked.append(call)
+            continue
+        if decision["decision"] == "reject":
+            rejections.append(
+                Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected this call", call)
+            )
+            continue
+        if decision["decision"] == "edit":
+            call = {**call, "args": decision["args"]}
+        approved.add(call["id"])
+        rechecked.append(call)
+    return rechecked, frozenset(approved), rejections

@@ -1,0 +1,78 @@
+"""Evidence items: tool observations (E1, E2, …) and people's answers (H1, H2, …).
+
+Both share one shape so that the handover, the chooser's view and the ledger treat them alike; the
+`kind` tells an observation of an approved record from a person's statement, which is not verified.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.errors import RecordRefusal
+from tools.excerpt import Excerpt, make_line
+from tools.records import Record
+
+PERSON = "A person's answer: a statement, not a verified observation."
+
+
+def observations(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool evidence (E refs): what the evidence budget counts and receipts are keyed on."""
+    return [item for item in evidence if item.get("kind", "observation") == "observation"]
+
+
+def evidence_item(
+    call: dict[str, Any],
+    records: dict[str, Record],
+    excerpt: Excerpt | None,
+    error: RecordRefusal | None,
+    turn: int,
+) -> dict[str, Any]:
+    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen."""
+    primary = next(iter(records.values()))
+    sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
+    base = {
+        "ref": call["ref"],
+        "kind": "observation",
+        "call_id": call["id"],
+        "turn": turn,
+        "tool": call["name"],
+        "args": call["args"],
+        "record": primary.id,
+        "sha256": primary.sha256,
+        "sources": sources,
+    }
+    if error is not None:
+        return {**base, "summary": f"could not be read: {error.detail}", "excerpt": [],
+                "truncated": False, "flags": [], "error": error.code}  # fmt: skip
+    lines = [
+        {"line": line.number, "text": line.text, "flags": list(line.flags)}
+        for line in excerpt.lines
+    ]
+    return {**base, "summary": excerpt.summary, "excerpt": lines,
+            "truncated": excerpt.truncated, "flags": list(excerpt.flags), "error": None}  # fmt: skip
+
+
+def answer_item(question: dict[str, Any], reply: dict[str, Any], ref: str) -> dict[str, Any]:
+    """A person's answer to a question, as evidence labelled as their statement."""
+    lines = [
+        make_line(number, text)
+        for number, text in enumerate(reply["answer"].splitlines() or [""], 1)
+    ]
+    return {
+        "ref": ref,
+        "kind": "human_answer",
+        "call_id": question["interaction_id"],
+        "turn": question["turn"],
+        "tool": "ask_user",
+        "args": {"question": question["question"]},
+        "record": None,
+        "sha256": None,
+        "sources": [],
+        "summary": PERSON,
+        "excerpt": [
+            {"line": line.number, "text": line.text, "flags": list(line.flags)} for line in lines
+        ],
+        "truncated": False,
+        "flags": sorted({flag for line in lines for flag in line.flags}),
+        "error": None,
+    }

@@ -1,0 +1,36 @@
+"""The human node: one task per pending interaction, each waiting on a LangGraph interrupt.
+
+Nothing is recorded before `interrupt()`: on resume LangGraph runs this node again from its top,
+so the interaction itself was written by the guard beforehand. The reply must name the interaction
+it answers; a reply naming another one (or malformed) is refused and the interaction stays pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from guards.human import check_reply
+from guards.refusals import Refusal
+from nodes.context import WarrantContext, event, now
+
+PERSON = "human"
+
+
+def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+    interaction = task["interaction"]
+    reply = interrupt(interaction)
+    checked = check_reply(interaction, reply)
+    turn, at = interaction["turn"], now(runtime)
+    if isinstance(checked, Refusal):
+        refusal = checked.to_dict()
+        return {
+            "refusals": [{"turn": turn, **refusal}],
+            "events": [event("refused", turn, PERSON, at, **refusal)],
+        }
+    resumed = event(
+        "resumed", turn, PERSON, at, interaction_id=interaction["interaction_id"], reply=checked
+    )
+    return {"replies": {interaction["interaction_id"]: checked}, "events": [resumed]}
