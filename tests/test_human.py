@@ -1,0 +1,251 @@
+"""People in the loop, in-process: questions and approvals as interrupts bound to interactions."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from graph.build import compile_graph
+from graph.interactions import InteractionError, pending_of, resume_command
+from tests.helpers import call, stop, write_manifest
+
+ASK = {
+    "summary": "need the tester",
+    "message": {"kind": "ask_user", "question": "Which seed failed first?"},
+}
+CONFIG = {"configurable": {"thread_id": "h1"}}
+
+
+@pytest.fixture
+def gated(scenario_dir):
+    """The throwaway scenario with its log and spec behind a person's approval."""
+    manifest = write_manifest(scenario_dir)
+    text = manifest.read_text()
+    for path in ("logs/t.log", "spec.md"):
+        text = text.replace(f'path = "{path}"', f'path = "{path}"\napproval = "human"')
+    manifest.write_text(text)
+    return str(manifest)
+
+
+def start(scenario: str, chooser: str):
+    graph = compile_graph(InMemorySaver())
+    graph.invoke({"scenario": scenario, "chooser": chooser}, CONFIG, durability="sync")
+    return graph
+
+
+def reply(graph, body: dict, interaction_id: str | None = None):
+    command = resume_command(graph.get_state(CONFIG), lambda kind: body, interaction_id)
+    return graph.invoke(command, CONFIG, durability="sync")
+
+
+def pending(graph):
+    return [interaction for _, interaction in pending_of(graph.get_state(CONFIG))]
+
+
+def types(graph):
+    return [event["type"] for event in graph.get_state(CONFIG).values["events"]]
+
+
+def test_a_question_waits_as_an_interrupt_and_the_answer_becomes_h1(action_file):
+    graph = start(
+        "R42",
+        action_file([ASK, stop("ok", hypotheses=[{"statement": "seed 7 first", "refs": ["H1"]}])]),
+    )
+    [question] = pending(graph)
+    assert question["kind"] == "question" and question["question"] == "Which seed failed first?"
+    assert question["thread"] == "h1" and question["turn"] == 1
+    assert graph.get_state(CONFIG).next == ("human",)
+    final = reply(graph, {"answer": "seed 7, in R38"})
+    h1 = final["evidence"][0]
+    assert (h1["ref"], h1["kind"], h1["excerpt"][0]["text"]) == (
+        "H1",
+        "human_answer",
+        "seed 7, in R38",
+    )
+    assert "not a verified observation" in h1["summary"]
+    assert final["status"] == "stopped" and final["hypotheses"][0]["refs"] == ["H1"]
+
+
+def test_a_reply_naming_another_interaction_is_refused_and_the_question_stays(action_file):
+    graph = start("R42", action_file([ASK, stop()]))
+    [question] = pending(graph)
+    interrupt_id = graph.get_state(CONFIG).interrupts[0].id
+    graph.invoke(
+        Command(resume={interrupt_id: {"interaction_id": "ix-elsewhere", "answer": "x"}}), CONFIG
+    )
+    refusals = graph.get_state(CONFIG).values["refusals"]
+    assert [(r["code"], r["owner"]) for r in refusals] == [("interaction_mismatch", "human")]
+    assert [p["interaction_id"] for p in pending(graph)] == [question["interaction_id"]]
+    assert reply(graph, {"answer": "seed 7"})["status"] == "stopped"
+
+
+def test_a_malformed_reply_is_refused_and_the_question_stays(action_file):
+    graph = start("R42", action_file([ASK, stop()]))
+    reply(graph, {"answer": ""})
+    assert graph.get_state(CONFIG).values["refusals"][0]["code"] == "malformed_reply"
+    assert len(pending(graph)) == 1
+
+
+def test_unknown_or_used_interactions_are_refused_not_ignored(action_file):
+    graph = start("R42", action_file([ASK, stop()]))
+    [question] = pending(graph)
+    with pytest.raises(InteractionError, match="not pending"):
+        reply(graph, {"answer": "x"}, "ix-unknown")
+    reply(graph, {"answer": "seed 7"}, question["interaction_id"])
+    with pytest.raises(InteractionError, match="nothing is waiting"):
+        reply(graph, {"answer": "again"}, question["interaction_id"])
+
+
+def test_code_before_interrupt_records_nothing_twice(action_file):
+    graph = start("R42", action_file([ASK, stop()]))
+    graph.invoke(
+        Command(resume={"not-an-interrupt-id": {"answer": "ignored"}}), CONFIG
+    )  # re-runs the node
+    graph.invoke(None, CONFIG)  # and again
+    assert types(graph).count("interrupted") == 1
+    reply(graph, {"answer": "seed 7"})
+    assert types(graph).count("interrupted") == 1 and types(graph).count("resumed") == 1
+    assert graph.get_state(CONFIG).values["questions_asked"] == 1
+
+
+def test_the_question_budget_applies(scenario_dir, action_file):
+    manifest = (
+        write_manifest(scenario_dir)
+        .read_text()
+        .replace("deadline_s = 120", "deadline_s = 120\nquestions = 1")
+    )
+    (scenario_dir / "q.toml").write_text(manifest)
+    graph = start(str(scenario_dir / "q.toml"), action_file([ASK, ASK, stop()]))
+    final = reply(graph, {"answer": "one"})
+    assert [r["code"] for r in final["refusals"]] == ["question_budget_exhausted"]
+
+
+def test_an_approved_call_runs(gated, action_file):
+    graph = start(
+        gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
+    )
+    [approval] = pending(graph)
+    assert approval["kind"] == "approval"
+    assert approval["call"] == {
+        "id": "c1",
+        "name": "searchlogs",
+        "args": {"path": "cc/t.log", "query": "UVM_ERROR", "limit": 20},
+    }
+    assert (
+        "evidence" not in graph.get_state(CONFIG).values
+        or not graph.get_state(CONFIG).values["evidence"]
+    )
+    final = reply(graph, {"decision": "approve"})
+    assert [(item["ref"], item["call_id"]) for item in final["evidence"]] == [("E1", "c1")]
+
+
+def test_a_rejected_call_never_runs(gated, action_file):
+    graph = start(
+        gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
+    )
+    final = reply(graph, {"decision": "reject"})
+    assert final["evidence"] == []
+    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [("rejected", "human")]
+    assert "executed" not in types(graph)
+
+
+def test_an_edit_is_checked_again_by_the_guard(gated, action_file):
+    graph = start(
+        gated,
+        action_file([call("c1", "readspec", path="cc/spec.md", section="fifo_depth"), stop()]),
+    )
+    final = reply(graph, {"decision": "edit", "args": {"path": "../secret.txt", "section": "x"}})
+    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [
+        ("unapproved_record", "tool:readspec")
+    ]
+    assert final["evidence"] == [] and "never readable" not in str(final)
+
+
+def test_an_edit_to_the_protected_lab_record_is_refused(action_file, tmp_path):
+    import shutil
+
+    from lab import LAB_DIR
+
+    lab = tmp_path / "lab"
+    shutil.copytree(LAB_DIR, lab, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    manifest = lab / "R42.toml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            'path = "spec/reset_controller.md"',
+            'path = "spec/reset_controller.md"\napproval = "human"',
+        )
+    )
+    graph = start(
+        str(manifest),
+        action_file(
+            [
+                call(
+                    "c1", "readspec", path="lab/spec/reset_controller.md", section="reset_release"
+                ),
+                stop(),
+            ]
+        ),
+    )
+    final = reply(
+        graph, {"decision": "edit", "args": {"path": "lab/protected/design.txt", "section": "x"}}
+    )
+    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [
+        ("unapproved_record", "tool:readspec")
+    ]
+    assert "PROTECTED DESIGN NOTES" not in str(final)
+
+
+def test_a_narrowing_edit_runs_with_the_edited_arguments(gated, action_file):
+    graph = start(
+        gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM"), stop()])
+    )
+    final = reply(
+        graph, {"decision": "edit", "args": {"path": "cc/t.log", "query": "UVM_ERROR", "limit": 1}}
+    )
+    assert final["evidence"][0]["args"] == {"path": "cc/t.log", "query": "UVM_ERROR", "limit": 1}
+
+
+def test_two_pending_approvals_resume_by_id(gated, action_file):
+    batch = {"summary": "two reads", "tool_calls": [
+        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+    ]}  # fmt: skip
+    graph = start(gated, action_file([batch, stop()]))
+    first, second = pending(graph)
+    assert {first["call"]["id"], second["call"]["id"]} == {"a", "b"}
+    reply(graph, {"decision": "approve"}, second["interaction_id"])
+    assert [p["interaction_id"] for p in pending(graph)] == [first["interaction_id"]]
+    with pytest.raises(InteractionError):
+        reply(graph, {"decision": "approve"}, second["interaction_id"])
+    final = reply(graph, {"decision": "approve"}, first["interaction_id"])
+    assert [item["call_id"] for item in final["evidence"]] == ["a", "b"]
+
+
+def test_several_pending_need_a_named_interaction(gated, action_file):
+    batch = {"summary": "two reads", "tool_calls": [
+        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+    ]}  # fmt: skip
+    graph = start(gated, action_file([batch, stop()]))
+    with pytest.raises(InteractionError, match="name one"):
+        reply(graph, {"decision": "approve"})
+
+
+def test_both_pending_resumed_in_one_command(gated, action_file):
+    batch = {"summary": "two reads", "tool_calls": [
+        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+    ]}  # fmt: skip
+    graph = start(gated, action_file([batch, stop()]))
+    snapshot = graph.get_state(CONFIG)
+    resume = {
+        item.id: {
+            "interaction_id": item.value["interaction_id"],
+            "decision": "reject" if item.value["call"]["id"] == "a" else "approve",
+        }
+        for item in snapshot.interrupts
+    }
+    final = graph.invoke(Command(resume=resume), CONFIG)
+    assert final["evidence"] == []
+    assert [(r["code"], r["call"]["id"]) for r in final["refusals"]] == [("rejected", "a")]

@@ -1,0 +1,84 @@
+"""People in the loop through the command line, across process restarts, on the real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli_process import warrant
+from tests.helpers import call, stop, write_manifest
+
+ASK = {
+    "summary": "need the tester",
+    "message": {"kind": "ask_user", "question": "Which seed failed first?"},
+}
+
+
+def test_a_waiting_run_survives_a_restart_and_is_resumed_from_the_inbox(
+    postgres_url, tmp_path, action_file
+):
+    chooser = action_file(
+        [ASK, stop("ok", hypotheses=[{"statement": "per the tester", "refs": ["H1"]}])]
+    )
+    waiting = warrant(
+        "run", "R42", "--chooser", chooser, "--db", postgres_url, "--json", "-q", cwd=tmp_path
+    )
+    assert waiting.returncode == 3, waiting.stderr
+    so_far = json.loads(waiting.stdout)
+    assert so_far["status"] == "awaiting_human"
+    [pending] = so_far["pending"]
+    inbox = json.loads(warrant("inbox", "--db", postgres_url, "--json", cwd=tmp_path).stdout)
+    assert [(row["thread"], row["interaction_id"], row["scenario"]) for row in inbox] == [
+        (so_far["thread_id"], pending["interaction_id"], "R42")
+    ]
+    done = warrant(
+        "resume",
+        so_far["thread_id"],
+        "--interaction",
+        inbox[0]["interaction_id"],
+        "--answer",
+        "seed 7",
+        "--db",
+        postgres_url,
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    handover = json.loads(done.stdout)
+    assert (
+        handover["status"] == "stopped"
+        and handover["evidence"][0]["excerpt"][0]["text"] == "seed 7"
+    )
+    assert json.loads(warrant("inbox", "--db", postgres_url, "--json", cwd=tmp_path).stdout) == []
+
+
+def test_approve_reject_and_edit_from_the_command_line(scenario_dir, tmp_path, action_file):
+    manifest = write_manifest(scenario_dir)
+    manifest.write_text(
+        manifest.read_text().replace(
+            'path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"'
+        )
+    )
+    db = str(tmp_path / "w.sqlite")
+    chooser = action_file([
+        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+        call("c2", "searchlogs", path="cc/t.log", query="UVM_INFO"),
+        call("c3", "searchlogs", path="cc/t.log", query="start"),
+        stop(),
+    ])  # fmt: skip
+    first = warrant(
+        "run", str(manifest), "--chooser", chooser, "--db", db, "--thread", "t", "-q", cwd=tmp_path
+    )
+    assert first.returncode == 3 and "approve call c1 searchlogs" in first.stdout
+    assert warrant("resume", "t", "--answer", "yes", "--db", db, cwd=tmp_path).returncode == 2
+    assert warrant("resume", "t", "--edit", "{not json", "--db", db, cwd=tmp_path).returncode == 2
+    assert warrant("resume", "t", "--approve", "--db", db, "-q", cwd=tmp_path).returncode == 3
+    assert warrant("resume", "t", "--reject", "--db", db, "-q", cwd=tmp_path).returncode == 3
+    edit = json.dumps({"path": "cc/t.log", "query": "env", "limit": 1})
+    done = warrant("resume", "t", "--edit", edit, "--db", db, "--json", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    handover = json.loads(done.stdout)
+    assert [
+        (item["ref"], item["call_id"], item["args"]["query"]) for item in handover["evidence"]
+    ] == [("E1", "c1", "UVM_ERROR"), ("E2", "c3", "env")]
+    assert [(r["code"], r["owner"]) for r in handover["refusals"]] == [("rejected", "human")]
