@@ -1,6 +1,48 @@
-"""Entry point for `langgraph dev` / the LangGraph server: compiled without a checkpointer,
-because the server supplies persistence (and refuses a graph that carries its own)."""
+"""Entry points for `langgraph dev` / the LangGraph server (see `langgraph.json`).
+
+`graph` is compiled without a checkpointer: the server supplies persistence, and refuses a graph that
+carries its own. `checkpointer` is the server's store, named in `langgraph.json`: PostgreSQL when
+`WARRANT_DB` is a `postgresql://` URL, otherwise the same SQLite file the command line uses, so that
+`warrant inbox`, `show` and `events` see the server's runs too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 from graph.build import compile_graph
+from graph.persistence import default_db, is_postgres, pool_size
 
 graph = compile_graph()
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    db = default_db()
+    if db == "memory":
+        yield InMemorySaver()
+    elif is_postgres(db):
+        async with AsyncConnectionPool(
+            db,
+            min_size=1,
+            max_size=pool_size(),
+            kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        ) as pool:
+            saver = AsyncPostgresSaver(pool)
+            await saver.setup()
+            yield saver
+    else:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            yield saver

@@ -6,6 +6,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -58,9 +59,9 @@ POSTGRES_ADMIN = os.environ.get(
 )
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A fresh database on the real server (default 127.0.0.1:5432), dropped afterwards.
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """A new database on the real server (default 127.0.0.1:5432), dropped afterwards.
 
     Without a server the test skips with the reason, except under CI (`CI=true`), where a missing
     server fails the suite instead.
@@ -81,3 +82,15 @@ def postgres_url() -> Iterator[str]:
     finally:
         with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    with fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_postgres_url() -> Iterator[str]:
+    with fresh_database() as url:
+        yield url

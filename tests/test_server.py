@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 import socket
@@ -13,7 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from langgraph_sdk import get_sync_client
+from langgraph_sdk import get_client, get_sync_client
+
+from tests.cli_process import warrant
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
@@ -40,10 +44,17 @@ def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 90) -> No
 
 
 @pytest.fixture(scope="module")
-def server_url(tmp_path_factory) -> Iterator[str]:
+def server_url(tmp_path_factory, module_postgres_url) -> Iterator[str]:
+    """A real `langgraph dev` on a free port, storing runs in its own PostgreSQL database (the
+    `checkpointer` entry of langgraph.json); stopped by its process group in teardown."""
     port = free_port()
     log = (tmp_path_factory.mktemp("server") / "langgraph.log").open("w")
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGSMITH_TRACING": "false",
+        "WARRANT_DB": module_postgres_url,
+    }
     server = subprocess.Popen(
         [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -92,3 +103,100 @@ def test_the_input_schema_asks_only_for_a_scenario(server_url):
     schema = client.assistants.get_schemas(assistant["assistant_id"])["input_schema"]
     assert schema["required"] == ["scenario"]
     assert set(schema["properties"]) == {"scenario", "goal", "chooser", "message_id"}
+
+
+ASK = '{"summary": "q", "message": {"kind": "ask_user", "question": "Which seed failed first?"}}'
+STOP = '{"summary": "s", "message": {"kind": "stop", "text": "ok", "hypotheses": [{"statement": "per the tester", "refs": ["H1"]}]}}'
+
+
+def ask_file(folder: Path) -> str:
+    path = folder / "ask.jsonl"
+    path.write_text(f"{ASK}\n{STOP}\n")
+    return f"file:{path}"
+
+
+async def interrupted_thread(client, chooser: str) -> tuple[str, dict]:
+    thread = await client.threads.create()
+    await client.runs.wait(
+        thread["thread_id"], "triage", input={"scenario": "R42", "chooser": chooser}
+    )
+    assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
+    [pending] = (await client.threads.get_state(thread["thread_id"]))["interrupts"]
+    return thread["thread_id"], pending
+
+
+def test_a_question_interrupts_the_thread_and_a_resume_by_id_finishes_it(server_url, tmp_path):
+    async def scenario():
+        client = get_client(url=server_url)
+        thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
+        assert pending["value"]["kind"] == "question" and pending["value"]["thread"] == thread_id
+        reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "seed 7"}
+        await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: reply}})
+        state = await client.threads.get_state(thread_id)
+        return state["values"]["handover"], (await client.threads.get(thread_id))["status"]
+
+    handover, status = asyncio.run(scenario())
+    assert status == "idle"
+    assert handover["status"] == "stopped" and handover["evidence"][0]["ref"] == "H1"
+    assert handover["hypotheses"] == [{"statement": "per the tester", "refs": ["H1"]}]
+
+
+def test_a_reply_for_another_interaction_is_refused_over_the_api(server_url, tmp_path):
+    async def scenario():
+        client = get_client(url=server_url)
+        thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
+        wrong = {"interaction_id": "ix-0000000000000000", "answer": "x"}
+        await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: wrong}})
+        state = await client.threads.get_state(thread_id)
+        return state, (await client.threads.get(thread_id))["status"], pending
+
+    state, status, pending = asyncio.run(scenario())
+    assert status == "interrupted"
+    assert [(r["code"], r["owner"]) for r in state["values"]["refusals"]] == [
+        ("interaction_mismatch", "human")
+    ]
+    assert state["interrupts"][0]["value"]["interaction_id"] == pending["value"]["interaction_id"]
+
+
+def test_the_command_line_sees_the_servers_runs(server_url, module_postgres_url, tmp_path):
+    async def scenario():
+        return await interrupted_thread(get_client(url=server_url), ask_file(tmp_path))
+
+    thread_id, pending = asyncio.run(scenario())
+    inbox = warrant("inbox", "--db", module_postgres_url, "--json", cwd=tmp_path)
+    assert pending["value"]["interaction_id"] in {
+        row["interaction_id"] for row in json.loads(inbox.stdout)
+    }
+    done = warrant(
+        "resume",
+        thread_id,
+        "--answer",
+        "seed 7",
+        "--db",
+        module_postgres_url,
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["evidence"][0]["excerpt"][0]["text"] == "seed 7"
+
+
+def test_a_resume_for_an_unknown_interrupt_records_nothing_and_keeps_waiting(server_url, tmp_path):
+    """LangGraph (without server-side strict resume) skips an answer to an interrupt that is not
+    waiting; the run must neither move nor record anything. `warrant resume` refuses such a reply
+    outright (tests/test_human.py)."""
+
+    async def scenario():
+        client = get_client(url=server_url)
+        thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
+        reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "x"}
+        await client.runs.wait(thread_id, "triage", command={"resume": {"0" * 32: reply}})
+        return await client.threads.get_state(thread_id), pending
+
+    state, pending = asyncio.run(scenario())
+    assert [item["value"]["interaction_id"] for item in state["interrupts"]] == [
+        pending["value"]["interaction_id"]
+    ]
+    assert state["values"]["refusals"] == [] and "H1" not in str(state["values"].get("evidence"))
+    assert [event["type"] for event in state["values"]["events"]].count("resumed") == 0
