@@ -10,4 +10,4 @@ LAB_DIR = Path(__file__).resolve().parent
 
 def builtin_manifests() -> dict[str, Path]:
     """Map each built-in scenario id to its manifest path."""
-    return {path.stem: path for path in sorted(LAB_DIR.glob("*.toml"))}
+    return {path.stem: path for path in sorted(LAB_DIR.glob("*.toml"), key=lambda path: path.stem)}
