@@ -1,9 +1,11 @@
 """The wiring: nodes and edges of the governed loop (DESIGN §2). No logic lives here.
 
-START → admit → choose → guard ─┬─ approved calls → execute (one task per call) → choose
-                               ├─ refused, or a question answered → choose
-                               ├─ needs a person → human (one interrupt per interaction) → guard
-                               └─ stop / budget / deadline / refusal limit → handover → END
+START → admit → choose ─┬─ a model chooser: request recorded → model ─(reply recorded)→ guard
+                       └─ any other chooser: proposal recorded ───────────────────→ guard
+guard ─┬─ approved calls → execute (one task per call) → choose
+       ├─ refused, or a question answered → choose
+       ├─ needs a person → human (one interrupt per interaction) → guard
+       └─ stop / budget / deadline / refusal limit / model failed → handover → END
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from nodes.execute import execute
 from nodes.guard import guard, route_after_guard
 from nodes.handover import handover
 from nodes.human import human
+from nodes.model import model, route_after_choose, route_after_model
 
 
 def build() -> StateGraph:
@@ -31,13 +34,15 @@ def build() -> StateGraph:
         ("choose", choose),
         ("guard", guard),
         ("execute", execute),
+        ("model", model),
         ("human", human),
         ("handover", handover),
     ):
         builder.add_node(name, pausable(name, node))
     builder.add_edge(START, "admit")
     builder.add_edge("admit", "choose")
-    builder.add_edge("choose", "guard")
+    builder.add_conditional_edges("choose", route_after_choose, ["model", "guard", "handover"])
+    builder.add_conditional_edges("model", route_after_model, ["model", "guard", "handover"])
     builder.add_conditional_edges(
         "guard", route_after_guard, ["execute", "human", "choose", "handover"]
     )

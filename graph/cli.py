@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -24,6 +25,7 @@ from graph.runner import Outcome, RunError, admit_request, outcome, reading_grap
 from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
+from nodes.transport import write_cassette
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -83,7 +85,10 @@ def run(
     ],
     goal: Annotated[str | None, typer.Option(help="Replace the scenario's goal.")] = None,
     chooser: Annotated[
-        str, typer.Option(help="scripted or file:PATH (one action document per line).")
+        str,
+        typer.Option(
+            help="scripted, file:PATH (one action document per line), model, or replay:PATH (a cassette)."
+        ),
     ] = "scripted",
     db: DbOption = None,
     thread: Annotated[
@@ -93,6 +98,12 @@ def run(
         str | None,
         typer.Option(
             help="Idempotency key: a retry with the same id and request returns the same run."
+        ),
+    ] = None,
+    record: Annotated[
+        Path | None,
+        typer.Option(
+            help="Write the run's model attempts to this JSONL cassette (for replay:PATH)."
         ),
     ] = None,
     json_output: JsonOption = False,
@@ -108,6 +119,8 @@ def run(
         fail(2, str(exc))
     except RunError as exc:
         fail(exc.code, str(exc))
+    if record is not None:
+        write_cassette(record, result.values.get("model_calls", []))
     finish(result, json_output)
 
 

@@ -27,6 +27,8 @@ from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
 from nodes.context import WarrantContext
 from nodes.handover import build_handover
+from nodes.route import Route
+from nodes.transport import probe
 
 OnEvent = Callable[[dict[str, Any]], None]
 Reply = Callable[[str], dict[str, Any]]
@@ -91,6 +93,10 @@ def admit_request(
         pinned = admission(scenario, goal, chooser)
     except ValueError as exc:
         raise RunError(2, str(exc)) from None
+    if pinned["chooser"] == "model" and (
+        unreachable := probe(Route.model_validate(pinned["route"]))
+    ):
+        raise RunError(4, unreachable)
     grant = pinned["grant"]
     builtin = grant["id"] in builtin_manifests() and scenario == grant["id"]
     thread_id = thread or (

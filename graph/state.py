@@ -61,6 +61,14 @@ class WarrantState(TypedDict, total=False):
     message_id: str
     request_sha256: str
     """The sha256 of the admitted request body, compared when a message id is reused."""
+    route: dict[str, Any]
+    """The model route pinned at admission (model choosers only); never holds a key."""
+    request: dict[str, Any]
+    """The latest model request: text, sha256 and manifest, recorded before dispatch."""
+    model_calls: Annotated[list[dict[str, Any]], append]
+    """Every model attempt: request hash, raw reply, usage (None when unknown), errors."""
+    failed_attempts: int
+    """Consecutive failed model attempts (errors, truncation, malformed output)."""
     grant: dict[str, Any]
     """The loaded scenario (records with their sha256) pinned at admission."""
     admitted_at: float

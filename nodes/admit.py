@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
+from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
 
 RUNTIME = "runtime"
@@ -45,7 +46,12 @@ def admission(
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
     spec = admit_spec(chooser or "scripted", scenario, extra_choosers)
-    return {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
+    pinned = {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
+    if spec == "model":
+        pinned["route"] = route_from_env().model_dump()
+    elif spec.startswith("replay:"):
+        pinned["route"] = Route(model="replay", locality="local").model_dump()
+    return pinned
 
 
 def request_digest(scenario: str, goal: str, chooser: str) -> str:

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.evidence import observations
+from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
 from tools.records import Scenario
@@ -20,6 +21,8 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     scenario = Scenario.model_validate(state["grant"])
     turn = state.get("turn", 0) + 1
     at = now(runtime)
+    if state["chooser"].partition(":")[0] in MODEL_KINDS:
+        return prepare(view_of(state, scenario, turn, at), state, at)
     chooser = chooser_for(state["chooser"], scenario, context_of(runtime).choosers)
     raw = recordable(chooser.choose(view_of(state, scenario, turn, at)))
     proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}

@@ -122,15 +122,21 @@ def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
     kind, _, argument = spec.partition(":")
     if kind == "scripted" and not argument:
         return kind, ""
-    if kind == "file" and argument:
+    if kind in ("file", "replay") and argument:
         return kind, argument
-    raise ChooserError(f"unknown chooser {spec!r}: use 'scripted' or 'file:PATH'")
+    if kind == "model" and not argument:
+        return kind, ""
+    raise ChooserError(
+        f"unknown chooser {spec!r}: use 'scripted', 'file:PATH', 'model' or 'replay:PATH'"
+    )
 
 
 def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> str:
     """Check a chooser spec before a run starts; returns it with any path made absolute."""
     kind, argument = parse_spec(spec, extra)
     if kind in extra:
+        return kind
+    if kind == "model":
         return kind
     if kind == "scripted":
         if not scenario.script:
@@ -140,7 +146,7 @@ def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> st
         return spec
     path = Path(argument).expanduser().resolve()
     check_action_file(path)
-    return f"file:{path}"
+    return f"{kind}:{path}"
 
 
 def chooser_for(spec: str, scenario: Scenario, extra: Mapping[str, Chooser]) -> Chooser:

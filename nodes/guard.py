@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any, Literal
 
 from langgraph.config import RunnableConfig
@@ -21,8 +22,11 @@ from langgraph.types import Send
 
 from guards.decide import Decision, GuardContext, call_signature, decide, decide_after_people
 from guards.human import apply_decisions
+from guards.refusals import RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item, observations
+from nodes.model import ACTOR as MODEL_ACTOR
+from nodes.route import Route
 from tools.records import Scenario
 
 GUARD = "guard"
@@ -35,7 +39,28 @@ def guard(
     thread = config["configurable"].get("thread_id", "")
     if state.get("pending"):
         return _resolve(state, thread, at)
-    return record(decide(state["proposal"]["raw"], context_for(state, at)), state, thread, at)
+    decision, attempts = _count_model_failures(
+        decide(state["proposal"]["raw"], context_for(state, at)), state
+    )
+    return record(decision, state, thread, at) | attempts
+
+
+def _count_model_failures(
+    decision: Decision, state: dict[str, Any]
+) -> tuple[Decision, dict[str, Any]]:
+    """Malformed model output is a failed attempt; enough of them in a row end the run."""
+    proposal = state["proposal"]
+    if proposal.get("actor") != MODEL_ACTOR or proposal.get("raw") is None:
+        return decision, {}
+    if not any(refusal.code is RefusalCode.MALFORMED_ACTION for refusal in decision.refusals):
+        return decision, {"failed_attempts": 0}
+    failed = state.get("failed_attempts", 0) + 1
+    if (
+        decision.outcome == "refused"
+        and failed >= Route.model_validate(state["route"]).max_attempts
+    ):
+        decision = replace(decision, outcome="end", status="model_failed")
+    return decision, {"failed_attempts": failed}
 
 
 def context_for(

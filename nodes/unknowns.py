@@ -13,6 +13,8 @@ _STATUS_NOTES = {
     "step_budget_exhausted": "The step budget ran out; evidence that further steps would have found is unknown.",
     "deadline_passed": "The deadline passed; evidence that further steps would have found is unknown.",
     "refusal_limit": "The run ended after too many refused proposals; the investigation is incomplete.",
+    "model_failed": "The model failed repeatedly (see the ledger's model attempts); the investigation is incomplete.",
+    "capability_gap": "The request did not fit the model route's context budget; the investigation is incomplete.",
 }
 
 

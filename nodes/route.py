@@ -1,0 +1,72 @@
+"""The model route: which endpoint and model a run uses, pinned at admission and stored with it.
+
+Read from the environment (`WARRANT_MODEL`, `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `WARRANT_MODEL_*`).
+The key itself is never stored: the route names the variable that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tools.validation import describe_validation_error
+
+ROUTE_VERSION = 1
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+class RouteError(ValueError):
+    """No usable route: the message names the missing or invalid setting."""
+
+
+class Route(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    version: int = ROUTE_VERSION
+    model: Annotated[str, Field(min_length=1, max_length=200)]
+    base_url: str | None = None
+    """None: the provider's default (OpenAI)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    locality: Literal["local", "remote"]
+    """`remote` routes never receive the content of records marked `share = "local"`."""
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
+    max_output_tokens: Annotated[int, Field(ge=16, le=200_000)] = 1024
+    context_tokens: Annotated[int, Field(ge=256, le=10_000_000)] = 16_000
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = 0.0
+    reasoning_effort: Literal["low", "medium", "high"] | None = None
+    stream: bool = False
+    max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
+    """Consecutive failed attempts (errors, malformed output) after which the run is `model_failed`."""
+
+
+def route_from_env(environ: dict[str, str] | None = None) -> Route:
+    env = os.environ if environ is None else environ
+    model = env.get("WARRANT_MODEL", "").strip()
+    if not model:
+        raise RouteError(
+            "the model chooser needs WARRANT_MODEL (and OPENAI_BASE_URL / OPENAI_API_KEY)"
+        )
+    base_url = env.get("OPENAI_BASE_URL") or None
+    host = urlsplit(base_url).hostname if base_url else None
+    fields = {
+        "model": model,
+        "base_url": base_url,
+        "locality": env.get("WARRANT_MODEL_LOCALITY")
+        or ("local" if host in LOOPBACK else "remote"),
+        "timeout_s": env.get("WARRANT_MODEL_TIMEOUT"),
+        "max_output_tokens": env.get("WARRANT_MODEL_OUTPUT_TOKENS"),
+        "context_tokens": env.get("WARRANT_MODEL_CONTEXT_TOKENS"),
+        "temperature": env.get("WARRANT_MODEL_TEMPERATURE"),
+        "reasoning_effort": env.get("WARRANT_MODEL_REASONING") or None,
+        "stream": env.get("WARRANT_MODEL_STREAM", "").lower() in ("1", "true", "yes"),
+        "max_attempts": env.get("WARRANT_MODEL_ATTEMPTS"),
+    }
+    try:
+        return Route.model_validate(
+            {key: value for key, value in fields.items() if value is not None}
+        )
+    except ValidationError as exc:
+        raise RouteError(f"model route: {describe_validation_error(exc)}") from None

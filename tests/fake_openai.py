@@ -1,0 +1,144 @@
+"""A local OpenAI-compatible HTTP server with scripted replies, for driving the real ChatOpenAI.
+
+Each POST to `/v1/chat/completions` takes the next scripted reply: a content string, or a dict with
+`content`, `status` (an HTTP error), `delay` (seconds before answering), `usage` (False: omit it),
+`truncate` (stream half of it and hang up), `finish_reason`. Requests are kept for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL = "warrant-test-model"
+
+
+class FakeOpenAI:
+    def __init__(self, script: list[str | dict[str, Any]]) -> None:
+        self.script = [item if isinstance(item, dict) else {"content": item} for item in script]
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.requests.append(body)
+            index = len(self.requests) - 1
+        return (
+            self.script[index]
+            if index < len(self.script)
+            else {"status": 500, "content": "script exhausted"}
+        )
+
+    @property
+    def prompts(self) -> list[str]:
+        return [request["messages"][0]["content"] for request in self.requests]
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_GET(self) -> None:
+                self._json(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                reply = fake.next_reply(body)
+                time.sleep(reply.get("delay", 0))
+                if reply.get("status", 200) != 200:
+                    self._json(
+                        reply["status"],
+                        {
+                            "error": {
+                                "message": reply.get("content", "error"),
+                                "type": "server_error",
+                            }
+                        },
+                    )
+                elif body.get("stream"):
+                    self._stream(reply, body)
+                else:
+                    self._json(200, _completion(reply, len(fake.requests)))
+
+            def _json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("x-request-id", f"req-{len(fake.requests)}")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, reply: dict[str, Any], body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("x-request-id", f"req-{len(fake.requests)}")
+                self.end_headers()
+                content = reply.get("content", "")
+                pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
+                if reply.get("truncate"):
+                    pieces = pieces[: len(pieces) // 2]
+                for index, piece in enumerate(pieces):
+                    delta = (
+                        {"role": "assistant", "content": piece}
+                        if index == 0
+                        else {"content": piece}
+                    )
+                    self._event(_chunk(delta, None))
+                if reply.get("truncate"):
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self._event(_chunk({}, reply.get("finish_reason", "stop")))
+                if reply.get("usage", True) and (body.get("stream_options") or {}).get(
+                    "include_usage"
+                ):
+                    self._event({**_chunk({}, None), "choices": [], "usage": _usage()})
+                self.wfile.write(b"data: [DONE]\n\n")
+
+            def _event(self, payload: dict[str, Any]) -> None:
+                self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+
+        return Handler
+
+    @contextmanager
+    def running(self) -> Iterator[FakeOpenAI]:
+        thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+
+
+def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+
+
+def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
+    completion = {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.get("content", "")},
+                     "finish_reason": reply.get("finish_reason", "stop")}],
+    }  # fmt: skip
+    if reply.get("usage", True):
+        completion["usage"] = _usage()
+    return completion
