@@ -69,11 +69,12 @@ class Paused:
         )
 
 
-def start_paused(*args: str, point: str, cwd: Path) -> Paused:
+def start_paused(*args: str, point: str, cwd: Path, env: dict[str, str] | None = None) -> Paused:
     signal_file = cwd / f"pause-{time.monotonic_ns()}"
     env = {
         **os.environ,
         "WARRANT_DB": "",
+        **(env or {}),
         "WARRANT_PAUSE_AT": point,
         "WARRANT_PAUSE_FILE": str(signal_file),
     }
