@@ -131,6 +131,18 @@ def event_summary(event: Mapping[str, Any]) -> str:
         return (
             f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}"
         )
+    if kind == "requested":
+        manifest = payload["manifest"]
+        used = sum(section["tokens"] for section in manifest["sections"])
+        omitted = ", ".join(item["ref"] for item in manifest["omitted"]) or "none"
+        return f"sha256 {payload['sha256'][:12]}… · {len(manifest['sections'])} sections · ~{used}/{manifest['budget_tokens']} tokens · omitted: {omitted}"
+    if kind == "model_replied":
+        usage = payload["usage"]
+        spent = f"{usage['total_tokens']} tokens" if usage else "usage unknown"
+        outcome = (
+            f"error: {payload['error']}" if payload["error"] else f"{payload['model']} · {spent}"
+        )
+        return f"attempt {payload['attempt']} · {outcome}"
     if kind == "interrupted":
         interaction = payload["interaction"]
         return f"{interaction['interaction_id']} · {interaction_summary(interaction)}"
