@@ -32,7 +32,7 @@ from guards.action import ActionDocument, StopMessage, ToolCall, parse_action
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
-from tools.records import Scenario
+from tools.records import Record, Scenario
 from tools.validation import describe_validation_error
 
 Outcome = Literal["execute", "refused", "stop", "end", "ask", "approval"]
@@ -66,6 +66,8 @@ class ApprovedCall:
     args: dict[str, Any]
     records: dict[str, str]
     """Argument field → approved record id."""
+    resolved: dict[str, Record]
+    """Argument field → the record the registry resolved (what the executor will read)."""
     signature: str
 
 
@@ -139,7 +141,7 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     needs_person = tuple(
         call.id
         for call in approved
-        if call.id not in ctx.person_approved and _needs_approval(call, ctx.scenario, catalog)
+        if call.id not in ctx.person_approved and _needs_approval(call, catalog)
     )
     if needs_person:
         return Decision("approval", calls=tuple(approved), needs_person=needs_person)
@@ -169,17 +171,18 @@ def _check_call(
     if earlier is not None and earlier != signature:
         detail = f"call id {call.id!r} was already used for another call"
         return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, offending)
-    records: dict[str, str] = {}
+    resolved: dict[str, Record] = {}
     for name in spec.record_fields:
         try:
-            records[name] = scenario.lookup(validated[name], spec.record_kind, spec.name).id
+            resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
         except RecordRefusal as refusal:
             code = RefusalCode(refusal.code)
             return Refusal(code, tool_owner(spec.name), refusal.detail, offending)
     if signature in seen_signatures:
         detail = f"{spec.name} with these arguments was already requested in this run"
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
-    return ApprovedCall(call.id, spec.name, validated, records, signature)
+    records = {name: record.id for name, record in resolved.items()}
+    return ApprovedCall(call.id, spec.name, validated, records, resolved, signature)
 
 
 def decide_after_people(
@@ -198,12 +201,9 @@ def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
     return json.dumps({"name": name, "args": validated_args}, sort_keys=True, separators=(",", ":"))
 
 
-def _needs_approval(
-    call: ApprovedCall, scenario: Scenario, catalog: Mapping[str, ToolSpec]
-) -> bool:
-    records = (scenario.records[record] for record in call.records.values())
+def _needs_approval(call: ApprovedCall, catalog: Mapping[str, ToolSpec]) -> bool:
     return catalog[call.name].needs_approval or any(
-        record.approval == "human" for record in records
+        record.approval == "human" for record in call.resolved.values()
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from nodes.adversary import AdversaryChooser
 from tools.records import Scenario
 
 Proposal = str | Mapping[str, Any]
@@ -124,10 +125,10 @@ def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
         return kind, ""
     if kind in ("file", "replay") and argument:
         return kind, argument
-    if kind == "model" and not argument:
+    if kind in ("model", "adversary") and not argument:
         return kind, ""
     raise ChooserError(
-        f"unknown chooser {spec!r}: use 'scripted', 'file:PATH', 'model' or 'replay:PATH'"
+        f"unknown chooser {spec!r}: use 'scripted', 'file:PATH', 'model', 'replay:PATH' or 'adversary'"
     )
 
 
@@ -136,7 +137,7 @@ def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> st
     kind, argument = parse_spec(spec, extra)
     if kind in extra:
         return kind
-    if kind == "model":
+    if kind in ("model", "adversary"):
         return kind
     if kind == "scripted":
         if not scenario.script:
@@ -156,4 +157,6 @@ def chooser_for(spec: str, scenario: Scenario, extra: Mapping[str, Chooser]) -> 
         return extra[kind]
     if kind == "scripted":
         return ScriptedChooser(scenario.script)
+    if kind == "adversary":
+        return AdversaryChooser()
     return FileChooser(Path(argument))

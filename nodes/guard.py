@@ -120,13 +120,31 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
     ]
     if decision.outcome == "execute":
         first_ref = len(observations(state.get("evidence", []))) + 1
-        calls = [{**call, "ref": f"E{first_ref + index}"} for index, call in enumerate(calls)]
+        calls = [
+            {
+                **call,
+                "ref": f"E{first_ref + index}",
+                "sources": {
+                    field: record.model_dump() for field, record in approved.resolved.items()
+                },
+            }
+            for index, (call, approved) in enumerate(zip(calls, decision.calls, strict=True))
+        ]
     refusals = [{"turn": turn, **refusal.to_dict()} for refusal in decision.refusals]
     events = [
         event("refused", turn, GUARD, at, **refusal.to_dict()) for refusal in decision.refusals
     ]
     if decision.outcome == "execute":
-        events += [event("approved", turn, GUARD, at, call=call) for call in calls]
+        events += [
+            event(
+                "approved",
+                turn,
+                GUARD,
+                at,
+                call={key: value for key, value in call.items() if key != "sources"},
+            )
+            for call in calls
+        ]
     update: dict[str, Any] = {
         "decision": {
             "turn": turn,
@@ -204,7 +222,7 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
             Send("execute", {
                 "call": call,
                 "profile": grant["profile"],
-                "records": {field: grant["records"][record_id] for field, record_id in call["records"].items()},
+                "records": call["sources"],
                 "turn": decision["turn"],
             })
             for call in decision["calls"]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import pairwise
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.flags import instruction_flags
+from tools.flags import INSTRUCTION_LIKE, instruction_flags
 
 MAX_LINE_CHARS = 400
 """Longer lines are clipped; the excerpt says how many characters were left out."""
@@ -55,4 +56,22 @@ def make_line(number: int, raw: bytes | str) -> Line:
 
 
 def make_excerpt(summary: str, lines: Iterable[Line], truncated: bool) -> Excerpt:
-    return Excerpt(summary=summary, lines=tuple(lines), truncated=truncated)
+    return Excerpt(summary=summary, lines=flag_split_instructions(list(lines)), truncated=truncated)
+
+
+def flag_split_instructions(lines: list[Line], window: int = 3) -> tuple[Line, ...]:
+    """Flag consecutive lines that read like an instruction only when joined (a split injection)."""
+    flagged = [set(line.flags) for line in lines]
+    for start in range(len(lines)):
+        run = lines[start : start + window]
+        if len(run) < 2 or any(b.number != a.number + 1 for a, b in pairwise(run)):
+            continue
+        if instruction_flags(" ".join(line.text for line in run)):
+            for offset in range(len(run)):
+                flagged[start + offset].add(INSTRUCTION_LIKE)
+    return tuple(
+        line
+        if set(line.flags) == flags
+        else line.model_copy(update={"flags": tuple(sorted(flags))})
+        for line, flags in zip(lines, flagged, strict=True)
+    )

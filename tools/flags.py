@@ -7,6 +7,8 @@ what it is; the flag never changes what is permitted (the guard decides that, no
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import unicodedata
 
@@ -35,18 +37,47 @@ _PATTERNS = re.compile(
             r"\b(readspec|searchlogs|getrunhistory|stasummary|stapaths|stapath|stadiff)\b",
             r"\btool_calls\b|\"kind\"\s*:\s*\"(stop|ask_user)\"",
             r"\b(approval|permission|authori[sz]ation)\b.{0,30}\b(granted|approved|given)\b",
-            r"<\|im_(start|end)\|>|\[/?inst\]|</?(system|assistant)>",
+            r"<\|im_(start|end)\|>|\[/?inst\]|</?(system|assistant)>|</?tool_(call|result)\b",
+            r"\b(real|true|actual) answer\b|\broot cause\b\s*(is|:)|\bthis is proven\b",
+            r"\b(raise|increase|set|extend)\b.{0,40}\b(budgets?|limits?)\b",
+            r"\bswitch(ing)? to (another |the )?scenario\b|\bstop now\b|\bwithout asking\b",
+            r"\brepeat\b.{0,40}\bforever\b|/etc/(passwd|shadow)\b|\bthe guard\b",
+            r"\bread (it|this|that) (first|before|now)\b|\bbefore anything else\b",
         ]
     ),
     re.IGNORECASE,
 )
 
 
+# Cyrillic and Greek letters that render like Latin ones (a subset of Unicode's confusables).
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοναι",
+    "aeopcyxijsdhlABEKMHOPCTXIJSABEZHIKMNOPTYXovai",
+)
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
 def normalise(text: str) -> str:
-    """Fold look-alike characters (NFKC) and drop invisible ones before matching."""
-    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    """Fold compatibility forms (NFKC) and look-alike letters; drop invisible characters."""
+    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKES)
 
 
 def instruction_flags(text: str) -> tuple[str, ...]:
-    """`(INSTRUCTION_LIKE,)` when the text reads like an instruction to an agent, else `()`."""
-    return (INSTRUCTION_LIKE,) if _PATTERNS.search(normalise(text)) else ()
+    """`(INSTRUCTION_LIKE,)` when the text reads like an instruction to an agent, else `()`.
+
+    Base64 runs are decoded and read too, since a model can decode them.
+    """
+    folded = normalise(text)
+    candidates = [folded, *(_decoded(blob) for blob in _BASE64.findall(folded))]
+    return (
+        (INSTRUCTION_LIKE,) if any(_PATTERNS.search(candidate) for candidate in candidates) else ()
+    )
+
+
+def _decoded(blob: str) -> str:
+    try:
+        return base64.b64decode(blob + "=" * (-len(blob) % 4), validate=True).decode(
+            "utf-8", "replace"
+        )
+    except (binascii.Error, ValueError):
+        return ""

@@ -22,6 +22,8 @@ RecordKind = Literal["log", "spec", "history", "sta_report"]
 Profile = Literal["triage", "sta"]
 HISTORY_COLUMNS = ("run", "date", "test", "status")
 MAX_MANIFEST_BYTES = 1 << 20
+MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
+"""Records read whole per call are capped; logs and STA reports are streamed and may be huge."""
 GZIP_MAGIC = b"\x1f\x8b"
 
 ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
@@ -177,6 +179,11 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
     if not resolved.is_file():
         raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
+    limit = MAX_RECORD_BYTES.get(entry.kind)
+    if limit is not None and resolved.stat().st_size > limit:
+        raise ManifestError(
+            f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
+        )
     try:
         stat = resolved.stat()
         digest = _sha256(resolved)

@@ -1,6 +1,7 @@
 """Property-based tests: whatever a chooser proposes, nothing outside the grant is approved."""
 
 import json
+import os
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
@@ -26,6 +27,10 @@ HOSTILE_IDS = [
     "lab/runs/R42/reset_smoke.log\x00.txt",
     "lab/runs/R42/reset_smoke.log ",
     "runs/R42/reset_smoke.log",
+    "/abs/lab/runs/R42/reset_smoke.log",
+    "lab/runs/R42/./reset_smoke.log",
+    "lab\\runs\\R42\\reset_smoke.log",
+    "x" * 10_000,
 ]
 
 json_values = st.recursive(
@@ -114,7 +119,11 @@ contexts = st.builds(
 )
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+FUZZ_EXAMPLES = int(os.environ.get("WARRANT_FUZZ_EXAMPLES", "600"))
+"""The fast CI profile; `WARRANT_FUZZ_EXAMPLES=100000` is the long one (see docs/security.md)."""
+
+
+@settings(max_examples=FUZZ_EXAMPLES, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(documents, contexts)
 def test_nothing_outside_the_grant_is_ever_approved(document, ctx):
     decision = decide(document, ctx)  # never raises
@@ -136,7 +145,11 @@ def test_nothing_outside_the_grant_is_ever_approved(document, ctx):
             assert (record.kind, record.approval) == (spec.record_kind, "none")
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(300, FUZZ_EXAMPLES // 2),
+    suppress_health_check=[HealthCheck.too_slow],
+    deadline=None,
+)
 @given(st.lists(tool_calls, min_size=2, max_size=4), contexts)
 def test_a_batch_with_one_refusable_call_runs_nothing(batch, ctx):
     decision = decide({"summary": "batch", "tool_calls": batch}, ctx)

@@ -157,3 +157,10 @@ def test_a_record_swapped_for_a_symlink_is_not_read(scenario_dir):
     with pytest.raises(RecordRefusal) as caught:
         open_record(scenario.records["cc/t.log"])
     assert caught.value.code == "record_unavailable"
+
+
+def test_a_huge_spec_is_refused_at_load(scenario_dir):
+    with (scenario_dir / "huge.md").open("wb") as handle:
+        handle.truncate(40 << 20)  # sparse: no 40 MiB written
+    with pytest.raises(ManifestError, match="larger than 32 MiB"):
+        load_scenario(manifest_with_path(scenario_dir, "huge.md", kind="spec"))
