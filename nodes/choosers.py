@@ -9,6 +9,7 @@ exactly where it stopped.
 from __future__ import annotations
 
 import copy
+import pickle
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +40,9 @@ class ChooserView:
 
 
 def make_view(**fields: Any) -> ChooserView:
-    """A view whose every container is a fresh deep copy."""
-    return ChooserView(**copy.deepcopy(fields))
+    """A view whose every container is a fresh deep copy (a pickle round trip: the fields are plain
+    data, and it is several times faster than `copy.deepcopy`)."""
+    return ChooserView(**pickle.loads(pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)))
 
 
 class Chooser(Protocol):

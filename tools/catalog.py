@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from tools import readspec, runhistory, searchlogs
@@ -70,13 +71,15 @@ def tools_of(profile: str) -> dict[str, ToolSpec]:
     return {spec.name: spec for spec in PROFILES.get(profile, ())}
 
 
-def describe(profile: str) -> list[dict[str, Any]]:
-    """The catalog shown to a chooser: name, description and argument JSON schema per tool."""
-    return [
+@cache
+def describe(profile: str) -> tuple[dict[str, Any], ...]:
+    """The catalog shown to a chooser: name, description and argument JSON schema per tool.
+    Cached (schemas are costly to build); callers hand choosers a copy."""
+    return tuple(
         {
             "name": spec.name,
             "description": spec.description,
             "args": spec.args_model.model_json_schema(),
         }
         for spec in PROFILES.get(profile, ())
-    ]
+    )

@@ -1,0 +1,297 @@
+"""Per-step cost of a governed run against its peers, measured in the same run, interleaved.
+
+    .venv/bin/python bench/governed_step.py [--reps 15] [--postgres postgresql://…/postgres]
+
+A scripted R42-style investigation (8 tool calls and a stop) runs three ways over the same tool
+functions: Warrant (admit → choose → guard → execute → … → handover), a bare two-node LangGraph loop,
+and langchain's `create_agent` with `ToolCallLimitMiddleware` and `HumanInTheLoopMiddleware` driven by
+a scripted fake chat model — with no checkpointer, `InMemorySaver`, SQLite and PostgreSQL
+(`durability="sync"`). Prints medians per step, ratios and checkpoints written per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypedDict
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import psycopg
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from graph.build import compile_graph
+from graph.persistence import postgres_pool
+from lab import LAB_DIR
+from nodes.choosers import ScriptedChooser
+from nodes.context import WarrantContext
+from tools.catalog import tools_of
+from tools.records import Scenario, load_scenario
+
+LOG, SPEC, HISTORY = (
+    "lab/runs/R42/reset_smoke.log",
+    "lab/spec/reset_controller.md",
+    "lab/history/regressions.csv",
+)
+CALLS = [
+    ("searchlogs", {"path": LOG, "query": "reset_smoke", "limit": 20}),
+    ("searchlogs", {"path": LOG, "query": "RST_CHK", "limit": 20}),
+    ("searchlogs", {"path": LOG, "query": "UVM_ERROR", "limit": 20}),
+    ("searchlogs", {"path": LOG, "query": "clk_en", "limit": 20}),
+    ("readspec", {"path": SPEC, "section": "reset_release"}),
+    ("readspec", {"path": SPEC, "section": "clock_enable"}),
+    ("getrunhistory", {"path": HISTORY, "test": "reset_smoke", "limit": 10}),
+    ("getrunhistory", {"path": HISTORY, "test": "fifo_basic", "limit": 10}),
+]
+TURNS = len(CALLS) + 1
+
+
+def bench_lab(folder: Path) -> Path:
+    copy = folder / "lab"
+    shutil.copytree(LAB_DIR, copy, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    manifest = copy / "R42.toml"
+    manifest.write_text(
+        manifest.read_text()
+        .replace("steps = 8", "steps = 12")
+        .replace("evidence = 6", "evidence = 12")
+    )
+    return manifest
+
+
+def run_tool(scenario: Scenario, name: str, args: dict[str, Any]) -> str:
+    """The same tool functions every system calls: strict arguments, registry lookup, bounded excerpt."""
+    spec = tools_of("triage")[name]
+    validated = spec.args_model.model_validate(args)
+    excerpt = spec.run(validated, {"path": scenario.lookup(validated.path, spec.record_kind, name)})
+    return excerpt.model_dump_json()
+
+
+# --- Warrant -------------------------------------------------------------------------------------
+
+
+def warrant_runner(manifest: Path, saver: Any) -> Callable[[str], None]:
+    script = [
+        {"summary": name, "tool_calls": [{"id": f"c{n}", "name": name, "args": args}]}
+        for n, (name, args) in enumerate(CALLS, 1)
+    ]
+    script.append({"summary": "stop", "message": {"kind": "stop", "text": "done"}})
+    graph = compile_graph(saver)
+    context = WarrantContext(choosers={"bench": ScriptedChooser(script)})
+
+    def run(thread: str) -> None:
+        state = graph.invoke(
+            {"scenario": str(manifest), "chooser": "bench"},
+            _config(thread),
+            context=context,
+            **_durability(saver),
+        )
+        assert len(state["evidence"]) == len(CALLS) and state["status"] == "stopped", state.get(
+            "status"
+        )
+
+    return run
+
+
+# --- a bare two-node loop ---------------------------------------------------------------------
+
+
+class BareState(TypedDict, total=False):
+    turn: int
+    results: list[str]
+    pending: dict[str, Any] | None
+
+
+def bare_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
+    def choose(state: BareState) -> BareState:
+        turn = state.get("turn", 0)
+        pending = {"name": CALLS[turn][0], "args": CALLS[turn][1]} if turn < len(CALLS) else None
+        return {"turn": turn + 1, "pending": pending}
+
+    def act(state: BareState) -> BareState:
+        pending = state["pending"]
+        return {
+            "results": [
+                *state.get("results", []),
+                run_tool(scenario, pending["name"], pending["args"]),
+            ]
+        }
+
+    builder = StateGraph(BareState)
+    builder.add_node("choose", choose)
+    builder.add_node("act", act)
+    builder.add_edge(START, "choose")
+    builder.add_conditional_edges(
+        "choose", lambda state: "act" if state["pending"] else END, ["act", END]
+    )
+    builder.add_edge("act", "choose")
+    graph = builder.compile(checkpointer=saver)
+
+    def run(thread: str) -> None:
+        state = graph.invoke({"turn": 0, "results": []}, _config(thread), **_durability(saver))
+        assert len(state["results"]) == len(CALLS)
+
+    return run
+
+
+# --- langchain create_agent with middleware ---------------------------------------------------
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
+        return self
+
+
+def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
+    @tool
+    def searchlogs(path: str, query: str, limit: int = 20) -> str:
+        """First lines of an approved log containing a fixed string."""
+        return run_tool(scenario, "searchlogs", {"path": path, "query": query, "limit": limit})
+
+    @tool
+    def readspec(path: str, section: str) -> str:
+        """One section of an approved specification."""
+        return run_tool(scenario, "readspec", {"path": path, "section": section})
+
+    @tool
+    def getrunhistory(path: str, test: str, limit: int = 10) -> str:
+        """Recent rows for one test in an approved run history."""
+        return run_tool(scenario, "getrunhistory", {"path": path, "test": test, "limit": limit})
+
+    middleware = [
+        ToolCallLimitMiddleware(run_limit=20),
+        HumanInTheLoopMiddleware(
+            interrupt_on={"searchlogs": False, "readspec": False, "getrunhistory": False}
+        ),
+    ]
+
+    def run(thread: str) -> None:
+        replies = [
+            AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{n}"}])
+            for n, (name, args) in enumerate(CALLS, 1)
+        ]
+        model = ScriptedChatModel(messages=iter([*replies, AIMessage("done")]))
+        agent = create_agent(
+            model, [searchlogs, readspec, getrunhistory], middleware=middleware, checkpointer=saver
+        )
+        state = agent.invoke(
+            {"messages": [HumanMessage("Why did reset_smoke fail?")]},
+            _config(thread),
+            **_durability(saver),
+        )
+        assert sum(message.type == "tool" for message in state["messages"]) == len(CALLS)
+
+    return run
+
+
+def _durability(saver: Any) -> dict[str, str]:
+    """`durability="sync"` with a checkpointer (LangGraph refuses it without one)."""
+    return {"durability": "sync"} if saver is not None else {}
+
+
+def _config(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread}}
+
+
+@contextmanager
+def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any]]]:
+    sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)
+    sqlite_conn.execute("PRAGMA journal_mode=WAL")
+    sqlite_saver = SqliteSaver(sqlite_conn)
+    sqlite_saver.setup()
+    modes: list[tuple[str, Any]] = [
+        ("none", None),
+        ("memory", InMemorySaver()),
+        ("sqlite", sqlite_saver),
+    ]
+    if not postgres:
+        yield modes
+        return
+    name = f"warrant_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = postgres.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        with postgres_pool(url) as pool:
+            yield [*modes, ("postgres", PostgresSaver(pool))]
+    finally:
+        with psycopg.connect(postgres, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def checkpoints(saver: Any, thread: str) -> int:
+    return len(list(saver.list(_config(thread)))) if saver is not None else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument(
+        "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        manifest = bench_lab(Path(folder))
+        scenario = load_scenario(manifest)
+        rows = []
+        with savers(Path(folder), args.postgres or None) as modes:
+            for mode, saver in modes:
+                systems = {
+                    "warrant": warrant_runner(manifest, saver),
+                    "bare": bare_runner(scenario, saver),
+                    "agent": agent_runner(scenario, saver),
+                }
+                times: dict[str, list[float]] = {name: [] for name in systems}
+                written: dict[str, int] = {}
+                for rep in range(args.reps + 1):
+                    for name, run in systems.items():  # interleaved
+                        thread = f"{name}-{mode}-{rep}-{uuid.uuid4().hex[:6]}"
+                        started = time.perf_counter()
+                        run(thread)
+                        elapsed = time.perf_counter() - started
+                        if rep:  # the first round warms caches and is not counted
+                            times[name].append(elapsed / TURNS)
+                        written[name] = checkpoints(saver, thread)
+                rows.append(
+                    (
+                        mode,
+                        {name: statistics.median(values) * 1000 for name, values in times.items()},
+                        written,
+                    )
+                )
+    print(
+        f"Per governed step (median of {args.reps} interleaved runs; 8 tool calls and a stop = {TURNS} turns)\n"
+    )
+    print(
+        "| persistence | Warrant ms/step | bare loop ms/step | create_agent ms/step | Warrant / bare | Warrant / create_agent | checkpoints per step (W / bare / agent) |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for mode, ms, written in rows:
+        per_step = " / ".join(
+            f"{written[name] / TURNS:.1f}" for name in ("warrant", "bare", "agent")
+        )
+        print(
+            f"| {mode} | {ms['warrant']:.2f} | {ms['bare']:.2f} | {ms['agent']:.2f} | {ms['warrant'] / ms['bare']:.2f}× | {ms['warrant'] / ms['agent']:.2f}× | {per_step} |"
+        )
+    print("\n" + json.dumps({"python": sys.version.split()[0]}))
+
+
+if __name__ == "__main__":
+    main()
