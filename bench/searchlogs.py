@@ -1,0 +1,106 @@
+"""searchlogs against grep on generated logs, in the same run.
+
+    .venv/bin/python bench/searchlogs.py [--sizes 100M,1G] [--reps 5]
+
+For each size: a deterministic UVM log is generated (and deleted afterwards); then, interleaved,
+the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`), the time of a full scan for a
+string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of a searchlogs
+full scan in a fresh process (`ru_maxrss`, minus the same process's baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab.loggen import write_log
+
+SIZES = {"M": 1 << 20, "G": 1 << 30}
+PROBE = """
+import resource, sys
+sys.path.insert(0, {root!r})
+from tools.searchlogs import find_lines
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open({path!r}, "rb") as stream:
+    hits, more = find_lines(stream, {needle!r}, 20)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(after - before, len(hits))
+"""
+
+
+def size_of(text: str) -> int:
+    return int(text[:-1]) * SIZES[text[-1].upper()]
+
+
+def timed(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - started
+
+
+def searchlogs_seconds(path: Path, needle: bytes) -> float:
+    from tools.searchlogs import find_lines
+
+    started = time.perf_counter()
+    with path.open("rb") as stream:
+        find_lines(stream, needle, 20)
+    return time.perf_counter() - started
+
+
+def peak_kib(path: Path, needle: bytes) -> int:
+    root = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(root=root, path=str(path), needle=needle)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(out.stdout.split()[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100M,1G")
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(dir=".") as folder:
+        for label in args.sizes.split(","):
+            path = write_log(Path(folder) / f"{label}.log", size_of(label), failing=True)
+            times: dict[str, list[float]] = {"first": [], "grep -m": [], "full": [], "grep -c": []}
+            for _ in range(args.reps):  # interleaved
+                times["first"].append(searchlogs_seconds(path, b"[DMA]"))
+                times["grep -m"].append(timed(["grep", "-F", "-m", "20", "[DMA]", str(path)]))
+                times["full"].append(searchlogs_seconds(path, b"[RST_CHK]"))
+                times["grep -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
+            rows.append(
+                (
+                    label,
+                    {name: statistics.median(values) for name, values in times.items()},
+                    peak_kib(path, b"[RST_CHK]"),
+                )
+            )
+            path.unlink()
+    print(
+        f"searchlogs vs grep (medians of {args.reps} interleaved runs; grep times include its process start)\n"
+    )
+    print(
+        "| log | first 20: searchlogs | grep -F -m 20 | ratio | full scan: searchlogs | grep -F -c | ratio | searchlogs peak memory |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, m, peak in rows:
+        print(
+            f"| {label} | {m['first'] * 1000:.1f} ms | {m['grep -m'] * 1000:.1f} ms | {m['first'] / m['grep -m']:.2f}× "
+            f"| {m['full'] * 1000:.0f} ms | {m['grep -c'] * 1000:.0f} ms | {m['full'] / m['grep -c']:.2f}× | {peak / 1024:.1f} MiB |"
+        )
+
+
+if __name__ == "__main__":
+    main()
