@@ -6,7 +6,7 @@ For each size: a deterministic UVM log is generated (and deleted afterwards); th
 the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`), the time of a full scan for a
 string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of a searchlogs
 full scan in a fresh process (`ru_maxrss`: the whole Python process, interpreter and imports
-included; mapped file pages are shared page cache, counted only while resident).
+included).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ SIZES = {"M": 1 << 20, "G": 1 << 30}
 PROBE = """
 import resource, sys
 sys.path.insert(0, {root!r})
-from tools.searchlogs import find_lines_mapped
+from tools.searchlogs import find_lines
 with open({path!r}, "rb") as stream:
-    hits, more = find_lines_mapped(stream, {needle!r}, 20)
+    hits, more = find_lines(stream, {needle!r}, 20)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(after, len(hits))
 """
@@ -46,11 +46,11 @@ def timed(command: list[str]) -> float:
 
 
 def searchlogs_seconds(path: Path, needle: bytes) -> float:
-    from tools.searchlogs import find_lines_mapped
+    from tools.searchlogs import find_lines
 
     started = time.perf_counter()
-    with path.open("rb") as stream:  # the path `searchlogs` takes for a plain (not gzip) log
-        find_lines_mapped(stream, needle, 20)
+    with path.open("rb") as stream:
+        find_lines(stream, needle, 20)
     return time.perf_counter() - started
 
 
@@ -92,7 +92,7 @@ def main() -> None:
         f"searchlogs vs grep (medians of {args.reps} interleaved runs; grep times include its process start)\n"
     )
     print(
-        "| log | first 20: searchlogs | grep -F -m 20 | ratio | full scan: searchlogs | grep -F -c | ratio | searchlogs peak memory |"
+        "| log | first 20: searchlogs | grep -F -m 20 | ratio | full scan: searchlogs | grep -F -c | ratio | searchlogs process peak RSS |"
     )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, m, peak in rows:

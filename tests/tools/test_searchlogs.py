@@ -8,25 +8,17 @@ from pydantic import ValidationError
 from lab.loggen import write_log
 from tests.helpers import one_record
 from tools import searchlogs
-from tools.searchlogs import SearchLogsArgs, find_lines, find_lines_mapped
+from tools.searchlogs import SearchLogsArgs, find_lines
 
 LOG = "lab/runs/R42/reset_smoke.log"
 
 
-@pytest.fixture(params=["streamed", "mapped"])
-def search(request, tmp_path):
-    """Both implementations must agree on every case."""
-
+@pytest.fixture
+def search():
     def streamed(data: bytes, needle: bytes, limit: int = 20):
         return find_lines(io.BytesIO(data), needle, limit)
 
-    def mapped(data: bytes, needle: bytes, limit: int = 20):
-        path = tmp_path / "log"
-        path.write_bytes(data)
-        with path.open("rb") as stream:
-            return find_lines_mapped(stream, needle, limit)
-
-    return streamed if request.param == "streamed" else mapped
+    return streamed
 
 
 @pytest.mark.parametrize(
