@@ -15,6 +15,10 @@ ASK = {
     "message": {"kind": "ask_user", "question": "Which seed failed first?"},
 }
 CONFIG = {"configurable": {"thread_id": "h1"}}
+TWO_READS = {"summary": "two reads", "tool_calls": [
+    {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+    {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+]}  # fmt: skip
 
 
 @pytest.fixture
@@ -207,11 +211,7 @@ def test_a_narrowing_edit_runs_with_the_edited_arguments(gated, action_file):
 
 
 def test_two_pending_approvals_resume_by_id(gated, action_file):
-    batch = {"summary": "two reads", "tool_calls": [
-        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
-        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-    ]}  # fmt: skip
-    graph = start(gated, action_file([batch, stop()]))
+    graph = start(gated, action_file([TWO_READS, stop()]))
     first, second = pending(graph)
     assert {first["call"]["id"], second["call"]["id"]} == {"a", "b"}
     reply(graph, {"decision": "approve"}, second["interaction_id"])
@@ -223,21 +223,13 @@ def test_two_pending_approvals_resume_by_id(gated, action_file):
 
 
 def test_several_pending_need_a_named_interaction(gated, action_file):
-    batch = {"summary": "two reads", "tool_calls": [
-        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
-        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-    ]}  # fmt: skip
-    graph = start(gated, action_file([batch, stop()]))
+    graph = start(gated, action_file([TWO_READS, stop()]))
     with pytest.raises(InteractionError, match="name one"):
         reply(graph, {"decision": "approve"})
 
 
 def test_both_pending_resumed_in_one_command(gated, action_file):
-    batch = {"summary": "two reads", "tool_calls": [
-        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
-        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-    ]}  # fmt: skip
-    graph = start(gated, action_file([batch, stop()]))
+    graph = start(gated, action_file([TWO_READS, stop()]))
     snapshot = graph.get_state(CONFIG)
     resume = {
         item.id: {

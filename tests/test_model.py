@@ -168,11 +168,17 @@ def test_missing_usage_stays_unknown(route_env):
     assert state["model_calls"][0]["reply"]["usage"] is None
 
 
-def test_a_local_only_record_is_never_sent_to_a_remote_route(route_env, scenario_dir):
+def local_only_log(scenario_dir):
+    """The throwaway scenario with its log approved for local routes only."""
     manifest = write_manifest(scenario_dir)
     manifest.write_text(
         manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\nshare = "local"')
     )
+    return manifest
+
+
+def test_a_local_only_record_is_never_sent_to_a_remote_route(route_env, scenario_dir):
+    manifest = local_only_log(scenario_dir)
     server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), STOP])
     route_env(server, locality="remote")
     state = run_model(server, str(manifest))
@@ -184,10 +190,7 @@ def test_a_local_only_record_is_never_sent_to_a_remote_route(route_env, scenario
 
 
 def test_a_local_route_may_see_local_records(route_env, scenario_dir):
-    manifest = write_manifest(scenario_dir)
-    manifest.write_text(
-        manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\nshare = "local"')
-    )
+    manifest = local_only_log(scenario_dir)
     server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), STOP])
     route_env(server, locality="local")
     run_model(server, str(manifest))
