@@ -60,3 +60,51 @@ def render_path(path: PathSpec) -> str:
         "",
     ]
     return "\n".join(lines) + "\n"
+
+
+GROUPS = (("core_clk", 10.0), ("io_clk", 20.0), ("asynchronous", 10.0))
+CORNERS = ("ss_0p72v_125c", "ff_0p88v_m40c")
+FLOP = "rising edge-triggered flip-flop clocked by {clock}"
+RECOVERY = "recovery check against rising-edge clock {clock}"
+
+
+def report_pair(paths_per_group: int = 4, seed: int = 7) -> tuple[list[PathSpec], list[PathSpec]]:
+    """Before/after path lists: the after run has worse slacks, one endpoint flips MET → VIOLATED,
+    one endpoint is removed and one added, and one startpoint changes."""
+    import random
+
+    rng = random.Random(seed)
+    before: list[PathSpec] = []
+    for corner in CORNERS:
+        for group, period in GROUPS:
+            for index in range(paths_per_group):
+                clock = "core_clk" if group == "asynchronous" else group
+                end_reason = RECOVERY.format(clock=clock) if group == "asynchronous" else FLOP.format(clock=clock)
+                arrival = round(rng.uniform(0.5, period * 0.8), 2)
+                before.append(PathSpec(
+                    startpoint=f"u_{group}/src_reg[{index}]", endpoint=f"u_{group}/dst_reg[{index}]",
+                    start_reason=FLOP.format(clock=clock), end_reason=end_reason, group=group,
+                    path_type="max", arrival=arrival, required=round(period - 0.05, 2), corner=corner,
+                ))  # fmt: skip
+    after = [_worse(path, rng) for path in before]
+    after[0] = _flip(after[0])
+    after[1] = PathSpec(**{**after[1].__dict__, "startpoint": "u_core_clk/new_src_reg"})
+    removed = after.pop(2)
+    after.append(PathSpec(**{**removed.__dict__, "endpoint": "u_core_clk/added_reg[0]"}))
+    return before, after
+
+
+def _worse(path: PathSpec, rng) -> PathSpec:  # noqa: ANN001 - a random.Random
+    return PathSpec(**{**path.__dict__, "arrival": round(path.arrival + rng.uniform(0.0, 0.4), 2)})
+
+
+def _flip(path: PathSpec) -> PathSpec:
+    return PathSpec(**{**path.__dict__, "arrival": round(path.required + 0.25, 2)})
+
+
+def render_report(paths: list[PathSpec]) -> str:
+    """A full report: paths, then tns and wns over the listed paths."""
+    slacks = [path.slack for path in paths]
+    tns = round(sum(slack for slack in slacks if slack < 0), 2)
+    body = "".join(render_path(path) for path in paths)
+    return body + f"tns {tns:.2f}\nwns {min(min(slacks), 0.0):.2f}\n"

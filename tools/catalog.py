@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools import readspec, runhistory, searchlogs
+from tools import readspec, runhistory, searchlogs, sta
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.records import Record, RecordKind
@@ -60,9 +60,42 @@ GETRUNHISTORY = ToolSpec(
     run=runhistory.run,
 )
 
+STASUMMARY = ToolSpec(
+    name="stasummary",
+    description="WNS, TNS and violating endpoints per path group and corner of an approved STA report.",
+    args_model=sta.ReportArgs,
+    record_fields=("report",),
+    record_kind="sta_report",
+    run=sta.stasummary,
+)
+STAPATHS = ToolSpec(
+    name="stapaths",
+    description="The worst paths of an approved STA report, optionally of one group and status.",
+    args_model=sta.PathsArgs,
+    record_fields=("report",),
+    record_kind="sta_report",
+    run=sta.stapaths,
+)
+STAPATH = ToolSpec(
+    name="stapath",
+    description="One path of an approved STA report (by endpoint and path type), with line numbers.",
+    args_model=sta.PathArgs,
+    record_fields=("report",),
+    record_kind="sta_report",
+    run=sta.stapath,
+)
+STADIFF = ToolSpec(
+    name="stadiff",
+    description="Endpoints added, removed, flipped or changed between two approved STA reports.",
+    args_model=sta.DiffArgs,
+    record_fields=("before", "after"),
+    record_kind="sta_report",
+    run=sta.stadiff,
+)
+
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
     "triage": (SEARCHLOGS, READSPEC, GETRUNHISTORY),
-    "sta": (),
+    "sta": (STASUMMARY, STAPATHS, STAPATH, STADIFF),
 }
 
 

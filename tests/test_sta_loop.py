@@ -1,0 +1,42 @@
+"""The STA profile on the same graph, guard and handover."""
+
+from tests.helpers import call, run_embedded, stop
+
+BEFORE, AFTER = "lab/sta/setup_before.rpt", "lab/sta/setup_after.rpt"
+
+
+def test_the_scripted_sta_baseline():
+    state = run_embedded("STA1")
+    assert [(item["ref"], item["tool"]) for item in state["evidence"]] == [
+        ("E1", "stasummary"), ("E2", "stasummary"), ("E3", "stadiff"), ("E4", "stapath"),
+    ]  # fmt: skip
+    assert state["evidence"][2]["excerpt"][0]["text"].startswith(
+        "[after] flipped MET→VIOLATED: u_core_clk/dst_reg[0]"
+    )
+    assert {source["record"] for source in state["evidence"][2]["sources"]} == {BEFORE, AFTER}
+    assert state["status"] == "stopped"
+    assert any(
+        "no hold reports are approved" in unknown for unknown in state["handover"]["unknowns"]
+    )
+
+
+def test_out_of_scope_sta_requests_are_refused(action_file):
+    chooser = action_file([
+        call("a", "stasummary", report="lab/sta/hold_after.rpt"),
+        call("b", "stasummary", report="lab/runs/R42/reset_smoke.log"),
+        call("c", "stadiff", before=BEFORE, after="../protected/design.txt"),
+        call("d", "searchlogs", path=AFTER, query="slack"),
+        call("e", "run_sta", script="report_checks -path_delay min"),
+        call("f", "stapaths", report=AFTER, limit=True),
+        stop(),
+    ])  # fmt: skip
+    state = run_embedded("STA1", chooser)
+    assert [(r["code"], r["owner"]) for r in state["refusals"]] == [
+        ("unapproved_record", "tool:stasummary"),
+        ("unapproved_record", "tool:stasummary"),
+        ("unapproved_record", "tool:stadiff"),
+        ("unknown_tool", "guard"),
+        ("unknown_tool", "guard"),
+        ("invalid_argument", "tool:stapaths"),
+    ]
+    assert state["evidence"] == []
