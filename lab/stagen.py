@@ -8,6 +8,7 @@ arrival, required and slack).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,11 @@ def report_pair(paths_per_group: int = 4, seed: int = 7) -> tuple[list[PathSpec]
         for group, period in GROUPS:
             for index in range(paths_per_group):
                 clock = "core_clk" if group == "asynchronous" else group
-                end_reason = RECOVERY.format(clock=clock) if group == "asynchronous" else FLOP.format(clock=clock)
+                end_reason = (
+                    RECOVERY.format(clock=clock)
+                    if group == "asynchronous"
+                    else FLOP.format(clock=clock)
+                )
                 arrival = round(rng.uniform(0.5, period * 0.8), 2)
                 before.append(PathSpec(
                     startpoint=f"u_{group}/src_reg[{index}]", endpoint=f"u_{group}/dst_reg[{index}]",
@@ -94,7 +99,7 @@ def report_pair(paths_per_group: int = 4, seed: int = 7) -> tuple[list[PathSpec]
     return before, after
 
 
-def _worse(path: PathSpec, rng) -> PathSpec:  # noqa: ANN001 - a random.Random
+def _worse(path: PathSpec, rng) -> PathSpec:
     return PathSpec(**{**path.__dict__, "arrival": round(path.arrival + rng.uniform(0.0, 0.4), 2)})
 
 
@@ -108,3 +113,14 @@ def render_report(paths: list[PathSpec]) -> str:
     tns = round(sum(slack for slack in slacks if slack < 0), 2)
     body = "".join(render_path(path) for path in paths)
     return body + f"tns {tns:.2f}\nwns {min(min(slacks), 0.0):.2f}\n"
+
+
+def write_report(target: Path, paths: list[PathSpec]) -> Path:
+    """Write a report path by path (a large report is never held as one string)."""
+    worst, tns = 0.0, 0.0
+    with target.open("w", encoding="utf-8") as out:
+        for path in paths:
+            out.write(render_path(path))
+            worst, tns = min(worst, path.slack), tns + min(path.slack, 0.0)
+        out.write(f"tns {tns:.2f}\nwns {worst:.2f}\n")
+    return target

@@ -1,0 +1,102 @@
+"""STA parse and diff throughput on generated report pairs, against `grep -c slack`.
+
+    .venv/bin/python bench/sta.py [--paths 10000,100000] [--reps 3]
+
+For each size a before/after pair is generated (`lab/stagen.py`) and deleted afterwards; interleaved:
+`stasummary` of the after report (one streaming parse), `stadiff` of the pair (two parses and an
+endpoint index), and `grep -c slack` over both files. Peak RSS of a `stadiff` in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from lab.stagen import report_pair, write_report
+from tools import sta
+from tools.records import load_scenario
+
+MANIFEST = 'id = "B"\nprofile = "sta"\n[[record]]\nid = "before"\nkind = "sta_report"\npath = "before.rpt"\n[[record]]\nid = "after"\nkind = "sta_report"\npath = "after.rpt"\n'
+PROBE = """
+import resource, sys
+sys.path.insert(0, {root!r})
+from tools import sta
+from tools.records import load_scenario
+s = load_scenario(__import__("pathlib").Path({manifest!r}))
+sta.stadiff(sta.DiffArgs(before="before", after="after"), {{"before": s.records["before"], "after": s.records["after"]}})
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def timed(action) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--paths", default="10000,100000")
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    root = str(Path(__file__).resolve().parent.parent)
+    rows = []
+    for count in (int(text) for text in args.paths.split(",")):
+        with tempfile.TemporaryDirectory(dir=".") as folder:
+            before, after = report_pair(paths_per_group=max(1, count // 6))
+            write_report(Path(folder) / "before.rpt", before)
+            write_report(Path(folder) / "after.rpt", after)
+            (Path(folder) / "m.toml").write_text(MANIFEST)
+            scenario = load_scenario(Path(folder) / "m.toml")
+            records = {"before": scenario.records["before"], "after": scenario.records["after"]}
+            files = [str(Path(folder) / "before.rpt"), str(Path(folder) / "after.rpt")]
+            times: dict[str, list[float]] = {"summary": [], "diff": [], "grep": []}
+            for _ in range(args.reps):
+                times["summary"].append(
+                    timed(
+                        sta.stasummary, sta.ReportArgs(report="after"), {"report": records["after"]}
+                    )
+                )
+                times["diff"].append(
+                    timed(sta.stadiff, sta.DiffArgs(before="before", after="after"), records)
+                )
+                times["grep"].append(
+                    timed(
+                        subprocess.run, ["grep", "-c", "slack", *files], stdout=subprocess.DEVNULL
+                    )
+                )
+            probe = PROBE.format(root=root, manifest=str(Path(folder) / "m.toml"))
+            peak = int(
+                subprocess.run(
+                    [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+                ).stdout
+            )
+            size = sum(Path(file).stat().st_size for file in files) / (1 << 20)
+            rows.append(
+                (
+                    len(before),
+                    size,
+                    {name: statistics.median(values) for name, values in times.items()},
+                    peak / 1024,
+                )
+            )
+    print(f"STA tools on generated report pairs (medians of {args.reps} interleaved runs)\n")
+    print(
+        "| paths per report | pair size | stasummary (after) | stadiff (pair) | grep -c slack (pair) | stadiff / grep | stadiff process peak RSS |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for paths, size, m, peak in rows:
+        print(
+            f"| {paths} | {size:.0f} MiB | {m['summary']:.2f} s | {m['diff']:.2f} s | {m['grep']:.3f} s | {m['diff'] / m['grep']:.1f}× | {peak:.0f} MiB |"
+        )
+
+
+if __name__ == "__main__":
+    main()
