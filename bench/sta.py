@@ -15,7 +15,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -35,9 +37,9 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def timed(action) -> float:
+def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
     started = time.perf_counter()
-    action()
+    action(*args, **kwargs)
     return time.perf_counter() - started
 
 

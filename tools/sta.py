@@ -192,7 +192,7 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     slack changed — with the change split into Δarrival and Δrequired. Line numbers are the after
     report's, except for removed endpoints (the before report's); each line says which."""
     before = {_key(path): path for path in constrained(records["before"])}
-    changes: list[tuple[str, float, Line]] = []
+    changes: list[tuple[str, float, tuple[int, str]]] = []  # lines are made only for those shown
     for path in constrained(records["after"]):
         old = before.pop(_key(path), None)
         if old is None:
@@ -200,20 +200,18 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
                 (
                     "added",
                     path.slack,
-                    make_line(path.first_line, f"[after] added: {_describe(path)}"),
+                    (path.first_line, f"[after] added: {_describe(path)}"),
                 )
             )
         elif (delta := round(path.slack - old.slack, 2)) != 0 or old.startpoint != path.startpoint:
             kind = "flipped" if old.status != path.status else "changed"
-            changes.append(
-                (kind, delta, make_line(path.first_line, f"[after] {_change(old, path, delta)}"))
-            )
+            changes.append((kind, delta, (path.first_line, f"[after] {_change(old, path, delta)}")))
     for path in before.values():
         changes.append(
             (
                 "removed",
                 path.slack,
-                make_line(path.first_line, f"[before] removed: {_describe(path)}"),
+                (path.first_line, f"[before] removed: {_describe(path)}"),
             )
         )
     counts = {
@@ -225,7 +223,7 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
         ", ".join(f"{count} {kind}" for kind, count in counts.items()) + f"; showing {len(shown)}"
     )
     return make_excerpt(
-        summary, [line for _, _, line in shown], truncated=len(shown) < len(changes)
+        summary, [make_line(*line) for _, _, line in shown], truncated=len(shown) < len(changes)
     )
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import Any
 
 NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
@@ -21,6 +22,13 @@ _END_ROW = re.compile(rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+({NUMBER})\s*\((ME
 _SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
 _METRIC = re.compile(rf"^(tns|wns|worst slack)\s+({NUMBER})\s*$")
 _WARNING = re.compile(r"^(Warning|Error)\b")
+_FIELD_NAMES_TO_KEYS = {
+    "Path Group": "group",
+    "Path Type": "path_type",
+    "Mode": "mode",
+    "Corner": "corner",
+}
+_FIELD_NAMES = tuple(_FIELD_NAMES_TO_KEYS)
 
 
 @dataclass(frozen=True)
@@ -83,7 +91,8 @@ Item = StaPath | EndRow | SummaryRow | Metric | Notice
 
 @dataclass
 class _Parser:
-    path: StaPath | None = None
+    path: dict[str, Any] | None = None
+    """The fields of the path being read (a plain dict: updated per line, frozen when it closes)."""
     pending: str | None = None
     """`start` or `end` while a wrapped point's reason is expected on the next line."""
     table: str | None = None
@@ -93,15 +102,20 @@ class _Parser:
     def feed(self, number: int, raw: str) -> None:
         line = raw.rstrip("\r\n")
         text = line.strip()
-        if _WARNING.match(text) or text == "No paths found.":
+        if text.startswith(("Warning", "Error", "No paths")) and (
+            _WARNING.match(text) or text == "No paths found."
+        ):
             self.items.append(Notice(text, number))
             return
         if text.startswith("Startpoint:"):
             self._close(truncated=True)
             name, reason = _point(text.removeprefix("Startpoint:"))
-            self.path = StaPath(
-                startpoint=name, start_reason=reason, first_line=number, last_line=number
-            )
+            self.path = {
+                "startpoint": name,
+                "start_reason": reason,
+                "first_line": number,
+                "last_line": number,
+            }
             self.pending = None if reason else "start"
             return
         if self.path is not None:
@@ -110,38 +124,29 @@ class _Parser:
         self._feed_table(number, text)
 
     def _feed_path(self, number: int, line: str, text: str) -> None:
-        path = replace(self.path, last_line=number)
+        path = self.path
+        path["last_line"] = number
         if self.pending and text.startswith("(") and text.endswith(")"):
-            key = "start_reason" if self.pending == "start" else "end_reason"
-            self.path, self.pending = replace(path, **{key: text[1:-1]}), None
+            path["start_reason" if self.pending == "start" else "end_reason"] = text[1:-1]
+            self.pending = None
             return
         self.pending = None
-        if text.startswith("Endpoint:"):
+        if text.endswith(" time") and (found := _TIME.match(line)):
+            path.setdefault(
+                found[3], float(found[2])
+            )  # the first arrival/required line, not the recap
+        elif "slack (" in text and (found := _SLACK.match(line)):
+            path["slack"], path["status"] = float(found[1]), found[2]
+            self._close(truncated=False)
+        elif text.startswith("Endpoint:"):
             name, reason = _point(text.removeprefix("Endpoint:"))
-            self.path, self.pending = (
-                replace(path, endpoint=name, end_reason=reason),
-                None if reason else "end",
-            )
-        elif found := _FIELD.match(text):
-            key = {
-                "Path Group": "group",
-                "Path Type": "path_type",
-                "Mode": "mode",
-                "Corner": "corner",
-            }[found[1]]
-            self.path = replace(path, **{key: found[2]})
-        elif found := _TIME.match(line):
-            key = "arrival" if found[3] == "arrival" else "required"
-            first = getattr(path, key) is None
-            self.path = replace(path, **{key: float(found[2])}) if first else path
-        elif found := _SLACK.match(line):
-            self.path = replace(path, slack=float(found[1]), status=found[2])
+            path["endpoint"], path["end_reason"] = name, reason
+            self.pending = None if reason else "end"
+        elif text.startswith(_FIELD_NAMES) and (found := _FIELD.match(text)):
+            path[_FIELD_NAMES_TO_KEYS[found[1]]] = found[2]
+        elif text.startswith("(") and "unconstrained" in text.lower():
+            path["unconstrained"] = True
             self._close(truncated=False)
-        elif "unconstrained" in text.lower() and text.startswith("("):
-            self.path = replace(path, unconstrained=True)
-            self._close(truncated=False)
-        else:
-            self.path = path
 
     def _feed_table(self, number: int, text: str) -> None:
         if found := _METRIC.match(text):
@@ -163,7 +168,11 @@ class _Parser:
 
     def _close(self, truncated: bool) -> None:
         if self.path is not None:
-            self.items.append(replace(self.path, truncated=truncated))
+            fields = self.path
+            arrival, required = fields.pop("arrival", None), fields.pop("required", None)
+            self.items.append(
+                StaPath(**fields, arrival=arrival, required=required, truncated=truncated)
+            )
         self.path, self.pending = None, None
 
     def drain(self) -> list[Item]:
