@@ -70,9 +70,7 @@ def main() -> None:
                     timed(sta.stadiff, sta.DiffArgs(before="before", after="after"), records)
                 )
                 times["grep"].append(
-                    timed(
-                        subprocess.run, ["grep", "-c", "slack", *files], stdout=subprocess.DEVNULL
-                    )
+                    timed(subprocess.run, ["grep", "-c", "slack", *files], stdout=subprocess.PIPE)
                 )
             probe = PROBE.format(root=root, manifest=str(Path(folder) / "m.toml"))
             peak = int(
