@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateSnapshot
 
 from graph.build import compile_graph
 from graph.identity import thread_for_message
@@ -143,7 +144,8 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead."""
     config = _config(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
-        values = graph.get_state(config).values
+        snapshot = graph.get_state(config)
+        values = snapshot.values
         if values and not request.message_id:
             raise RunError(
                 2,
@@ -156,7 +158,7 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
             )
         if not values:
             advance(graph, request.as_input(), config, request.thread_id, on_event)
-        elif is_unfinished(graph, config):
+        elif is_unfinished(snapshot):
             advance(graph, None, config, request.thread_id, on_event)
         return outcome(graph, config)
 
@@ -181,19 +183,19 @@ def resume(
             except InteractionError as exc:
                 raise RunError(2, str(exc)) from None
             advance(graph, command, config, thread_id, on_event)
-        elif snapshot.next and not snapshot.interrupts:
+        elif is_unfinished(snapshot):
             advance(graph, None, config, thread_id, on_event)
         return outcome(graph, config)
 
 
-def is_unfinished(graph: CompiledStateGraph, config: dict[str, Any]) -> bool:
-    snapshot = graph.get_state(config)
+def is_unfinished(snapshot: StateSnapshot) -> bool:
+    """The run stopped between steps (a crash, a lost connection), not waiting for a person."""
     return bool(snapshot.next) and not snapshot.interrupts
 
 
 def advance(
     graph: CompiledStateGraph,
-    run_input: dict[str, Any] | None,
+    run_input: dict[str, Any] | Command | None,
     config: dict[str, Any],
     thread_id: str,
     on_event: OnEvent,

@@ -107,14 +107,6 @@ def _flip(path: PathSpec) -> PathSpec:
     return PathSpec(**{**path.__dict__, "arrival": round(path.required + 0.25, 2)})
 
 
-def render_report(paths: list[PathSpec]) -> str:
-    """A full report: paths, then tns and wns over the listed paths."""
-    slacks = [path.slack for path in paths]
-    tns = round(sum(slack for slack in slacks if slack < 0), 2)
-    body = "".join(render_path(path) for path in paths)
-    return body + f"tns {tns:.2f}\nwns {min(min(slacks), 0.0):.2f}\n"
-
-
 def write_report(target: Path, paths: list[PathSpec]) -> Path:
     """Write a report path by path (a large report is never held as one string)."""
     worst, tns = 0.0, 0.0

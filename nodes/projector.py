@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from guards.action import ActionDocument
@@ -67,8 +68,7 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
     budget = route.context_tokens - route.max_output_tokens - FRAMING_TOKENS
     withheld = _withheld_records(grant, route)
     evidence = [_EvidenceBlock.of(item, withheld) for item in view.evidence]
-    mandatory_tokens = sum(tokens(text) for name, text in _mandatory(view) if name != "reminders")
-    mandatory_tokens += tokens(_reminders(view))
+    mandatory_tokens = sum(tokens(text) for _, text in _mandatory(view)) + tokens(_reminders(view))
     if mandatory_tokens > budget:
         raise CapabilityGap(
             f"the protocol, schema, grant, catalog and goal need about {mandatory_tokens} tokens; "
@@ -114,8 +114,13 @@ def _total(sections: list[tuple[str, str]]) -> int:
     return sum(tokens(f"## {name}\n{body}") for name, body in sections)
 
 
+@cache
+def _schema() -> str:
+    """The action document's JSON schema: fixed, and costly to build, so built once."""
+    return json.dumps(ActionDocument.model_json_schema(), separators=(",", ":"))
+
+
 def _mandatory(view: ChooserView) -> list[tuple[str, str]]:
-    schema = json.dumps(ActionDocument.model_json_schema(), separators=(",", ":"))
     grant = {
         "scenario": view.scenario,
         "approved_records": list(view.records),
@@ -125,7 +130,7 @@ def _mandatory(view: ChooserView) -> list[tuple[str, str]]:
     catalog = json.dumps(list(view.catalog), separators=(",", ":"))
     return [
         ("protocol", PROTOCOL),
-        ("action schema", schema),
+        ("action schema", _schema()),
         ("grant", json.dumps(grant, separators=(",", ":"))),
         ("tool catalog", catalog),
         ("goal", view.goal),
