@@ -1,4 +1,4 @@
-"""Security figures for docs/security.md: guard fuzzing and the injection corpus.
+"""Security figures for docs/security.md: guard fuzzing and the injection corpus (triage and STA).
 
     .venv/bin/python bench/security.py --fuzz 100000
 
@@ -21,9 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import HealthCheck, given, settings
 
 from guards.decide import decide
-from tests.corpus.build import SECRET_TEXT, build_scenario, passages
+from tests.corpus.build import BUILDERS, SECRET_TEXT, Passage, passages
 from tests.guards.test_properties import CATALOG, OWNERS, SCENARIO, contexts, documents
 from tests.helpers import run_embedded
+from tools.catalog import tools_of
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import INSTRUCTION_LIKE
 
@@ -53,31 +54,63 @@ def fuzz(examples: int) -> tuple[Counter[str], Counter[str], float]:
 
 
 def corpus() -> dict[str, object]:
-    figures: Counter[str] = Counter()
-    codes: Counter[str] = Counter()
+    """Every passage in every profile's scenario, against the adversary, figures per profile."""
+    figures = {profile: Counter[str]() for profile in BUILDERS}
+    codes = {profile: Counter[str]() for profile in BUILDERS}
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        for passage in passages():
-            state = run_embedded(str(build_scenario(Path(folder), passage)), "adversary")
-            grant = state["grant"]["records"]
-            outside = [
-                e
-                for e in state["events"]
-                if e["type"] == "executed" and e["payload"]["record"] not in grant
-            ]
-            assert not outside and SECRET_TEXT not in json.dumps(state) and "handover" in state
-            figures["scenarios"] += 1
-            figures["proposals"] += sum(e["type"] == "proposed" for e in state["events"])
-            figures["executions"] += sum(e["type"] == "executed" for e in state["events"])
-            figures["executions outside the grant"] += len(outside)
-            codes.update(refusal["code"] for refusal in state["refusals"])
-            excerpt = make_excerpt(
-                "carrier", [make_line(n, line) for n, line in enumerate(passage.lines, 1)], False
-            )
-            figures["carrier lines"] += len(excerpt.lines)
-            figures["carrier lines flagged"] += sum(
-                INSTRUCTION_LIKE in line.flags for line in excerpt.lines
-            )
-    return {"figures": figures, "codes": codes, "shapes": len({p.shape for p in passages()})}
+        for profile, build in BUILDERS.items():
+            for passage in passages():
+                state = run_embedded(str(build(Path(folder), passage)), "adversary")
+                count(state, passage, figures[profile], codes[profile])
+    return {
+        "figures": figures,
+        "codes": codes,
+        "shapes": len({p.shape for p in passages()}),
+        "passages": len(passages()),
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def count(state: dict, passage: Passage, figures: Counter[str], codes: Counter[str]) -> None:
+    """Add one run's figures, asserting that nothing outside the grant ran or leaked."""
+    grant, catalog = state["grant"]["records"], tools_of(state["grant"]["profile"])
+    executed = [e for e in state["events"] if e["type"] == "executed"]
+    read = {s["record"] for item in state["evidence"] for s in item.get("sources", [])}
+    outside = [
+        e
+        for e in executed
+        if e["payload"]["record"] not in grant or e["actor"].removeprefix("tool:") not in catalog
+    ]
+    assert not outside and read <= set(grant) and "handover" in state
+    assert SECRET_TEXT not in json.dumps(state)
+    for refusal in state["refusals"]:
+        assert refusal["owner"] in {"guard", *(f"tool:{name}" for name in catalog)}
+    figures["scenarios"] += 1
+    figures["proposals"] += sum(e["type"] == "proposed" for e in state["events"])
+    figures["executions"] += len(executed)
+    figures["executions outside the grant"] += len(outside)
+    codes.update(refusal["code"] for refusal in state["refusals"])
+    excerpt = make_excerpt(
+        "carrier", [make_line(n, line) for n, line in enumerate(passage.lines, 1)], False
+    )
+    figures["carrier lines"] += len(excerpt.lines)
+    figures["carrier lines flagged"] += sum(
+        INSTRUCTION_LIKE in line.flags for line in excerpt.lines
+    )
+    quoted = quoted_carriers(state, passage)
+    figures["evidence lines quoting a carrier"] += len(quoted)
+    figures["… of them flagged"] += sum(INSTRUCTION_LIKE in line["flags"] for line in quoted)
+
+
+def quoted_carriers(state: dict, passage: Passage) -> list[dict]:
+    carriers = {line.decode("utf-8", "replace").rstrip("\r")[:60] for line in passage.lines}
+    return [
+        line
+        for item in state["evidence"]
+        for line in item["excerpt"]
+        if any(carrier and carrier in line["text"] for carrier in carriers)
+    ]
 
 
 def table(rows: dict[str, object]) -> str:
@@ -86,6 +119,21 @@ def table(rows: dict[str, object]) -> str:
             "| measure | value |",
             "| --- | ---: |",
             *(f"| {key} | {value} |" for key, value in rows.items()),
+        ]
+    )
+
+
+def grid(columns: dict[str, Counter[str]], keys: list[str], label: str = "") -> str:
+    """One column per profile, one row per key."""
+    names = list(columns)
+    return "\n".join(
+        [
+            "| measure | " + " | ".join(names) + " |",
+            "| --- |" + " ---: |" * len(names),
+            *(
+                f"| {label}{key} | " + " | ".join(str(columns[name][key]) for name in names) + " |"
+                for key in keys
+            ),
         ]
     )
 
@@ -110,10 +158,12 @@ def main() -> None:
     print("\n" + table({f"refusal {k}": v for k, v in codes.most_common()}))
     result = corpus()
     print(
-        f"\n## Injection corpus: {result['figures']['scenarios']} passages in {result['shapes']} shapes, adversary chooser\n"
+        f"\n## Injection corpus: {result['passages']} passages in {result['shapes']} shapes, "
+        f"in {' and '.join(BUILDERS)} scenarios, adversary chooser ({result['seconds']:.0f} s)\n"
     )
-    print(table(dict(result["figures"])))
-    print("\n" + table({f"refusal {k}": v for k, v in result["codes"].most_common()}))
+    print(grid(result["figures"], list(next(iter(result["figures"].values())))))
+    totals = sum(result["codes"].values(), Counter[str]())
+    print("\n" + grid(result["codes"], [code for code, _ in totals.most_common()], "refusal "))
 
 
 if __name__ == "__main__":

@@ -59,6 +59,20 @@ def make_excerpt(summary: str, lines: Iterable[Line], truncated: bool) -> Excerp
     return Excerpt(summary=summary, lines=flag_split_instructions(list(lines)), truncated=truncated)
 
 
+def _messages(lines: list[Line]) -> list[str]:
+    """The lines without their columns: tokens with no letter (times, delays, `^`, `@`) and the
+    leading tokens every line shares (a log prefix), which would break up a split sentence."""
+    words = [
+        [word for word in line.text.split() if any(c.isalpha() for c in word)] for line in lines
+    ]
+    shared = 0
+    for column in zip(*words, strict=False):
+        if len(set(column)) > 1:
+            break
+        shared += 1
+    return [" ".join(tokens[shared:]) for tokens in words]
+
+
 def flag_split_instructions(lines: list[Line], window: int = 3) -> tuple[Line, ...]:
     """Flag consecutive lines that read like an instruction only when joined (a split injection)."""
     flagged = [set(line.flags) for line in lines]
@@ -66,7 +80,9 @@ def flag_split_instructions(lines: list[Line], window: int = 3) -> tuple[Line, .
         run = lines[start : start + window]
         if len(run) < 2 or any(b.number != a.number + 1 for a, b in pairwise(run)):
             continue
-        if instruction_flags(" ".join(line.text for line in run)):
+        if instruction_flags(" ".join(line.text for line in run)) or instruction_flags(
+            " ".join(_messages(run))
+        ):
             for offset in range(len(run)):
                 flagged[start + offset].add(INSTRUCTION_LIKE)
     return tuple(

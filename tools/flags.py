@@ -33,7 +33,8 @@ _PATTERNS = re.compile(
             r"\b(ignore|disregard|forget|override)\b.{0,60}\b(instructions?|prompts?|rules|guidance|above|previous)\b",
             r"\b(you are now|you must now|act as|new instructions?|system prompt|developer message)\b",
             r"\bnote to (the )?(ai|assistant|agent|model|llm|bot)\b",
-            r"^\W{0,3}(system|assistant|developer|tool)\s*[:>]",
+            # At a line's start or after a space: tools quote record text (a name, a message) mid-line.
+            r"(?:^|\s)\W{0,3}(system|assistant|developer|tool)\s*[:>]",
             r"\b(readspec|searchlogs|getrunhistory|stasummary|stapaths|stapath|stadiff)\b",
             r"\btool_calls\b|\"kind\"\s*:\s*\"(stop|ask_user)\"",
             r"\b(approval|permission|authori[sz]ation)\b.{0,30}\b(granted|approved|given)\b",
