@@ -8,8 +8,9 @@ endpoints of one report (not their path lines) to compare the other against it.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -18,7 +19,8 @@ from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.records import Record, open_record
-from tools.stareport import Metric, StaPath, parse
+from tools.stareport import Metric, StaPath
+from tools.stascan import Row, describe, scan
 
 MAX_PATH_LINES = 150
 
@@ -45,18 +47,24 @@ class DiffArgs(ToolArgs):
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
-def report_items(record: Record) -> Iterator[StaPath | Metric]:
+def report_rows(record: Record) -> Iterator[Row | Metric]:
     with open_record(record) as stream:
-        lines = ((number, raw.decode("utf-8", "replace")) for number, raw in iter_lines(stream))
-        yield from (item for item in parse(lines) if isinstance(item, StaPath | Metric))
+        yield from scan(stream)
 
 
-def constrained(record: Record) -> Iterator[StaPath]:
+def constrained(record: Record) -> Iterator[Row]:
     return (
-        item
-        for item in report_items(record)
-        if isinstance(item, StaPath) and item.slack is not None
+        item for item in report_rows(record) if isinstance(item, Row) and item.slack is not None
     )
+
+
+def described(record: Record, rows: Iterable[Row]) -> dict[int, StaPath]:
+    """The line parser's reading of the paths these rows stand for, by their first line."""
+    rows = list(rows)
+    if not rows:
+        return {}
+    with open_record(record) as stream:
+        return describe(rows, stream)
 
 
 @dataclass
@@ -64,34 +72,32 @@ class _Group:
     paths: int = 0
     violating: int = 0
     tns: float = 0.0
-    worst: StaPath | None = None
+    worst: Row | None = None
 
-    def add(self, path: StaPath) -> None:
+    def add(self, row: Row) -> None:
         self.paths += 1
-        self.violating += path.status == "VIOLATED"
-        self.tns += min(path.slack, 0.0)
-        if self.worst is None or path.slack < self.worst.slack:
-            self.worst = path
+        self.violating += row.status == b"VIOLATED"
+        self.tns += min(row.slack, 0.0)
+        if self.worst is None or row.slack < self.worst.slack:
+            self.worst = row
 
 
 def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
     """WNS, TNS and violating endpoints per group and corner; reported tns/wns lines as they are."""
-    groups: dict[tuple[str, str], _Group] = {}
+    groups: dict[tuple[bytes, bytes], _Group] = {}
     metrics: list[Metric] = []
     truncated = 0
-    for item in report_items(records["report"]):
+    for item in report_rows(records["report"]):
         if isinstance(item, Metric):
             metrics.append(item)
         elif item.truncated:
             truncated += 1
         elif item.slack is not None:
-            groups.setdefault((item.group or "-", item.corner or "-"), _Group()).add(item)
+            key = (item.group or b"-", item.corner or b"-")
+            (groups.get(key) or groups.setdefault(key, _Group())).add(item)
+    worst = described(records["report"], (stats.worst for stats in groups.values()))
     lines = [
-        make_line(
-            stats.worst.last_line,
-            f"group {group} corner {corner}: {stats.paths} paths, {stats.violating} violating, "
-            f"WNS {stats.worst.slack:.2f} at {stats.worst.endpoint}, TNS {stats.tns:.2f} (listed paths)",
-        )
+        _group_line(_text(group), _text(corner), stats, worst[stats.worst.line])
         for (group, corner), stats in sorted(groups.items())
     ]
     lines += [
@@ -111,60 +117,57 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-def _group_line(group: str, corner: str, stats: _Group) -> Line:
+def _group_line(group: str, corner: str, stats: _Group, worst: StaPath) -> Line:
+    """The line cited is the worst path's slack line."""
     text = (
         f"group {group} corner {corner}: {stats.paths} paths, {stats.violating} violating, "
-        f"WNS {stats.worst.slack:.2f} at {stats.worst.endpoint}, TNS {stats.tns:.2f} (listed paths)"
+        f"WNS {worst.slack:.2f} at {worst.endpoint}, TNS {stats.tns:.2f} (listed paths)"
     )
-    return make_line(stats.worst.last_line, text)
+    return make_line(worst.last_line, text)
 
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     """The `limit` worst paths, optionally of one group and one status."""
-    selected = (
-        path
-        for path in constrained(records["report"])
-        if (args.group is None or path.group == args.group)
-        and (args.status is None or path.status == args.status)
-    )
-    matching = 0
-
-    def counted() -> Iterator[StaPath]:
-        nonlocal matching
-        for path in selected:
-            matching += 1
-            yield path
-
-    worst = heapq.nsmallest(args.limit, counted(), key=lambda path: path.slack)
-    lines = [make_line(path.first_line, _describe(path)) for path in worst]
+    group = None if args.group is None else _raw(args.group)
+    status = None if args.status is None else _raw(args.status)
+    selected = [
+        row
+        for row in constrained(records["report"])
+        if (group is None or row.group == group) and (status is None or row.status == status)
+    ]
+    worst = heapq.nsmallest(args.limit, selected, key=lambda row: row.slack)
+    paths = described(records["report"], worst)
+    lines = [make_line(row.line, _describe(paths[row.line])) for row in worst]
     return make_excerpt(
-        f"{len(worst)} of {matching} matching path(s), worst first",
+        f"{len(worst)} of {len(selected)} matching path(s), worst first",
         lines,
-        truncated=matching > len(worst),
+        truncated=len(selected) > len(worst),
     )
 
 
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     """One path's report lines, with their line numbers."""
     record = records["report"]
-    found = next(
+    endpoint, path_type = _raw(args.endpoint), _raw(args.path_type)
+    row = next(
         (
-            path
-            for path in report_items(record)
-            if isinstance(path, StaPath)
-            and path.endpoint == args.endpoint
-            and path.path_type == args.path_type
+            item
+            for item in report_rows(record)
+            if isinstance(item, Row) and item.endpoint == endpoint and item.path_type == path_type
         ),
         None,
     )
-    if found is None:
+    if row is None:
         return make_excerpt(f"no {args.path_type} path ends at {args.endpoint!r}", (), False)
+    found = described(record, [row])[row.line]
     last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
     with open_record(record) as stream:
+        stream.seek(row.offset)
         lines = [
-            make_line(number, raw)
-            for number, raw in iter_lines(stream)
-            if found.first_line <= number <= last
+            make_line(found.first_line + index, raw)
+            for index, (_, raw) in enumerate(
+                islice(iter_lines(stream), last - found.first_line + 1)
+            )
         ]
     return make_excerpt(
         f"{_describe(found)} (lines {found.first_line}–{found.last_line})",
@@ -173,58 +176,80 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-def _key(path: StaPath) -> tuple[str, str, str, str, str]:
-    return (
-        path.corner or "-",
-        path.mode or "-",
-        path.path_type or "-",
-        path.group or "-",
-        path.endpoint,
-    )
-
-
 RANK = {"flipped": 0, "added": 1, "removed": 1, "changed": 2}
 """Flips first, then endpoints added or removed, then slack changes, worst first within each."""
 
 
+def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
+    """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
+    index: dict[tuple[bytes | None, ...], Row] = {}
+    for row in constrained(record):
+        key = row.key
+        kept = index.get(key)
+        if kept is None or row.slack < kept.slack:
+            index[key] = row
+    return index
+
+
 def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
-    """Endpoints matched by corner, mode, path type, group and endpoint: added, removed, flipped,
-    slack changed — with the change split into Δarrival and Δrequired. Line numbers are the after
-    report's, except for removed endpoints (the before report's); each line says which."""
-    before = {_key(path): path for path in constrained(records["before"])}
-    changes: list[tuple[str, float, tuple[int, str]]] = []  # lines are made only for those shown
-    for path in constrained(records["after"]):
-        old = before.pop(_key(path), None)
-        if old is None:
-            changes.append(
-                (
-                    "added",
-                    path.slack,
-                    (path.first_line, f"[after] added: {_describe(path)}"),
-                )
-            )
-        elif (delta := round(path.slack - old.slack, 2)) != 0 or old.startpoint != path.startpoint:
-            kind = "flipped" if old.status != path.status else "changed"
-            changes.append((kind, delta, (path.first_line, f"[after] {_change(old, path, delta)}")))
-    for path in before.values():
-        changes.append(
-            (
-                "removed",
-                path.slack,
-                (path.first_line, f"[before] removed: {_describe(path)}"),
-            )
-        )
-    counts = {
-        kind: sum(change[0] == kind for change in changes)
-        for kind in ("flipped", "added", "removed", "changed")
-    }
-    shown = heapq.nsmallest(args.limit, changes, key=lambda change: (RANK[change[0]], change[1]))
-    summary = (
-        ", ".join(f"{count} {kind}" for kind, count in counts.items()) + f"; showing {len(shown)}"
-    )
+    """Endpoints matched by corner, mode, path type, group and endpoint (the worst path of each):
+    added, removed, flipped, slack changed — with the change split into Δarrival and Δrequired.
+    Line numbers are the after report's, except for removed endpoints (the before report's);
+    each line says which."""
+    before, after = _index(records["before"]), _index(records["after"])
+    counts = dict.fromkeys(("flipped", "added", "removed", "changed"), 0)
+
+    def counted() -> Iterator[tuple[str, float, Row | None, Row | None]]:
+        for change in _changes(before, after):
+            counts[change[0]] += 1
+            yield change
+
+    shown = heapq.nsmallest(args.limit, counted(), key=lambda change: (RANK[change[0]], change[1]))
+    old_paths = described(records["before"], (old for *_, old, _ in shown if old is not None))
+    new_paths = described(records["after"], (new for *_, new in shown if new is not None))
+    lines = [
+        _diff_line(kind, delta, old and old_paths[old.line], new and new_paths[new.line])
+        for kind, delta, old, new in shown
+    ]
+    summary = ", ".join(f"{count} {kind}" for kind, count in counts.items())
     return make_excerpt(
-        summary, [make_line(*line) for _, _, line in shown], truncated=len(shown) < len(changes)
+        summary + f"; showing {len(shown)}",
+        lines,
+        truncated=len(shown) < sum(counts.values()),
     )
+
+
+def _changes(
+    before: dict[tuple[bytes | None, ...], Row], after: dict[tuple[bytes | None, ...], Row]
+) -> Iterator[tuple[str, float, Row | None, Row | None]]:
+    """(kind, Δslack — or the slack itself for an added or removed endpoint —, old, new)."""
+    for key, new in after.items():
+        old = before.get(key)
+        if old is None:
+            yield "added", new.slack, None, new
+        elif old.status != new.status:
+            yield "flipped", round(new.slack - old.slack, 2), old, new
+        elif (delta := round(new.slack - old.slack, 2)) != 0 or old.start != new.start:
+            yield "changed", delta, old, new
+    for key, old in before.items():
+        if key not in after:
+            yield "removed", old.slack, old, None
+
+
+def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None) -> Line:
+    if kind == "added":
+        return make_line(new.first_line, f"[after] added: {_describe(new)}")
+    if kind == "removed":
+        return make_line(old.first_line, f"[before] removed: {_describe(old)}")
+    return make_line(new.first_line, f"[after] {_change(old, new, delta)}")
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+def _raw(value: str) -> bytes:
+    return value.encode("utf-8", "surrogateescape")
 
 
 def _change(old: StaPath, new: StaPath, delta: float) -> str:

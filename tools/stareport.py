@@ -90,7 +90,9 @@ Item = StaPath | EndRow | SummaryRow | Metric | Notice
 
 
 @dataclass
-class _Parser:
+class Parser:
+    """The line-by-line reader: the reference for what every path in a report says."""
+
     path: dict[str, Any] | None = None
     """The fields of the path being read (a plain dict: updated per line, frozen when it closes)."""
     pending: str | None = None
@@ -108,7 +110,7 @@ class _Parser:
             self.items.append(Notice(text, number))
             return
         if text.startswith("Startpoint:"):
-            self._close(truncated=True)
+            self.close(truncated=True)
             name, reason = _point(text.removeprefix("Startpoint:"))
             self.path = {
                 "startpoint": name,
@@ -137,16 +139,16 @@ class _Parser:
             )  # the first arrival/required line, not the recap
         elif "slack (" in text and (found := _SLACK.match(line)):
             path["slack"], path["status"] = float(found[1]), found[2]
-            self._close(truncated=False)
+            self.close(truncated=False)
         elif text.startswith("Endpoint:"):
             name, reason = _point(text.removeprefix("Endpoint:"))
             path["endpoint"], path["end_reason"] = name, reason
             self.pending = None if reason else "end"
         elif text.startswith(_FIELD_NAMES) and (found := _FIELD.match(text)):
             path[_FIELD_NAMES_TO_KEYS[found[1]]] = found[2]
-        elif text.startswith("(") and "unconstrained" in text.lower():
+        elif text.startswith("(") and _says_unconstrained(text):
             path["unconstrained"] = True
-            self._close(truncated=False)
+            self.close(truncated=False)
 
     def _feed_table(self, number: int, text: str) -> None:
         if found := _METRIC.match(text):
@@ -166,7 +168,7 @@ class _Parser:
         elif self.table == "summary" and (found := _SUMMARY_ROW.match(text)):
             self.items.append(SummaryRow(found[1], found[2], float(found[3]), found[4], number))
 
-    def _close(self, truncated: bool) -> None:
+    def close(self, truncated: bool) -> None:
         if self.path is not None:
             fields = self.path
             arrival, required = fields.pop("arrival", None), fields.pop("required", None)
@@ -182,16 +184,22 @@ class _Parser:
 
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
     """Items in report order from `(line number, text)` pairs, holding at most one path."""
-    parser = _Parser()
+    parser = Parser()
     for number, text in lines:
         parser.feed(number, text)
         yield from parser.drain()
-    parser._close(truncated=True)
+    parser.close(truncated=True)
     yield from parser.drain()
 
 
 def parse_text(text: str) -> list[Item]:
     return list(parse(enumerate(text.splitlines(), 1)))
+
+
+def _says_unconstrained(text: str) -> bool:
+    """`(Path is unconstrained)` in lower, capitalised or upper case: the spellings the fast scan
+    in `tools/stascan.py` also checks for, so that both readers agree."""
+    return "nconstrained" in text or "NCONSTRAINED" in text
 
 
 def _point(rest: str) -> tuple[str, str | None]:

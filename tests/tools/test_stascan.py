@@ -1,0 +1,131 @@
+"""The fast scan gives the same paths as the line parser, whatever the layout and chunking."""
+
+import gzip
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lab.stagen import PathSpec, render_path
+from tests.tools.test_stareport import FULL_PATH, path_specs
+from tools.lines import MAX_LINE_BYTES
+from tools.stareport import Metric, StaPath, parse
+from tools.stascan import Row, describe, scan
+
+
+def reference(data: bytes) -> list[tuple]:
+    """What the line parser says of each path (and the metrics), in the rows' terms."""
+    lines = (
+        (number, text.decode("utf-8", "surrogateescape"))
+        for number, text in enumerate(data.split(b"\n"), 1)
+    )
+    return [_project_path(item) if isinstance(item, StaPath) else item for item in parse(lines)
+            if isinstance(item, StaPath | Metric)]  # fmt: skip
+
+
+def _project_path(path: StaPath) -> tuple:
+    def raw(text):
+        return None if text is None else text.encode("utf-8", "surrogateescape")
+
+    key = (raw(path.corner), raw(path.mode), raw(path.path_type), raw(path.group), raw(path.endpoint))  # fmt: skip
+    return (key, raw(path.startpoint), path.slack, raw(path.status), path.truncated,
+            path.unconstrained, path.first_line)  # fmt: skip
+
+
+def fast(data: bytes, chunk_bytes: int = 1 << 20) -> list[tuple]:
+    return [item[:-1] if isinstance(item, Row) else item
+            for item in scan(io.BytesIO(data), chunk_bytes)]  # fmt: skip
+
+
+def spec(**changes) -> PathSpec:
+    base = PathSpec("u/src_reg[0]", "u/dst_reg[0]", "rising edge-triggered flip-flop clocked by clk",
+                    "rising edge-triggered flip-flop clocked by clk", "clk", "max", 2.5, 9.95,
+                    corner="ss_0p72v_125c")  # fmt: skip
+    return PathSpec(**{**base.__dict__, **changes})
+
+
+CANONICAL = render_path(spec())
+WRAPPED = "Startpoint: u/\\src_reg[1]\n    (rising edge-triggered flip-flop)\nEndpoint: out[7]\n    (output port)\nPath Group: clk\nPath Type: max\n   5.00   data arrival time\n   4.00   data required time\n  -1.00   slack (VIOLATED)\n"
+UNCONSTRAINED = "Startpoint: in1 (input port)\nEndpoint: out1 (output port)\nPath Group: (none)\nPath Type: max\n   0.30   data arrival time\n(Path is unconstrained)\n\n"
+TRUNCATED = "\n".join(CANONICAL.splitlines()[:9]) + "\n"
+ODD_BLOCKS = [
+    WRAPPED,
+    UNCONSTRAINED,
+    TRUNCATED,
+    "Warning: there are 3 unclocked register/latch pins.\n",
+    "No paths found.\n\n",
+    "tns -12.34\nwns -0.50\nworst slack -0.50\n",
+    CANONICAL.replace("   clock clk", "Path Group: other\n   clock clk"),  # a label in the table
+    CANONICAL.replace("data arrival time\n", "data arrival time\n   1.00   slack (MET)\n"),
+    CANONICAL.replace("data arrival time\n", "data arrival time\n(UNCONSTRAINED)\n"),
+    CANONICAL.replace("\n", "\r\n"),
+    CANONICAL.replace("Path Group: clk", "Path Group:   clk  "),
+    CANONICAL.replace("Path Type: max", "Path Type: max\t\r"),
+    CANONICAL.replace("Endpoint: u/dst_reg[0]", "Endpoint: u/dst reg"),
+    CANONICAL.replace("(rising edge-triggered flip-flop clocked by clk)\nPath", "(a (b))\nPath"),
+    CANONICAL.replace("Corner: ss_0p72v_125c", "Corner: ss\u00a0"),
+    CANONICAL.replace("slack (MET)", "slack (MET) extra"),
+    CANONICAL + "  Startpoint: indented (input port)\n",
+    "\n\n   \n",
+    "x" * (MAX_LINE_BYTES + 100) + "\n",
+    CANONICAL.replace("9.95   data required", "9.95\xff\xfe data required"),
+]
+
+
+def test_the_lab_pair_and_hard_cases_read_alike():
+    cases = [FULL_PATH, CANONICAL, *ODD_BLOCKS]
+    data = "".join(cases).encode("utf-8", "surrogateescape")
+    expected = reference(data)
+    assert [item[4:6] for item in expected if isinstance(item, tuple)].count((True, False)) == 2
+    for chunk in (64, 97, 4096, 1 << 20):
+        assert fast(data, chunk) == expected, chunk
+
+
+def test_canonical_rows_carry_exact_fields():
+    [row] = scan(io.BytesIO(CANONICAL.encode()))
+    assert row.key == (b"ss_0p72v_125c", None, b"max", b"clk", b"u/dst_reg[0]")
+    assert (row.start, row.slack, row.status, row.line, row.offset) == (
+        b"u/src_reg[0]", 7.45, b"MET", 1, 0,
+    )  # fmt: skip
+
+
+blocks = st.lists(
+    st.one_of(path_specs.map(render_path), st.sampled_from(ODD_BLOCKS)), min_size=1, max_size=8
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(blocks, st.sampled_from([16, 50, 333, 4096, 1 << 20]))
+def test_any_mixture_and_chunking_reads_as_the_line_parser_does(parts, chunk):
+    data = "".join(parts).encode("utf-8", "surrogateescape")
+    assert fast(data, chunk) == reference(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks)
+def test_offsets_find_each_path_again_in_plain_and_gzip_reports(parts):
+    data = "".join(parts).encode("utf-8", "surrogateescape")
+    rows = [item for item in scan(io.BytesIO(data), 64) if isinstance(item, Row)]
+    paths = {path.first_line: path for path in _paths(data)}
+    for stream in (io.BytesIO(data), gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(data)))):
+        found = describe(rows, stream)
+        assert {line: _project_path(path) for line, path in found.items()} == {
+            line: _project_path(paths[line]) for line in found
+        }
+        assert set(found) == {row.line for row in rows}
+    for row in rows:
+        assert data[row.offset :].lstrip(b" \t").startswith(b"Startpoint:")
+
+
+def _paths(data: bytes) -> list[StaPath]:
+    lines = enumerate(data.decode("utf-8", "replace").split("\n"), 1)
+    return [item for item in parse(lines) if isinstance(item, StaPath)]
+
+
+def test_a_path_longer_than_a_chunk_is_read_line_by_line():
+    long_table = CANONICAL.replace(
+        "   clock clk", "   0.01    0.01   u/buf/Z (BUF_X1)\n" * 5000 + "   clock clk"
+    )
+    data = (long_table + CANONICAL).encode()
+    assert fast(data, 4096) == reference(data)
+    assert [row[-1] for row in fast(data, 4096)] == [1, 5020]

@@ -1,0 +1,254 @@
+"""A fast first pass over `report_checks` text: one row per path, close to the speed of a read.
+
+The report is read in chunks and cut into path blocks at `Startpoint:` lines. A block in the layout
+OpenSTA writes — `Startpoint`, `Endpoint`, `Path Group`, `Path Type`, optional `Mode` and `Corner`
+lines in that order, a table with no other `label:` line, and one slack line at its end — is read
+by one regular-expression match and never split into lines. Every other block (wrapped points,
+unconstrained or truncated paths, warnings, `end`/`summary` tables, tns/wns lines) goes line by
+line through `tools.stareport.Parser`, which stays the reference: tests check that both readers
+give the same paths. Memory is bounded by a chunk (and by one path, for a path larger than that).
+
+A row keeps what ranking and matching need, and where its block starts (`line`, `offset`): a
+tool describes only the rows it shows, from the block's text, through the line parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import IO, NamedTuple
+
+from tools.lines import MAX_LINE_BYTES, iter_lines
+from tools.stareport import Metric, Parser, StaPath
+
+CHUNK_BYTES = 4 << 20
+LABEL = b"Startpoint: "
+SEPARATOR = b"\n" + LABEL
+_NUMBER = rb"-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+"
+_WORD = rb"[!-9;-~]++"
+"""Printable ASCII but `:`: values the line parser would read alike, whatever it strips."""
+_POINT = rb"[ \t]*+([!-~]++)(?: \([ -'*-9;-~]*+\))?[ \t\r]*+\n"
+"""A Startpoint/Endpoint name with no space, then its reason (no parentheses inside) if given."""
+_VALUE = rb"[ \t]*+(" + _WORD + rb"(?: ++" + _WORD + rb")*+)[ \t\r]*+\n"
+_CANONICAL = re.compile(
+    _POINT
+    + b"Endpoint: "
+    + _POINT
+    + b"Path Group: "
+    + _VALUE
+    + b"Path Type: "
+    + _VALUE
+    + b"(?:Mode: "
+    + _VALUE
+    + b")?(?:Corner: "
+    + _VALUE
+    + b")?[^:]*\n[ \t]*+("  # a table without a `label:` line, up to the slack line at the end
+    + _NUMBER
+    + rb")[ \t]++slack \((MET|VIOLATED)\)[ \t\r\n]*+\Z"
+)
+_UNCONSTRAINED = (b"nconstrained", b"NCONSTRAINED")
+"""The spellings `tools.stareport` accepts in an `(… unconstrained)` line."""
+
+
+class Row(NamedTuple):
+    """One path, as the STA tools rank and match it (text fields are the report's bytes)."""
+
+    key: tuple[bytes | None, bytes | None, bytes | None, bytes | None, bytes]
+    """How `stadiff` matches endpoints: (corner, mode, path type, group, endpoint name)."""
+    start: bytes
+    """The startpoint's name."""
+    slack: float | None
+    """None for an unconstrained or truncated path."""
+    status: bytes | None
+    truncated: bool
+    unconstrained: bool
+    line: int
+    """The number of the path's Startpoint line."""
+    offset: int
+    """The byte offset of that line in the (decompressed) report."""
+
+    @property
+    def endpoint(self) -> bytes:
+        return self.key[4]
+
+    @property
+    def group(self) -> bytes | None:
+        return self.key[3]
+
+    @property
+    def path_type(self) -> bytes | None:
+        return self.key[2]
+
+    @property
+    def corner(self) -> bytes | None:
+        return self.key[0]
+
+
+def scan(stream: IO[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Row | Metric]:
+    """Rows and tns/wns metrics in report order, reading `chunk_bytes` at a time."""
+    reader = _Reader()
+    carry = b""
+    while data := stream.read(chunk_bytes):
+        text = carry + data if carry else data
+        cut = text.rfind(SEPARATOR) + 1
+        if cut:
+            yield from reader.blocks(text[:cut])
+        elif cut := text.rfind(b"\n") + 1:
+            # No block ends here (a path longer than a chunk, or text between paths): whole
+            # lines go to the line parser.
+            yield from reader.lines(text[:cut])
+        elif reader.partial_line:  # still the rest of an overlong line: dropped
+            yield from reader.lines(b"", consumed=len(text))
+            cut = len(text)
+        elif len(text) >= MAX_LINE_BYTES:  # an overlong line: keep its start, drop the rest
+            yield from reader.lines(text[:MAX_LINE_BYTES], cut=True, consumed=len(text))
+            cut = len(text)
+        carry = text[cut:]
+    if carry:
+        yield from reader.blocks(carry)
+    yield from reader.finish()
+
+
+class _Reader:
+    """Where the scan is (line number, byte offset) and the line parser for the other blocks."""
+
+    def __init__(self) -> None:
+        self.parser = Parser()
+        self.line = 1
+        self.offset = 0
+        self.partial_line = False
+        """The last line given to the parser was cut short: what follows up to a newline is dropped."""
+        self.shared: dict[bytes | None, bytes | None] = {}
+        """One copy of each group, corner, mode, path type and status: they repeat on every row."""
+        self.starts: dict[int, int] = {}
+        """Byte offsets of the Startpoint lines the line parser saw, by line number."""
+
+    def blocks(self, text: bytes) -> Iterator[Row | Metric]:
+        """Rows of the path blocks in `text`, which ends at a block boundary or the report's end."""
+        pieces = text.split(SEPARATOR)
+        if text.startswith(LABEL):
+            pieces[0] = pieces[0][len(LABEL) :]
+        else:
+            prologue = pieces.pop(0)
+            consumed = len(prologue) + bool(pieces)  # and the newline before the first block
+            yield from self.lines(prologue, followed=bool(pieces), consumed=consumed)
+        matches = list(map(_CANONICAL.match, pieces))
+        if not _faithful_chunk(text, pieces, matches):
+            matches = [
+                _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
+            ]
+        last = len(pieces) - 1
+        line, offset, parser, new_row = self.line, self.offset, self.parser, tuple.__new__
+        share = self.shared.setdefault
+        for index, (block, match) in enumerate(zip(pieces, matches, strict=True)):
+            followed = index < last  # by the newline of the next block's Startpoint line
+            size = len(LABEL) + len(block) + followed
+            if match is None:
+                self.line, self.offset = line, offset
+                yield from self.lines(LABEL + block, followed=followed, consumed=size)
+                line, offset = self.line, self.offset
+                continue
+            if parser.path is not None:  # a path cut off by this block's Startpoint line
+                parser.close(truncated=True)
+                yield from self._drain()
+            start, endpoint, group, path_type, mode, corner, slack, status = match.groups()
+            key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
+            yield new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
+            line += block.count(b"\n") + (followed or not block.endswith(b"\n"))
+            offset += size
+        self.line, self.offset = line, offset
+
+    def lines(
+        self, text: bytes, followed: bool = False, cut: bool = False, consumed: int | None = None
+    ) -> Iterator[Row | Metric]:
+        """Feed `text` to the line parser line by line. `followed`: a newline follows it in the
+        report, so its last part is a whole line, even if empty; `cut`: its last line goes on
+        (an overlong line, whose rest is dropped); `consumed`: the report bytes it stands for."""
+        parts = text.split(b"\n")
+        if not followed and (text.endswith(b"\n") or not text):
+            parts.pop()
+        position = self.offset
+        if self.partial_line:  # the first part is the rest of a line already counted
+            if b"\n" in text or followed:
+                self.partial_line = False
+                self.line += 1
+                position += len(parts.pop(0)) + 1 if parts else 0
+            else:
+                parts = []
+        for part in parts:
+            if part.lstrip().startswith(b"Startpoint:"):
+                self.starts[self.line] = position
+            self.parser.feed(self.line, part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
+            self.line += 1
+            position += len(part) + 1
+        if cut and parts:
+            self.line -= 1
+            self.partial_line = True
+        self.offset += len(text) if consumed is None else consumed
+        yield from self._drain()
+
+    def finish(self) -> Iterator[Row | Metric]:
+        self.parser.close(truncated=True)
+        yield from self._drain()
+
+    def _drain(self) -> Iterator[Row | Metric]:
+        for item in self.parser.drain():
+            if isinstance(item, StaPath):
+                yield _row_of_path(item, self.starts.pop(item.first_line, -1))
+            elif isinstance(item, Metric):
+                yield item
+
+
+def _faithful_chunk(
+    text: bytes, blocks: list[bytes], matches: list[re.Match[bytes] | None]
+) -> bool:
+    """Whether no canonical match hides a line the line parser would read otherwise, for all
+    blocks at once. The pattern already keeps `label:` lines out of a table; what is left: each
+    canonical block has one `slack (` and no unconstrained mark, so the text holds as many as
+    the canonical blocks plus those of the blocks that go line by line."""
+    slow = [block for block, match in zip(blocks, matches, strict=True) if match is None]
+    canonical = len(blocks) - len(slow)
+    if text.count(b"slack (") != canonical + sum(block.count(b"slack (") for block in slow):
+        return False
+    return all(
+        text.count(mark) == sum(block.count(mark) for block in slow) for mark in _UNCONSTRAINED
+    )
+
+
+def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | None:
+    """The match if this block holds nothing the line parser would read otherwise."""
+    if match is None or block.count(b"slack (") != 1:
+        return None
+    return None if any(mark in block for mark in _UNCONSTRAINED) else match
+
+
+def _row_of_path(path: StaPath, offset: int) -> Row:
+    key = (_raw(path.corner), _raw(path.mode), _raw(path.path_type), _raw(path.group), _raw(path.endpoint))  # fmt: skip
+    return Row(
+        key, _raw(path.startpoint), path.slack, _raw(path.status), path.truncated,
+        path.unconstrained, path.first_line, offset,
+    )  # fmt: skip
+
+
+def _raw(text: str | None) -> bytes | None:
+    return None if text is None else text.encode("utf-8", "surrogateescape")
+
+
+def describe(rows: Iterable[Row], stream: IO[bytes]) -> dict[int, StaPath]:
+    """The line parser's reading of the blocks these rows came from, by line number; each block
+    is found by seeking to its offset (in order, so a gzip stream is decompressed once)."""
+    found: dict[int, StaPath] = {}
+    for row in sorted(set(rows), key=lambda row: row.offset):
+        stream.seek(row.offset)
+        found[row.line] = _first_path(stream, row.line)
+    return found
+
+
+def _first_path(stream: IO[bytes], line: int) -> StaPath:
+    parser = Parser()
+    for number, raw in iter_lines(stream):
+        parser.feed(line + number - 1, raw.decode("utf-8", "replace"))
+        if paths := [item for item in parser.drain() if isinstance(item, StaPath)]:
+            return paths[0]
+    parser.close(truncated=True)
+    return next(item for item in parser.drain() if isinstance(item, StaPath))
