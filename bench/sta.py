@@ -1,9 +1,10 @@
 """STA parse and diff throughput on generated report pairs, against `grep -c slack`.
 
-    .venv/bin/python bench/sta.py [--paths 10000,100000] [--reps 3]
+    .venv/bin/python bench/sta.py [--paths 10000,100000] [--stages 0,20] [--reps 3]
 
-For each size a before/after pair is generated (`lab/stagen.py`) and deleted afterwards; interleaved:
-`stasummary` of the after report (one streaming parse), `stadiff` of the pair (two parses and an
+For each size and path depth (cells listed per path: 0 is the lab pair's layout, 20 is closer to a
+real design's paths) a before/after pair is generated (`lab/stagen.py`) and deleted afterwards;
+interleaved: `stasummary` of the after report (one scan), `stadiff` of the pair (two scans and an
 endpoint index), and `grep -c slack` over both files. Peak RSS of a `stadiff` in a fresh process.
 """
 
@@ -46,13 +47,15 @@ def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paths", default="10000,100000")
+    parser.add_argument("--stages", default="0,20")
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     root = str(Path(__file__).resolve().parent.parent)
     rows = []
-    for count in (int(text) for text in args.paths.split(",")):
+    sizes = [(int(paths), int(stages)) for stages in args.stages.split(",") for paths in args.paths.split(",")]  # fmt: skip
+    for count, stages in sizes:
         with tempfile.TemporaryDirectory(dir=".") as folder:
-            before, after = report_pair(paths_per_group=max(1, count // 6))
+            before, after = report_pair(paths_per_group=max(1, count // 6), stages=stages)
             write_report(Path(folder) / "before.rpt", before)
             write_report(Path(folder) / "after.rpt", after)
             (Path(folder) / "m.toml").write_text(MANIFEST)
@@ -82,6 +85,7 @@ def main() -> None:
             rows.append(
                 (
                     len(before),
+                    stages,
                     size,
                     {name: statistics.median(values) for name, values in times.items()},
                     peak / 1024,
@@ -89,12 +93,12 @@ def main() -> None:
             )
     print(f"STA tools on generated report pairs (medians of {args.reps} interleaved runs)\n")
     print(
-        "| paths per report | pair size | stasummary (after) | stadiff (pair) | grep -c slack (pair) | stadiff / grep | stadiff process peak RSS |"
+        "| paths per report | cells per path | pair size | stasummary (after) | stadiff (pair) | grep -c slack (pair) | stadiff / grep | stadiff process peak RSS |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for paths, size, m, peak in rows:
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for paths, stages, size, m, peak in rows:
         print(
-            f"| {paths} | {size:.0f} MiB | {m['summary']:.2f} s | {m['diff']:.2f} s | {m['grep']:.3f} s | {m['diff'] / m['grep']:.1f}× | {peak:.0f} MiB |"
+            f"| {paths} | {stages} | {size:.0f} MiB | {m['summary']:.2f} s | {m['diff']:.2f} s | {m['grep']:.3f} s | {m['diff'] / m['grep']:.1f}× | {peak:.0f} MiB |"
         )
 
 

@@ -23,6 +23,8 @@ class PathSpec:
     required: float
     mode: str | None = None
     corner: str | None = None
+    stages: int = 0
+    """Cells listed in the path's table between its launch and its endpoint."""
 
     @property
     def slack(self) -> float:
@@ -49,6 +51,7 @@ def render_path(path: PathSpec) -> str:
         "  Delay    Time   Description",
         "---------------------------------------------------------",
         f"{0:7.2f} {0:7.2f}   clock {path.group} (rise edge)",
+        *_stage_rows(path),
         f"{path.arrival:7.2f} {path.arrival:7.2f} ^ {path.endpoint}",
         f"        {path.arrival:7.2f}   data arrival time",
         "",
@@ -63,13 +66,24 @@ def render_path(path: PathSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _stage_rows(path: PathSpec) -> list[str]:
+    """One row per cell, times rising evenly to the arrival (as a real path lists its cells)."""
+    step = path.arrival / (path.stages + 1)
+    return [
+        f"{step:7.2f} {step * index:7.2f} {'^v'[index % 2]} u_path/u_cell_{index}/Z (BUF_X1)"
+        for index in range(1, path.stages + 1)
+    ]
+
+
 GROUPS = (("core_clk", 10.0), ("io_clk", 20.0), ("asynchronous", 10.0))
 CORNERS = ("ss_0p72v_125c", "ff_0p88v_m40c")
 FLOP = "rising edge-triggered flip-flop clocked by {clock}"
 RECOVERY = "recovery check against rising-edge clock {clock}"
 
 
-def report_pair(paths_per_group: int = 4, seed: int = 7) -> tuple[list[PathSpec], list[PathSpec]]:
+def report_pair(
+    paths_per_group: int = 4, seed: int = 7, stages: int = 0
+) -> tuple[list[PathSpec], list[PathSpec]]:
     """Before/after path lists: the after run has worse slacks, one endpoint flips MET → VIOLATED,
     one endpoint is removed and one added, and one startpoint changes."""
     import random
@@ -90,6 +104,7 @@ def report_pair(paths_per_group: int = 4, seed: int = 7) -> tuple[list[PathSpec]
                     startpoint=f"u_{group}/src_reg[{index}]", endpoint=f"u_{group}/dst_reg[{index}]",
                     start_reason=FLOP.format(clock=clock), end_reason=end_reason, group=group,
                     path_type="max", arrival=arrival, required=round(period - 0.05, 2), corner=corner,
+                    stages=stages,
                 ))  # fmt: skip
     after = [_worse(path, rng) for path in before]
     after[0] = _flip(after[0])

@@ -183,11 +183,13 @@ RANK = {"flipped": 0, "added": 1, "removed": 1, "changed": 2}
 def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
     index: dict[tuple[bytes | None, ...], Row] = {}
-    for row in constrained(record):
-        key = row.key
-        kept = index.get(key)
-        if kept is None or row.slack < kept.slack:
-            index[key] = row
+    kept = index.get
+    with open_record(record) as stream:
+        for row in scan(stream):
+            if row.__class__ is Row and row.slack is not None:
+                old = kept(row.key)
+                if old is None or row.slack < old.slack:
+                    index[row.key] = row
     return index
 
 
