@@ -5,7 +5,7 @@
 For each size and path depth (cells listed per path: 0 is the lab pair's layout, 20 is closer to a
 real design's paths) a before/after pair is generated (`lab/stagen.py`) and deleted afterwards;
 interleaved: `stasummary` of the after report (one scan), `stadiff` of the pair (two scans and an
-endpoint index), and `grep -c slack` over both files. Peak RSS of a `stadiff` in a fresh process.
+endpoint index), and `grep -c slack` over both files. Peak RSS (VmHWM) of a `stadiff` in a fresh process.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ from tools.records import load_scenario
 
 MANIFEST = 'id = "B"\nprofile = "sta"\n[[record]]\nid = "before"\nkind = "sta_report"\npath = "before.rpt"\n[[record]]\nid = "after"\nkind = "sta_report"\npath = "after.rpt"\n'
 PROBE = """
-import resource, sys
+import sys
 sys.path.insert(0, {root!r})
 from tools import sta
 from tools.records import load_scenario
 s = load_scenario(__import__("pathlib").Path({manifest!r}))
 sta.stadiff(sta.DiffArgs(before="before", after="after"), {{"before": s.records["before"], "after": s.records["after"]}})
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM is this process's own peak; ru_maxrss would include the parent's, copied at fork
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
 
 
