@@ -1,17 +1,20 @@
 """searchlogs against grep on generated logs, in the same run.
 
-    .venv/bin/python bench/searchlogs.py [--sizes 100M,1G] [--reps 5]
+    .venv/bin/python bench/searchlogs.py [--sizes 100M,1G,5G] [--reps 5] [--dir .]
 
-For each size: a deterministic UVM log is generated (and deleted afterwards); then, interleaved,
-the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`), the time of a full scan for a
-string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of a searchlogs
-full scan in a fresh process (`ru_maxrss`: the whole Python process, interpreter and imports
-included).
+For each size: a deterministic UVM log is generated (and deleted afterwards, before the next size is
+generated), flushed to disk and read once so that every timed run finds it in the page cache; then,
+interleaved, the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`), the time of a full
+scan for a string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of
+a searchlogs full scan in a fresh process (its VmHWM, where Linux has it, else `ru_maxrss`, which
+also holds the parent's peak: the whole Python process, interpreter and imports included).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,18 +28,37 @@ from lab.loggen import write_log
 
 SIZES = {"M": 1 << 20, "G": 1 << 30}
 PROBE = """
-import resource, sys
+import re, resource, sys
 sys.path.insert(0, {root!r})
 from tools.searchlogs import find_lines
 with open({path!r}, "rb") as stream:
     hits, more = find_lines(stream, {needle!r}, 20)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(after, len(hits))
+try:  # this process's own peak: ru_maxrss also holds the parent's, inherited through exec
+    with open("/proc/self/status") as status:
+        after = int(re.search(r"VmHWM:\\s+(\\d+)", status.read())[1])
+except OSError:
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(after, *(line.number for line in hits))
 """
 
 
 def size_of(text: str) -> int:
     return int(text[:-1]) * SIZES[text[-1].upper()]
+
+
+def generate(folder: Path, label: str) -> Path:
+    """Write the log, flush it (write-back would disturb the first runs) and read it once."""
+    size = size_of(label)
+    free = shutil.disk_usage(folder).free
+    if free < size + (1 << 30):
+        sys.exit(f"{label}: {free >> 20} MiB free in {folder}, need {(size >> 20) + 1024} MiB")
+    print(f"generating the {label} log in {folder}…", file=sys.stderr, flush=True)
+    path = write_log(folder / f"{label}.log", size, failing=True)
+    with path.open("rb") as stream:
+        os.fsync(stream.fileno())
+        while stream.read(1 << 20):
+            pass
+    return path
 
 
 def timed(command: list[str]) -> float:
@@ -57,6 +79,7 @@ def searchlogs_seconds(path: Path, needle: bytes) -> float:
 
 
 def peak_kib(path: Path, needle: bytes) -> int:
+    """The probe's peak RSS, after checking its line numbers against `grep -n`."""
     root = str(Path(__file__).resolve().parent.parent)
     out = subprocess.run(
         [sys.executable, "-c", PROBE.format(root=root, path=str(path), needle=needle)],
@@ -64,18 +87,29 @@ def peak_kib(path: Path, needle: bytes) -> int:
         text=True,
         check=True,
     )
-    return int(out.stdout.split()[0])
+    peak, *numbers = out.stdout.split()
+    grep = subprocess.run(
+        ["grep", "-n", "-F", "-m", "20", needle.decode(), str(path)],
+        capture_output=True,
+        check=False,
+    )
+    expected = [line.split(b":", 1)[0].decode() for line in grep.stdout.splitlines()]
+    if numbers != expected:
+        sys.exit(f"{path.name}: searchlogs found lines {numbers}, grep -n {expected}")
+    return int(peak)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100M,1G")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--dir", default=".", help="where the logs are generated")
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory(dir=".") as folder:
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         for label in args.sizes.split(","):
-            path = write_log(Path(folder) / f"{label}.log", size_of(label), failing=True)
+            path = generate(Path(folder), label)
+            print(f"timing {label}…", file=sys.stderr, flush=True)
             times: dict[str, list[float]] = {"first": [], "grep -m": [], "full": [], "grep -c": []}
             for _ in range(args.reps):  # interleaved
                 times["first"].append(searchlogs_seconds(path, b"[DMA]"))

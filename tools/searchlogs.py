@@ -1,13 +1,22 @@
 """searchlogs: the first lines of an approved log that contain a fixed string.
 
-Like `grep -F -m LIMIT -n`: case-sensitive, byte-exact, one hit per line. The log (plain or gzip)
-is streamed through one reusable buffer, so memory is bounded by the buffer and the kept lines, not
-by the log's size.
+Like `grep -F -m LIMIT -n`: case-sensitive, byte-exact, one hit per line. Memory is bounded by a
+fixed window and the kept lines, not by the log's size.
+
+A scan pays for two things, each only where it must. The needle is found through its rarest byte
+(`find` of one byte is memchr, not CPython's byte loop over the whole needle). Newlines are counted
+only up to a hit, never past the last one. A plain file is searched through a memory map, one
+window at a time, and the stretch up to a hit is re-read (from the page cache) to number it; a
+stream (gzip) goes through one reusable buffer whose newlines are counted before it is refilled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import io
+import mmap
+import os
+import stat
+from collections.abc import Callable, Mapping
 from typing import IO, Annotated
 
 from pydantic import Field
@@ -18,6 +27,21 @@ from tools.lines import MAX_LINE_BYTES
 from tools.records import Record, open_record
 
 CHUNK_BYTES = 1 << 20
+"""A stream's read size: large enough that Python's per-read cost vanishes."""
+COUNT_BYTES = 256 << 10
+"""The re-read size when a plain file's lines are counted: small enough to stay in L2."""
+WINDOW_BYTES = 8 << 20
+"""The largest memory-mapped window of a plain file (its pages count as resident memory)."""
+FIRST_WINDOW_BYTES = 256 << 10
+"""The first window; each next one doubles, so a hit near the start costs no large map."""
+SAMPLE_WORK = 1 << 16
+"""Bytes counted, over all the needle's distinct bytes, to choose its rarest byte."""
+MISS_SPAN = 512
+"""Below one false candidate per this many bytes, memchr on the rare byte beats `find(needle)`."""
+MAX_CREDIT = 256.0
+"""Misses the rare byte may run up in a burst before the whole needle is searched for instead."""
+
+Haystack = bytearray | mmap.mmap
 
 
 class SearchLogsArgs(ToolArgs):
@@ -45,10 +69,133 @@ def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
 def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
     """The first `limit` lines containing `needle`, and whether another one follows.
 
-    Reads into one reusable buffer (`readinto`, no per-chunk allocation); the incomplete line at
-    the end of a chunk is moved to the buffer's front before the next read.
+    A hit's line is kept from its start, up to `MAX_LINE_BYTES`. Line numbers count from the
+    stream's current position.
     """
-    scan = _Scan(needle, limit)
+    fd = _plain_file(stream)
+    if fd is None:
+        return _search_stream(stream, needle, limit)
+    return _search_file(fd, stream.tell(), needle, limit)
+
+
+def _plain_file(stream: IO[bytes]) -> int | None:
+    """The descriptor of a regular file read as is (a GzipFile's is the compressed file's)."""
+    if not isinstance(stream, io.BufferedReader | io.FileIO):
+        return None
+    try:
+        fd = stream.fileno()
+        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):
+        return None
+
+
+# A plain file: memory-mapped windows, lines counted on demand.
+
+
+def _search_file(fd: int, origin: int, needle: bytes, limit: int) -> tuple[list[Line], bool]:
+    """Hit by hit: find the needle, count the lines up to it, read its line from the start; the
+    hit beyond the limit is only found, never counted up to."""
+    finder = _Finder(needle, os.pread(fd, _sample_bytes(needle), origin))
+    hits: list[Line] = []
+    lines = _FileLines(fd, origin)
+    with _Windows(fd, os.fstat(fd).st_size) as windows:
+        position = origin
+        while (found := windows.search(position, len(needle), finder.find)) != -1:
+            if len(hits) == limit:
+                return hits, True
+            start, number = lines.locate(found)
+            stop = windows.search(found, 1, _find_newline)
+            end = windows.size if stop == -1 else stop
+            text = os.pread(fd, min(end, start + MAX_LINE_BYTES) - start, start)
+            hits.append(make_line(number, text))
+            if stop == -1:
+                break
+            position = stop + 1
+    return hits, False
+
+
+def _find_newline(haystack: Haystack, start: int, end: int) -> int:
+    return haystack.find(b"\n", start, end)
+
+
+class _Windows:
+    """A plain file seen through one memory-mapped window at a time, never all of it at once."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+        self.map: mmap.mmap | None = None
+        self.base = self.stop = 0
+        self.length = FIRST_WINDOW_BYTES
+
+    def __enter__(self) -> _Windows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.map is not None:
+            self.map.close()
+
+    def search(self, start: int, length: int, find: Callable[[Haystack, int, int], int]) -> int:
+        """The first offset ≥ `start` where `find(window, lo, hi)` matches `length` bytes, or -1."""
+        while start + length <= self.size:
+            if not (self.base <= start and start + length <= self.stop):
+                self._map(start, length)
+            assert self.map is not None
+            found = find(self.map, start - self.base, self.stop - self.base)
+            if found != -1:
+                return self.base + found
+            start = self.stop - length + 1
+        return -1
+
+    def _map(self, start: int, length: int) -> None:
+        """Map a window holding `start` and the `length` bytes from it (so windows overlap)."""
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+        grain = mmap.ALLOCATIONGRANULARITY
+        self.base = start - start % grain
+        overlap = -(-length // grain) * grain
+        self.stop = min(self.size, self.base + self.length + overlap)
+        if os.fstat(self.fd).st_size < self.stop:  # touching a truncated map is SIGBUS, not OSError
+            raise OSError("the log shrank while it was searched")
+        self.map = mmap.mmap(
+            self.fd, self.stop - self.base, access=mmap.ACCESS_READ, offset=self.base
+        )
+        self.length = min(2 * self.length, WINDOW_BYTES)
+
+
+class _FileLines:
+    """Line numbers of a plain file, counted by re-reading only the stretch up to each hit."""
+
+    def __init__(self, fd: int, origin: int) -> None:
+        self.fd = fd
+        self.counted = origin
+        self.start = origin
+        self.line = 1
+        self.scratch = bytearray(COUNT_BYTES)
+
+    def locate(self, position: int) -> tuple[int, int]:
+        """The start and number of the line holding `position` (at or after the last one asked)."""
+        view = memoryview(self.scratch)
+        while self.counted < position:
+            read = os.preadv(self.fd, [view[: position - self.counted]], self.counted)
+            if read == 0:
+                raise OSError("the log shrank while it was searched")
+            if newlines := self.scratch.count(b"\n", 0, read):
+                self.line += newlines
+                self.start = self.counted + self.scratch.rfind(b"\n", 0, read) + 1
+            self.counted += read
+        return self.start, self.line
+
+
+# A stream: one reusable buffer, newlines counted up to a hit or before the buffer is refilled.
+
+
+def _search_stream(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
+    """Reads into one buffer (`readinto`, no per-chunk allocation); the incomplete line at the end
+    of a chunk moves to the buffer's front before the next read. A line longer than the buffer is
+    searched piece by piece, with an overlap for a needle that straddles two pieces."""
+    scan = _StreamScan(needle, limit)
     buffer = bytearray(2 * CHUNK_BYTES + MAX_LINE_BYTES)
     window = memoryview(buffer)
     held = 0
@@ -56,15 +203,13 @@ def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line]
         filled = held + read
         end = buffer.rfind(b"\n", 0, filled) + 1
         if end == 0 and filled > MAX_LINE_BYTES:
-            # An overlong line: search what we hold, keep an overlap for a needle that straddles.
+            scan.continue_line(buffer)
+            end = filled - (len(needle) - 1)
             if scan.search(buffer, filled, newline_terminated=False):
                 return scan.hits, True
-            keep = len(needle) - 1
-            buffer[:keep] = buffer[filled - keep : filled]
-            held = keep
-            continue
-        if end and scan.search(buffer, end):
+        elif end and scan.search(buffer, end):
             return scan.hits, True
+        scan.drop(buffer, end)
         held = filled - end
         buffer[:held] = buffer[end:filled]
     if held and scan.search(buffer, held, newline_terminated=False):
@@ -72,32 +217,117 @@ def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line]
     return scan.hits, False
 
 
-class _Scan:
-    """Hits found so far and the number of the line at the start of the next buffer."""
+class _StreamScan:
+    """Hits so far, the line count up to `counted` (a buffer position), and the line that runs on.
+
+    When a line is longer than the buffer, `head` keeps its first `MAX_LINE_BYTES` (the buffer's
+    front is then mid-line) and `line_open` says whether it has a hit already.
+    """
 
     def __init__(self, needle: bytes, limit: int) -> None:
         self.needle = needle
         self.limit = limit
+        self.finder: _Finder | None = None
         self.hits: list[Line] = []
         self.line = 1
+        self.counted = 0
+        self.head: bytes | None = None
+        self.line_open = False
 
-    def search(self, buffer: bytes | bytearray, end: int, newline_terminated: bool = True) -> bool:
+    def search(self, buffer: bytearray, end: int, newline_terminated: bool = True) -> bool:
         """Record hits in `buffer[:end]`; True once a hit beyond the limit is seen."""
-        number, counted_to = self.line, 0
-        position = buffer.find(self.needle, 0, end)
+        if self.finder is None:
+            self.finder = _Finder(self.needle, buffer[: min(end, _sample_bytes(self.needle))])
+        find = self.finder.find
+        position = find(buffer, 0, end)
         while position != -1:
             start = buffer.rfind(b"\n", 0, position) + 1
             stop = buffer.find(b"\n", position, end)
             stop = end if stop == -1 else stop
-            number += buffer.count(b"\n", counted_to, start)
-            counted_to = start
-            if not (self.hits and self.hits[-1].number == number):
+            if not (start == 0 and self.line_open):
                 if len(self.hits) == self.limit:
                     return True
                 self.hits.append(
-                    make_line(number, bytes(buffer[start : min(stop, start + MAX_LINE_BYTES)]))
+                    make_line(self._number_at(buffer, start), self._text(buffer, start, stop))
                 )
-            position = buffer.find(self.needle, stop + 1, end) if stop < end else -1
+            self.line_open = stop == end
+            position = find(buffer, stop + 1, end) if stop < end else -1
         if newline_terminated:
-            self.line += buffer.count(b"\n", 0, end)
+            self.head, self.line_open = None, False
         return False
+
+    def continue_line(self, buffer: bytearray) -> None:
+        """The buffer holds no newline: keep the head of the line it starts, if it starts one."""
+        if self.head is None:
+            self.head = bytes(buffer[:MAX_LINE_BYTES])
+
+    def drop(self, buffer: bytearray, length: int) -> None:
+        """Count the newlines of `buffer[:length]` before it is overwritten."""
+        self._number_at(buffer, length)
+        self.counted = 0
+
+    def _number_at(self, buffer: bytearray, position: int) -> int:
+        self.line += buffer.count(b"\n", self.counted, position)
+        self.counted = position
+        return self.line
+
+    def _text(self, buffer: bytearray, start: int, stop: int) -> bytes:
+        if start == 0 and self.head is not None:
+            return self.head
+        return bytes(buffer[start : min(stop, start + MAX_LINE_BYTES)])
+
+
+# Finding the needle.
+
+
+def _sample_bytes(needle: bytes) -> int:
+    return max(SAMPLE_WORK // len(set(needle)), 4096)
+
+
+class _Finder:
+    """Finds the needle through the byte of it that is rarest in the log's first bytes.
+
+    `find` of one byte is memchr; of a longer needle it is a byte loop that stops at every
+    occurrence of the needle's last byte (`]` in `[RST_CHK]`, on every line of a UVM log). Each
+    false candidate of the rare byte costs a Python step, so misses spend a credit that grows by one
+    per `MISS_SPAN` bytes scanned; when it runs out, the whole needle is searched for over a
+    doubling stretch before the rare byte is tried again.
+    """
+
+    def __init__(self, needle: bytes, sample: bytes | bytearray) -> None:
+        self.needle = needle
+        rare = min(sorted(set(needle)), key=sample.count)
+        self.byte = bytes([rare])
+        self.offset = needle.rindex(rare)
+        self.credit = MAX_CREDIT
+        self.whole_left = 1 << 62 if len(needle) == 1 else 0  # one byte: find is memchr
+        self.backoff = CHUNK_BYTES
+
+    def find(self, haystack: Haystack, start: int, end: int) -> int:
+        """The position of the first needle in `haystack[start:end]`, or -1."""
+        if self.whole_left > 0:
+            found = haystack.find(self.needle, start, end)
+            self.whole_left -= (end if found == -1 else found) - start
+            return found
+        needle, byte, offset = self.needle, self.byte, self.offset
+        size = len(needle)
+        last = end - size + offset + 1
+        scanned = start + offset
+        if last <= scanned:  # also keeps a negative `last` from counting from the end
+            return -1
+        while (candidate := haystack.find(byte, scanned, last)) != -1:
+            begin = candidate - offset
+            self.credit = min(self.credit + (candidate - scanned) / MISS_SPAN, MAX_CREDIT)
+            if haystack.find(needle, begin, begin + size) == begin:
+                return begin
+            self.credit -= 1
+            if self.credit < 0:
+                return self._give_up(haystack, begin + 1, end)
+            scanned = candidate + 1
+        self.credit = min(self.credit + (last - scanned) / MISS_SPAN, MAX_CREDIT)
+        return -1
+
+    def _give_up(self, haystack: Haystack, start: int, end: int) -> int:
+        self.whole_left, self.backoff = self.backoff, min(2 * self.backoff, 64 * CHUNK_BYTES)
+        self.credit = MAX_CREDIT
+        return self.find(haystack, start, end)

@@ -1,13 +1,18 @@
 import gzip
 import io
 import tracemalloc
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from lab.loggen import write_log
 from tests.helpers import one_record
 from tools import searchlogs
+from tools.excerpt import MAX_LINE_CHARS, make_line
+from tools.lines import MAX_LINE_BYTES
 from tools.searchlogs import SearchLogsArgs, find_lines
 
 LOG = "lab/runs/R42/reset_smoke.log"
@@ -117,3 +122,158 @@ def test_memory_does_not_grow_with_the_log(tmp_path):
         assert len(hits) == 1
     assert peaks[1] < 8 << 20
     assert peaks[1] < 2 * peaks[0] + (1 << 20)
+
+
+# Plain files (memory-mapped windows, lines counted on demand) and streams (one buffer) agree.
+
+
+def reference(
+    data: bytes, needle: bytes, limit: int, kept_bytes: int = MAX_LINE_BYTES
+) -> tuple[list[tuple[int, str]], bool]:
+    """`grep -F -m limit -n`, one line at a time, each kept up to `kept_bytes`."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    hits = [(n, line) for n, line in enumerate(lines, 1) if needle in line]
+    kept = [(n, make_line(n, line[:kept_bytes]).text) for n, line in hits[:limit]]
+    return kept, len(hits) > limit
+
+
+def every_path(folder: Path, data: bytes, needle: bytes, limit: int) -> dict[str, tuple]:
+    """The hits, as (number, text) pairs, of a plain file, a gzip file and an in-memory stream."""
+    plain, packed = folder / "plain.log", folder / "packed.log.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data, compresslevel=1))
+    found = {}
+    with plain.open("rb") as file, gzip.open(packed, "rb") as unpacked:
+        streams = {"plain": file, "gzip": unpacked, "memory": io.BytesIO(data)}
+        for name, stream in streams.items():
+            hits, more = find_lines(stream, needle, limit)
+            found[name] = ([(line.number, line.text) for line in hits], more)
+    return found
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Chunks, windows and samples small enough that every boundary is crossed many times."""
+    monkeypatch.setattr(searchlogs, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(searchlogs, "COUNT_BYTES", 100)
+    monkeypatch.setattr(searchlogs, "FIRST_WINDOW_BYTES", 4096)
+    monkeypatch.setattr(searchlogs, "WINDOW_BYTES", 8192)
+
+
+def test_the_plain_file_path_is_taken_for_a_regular_file_only(tmp_path):
+    path = tmp_path / "a.log"
+    path.write_bytes(b"x\n")
+    with path.open("rb") as plain, gzip.open(io.BytesIO(gzip.compress(b"x\n"))) as packed:
+        assert searchlogs._plain_file(plain) == plain.fileno()
+        assert searchlogs._plain_file(packed) is None
+        assert searchlogs._plain_file(io.BytesIO(b"x\n")) is None
+
+
+@pytest.mark.parametrize("needle", [b"[RST_CHK]", b"[DMA]", b"UVM_", b"K", b"0x0000", b"absent!"])
+def test_plain_gzip_and_memory_agree_on_a_generated_log(tmp_path, small_pieces, needle):
+    data = write_log(tmp_path / "gen.log", 200_000, failing=True).read_bytes()
+    found = every_path(tmp_path, data, needle, 20)
+    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, needle, 20)
+
+
+def test_a_hit_after_a_long_hit_free_stretch_has_its_exact_number(tmp_path, small_pieces):
+    filler = b"".join(b"quiet line %d\r\n" % n for n in range(1, 50_001))
+    data = b"NEEDLE first\n" + filler + b"then the NEEDLE\nNEEDLE at the end"
+    found = every_path(tmp_path, data, b"NEEDLE", 20)
+    expected = [(1, "NEEDLE first"), (50_002, "then the NEEDLE"), (50_003, "NEEDLE at the end")]
+    assert found["plain"] == found["gzip"] == found["memory"] == (expected, False)
+
+
+def test_lines_are_counted_only_up_to_a_hit_but_across_many_chunks(tmp_path, small_pieces):
+    data = b"".join(
+        b"%d %s\n" % (n, b"hit" if n % 997 == 0 else b"miss" * (n % 7)) for n in range(1, 20_000)
+    )
+    found = every_path(tmp_path, data, b"hit", 200)
+    assert [number for number, _ in found["plain"][0]] == list(range(997, 20_000, 997))
+    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"hit", 200)
+
+
+def test_more_is_known_without_counting_up_to_the_extra_hit(monkeypatch, tmp_path, small_pieces):
+    asked = []
+    locate = searchlogs._FileLines.locate
+    monkeypatch.setattr(
+        searchlogs._FileLines, "locate", lambda lines, at: asked.append(at) or locate(lines, at)
+    )
+    data = b"x1\nx2\n" + b"y\n" * 10_000 + b"x3\n"
+    found = every_path(tmp_path, data, b"x", 2)
+    assert found["plain"] == found["gzip"] == found["memory"] == ([(1, "x1"), (2, "x2")], True)
+    assert asked == [0, 3]
+
+
+@pytest.mark.parametrize("at", range(8192 - 8, 8192 + 2))
+def test_a_needle_straddling_two_windows_is_found(tmp_path, small_pieces, at):
+    data = b"z" * 99 + b"\n" + b"y" * (at - 100) + b"NEEDLE\n" + b"w" * 9000
+    found = every_path(tmp_path, data, b"NEEDLE", 20)
+    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"NEEDLE", 20)
+    assert [number for number, _ in found["plain"][0]] == [2]
+
+
+def test_an_overlong_line_is_kept_from_its_start_on_every_path(tmp_path, small_pieces):
+    data = b"first\nHEAD" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"NEEDLE\nNEEDLE again"
+    found = every_path(tmp_path, data, b"NEEDLE", 20)
+    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"NEEDLE", 20)
+    (number, text), second = found["plain"][0]
+    assert number == 2 and text.startswith("HEADaaa") and second == (3, "NEEDLE again")
+
+
+def test_a_kept_line_is_bounded_by_max_line_bytes(tmp_path):
+    data = b"x" * (2 * MAX_LINE_BYTES) + b"\n"
+    hits, _ = find_lines(io.BytesIO(data), b"x", 1)
+    assert hits[0].text.endswith(f"[+{MAX_LINE_BYTES - MAX_LINE_CHARS} chars]")
+    assert every_path(tmp_path, data, b"x", 1)["plain"] == ([(1, hits[0].text)], False)
+
+
+def test_a_plain_file_is_numbered_from_its_current_position(tmp_path):
+    path = tmp_path / "a.log"
+    path.write_bytes(b"skip x\nx one\nno\nx two\n")
+    with path.open("rb") as stream:
+        stream.readline()
+        hits, _ = find_lines(stream, b"x", 20)
+    assert [(line.number, line.text) for line in hits] == [(1, "x one"), (3, "x two")]
+
+
+def test_a_rare_byte_that_turns_common_gives_way_to_the_whole_needle(tmp_path, small_pieces):
+    # 'x' is absent from the start, so it is chosen; later every line holds fifty false 'x'.
+    data = (b"y" * 50 + b"xy\n") * 100 + (b"x" * 50 + b"xy\n") * 400 + b"y" * 50 + b"xy\n"
+    found = every_path(tmp_path, data, b"xy", 200)
+    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"xy", 200)
+    finder = searchlogs._Finder(b"xy", data[:4096])
+    assert finder.byte == b"x" and finder.find(bytearray(data), 0, len(data)) == 50
+
+
+LOG_BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"\r\n", b"\xff", b"\xc3\xa9"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=LOG_BYTES,
+    needle=st.binary(min_size=1, max_size=4).filter(lambda needle: b"\n" not in needle)
+    | st.sampled_from([b"a", b"ab", b"ba", b"aab", b"b\r", b"\xc3\xa9a"]),
+    limit=st.integers(1, 5),
+    chunk=st.sampled_from([1, 3, 16]),
+    window=st.sampled_from([1, 4096]),
+    credit=st.sampled_from([0.0, 256.0]),
+    kept=st.sampled_from([4, MAX_LINE_BYTES]),
+)
+def test_every_path_matches_grep_on_random_logs(
+    tmp_path_factory, pieces, needle, limit, chunk, window, credit, kept
+):
+    data = b"".join(pieces)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(searchlogs, "MAX_LINE_BYTES", kept)  # lines longer than the buffer, too
+        patch.setattr(searchlogs, "CHUNK_BYTES", chunk)
+        patch.setattr(searchlogs, "COUNT_BYTES", chunk)
+        patch.setattr(searchlogs, "FIRST_WINDOW_BYTES", window)
+        patch.setattr(searchlogs, "WINDOW_BYTES", window)
+        patch.setattr(searchlogs, "MAX_CREDIT", credit)
+        found = every_path(tmp_path_factory.mktemp("log"), data, needle, limit)
+    assert (
+        found["plain"] == found["gzip"] == found["memory"] == reference(data, needle, limit, kept)
+    )
