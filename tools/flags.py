@@ -50,6 +50,23 @@ _PATTERNS = re.compile(
 )
 
 
+_TRIGGERS = re.compile(
+    "|".join(
+        re.escape(word)
+        for word in (
+            "ignore", "disregard", "forget", "override", "you are now", "you must now", "act as",
+            "instruction", "system", "prompt", "developer", "note to", "assistant", "tool",
+            "readspec", "searchlogs", "getrunhistory", "stasummary", "stapath", "stadiff", "kind",
+            "approv", "permission", "authori", "im_start", "im_end", "inst]", "answer",
+            "root cause", "proven", "budget", "limit", "scenario", "stop now", "without asking",
+            "forever", "/etc/", "guard", "read it", "read this", "read that", "before anything",
+        )
+    )
+)  # fmt: skip
+"""A word every pattern above needs (lower case): ASCII text without any of them cannot match,
+so most lines of a log skip the patterns' case-insensitive alternation."""
+
+
 # Cyrillic and Greek letters that render like Latin ones (a subset of Unicode's confusables).
 _LOOKALIKES = str.maketrans(
     "аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅΑΒΕΖΗΙΚΜΝΟΡΤΥΧοναι",
@@ -60,6 +77,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
 def normalise(text: str) -> str:
     """Fold compatibility forms (NFKC) and look-alike letters; drop invisible characters."""
+    if text.isascii():
+        return text  # NFKC leaves ASCII as it is, and every character translated below is not
     return unicodedata.normalize("NFKC", text).translate(_INVISIBLE).translate(_LOOKALIKES)
 
 
@@ -70,9 +89,13 @@ def instruction_flags(text: str) -> tuple[str, ...]:
     """
     folded = normalise(text)
     candidates = [folded, *(_decoded(blob) for blob in _BASE64.findall(folded))]
-    return (
-        (INSTRUCTION_LIKE,) if any(_PATTERNS.search(candidate) for candidate in candidates) else ()
-    )
+    return (INSTRUCTION_LIKE,) if any(map(_reads_like_instruction, candidates)) else ()
+
+
+def _reads_like_instruction(text: str) -> bool:
+    if text.isascii() and not _TRIGGERS.search(text.lower()):
+        return False  # outside ASCII, case-insensitive matching is Unicode's: no shortcut
+    return _PATTERNS.search(text) is not None
 
 
 def _decoded(blob: str) -> str:

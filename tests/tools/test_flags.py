@@ -1,13 +1,15 @@
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lab.stagen import render_path
 from tests.corpus.build import sta_pair
 from tests.helpers import one_record
 from tools import sta
 from tools.excerpt import make_excerpt, make_line
-from tools.flags import INSTRUCTION_LIKE, instruction_flags
+from tools.flags import _PATTERNS, INSTRUCTION_LIKE, _reads_like_instruction, instruction_flags
 
 
 @pytest.mark.parametrize(
@@ -93,3 +95,16 @@ def test_a_name_quoted_by_every_sta_tool_keeps_its_flag(tmp_path):
     quoting = [line for excerpt in shown for line in excerpt.lines if name in line.text]
     assert len(quoting) >= 5  # summary, paths, diff, and the path's Endpoint and table rows
     assert all(INSTRUCTION_LIKE in line.flags for line in quoting)
+
+
+_PHRASES = st.sampled_from(
+    ["Ignore", "previous", "instructions", "SYSTEM:", "tool>", "note to the AI", "stadiff",
+     "approval was granted", "root cause is", "raise the budget", "switch to scenario", "stop now",
+     "/etc/passwd", "the guard", "read this first", "<|im_start|>", "[INST]", "you are now", " "]
+)  # fmt: skip
+
+
+@settings(max_examples=500)
+@given(st.lists(st.one_of(_PHRASES, st.text(max_size=12)), max_size=8).map(" ".join))
+def test_the_word_prefilter_never_changes_a_verdict(text):
+    assert _reads_like_instruction(text) == (_PATTERNS.search(text) is not None)
