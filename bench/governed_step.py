@@ -3,10 +3,12 @@
     .venv/bin/python bench/governed_step.py [--reps 15] [--postgres postgresql://…/postgres]
 
 A scripted R42-style investigation (8 tool calls and a stop) runs three ways over the same tool
-functions: Warrant (admit → choose → guard → execute → … → handover), a bare two-node LangGraph loop,
-and langchain's `create_agent` with `ToolCallLimitMiddleware` and `HumanInTheLoopMiddleware` driven by
-a scripted fake chat model — with no checkpointer, `InMemorySaver`, SQLite and PostgreSQL
-(`durability="sync"`). Prints medians per step, ratios and checkpoints written per step.
+functions: Warrant (admission and the first choice → guard → execute → choose → … → the guard's
+stop with the handover), a bare two-node LangGraph loop, and langchain's `create_agent` with
+`ToolCallLimitMiddleware` and `HumanInTheLoopMiddleware` driven by a scripted chat model — with no
+checkpointer, `InMemorySaver`, SQLite and PostgreSQL (`durability="sync"`; the three systems share
+one saver per mode). A step is a chooser turn (9 per run). Each system is compiled once and then
+only invoked, one run per thread. Prints medians per step, ratios and checkpoints written per step.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ import psycopg
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -155,8 +158,17 @@ def bare_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
 
 
 class ScriptedChatModel(GenericFakeChatModel):
+    """Replies with the script's message for the turn, read from the conversation (the number of
+    AI messages so far), so that one agent, compiled once like the other systems, serves every run."""
+
+    script: list[AIMessage]
+
     def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:
         return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        turn = sum(isinstance(message, AIMessage) for message in messages)
+        return ChatResult(generations=[ChatGeneration(message=self.script[turn].model_copy())])
 
 
 def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
@@ -181,16 +193,16 @@ def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
             interrupt_on={"searchlogs": False, "readspec": False, "getrunhistory": False}
         ),
     ]
+    replies = [
+        AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{n}"}])
+        for n, (name, args) in enumerate(CALLS, 1)
+    ]
+    model = ScriptedChatModel(messages=iter(()), script=[*replies, AIMessage("done")])
+    agent = create_agent(
+        model, [searchlogs, readspec, getrunhistory], middleware=middleware, checkpointer=saver
+    )
 
     def run(thread: str) -> None:
-        replies = [
-            AIMessage("", tool_calls=[{"name": name, "args": args, "id": f"c{n}"}])
-            for n, (name, args) in enumerate(CALLS, 1)
-        ]
-        model = ScriptedChatModel(messages=iter([*replies, AIMessage("done")]))
-        agent = create_agent(
-            model, [searchlogs, readspec, getrunhistory], middleware=middleware, checkpointer=saver
-        )
         state = agent.invoke(
             {"messages": [HumanMessage("Why did reset_smoke fail?")]},
             _config(thread),

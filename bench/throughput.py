@@ -1,10 +1,12 @@
 """Durable throughput: governed steps per second on PostgreSQL (`durability="sync"`, leases held).
 
-    .venv/bin/python bench/throughput.py [--runs 32] [--postgres postgresql://…/postgres]
+    .venv/bin/python bench/throughput.py [--runs 32] [--rounds 3] [--postgres postgresql://…/postgres]
 
-The scripted 9-turn run of `governed_step.py`, each run under its lease: one run at a time in one
-process, 16 concurrent runs in one process (threads), and one worker process per core each
-advancing its own runs one at a time. Prints steps per second and the scaling of the processes.
+The scripted 9-turn run of `governed_step.py` (a step is a chooser turn, as there), each run under
+its lease: one run at a time in one process, 16 concurrent runs in one process (threads), and one
+worker process per core each advancing its own runs one at a time. The three configurations take
+turns for `--rounds` rounds (the machine's other load drifts; interleaving spreads it over all
+three); the table shows the medians and the median of each round's ratio to one run at a time.
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import statistics
 import sys
 import tempfile
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.pool import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -35,6 +39,7 @@ SCRIPT = [
 ]
 SCRIPT.append({"summary": "stop", "message": {"kind": "stop", "text": "done"}})
 CONTEXT = WarrantContext(choosers={"bench": ScriptedChooser(SCRIPT)})
+CONFIGURATIONS = ("1 process, 1 run at a time", "1 process, 16 concurrent runs")
 
 
 def one_run(pool, manifest: Path) -> None:
@@ -58,20 +63,39 @@ def steps_per_second(url: str, manifest: Path, runs: int, concurrency: int) -> f
         return runs * TURNS / (time.perf_counter() - started)
 
 
-def worker(args: tuple[str, str, int, float]) -> float:
-    """Warm up, wait for the common start, run; returns when this worker finished (epoch seconds)."""
+def worker(args: tuple[str, str, int, float]) -> tuple[float, float]:
+    """Warm up, wait for the common start, run; returns when this worker started and finished."""
     url, manifest, runs, start_at = args
     with postgres_pool(url, max_size=3) as pool:
         one_run(pool, Path(manifest))
+        late = time.time() > start_at
         time.sleep(max(0.0, start_at - time.time()))
+        started = time.time()
         for _ in range(runs):
             one_run(pool, Path(manifest))
-    return time.time()
+    if late:
+        print(f"warning: worker {os.getpid()} was ready after the common start", file=sys.stderr)
+    return started, time.time()
+
+
+def ready(_: int) -> int:
+    """A worker process that is up (its imports done); slow enough that every worker gets one."""
+    time.sleep(0.2)
+    return os.getpid()
+
+
+def processes_per_second(processes: Pool, cores: int, url: str, manifest: Path, runs: int) -> float:
+    """Each worker process advances `runs // cores` runs; all start at one time (after warm-up)."""
+    start_at = time.time() + 5
+    spans = processes.map(worker, [(url, str(manifest), runs // cores, start_at)] * cores)
+    first, last = min(start for start, _ in spans), max(end for _, end in spans)
+    return (runs // cores) * cores * TURNS / (last - first)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()
     name = f"warrant_bench_{uuid.uuid4().hex[:8]}"
@@ -79,28 +103,35 @@ def main() -> None:
         admin.execute(f'CREATE DATABASE "{name}"')
     url = args.postgres.rsplit("/", 1)[0] + f"/{name}"
     cores = os.cpu_count() or 1
+    label = f"{cores} worker processes (one per core)"
+    rates: dict[str, list[float]] = {key: [] for key in (*CONFIGURATIONS, label)}
     try:
-        with tempfile.TemporaryDirectory() as folder:
+        with (
+            tempfile.TemporaryDirectory() as folder,
+            multiprocessing.get_context("spawn").Pool(cores) as processes,
+        ):
             manifest = bench_lab(Path(folder))
-            single = steps_per_second(url, manifest, args.runs, 1)
-            sixteen = steps_per_second(url, manifest, args.runs, 16)
-            with multiprocessing.get_context("spawn").Pool(cores) as processes:
-                start_at = time.time() + 15  # after every worker has imported and warmed up
-                ends = processes.map(
-                    worker, [(url, str(manifest), args.runs // cores, start_at)] * cores
+            while len(set(processes.map(ready, range(2 * cores), chunksize=1))) < cores:
+                pass  # not every worker process is up yet
+            for _ in range(args.rounds):
+                rates[CONFIGURATIONS[0]].append(steps_per_second(url, manifest, args.runs, 1))
+                rates[CONFIGURATIONS[1]].append(steps_per_second(url, manifest, args.runs, 16))
+                rates[label].append(
+                    processes_per_second(processes, cores, url, manifest, args.runs)
                 )
-                multi = (args.runs // cores) * cores * TURNS / (max(ends) - start_at)
     finally:
         with psycopg.connect(args.postgres, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     print(
-        f"Governed steps per second on PostgreSQL ({args.runs} runs of {TURNS} turns each, durability=sync, leases held)\n"
+        f"Governed steps per second on PostgreSQL ({args.runs} runs of {TURNS} turns each per configuration and round, "
+        f"{args.rounds} rounds, durability=sync, leases held)\n"
     )
     print("| configuration | steps/s | vs one run at a time |")
     print("| --- | ---: | ---: |")
-    print(f"| 1 process, 1 run at a time | {single:.0f} | 1.00× |")
-    print(f"| 1 process, 16 concurrent runs | {sixteen:.0f} | {sixteen / single:.2f}× |")
-    print(f"| {cores} worker processes (one per core) | {multi:.0f} | {multi / single:.2f}× |")
+    single = rates[CONFIGURATIONS[0]]
+    for key, values in rates.items():
+        ratio = statistics.median(value / base for value, base in zip(values, single, strict=True))
+        print(f"| {key} | {statistics.median(values):.0f} | {ratio:.2f}× |")
 
 
 if __name__ == "__main__":

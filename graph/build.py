@@ -1,4 +1,4 @@
-"""The wiring: nodes and edges of the governed loop (DESIGN §2). No logic lives here.
+"""The wiring: nodes and edges of the governed loop (DESIGN §2). No governance logic lives here.
 
 START → admit → choose ─┬─ a model chooser: request recorded → model ─(reply recorded)→ guard
                        └─ any other chooser: proposal recorded ───────────────────→ guard
@@ -6,46 +6,83 @@ guard ─┬─ approved calls → execute (one task per call) → choose
        ├─ refused, or a question answered → choose
        ├─ needs a person → human (one interrupt per interaction) → guard
        └─ stop / budget / deadline / refusal limit / model failed → handover → END
+
+The nodes that branch (choose, model, guard) name their next step themselves, in a `Command`
+read from the state their update leaves: a conditional edge would copy every channel to read
+that state again, on every turn.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from typing import Any
+
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from graph.crashpoints import pausable
-from graph.state import RunInput, WarrantState
+from graph.crashpoints import POINT, pausable
+from graph.state import RunInput, WarrantState, apply_update
 from nodes.admit import admit
 from nodes.choose import choose
+from nodes.context import WarrantContext
 from nodes.execute import execute
 from nodes.guard import guard, route_after_guard
 from nodes.handover import handover
 from nodes.human import human
 from nodes.model import model, route_after_choose, route_after_model
 
+State = dict[str, Any]
+Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
+Route = Callable[[State], Any]
+
+
+def stage(name: str, node: Callable[..., State]) -> Stage:
+    """A node function behind its pause point, given the `config`/`runtime` it declares."""
+    paused = pausable(name, node)
+    wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
+
+    def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
+        given = {"config": config, "runtime": runtime}
+        return paused(state, **{key: given[key] for key in wants})
+
+    return call
+
+
+def routed(main: Stage, route: Route) -> Callable[..., Command]:
+    """The node's update and its next step, read from the state that update leaves."""
+
+    def node(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> Command:
+        update = main(state, config, runtime)
+        return Command(update=update, goto=route(apply_update(state, update)))
+
+    return node
+
 
 def build() -> StateGraph:
     # No context_schema: the context (a clock, embedded choosers) is for in-process callers only
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
     builder = StateGraph(WarrantState, input_schema=RunInput)
-    for name, node in (
-        ("admit", admit),
-        ("choose", choose),
-        ("guard", guard),
-        ("execute", execute),
-        ("model", model),
-        ("human", human),
-        ("handover", handover),
-    ):
-        builder.add_node(name, pausable(name, node))
+    chosen = ("model", "guard", "handover")
+    builder.add_node("admit", pausable("admit", admit))
+    builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
+    builder.add_node(
+        "guard",
+        routed(stage("guard", guard), route_after_guard),
+        destinations=("execute", "human", "choose", "handover"),
+    )
+    builder.add_node("execute", pausable("execute", execute))
+    builder.add_node("model", routed(stage("model", model), route_after_model), destinations=chosen)  # fmt: skip
+    builder.add_node("human", pausable("human", human))
+    builder.add_node("handover", pausable("handover", handover))
     builder.add_edge(START, "admit")
     builder.add_edge("admit", "choose")
-    builder.add_conditional_edges("choose", route_after_choose, ["model", "guard", "handover"])
-    builder.add_conditional_edges("model", route_after_model, ["model", "guard", "handover"])
-    builder.add_conditional_edges(
-        "guard", route_after_guard, ["execute", "human", "choose", "handover"]
-    )
     builder.add_edge("execute", "choose")
     builder.add_edge("human", "guard")
     builder.add_edge("handover", END)
@@ -53,5 +90,13 @@ def build() -> StateGraph:
 
 
 def compile_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    """The governed loop; the LangGraph server compiles it without a checkpointer."""
-    return build().compile(checkpointer=checkpointer, name="triage")
+    """The governed loop; the LangGraph server compiles it without a checkpointer. Compiling takes
+    milliseconds, so it happens once per process (and pause point); each caller gets a copy bound
+    to its checkpointer, as the LangGraph server binds its own."""
+    return _compiled(os.environ.get(POINT)).copy(update={"checkpointer": checkpointer})
+
+
+@functools.cache
+def _compiled(pause_point: str | None) -> CompiledStateGraph:
+    """One compiled graph per pause point: pause points are read when the nodes are wrapped."""
+    return build().compile(name="triage")

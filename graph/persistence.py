@@ -100,7 +100,7 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
         url,
         min_size=1,
         max_size=max_size or pool_size(),
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         check=ConnectionPool.check_connection,
         open=False,
     )

@@ -6,7 +6,7 @@ and the LangGraph server can store it, and no node keeps process-local state.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, NotRequired, Required
+from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
@@ -95,3 +95,29 @@ class WarrantState(TypedDict, total=False):
     events: Annotated[list[dict[str, Any]], append_events]
     handover: dict[str, Any]
     """The final report; present once the run has ended."""
+
+
+def _reducers() -> dict[str, tuple[Any, type]]:
+    """Each reducer channel of `WarrantState`: its reducer and the type of its empty value."""
+    found = {}
+    for name, hint in get_type_hints(WarrantState, include_extras=True).items():
+        if get_origin(hint) is Annotated:
+            base, reducer = get_args(hint)[:2]
+            found[name] = (reducer, get_origin(base) or base)
+    return found
+
+
+REDUCERS = _reducers()
+
+
+def apply_update(state: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """The state after `update`, as LangGraph will compute it (reducer channels fold, others are
+    replaced); for a node that goes on in the same superstep."""
+    after = dict(state)
+    for key, value in update.items():
+        if key in REDUCERS:
+            reducer, empty = REDUCERS[key]
+            after[key] = reducer(state.get(key) or empty(), value)
+        else:
+            after[key] = value
+    return after

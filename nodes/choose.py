@@ -14,17 +14,16 @@ from nodes.evidence import observations
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
-from tools.records import Scenario
 
 
 def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
-    scenario = Scenario.model_validate(state["grant"])
     turn = state.get("turn", 0) + 1
     at = now(runtime)
+    view = view_of(state, turn, at)
     if state["chooser"].partition(":")[0] in MODEL_KINDS:
-        return prepare(view_of(state, scenario, turn, at), state, at)
-    chooser = chooser_for(state["chooser"], scenario, context_of(runtime).choosers)
-    raw = recordable(chooser.choose(view_of(state, scenario, turn, at)))
+        return prepare(view, state, at)
+    chooser = chooser_for(state["chooser"], state["grant"]["script"], context_of(runtime).choosers)
+    raw = recordable(chooser.choose(view))
     proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}
     return {
         "turn": turn,
@@ -33,25 +32,27 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     }
 
 
-def view_of(state: dict[str, Any], scenario: Scenario, turn: int, at: float) -> ChooserView:
+def view_of(state: dict[str, Any], turn: int, at: float) -> ChooserView:
+    """The chooser's view, read from the grant pinned at admission (already validated there)."""
+    grant = state["grant"]
     evidence = state.get("evidence", [])
-    budget = scenario.budget
+    budget = grant["budget"]
     return make_view(
-        scenario=scenario.id,
+        scenario=grant["id"],
         goal=state["goal"],
         turn=turn,
-        catalog=tuple(describe(scenario.profile)),
-        records=tuple(
-            {"id": record.id, "kind": record.kind} for record in scenario.records.values()
-        ),
-        evidence=tuple(evidence),
-        unknowns=tuple(unknowns_of(state)),
-        refusals=tuple(state.get("refusals", [])),
         budget_left={
-            "steps": budget.steps - turn + 1,
-            "evidence": budget.evidence - len(observations(evidence)),
+            "steps": budget["steps"] - turn + 1,
+            "evidence": budget["evidence"] - len(observations(evidence)),
             "seconds": max(0.0, state["deadline_at"] - at),
         },
+        catalog=describe(grant["profile"]),
+        records=[
+            {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
+        ],
+        evidence=evidence,
+        unknowns=unknowns_of(state),
+        refusals=state.get("refusals", []),
     )
 
 

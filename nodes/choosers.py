@@ -11,7 +11,8 @@ from __future__ import annotations
 import copy
 import pickle
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,25 +25,58 @@ Proposal = str | Mapping[str, Any]
 
 @dataclass(frozen=True)
 class ChooserView:
-    """What a chooser sees on one turn (DESIGN §2 invariant 2: a frozen copy)."""
+    """What a chooser sees on one turn (DESIGN §2 invariant 2: a frozen copy).
+
+    The containers are taken from a pickle of them made with the view, so the view holds no
+    reference to the run's state; they are unpickled when the chooser first reads one, so that a
+    chooser that never looks (a script) pays for the snapshot only."""
 
     scenario: str
     goal: str
     turn: int
-    catalog: tuple[dict[str, Any], ...]
-    """Documentation of the tools: names, descriptions, argument schemas. Not authority."""
-    records: tuple[dict[str, str], ...]
-    """Approved record ids and kinds."""
-    evidence: tuple[dict[str, Any], ...]
-    unknowns: tuple[str, ...]
-    refusals: tuple[dict[str, Any], ...]
     budget_left: dict[str, float]
+    unknowns: tuple[str, ...]
+    _frozen: bytes = field(repr=False, compare=False)
+
+    @cached_property
+    def _thawed(self) -> dict[str, tuple[Any, ...]]:
+        return pickle.loads(self._frozen)
+
+    @property
+    def catalog(self) -> tuple[dict[str, Any], ...]:
+        """Documentation of the tools: names, descriptions, argument schemas. Not authority."""
+        return self._thawed["catalog"]
+
+    @property
+    def records(self) -> tuple[dict[str, str], ...]:
+        """Approved record ids and kinds."""
+        return self._thawed["records"]
+
+    @property
+    def evidence(self) -> tuple[dict[str, Any], ...]:
+        return self._thawed["evidence"]
+
+    @property
+    def refusals(self) -> tuple[dict[str, Any], ...]:
+        return self._thawed["refusals"]
 
 
-def make_view(**fields: Any) -> ChooserView:
-    """A view whose every container is a fresh deep copy (a pickle round trip: the fields are plain
-    data, and it is several times faster than `copy.deepcopy`)."""
-    return ChooserView(**pickle.loads(pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)))
+def make_view(
+    *,
+    scenario: str,
+    goal: str,
+    turn: int,
+    budget_left: dict[str, float],
+    unknowns: Sequence[str],
+    **containers: Sequence[Any],
+) -> ChooserView:
+    """A view of `containers` (`catalog`, `records`, `evidence`, `refusals`: sequences of plain
+    data), snapshotted now (a pickle: several times faster than `copy.deepcopy`)."""
+    frozen = pickle.dumps(
+        {name: tuple(items) for name, items in containers.items()},
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
+    return ChooserView(scenario, goal, turn, dict(budget_left), tuple(unknowns), frozen)
 
 
 class Chooser(Protocol):
@@ -152,13 +186,16 @@ def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> st
     return f"{kind}:{path}"
 
 
-def chooser_for(spec: str, scenario: Scenario, extra: Mapping[str, Chooser]) -> Chooser:
-    """The chooser named by an admitted spec; `extra` holds embedded callers' own choosers."""
+def chooser_for(
+    spec: str, script: Sequence[Mapping[str, Any]], extra: Mapping[str, Chooser]
+) -> Chooser:
+    """The chooser named by an admitted spec; `script` is the scenario's scripted baseline and
+    `extra` holds embedded callers' own choosers."""
     kind, argument = parse_spec(spec, extra)
     if kind in extra:
         return extra[kind]
     if kind == "scripted":
-        return ScriptedChooser(scenario.script)
+        return ScriptedChooser(script)
     if kind == "adversary":
         return AdversaryChooser()
     return FileChooser(Path(argument))

@@ -153,9 +153,9 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
             "status": decision.status,
             "summary": _summary(state),
         },
-        "refusals": refusals,
     }
-    if refusals:
+    if refusals:  # no write when there is none: each write is a checkpoint row
+        update["refusals"] = refusals
         update["refused_choices"] = state.get("refused_choices", 0) + 1
     if decision.status:
         update["status"] = decision.status
@@ -220,7 +220,7 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
         grant = state["grant"]
         return [
             Send("execute", {
-                "call": call,
+                "call": {key: value for key, value in call.items() if key != "sources"},
                 "profile": grant["profile"],
                 "records": call["sources"],
                 "turn": decision["turn"],
