@@ -201,9 +201,10 @@ class _Reader:
             else:
                 parts = []
         for part in parts:
-            if part.lstrip().startswith(b"Startpoint:"):
+            line = part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
+            if line.strip().startswith("Startpoint:"):  # as the parser strips it
                 self.starts[self.line] = position
-            self.parser.feed(self.line, part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
+            self.parser.feed(self.line, line)
             self.line += 1
             position += len(part) + 1
         if cut and parts:

@@ -67,6 +67,7 @@ ODD_BLOCKS = [
     CANONICAL.replace("slack (MET)", "slack (MET) extra"),
     CANONICAL + "  Startpoint: indented (input port)\n",
     "\n\n   \n",
+    "\x1c Startpoint: odd (input port)\nEndpoint: o (output port)\n   1.00   slack (MET)\n",
     "x" * (MAX_LINE_BYTES + 100) + "\n",
     CANONICAL.replace("9.95   data required", "9.95\xff\xfe data required"),
 ]
@@ -79,6 +80,11 @@ def test_the_lab_pair_and_hard_cases_read_alike():
     assert [item[4:6] for item in expected if isinstance(item, tuple)].count((True, False)) == 2
     for chunk in (64, 97, 4096, 1 << 20):
         assert fast(data, chunk) == expected, chunk
+    rows = [item for item in scan(io.BytesIO(data), 97) if isinstance(item, Row)]
+    described = describe(rows, io.BytesIO(data))
+    assert [_project_path(described[row.line]) for row in rows] == [
+        item for item in expected if isinstance(item, tuple)
+    ]
 
 
 def test_canonical_rows_carry_exact_fields():
@@ -114,7 +120,8 @@ def test_offsets_find_each_path_again_in_plain_and_gzip_reports(parts):
         }
         assert set(found) == {row.line for row in rows}
     for row in rows:
-        assert data[row.offset :].lstrip(b" \t").startswith(b"Startpoint:")
+        start = data[row.offset :].split(b"\n", 1)[0].decode("utf-8", "replace")
+        assert start.strip().startswith("Startpoint:")
 
 
 def _paths(data: bytes) -> list[StaPath]:
