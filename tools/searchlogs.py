@@ -5,15 +5,14 @@ fixed window and the kept lines, not by the log's size.
 
 A scan pays for two things, each only where it must. The needle is found through its rarest byte
 (`find` of one byte is memchr, not CPython's byte loop over the whole needle). Newlines are counted
-only up to a hit, never past the last one. A plain file is searched through a memory map, one
-window at a time, and the stretch up to a hit is re-read (from the page cache) to number it; a
+only up to a hit, never past the last one. A plain file is read window by window into a reused
+buffer, and the stretch up to a hit is re-read (from the page cache) to number it; a
 stream (gzip) goes through one reusable buffer whose newlines are counted before it is refilled.
 """
 
 from __future__ import annotations
 
 import io
-import mmap
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -31,7 +30,7 @@ CHUNK_BYTES = 1 << 20
 COUNT_BYTES = 256 << 10
 """The re-read size when a plain file's lines are counted: small enough to stay in L2."""
 WINDOW_BYTES = 8 << 20
-"""The largest memory-mapped window of a plain file (its pages count as resident memory)."""
+"""The largest window of a plain file read at once (the buffer is resident memory)."""
 FIRST_WINDOW_BYTES = 256 << 10
 """The first window; each next one doubles, so a hit near the start costs no large map."""
 SAMPLE_WORK = 1 << 16
@@ -41,7 +40,7 @@ MISS_SPAN = 512
 MAX_CREDIT = 256.0
 """Misses the rare byte may run up in a burst before the whole needle is searched for instead."""
 
-Haystack = bytearray | mmap.mmap
+Haystack = bytearray
 
 
 class SearchLogsArgs(ToolArgs):
@@ -89,7 +88,7 @@ def _plain_file(stream: IO[bytes]) -> int | None:
         return None
 
 
-# A plain file: memory-mapped windows, lines counted on demand.
+# A plain file: windows read with preadv, lines counted on demand.
 
 
 def _search_file(fd: int, origin: int, needle: bytes, limit: int) -> tuple[list[Line], bool]:
@@ -119,12 +118,15 @@ def _find_newline(haystack: Haystack, start: int, end: int) -> int:
 
 
 class _Windows:
-    """A plain file seen through one memory-mapped window at a time, never all of it at once."""
+    """A plain file read one window at a time into a reused buffer, never all of it at once.
+
+    Read with `preadv`, not memory-mapped: touching a map of a file truncated meanwhile (a log
+    rotated by copytruncate) kills the process with SIGBUS, where a short read is an error."""
 
     def __init__(self, fd: int, size: int) -> None:
         self.fd = fd
         self.size = size
-        self.map: mmap.mmap | None = None
+        self.buffer = bytearray()
         self.base = self.stop = 0
         self.length = FIRST_WINDOW_BYTES
 
@@ -132,35 +134,29 @@ class _Windows:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.map is not None:
-            self.map.close()
+        self.buffer = bytearray()
 
     def search(self, start: int, length: int, find: Callable[[Haystack, int, int], int]) -> int:
         """The first offset ≥ `start` where `find(window, lo, hi)` matches `length` bytes, or -1."""
         while start + length <= self.size:
             if not (self.base <= start and start + length <= self.stop):
-                self._map(start, length)
-            assert self.map is not None
-            found = find(self.map, start - self.base, self.stop - self.base)
+                self._load(start, length)
+            found = find(self.buffer, start - self.base, self.stop - self.base)
             if found != -1:
                 return self.base + found
             start = self.stop - length + 1
         return -1
 
-    def _map(self, start: int, length: int) -> None:
-        """Map a window holding `start` and the `length` bytes from it (so windows overlap)."""
-        if self.map is not None:
-            self.map.close()
-            self.map = None
-        grain = mmap.ALLOCATIONGRANULARITY
-        self.base = start - start % grain
-        overlap = -(-length // grain) * grain
-        self.stop = min(self.size, self.base + self.length + overlap)
-        if os.fstat(self.fd).st_size < self.stop:  # touching a truncated map is SIGBUS, not OSError
+    def _load(self, start: int, length: int) -> None:
+        """Read a window holding `start` and the `length` bytes from it (so windows overlap)."""
+        self.base = start
+        self.stop = min(self.size, start + self.length + length)
+        wanted = self.stop - self.base
+        if len(self.buffer) < wanted:
+            self.buffer = bytearray()  # let the smaller one go first: one buffer at a time
+            self.buffer = bytearray(wanted)
+        if os.preadv(self.fd, [memoryview(self.buffer)[:wanted]], self.base) < wanted:
             raise OSError("the log shrank while it was searched")
-        self.map = mmap.mmap(
-            self.fd, self.stop - self.base, access=mmap.ACCESS_READ, offset=self.base
-        )
         self.length = min(2 * self.length, WINDOW_BYTES)
 
 

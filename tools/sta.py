@@ -1,8 +1,9 @@
 """STA evidence tools over approved `report_checks` reports: summary, paths, one path, a diff.
 
-Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the parser in
-`tools/stareport.py`; `stapaths` keeps only the `limit` worst paths, and `stadiff` indexes the
-endpoints of one report (not their path lines) to compare the other against it.
+Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the scan in
+`tools/stascan.py`; `stapaths` keeps only the `limit` worst rows, `stadiff` indexes the worst row of
+each endpoint of both reports, and what a tool shows is read by the line parser from the offsets of
+the rows it shows.
 """
 
 from __future__ import annotations
@@ -130,18 +131,22 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     """The `limit` worst paths, optionally of one group and one status."""
     group = None if args.group is None else _raw(args.group)
     status = None if args.status is None else _raw(args.status)
-    selected = [
-        row
-        for row in constrained(records["report"])
-        if (group is None or row.group == group) and (status is None or row.status == status)
-    ]
-    worst = heapq.nsmallest(args.limit, selected, key=lambda row: row.slack)
+    matching = 0
+
+    def selected() -> Iterator[Row]:
+        nonlocal matching
+        for row in constrained(records["report"]):
+            if (group is None or row.group == group) and (status is None or row.status == status):
+                matching += 1
+                yield row
+
+    worst = heapq.nsmallest(args.limit, selected(), key=lambda row: row.slack)
     paths = described(records["report"], worst)
     lines = [make_line(row.line, _describe(paths[row.line])) for row in worst]
     return make_excerpt(
-        f"{len(worst)} of {len(selected)} matching path(s), worst first",
+        f"{len(worst)} of {matching} matching path(s), worst first",
         lines,
-        truncated=len(selected) > len(worst),
+        truncated=matching > len(worst),
     )
 
 

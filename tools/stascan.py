@@ -129,7 +129,7 @@ class _Reader:
     def blocks(self, text: bytes) -> Iterator[Row | Metric]:
         """Rows of the path blocks in `text`, which ends at a block boundary or the report's end."""
         pieces = text.split(SEPARATOR)
-        if text.startswith(LABEL):
+        if text.startswith(LABEL) and not self.partial_line:  # else: the rest of a cut line
             pieces[0] = pieces[0][len(LABEL) :]
         else:
             prologue = pieces.pop(0)
@@ -232,6 +232,8 @@ def _faithful_chunk(
     blocks at once. The pattern already keeps `label:` lines out of a table; what is left: each
     canonical block has one `slack (` and no unconstrained mark, so the text holds as many as
     the canonical blocks plus those of the blocks that go line by line."""
+    if max(map(len, blocks), default=0) + len(LABEL) > MAX_LINE_BYTES:
+        return False  # a block may hold a line the line parser cuts short
     slow = [block for block, match in zip(blocks, matches, strict=True) if match is None]
     canonical = len(blocks) - len(slow)
     if text.count(b"slack (") != canonical + sum(block.count(b"slack (") for block in slow):
@@ -245,6 +247,8 @@ def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | 
     """The match if this block holds nothing the line parser would read otherwise."""
     if match is None or block.count(b"slack (") != 1:
         return None
+    if len(LABEL) + len(block) > MAX_LINE_BYTES:
+        return None  # it may hold a line the line parser cuts short
     return None if any(mark in block for mark in _UNCONSTRAINED) else match
 
 

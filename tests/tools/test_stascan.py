@@ -15,8 +15,8 @@ from tools.stascan import Row, describe, scan
 
 def reference(data: bytes) -> list[tuple]:
     """What the line parser says of each path (and the metrics), in the rows' terms."""
-    lines = (
-        (number, text.decode("utf-8", "surrogateescape"))
+    lines = (  # cut as `tools.lines.iter_lines` cuts them
+        (number, text[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
         for number, text in enumerate(data.split(b"\n"), 1)
     )
     return [_project_path(item) if isinstance(item, StaPath) else item for item in parse(lines)
@@ -136,3 +136,15 @@ def test_a_path_longer_than_a_chunk_is_read_line_by_line():
     data = (long_table + CANONICAL).encode()
     assert fast(data, 4096) == reference(data)
     assert [row[-1] for row in fast(data, 4096)] == [1, 5020]
+
+
+def test_an_overlong_line_then_a_block_at_a_chunk_boundary():
+    data = b"x" * MAX_LINE_BYTES + (CANONICAL + CANONICAL.replace("u/src_reg[0]", "c")).encode()
+    assert fast(data, MAX_LINE_BYTES) == reference(data)
+    assert [row[-1] for row in fast(data, MAX_LINE_BYTES)] == [20]  # the first is in line 1
+
+
+def test_a_name_longer_than_a_line_is_cut_as_the_line_parser_cuts_it():
+    data = (CANONICAL.replace("u/dst_reg[0]", "e" * (MAX_LINE_BYTES + 10)) * 2).encode()
+    rows = fast(data)
+    assert rows == reference(data) and len(rows[0][0][4]) == MAX_LINE_BYTES - len("Endpoint: ")
