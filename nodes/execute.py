@@ -8,6 +8,7 @@ Arguments are re-validated here: the tool layer denies by default even if the gu
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -28,11 +29,9 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
         excerpt, error = spec.run(args, records), None
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
-    except OSError as exc:
-        excerpt, error = (
-            None,
-            RecordRefusal("record_unavailable", f"read failed: {exc.strerror or exc}"),
-        )
+    except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
+        reason = getattr(exc, "strerror", None) or exc or type(exc).__name__
+        excerpt, error = None, RecordRefusal("record_unavailable", f"read failed: {reason}")
     item = evidence_item(call, records, excerpt, error, task["turn"])
     done = event(
         "executed", task["turn"], f"tool:{spec.name}", now(runtime),

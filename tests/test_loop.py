@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -15,7 +16,7 @@ from graph.build import compile_graph
 from graph.render import handover_markdown
 from graph.state import apply_update, merge_evidence
 from lab import LAB_DIR
-from nodes.choosers import ChooserView, make_view
+from nodes.choosers import ChooserView, ScriptedChooser, make_view
 from nodes.context import WarrantContext
 from tests.helpers import (
     R42_HISTORY,
@@ -420,3 +421,17 @@ def test_each_compiled_graph_keeps_its_own_checkpointer():
     assert compile_graph(first).checkpointer is first
     assert compile_graph(second).checkpointer is second
     assert compile_graph().checkpointer is None
+
+
+def test_a_corrupt_gzip_log_is_a_failed_read_not_a_crash(scenario_dir):
+    whole = gzip.compress(b"UVM_ERROR overflow\n" * 5000)
+    (scenario_dir / "logs" / "t.log").write_bytes(whole[: len(whole) // 2])  # cut mid-stream
+    script = [call("c1", "searchlogs", path="cc/t.log", query="UVM"), stop()]
+    state = run_embedded(
+        str(write_manifest(scenario_dir)),
+        "cut",
+        context=WarrantContext(choosers={"cut": ScriptedChooser(script)}),
+    )
+    [item] = state["evidence"]
+    assert item["error"] == "record_unavailable"
+    assert state["status"] == "stopped"
