@@ -21,7 +21,7 @@ from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.records import Record, open_record
 from tools.stareport import Metric, StaPath
-from tools.stascan import Row, describe, scan
+from tools.stascan import Row, describe, encoded, scan
 
 MAX_PATH_LINES = 150
 
@@ -129,8 +129,8 @@ def _group_line(group: str, corner: str, stats: _Group, worst: StaPath) -> Line:
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     """The `limit` worst paths, optionally of one group and one status."""
-    group = None if args.group is None else _raw(args.group)
-    status = None if args.status is None else _raw(args.status)
+    group = None if args.group is None else encoded(args.group)
+    status = None if args.status is None else encoded(args.status)
     matching = 0
 
     def selected() -> Iterator[Row]:
@@ -153,7 +153,7 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     """One path's report lines, with their line numbers."""
     record = records["report"]
-    endpoint, path_type = _raw(args.endpoint), _raw(args.path_type)
+    endpoint, path_type = encoded(args.endpoint), encoded(args.path_type)
     row = next(
         (
             item
@@ -188,13 +188,10 @@ RANK = {"flipped": 0, "added": 1, "removed": 1, "changed": 2}
 def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
     index: dict[tuple[bytes | None, ...], Row] = {}
-    kept = index.get
-    with open_record(record) as stream:
-        for row in scan(stream):
-            if row.__class__ is Row and row.slack is not None:
-                old = kept(row.key)
-                if old is None or row.slack < old.slack:
-                    index[row.key] = row
+    for row in constrained(record):
+        kept = index.get(row.key)
+        if kept is None or row.slack < kept.slack:
+            index[row.key] = row
     return index
 
 
@@ -253,10 +250,6 @@ def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
-
-
-def _raw(value: str) -> bytes:
-    return value.encode("utf-8", "surrogateescape")
 
 
 def _change(old: StaPath, new: StaPath, delta: float) -> str:

@@ -15,13 +15,13 @@ tool describes only the rows it shows, from the block's text, through the line p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
 from operator import add
-from typing import IO, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
-from tools.stareport import Metric, Parser, StaPath
+from tools.stareport import Metric, Parser, StaPath, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
@@ -144,8 +144,7 @@ class _Reader:
             yield from self._canonical_rows(pieces, matches)
             return
         last = len(pieces) - 1
-        line, offset, parser, new_row = self.line, self.offset, self.parser, tuple.__new__
-        share = self.shared.setdefault
+        line, offset, parser, share = self.line, self.offset, self.parser, self.shared.setdefault
         for index, (block, match) in enumerate(zip(pieces, matches, strict=True)):
             followed = index < last  # by the newline of the next block's Startpoint line
             size = len(LABEL) + len(block) + followed
@@ -157,9 +156,7 @@ class _Reader:
             if parser.path is not None:  # a path cut off by this block's Startpoint line
                 parser.close(truncated=True)
                 yield from self._drain()
-            start, endpoint, group, path_type, mode, corner, slack, status = match.groups()
-            key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
-            yield new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
+            yield _canonical_row(match.groups(), line, offset, share)
             line += block.count(b"\n") + (followed or not block.endswith(b"\n"))
             offset += size
         self.line, self.offset = line, offset
@@ -174,14 +171,11 @@ class _Reader:
         last = blocks[-1]
         self.line = lines[-1] + last.count(b"\n") + (not last.endswith(b"\n"))
         self.offset = offsets[-1] + len(LABEL) + len(last)
-        share, new_row = self.shared.setdefault, tuple.__new__
+        share = self.shared.setdefault
         return [
-            new_row(Row, ((share(corner, corner), share(mode, mode), share(kind, kind),
-                           share(group, group), endpoint),
-                          start, float(slack), share(status, status), False, False, line, offset))
-            for (start, endpoint, group, kind, mode, corner, slack, status), line, offset
-            in zip(map(_GROUPS, matches), lines, offsets, strict=True)
-        ]  # fmt: skip
+            _canonical_row(fields, line, offset, share)
+            for fields, line, offset in zip(map(_GROUPS, matches), lines, offsets, strict=True)
+        ]
 
     def lines(
         self, text: bytes, followed: bool = False, cut: bool = False, consumed: int | None = None
@@ -252,15 +246,29 @@ def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | 
     return None if any(mark in block for mark in _UNCONSTRAINED) else match
 
 
+def _canonical_row(
+    fields: tuple[bytes, ...], line: int, offset: int, share: Callable[[Any, Any], Any]
+) -> Row:
+    """The row of a canonical match; `share` keeps one copy of each repeated value."""
+    start, endpoint, group, path_type, mode, corner, slack, status = fields
+    key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
+    return _new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
+
+
+_new_row = tuple.__new__
+"""Row's fields in order, without NamedTuple's keyword handling: the scan makes one per path."""
+
+
 def _row_of_path(path: StaPath, offset: int) -> Row:
-    key = (_raw(path.corner), _raw(path.mode), _raw(path.path_type), _raw(path.group), _raw(path.endpoint))  # fmt: skip
+    key = (encoded(path.corner), encoded(path.mode), encoded(path.path_type), encoded(path.group), encoded(path.endpoint))  # fmt: skip
     return Row(
-        key, _raw(path.startpoint), path.slack, _raw(path.status), path.truncated,
+        key, encoded(path.startpoint), path.slack, encoded(path.status), path.truncated,
         path.unconstrained, path.first_line, offset,
     )  # fmt: skip
 
 
-def _raw(text: str | None) -> bytes | None:
+def encoded(text: str | None) -> bytes | None:
+    """A field as the report's bytes (the line parser decodes with surrogateescape here)."""
     return None if text is None else text.encode("utf-8", "surrogateescape")
 
 
@@ -275,10 +283,8 @@ def describe(rows: Iterable[Row], stream: IO[bytes]) -> dict[int, StaPath]:
 
 
 def _first_path(stream: IO[bytes], line: int) -> StaPath:
-    parser = Parser()
-    for number, raw in iter_lines(stream):
-        parser.feed(line + number - 1, raw.decode("utf-8", "replace"))
-        if paths := [item for item in parser.drain() if isinstance(item, StaPath)]:
-            return paths[0]
-    parser.close(truncated=True)
-    return next(item for item in parser.drain() if isinstance(item, StaPath))
+    """The first path read from here on (`parse` is lazy: it reads no further than that path)."""
+    lines = (
+        (line + number - 1, raw.decode("utf-8", "replace")) for number, raw in iter_lines(stream)
+    )
+    return next(item for item in parse(lines) if isinstance(item, StaPath))
