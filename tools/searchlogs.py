@@ -40,8 +40,6 @@ MISS_SPAN = 512
 MAX_CREDIT = 256.0
 """Misses the rare byte may run up in a burst before the whole needle is searched for instead."""
 
-Haystack = bytearray
-
 
 class SearchLogsArgs(ToolArgs):
     path: RecordId
@@ -97,23 +95,23 @@ def _search_file(fd: int, origin: int, needle: bytes, limit: int) -> tuple[list[
     finder = _Finder(needle, os.pread(fd, _sample_bytes(needle), origin))
     hits: list[Line] = []
     lines = _FileLines(fd, origin)
-    with _Windows(fd, os.fstat(fd).st_size) as windows:
-        position = origin
-        while (found := windows.search(position, len(needle), finder.find)) != -1:
-            if len(hits) == limit:
-                return hits, True
-            start, number = lines.locate(found)
-            stop = windows.search(found, 1, _find_newline)
-            end = windows.size if stop == -1 else stop
-            text = os.pread(fd, min(end, start + MAX_LINE_BYTES) - start, start)
-            hits.append(make_line(number, text))
-            if stop == -1:
-                break
-            position = stop + 1
+    windows = _Windows(fd, os.fstat(fd).st_size)
+    position = origin
+    while (found := windows.search(position, len(needle), finder.find)) != -1:
+        if len(hits) == limit:
+            return hits, True
+        start, number = lines.locate(found)
+        stop = windows.search(found, 1, _find_newline)
+        end = windows.size if stop == -1 else stop
+        text = os.pread(fd, min(end, start + MAX_LINE_BYTES) - start, start)
+        hits.append(make_line(number, text))
+        if stop == -1:
+            break
+        position = stop + 1
     return hits, False
 
 
-def _find_newline(haystack: Haystack, start: int, end: int) -> int:
+def _find_newline(haystack: bytearray, start: int, end: int) -> int:
     return haystack.find(b"\n", start, end)
 
 
@@ -130,13 +128,7 @@ class _Windows:
         self.base = self.stop = 0
         self.length = FIRST_WINDOW_BYTES
 
-    def __enter__(self) -> _Windows:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.buffer = bytearray()
-
-    def search(self, start: int, length: int, find: Callable[[Haystack, int, int], int]) -> int:
+    def search(self, start: int, length: int, find: Callable[[bytearray, int, int], int]) -> int:
         """The first offset ≥ `start` where `find(window, lo, hi)` matches `length` bytes, or -1."""
         while start + length <= self.size:
             if not (self.base <= start and start + length <= self.stop):
@@ -299,7 +291,7 @@ class _Finder:
         self.whole_left = 1 << 62 if len(needle) == 1 else 0  # one byte: find is memchr
         self.backoff = CHUNK_BYTES
 
-    def find(self, haystack: Haystack, start: int, end: int) -> int:
+    def find(self, haystack: bytearray, start: int, end: int) -> int:
         """The position of the first needle in `haystack[start:end]`, or -1."""
         if self.whole_left > 0:
             found = haystack.find(self.needle, start, end)
@@ -323,7 +315,7 @@ class _Finder:
         self.credit = min(self.credit + (last - scanned) / MISS_SPAN, MAX_CREDIT)
         return -1
 
-    def _give_up(self, haystack: Haystack, start: int, end: int) -> int:
+    def _give_up(self, haystack: bytearray, start: int, end: int) -> int:
         self.whole_left, self.backoff = self.backoff, min(2 * self.backoff, 64 * CHUNK_BYTES)
         self.credit = MAX_CREDIT
         return self.find(haystack, start, end)
