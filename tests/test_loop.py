@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.build import compile_graph
 from graph.render import handover_markdown
-from graph.state import apply_update, merge_evidence
+from graph.state import merge_evidence
 from lab import LAB_DIR
 from nodes.choosers import ChooserView, ScriptedChooser, make_view
 from nodes.context import WarrantContext
@@ -373,29 +373,6 @@ def test_unstorable_proposals_are_recorded_as_text_and_refused(tmp_path):
     assert state["status"] == "stopped"
 
 
-def test_a_tool_turn_is_three_checkpoints():
-    """Each superstep is a checkpoint: a tool turn is choose, guard and execute."""
-    saver = InMemorySaver()
-    state = run_embedded("R42", checkpointer=saver, thread="count")
-    checkpoints = list(saver.list({"configurable": {"thread_id": "count"}}))
-    assert state["turn"] == 4 and len(state["evidence"]) == 3
-    # the input and its superstep, admit, 3 tool turns of 3, the stop turn (choose, guard), handover
-    assert len(checkpoints) == 2 + 1 + 3 * 3 + 2 + 1
-    first = [event["type"] for event in state["events"][:2]]
-    assert first == ["admitted", "proposed"]
-
-
-def test_the_handover_node_ends_the_run():
-    graph = compile_graph(InMemorySaver())
-    config = {"configurable": {"thread_id": "end"}}
-    updates = list(graph.stream({"scenario": "R42"}, config, stream_mode="updates"))
-    assert list(updates[0]) == ["admit"] and list(updates[-1]) == ["handover"]
-    last = updates[-1]["handover"]
-    assert last["handover"]["status"] == "stopped"
-    assert [event["type"] for event in last["events"]] == ["stopped", "handover"]
-    assert graph.get_state(config).next == ()
-
-
 def test_the_view_is_a_snapshot_that_holds_no_reference_to_the_state():
     evidence = [{"ref": "E1", "excerpt": [{"line": 1, "text": "x", "flags": []}]}]
     view = make_view(
@@ -407,20 +384,6 @@ def test_the_view_is_a_snapshot_that_holds_no_reference_to_the_state():
     view.evidence[0]["excerpt"].clear()
     assert len(evidence[0]["excerpt"]) == 2 and view.unknowns == ("u",)
     assert all(value is not evidence for value in vars(view).values())
-
-
-def test_the_route_reads_the_state_as_the_reducers_will_leave_it():
-    state = {"turn": 1, "events": [{"type": "admitted", "seq": 1}], "refusals": []}
-    after = apply_update(state, {"turn": 2, "events": [{"type": "proposed"}]})
-    assert [event["seq"] for event in after["events"]] == [1, 2]
-    assert after["turn"] == 2 and after["refusals"] == [] and state["turn"] == 1
-
-
-def test_each_compiled_graph_keeps_its_own_checkpointer():
-    first, second = InMemorySaver(), InMemorySaver()
-    assert compile_graph(first).checkpointer is first
-    assert compile_graph(second).checkpointer is second
-    assert compile_graph().checkpointer is None
 
 
 def test_a_corrupt_gzip_log_is_a_failed_read_not_a_crash(scenario_dir):

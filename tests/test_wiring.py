@@ -1,0 +1,46 @@
+"""The wiring: what each superstep writes, which node ends a run, how routes read the state."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.build import compile_graph
+from graph.state import apply_update
+from tests.helpers import run_embedded
+
+
+def test_a_tool_turn_is_three_checkpoints():
+    """Each superstep is a checkpoint: a tool turn is choose, guard and execute."""
+    saver = InMemorySaver()
+    state = run_embedded("R42", checkpointer=saver, thread="count")
+    checkpoints = list(saver.list({"configurable": {"thread_id": "count"}}))
+    assert state["turn"] == 4 and len(state["evidence"]) == 3
+    # the input and its superstep, admit, 3 tool turns of 3, the stop turn (choose, guard), handover
+    assert len(checkpoints) == 2 + 1 + 3 * 3 + 2 + 1
+    first = [event["type"] for event in state["events"][:2]]
+    assert first == ["admitted", "proposed"]
+
+
+def test_the_handover_node_ends_the_run():
+    graph = compile_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "end"}}
+    updates = list(graph.stream({"scenario": "R42"}, config, stream_mode="updates"))
+    assert list(updates[0]) == ["admit"] and list(updates[-1]) == ["handover"]
+    last = updates[-1]["handover"]
+    assert last["handover"]["status"] == "stopped"
+    assert [event["type"] for event in last["events"]] == ["stopped", "handover"]
+    assert graph.get_state(config).next == ()
+
+
+def test_the_route_reads_the_state_as_the_reducers_will_leave_it():
+    state = {"turn": 1, "events": [{"type": "admitted", "seq": 1}], "refusals": []}
+    after = apply_update(state, {"turn": 2, "events": [{"type": "proposed"}]})
+    assert [event["seq"] for event in after["events"]] == [1, 2]
+    assert after["turn"] == 2 and after["refusals"] == [] and state["turn"] == 1
+
+
+def test_each_compiled_graph_keeps_its_own_checkpointer():
+    first, second = InMemorySaver(), InMemorySaver()
+    assert compile_graph(first).checkpointer is first
+    assert compile_graph(second).checkpointer is second
+    assert compile_graph().checkpointer is None
