@@ -30,7 +30,7 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
-        reason = getattr(exc, "strerror", None) or exc or type(exc).__name__
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         excerpt, error = None, RecordRefusal("record_unavailable", f"read failed: {reason}")
     item = evidence_item(call, records, excerpt, error, task["turn"])
     done = event(
