@@ -7,10 +7,13 @@ id (a dictionary lookup), so no path is ever built from chooser input.
 
 from __future__ import annotations
 
+import copy
+import functools
 import gzip
 import hashlib
 import tomllib
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from stat import S_ISREG
 from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -143,7 +146,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         unknowns=tuple(document.unknowns),
         budget=document.budget,
         records=records,
-        script=tuple(document.script),
+        script=tuple(copy.deepcopy(document.script)),  # the cached document stays untouched
         manifest=str(manifest_path.resolve()),
     )
 
@@ -157,15 +160,21 @@ def _read_manifest(path: Path) -> ManifestFile:
     if len(raw) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES} bytes")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        return _parse_manifest(raw)
     except UnicodeDecodeError:
         raise ManifestError(f"{path}: manifest is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: invalid TOML: {exc}") from None
-    try:
-        return ManifestFile.model_validate(data)
     except ValidationError as exc:
         raise ManifestError(f"{path}: {describe_validation_error(exc)}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_manifest(raw: bytes) -> ManifestFile:
+    """The document in these bytes. Keyed by the bytes themselves, so a cached document is the
+    file as just read; parsing TOML is most of an admission's cost, and runs re-admit the same
+    manifest. The document is frozen; errors are not cached."""
+    return ManifestFile.model_validate(tomllib.loads(raw.decode("utf-8")))
 
 
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
@@ -177,15 +186,18 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         raise ManifestError(f"{where}: file {entry.path!r} does not exist") from None
     if not resolved.is_relative_to(root):
         raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
-    if not resolved.is_file():
+    try:
+        stat = resolved.stat()
+    except OSError as exc:
+        raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
+    if not S_ISREG(stat.st_mode):
         raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
     limit = MAX_RECORD_BYTES.get(entry.kind)
-    if limit is not None and resolved.stat().st_size > limit:
+    if limit is not None and stat.st_size > limit:
         raise ManifestError(
             f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
         )
     try:
-        stat = resolved.stat()
         digest = _sha256(resolved)
         if entry.kind == "history":
             _check_history_header(resolved, where)

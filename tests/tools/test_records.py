@@ -164,3 +164,17 @@ def test_a_huge_spec_is_refused_at_load(scenario_dir):
         handle.truncate(40 << 20)  # sparse: no 40 MiB written
     with pytest.raises(ManifestError, match="larger than 32 MiB"):
         load_scenario(manifest_with_path(scenario_dir, "huge.md", kind="spec"))
+
+
+def test_a_manifest_is_read_again_at_each_load(scenario_dir):
+    """Parsed documents are reused by their bytes: an edit between two loads is always seen,
+    and a loaded scenario's script is the loader's own copy."""
+    manifest = write_manifest(scenario_dir, '[[script]]\nsummary = "first"\n')
+    first = load_scenario(manifest)
+    first.script[0]["summary"] = "changed by a caller"
+    assert load_scenario(manifest).script[0]["summary"] == "first"
+    manifest.write_text(manifest.read_text().replace('"first"', '"second"'))
+    assert load_scenario(manifest).script[0]["summary"] == "second"
+    manifest.write_text(manifest.read_text().replace("[[record]]", "[[recrd]]", 1))
+    with pytest.raises(ManifestError, match="recrd"):
+        load_scenario(manifest)
