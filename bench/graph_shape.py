@@ -1,11 +1,13 @@
 """What LangGraph alone costs for each loop's shape: the same turns with empty node bodies.
 
-    .venv/bin/python bench/graph_shape.py [--reps 200]
+    .venv/bin/python bench/graph_shape.py [--reps 100] [--postgres postgresql://…/postgres]
 
 The bare loop's shape is two tasks a turn (choose → act). Warrant's is admit, then three distinct
 tasks a turn (choose → guard → execute through `Send`, as the design requires), then handover, with
-append-only channels for the ledger and the evidence. Nine turns, no checkpointer, interleaved;
-the ratio is the floor under `governed_step.py`'s Warrant / bare before any governance work.
+append-only channels for the ledger and the evidence. Nine turns, interleaved, with no checkpointer,
+`InMemorySaver`, SQLite and PostgreSQL (`durability="sync"`, one saver per mode shared by both, as
+in `governed_step.py`). The ratio is the floor under `governed_step.py`'s Warrant / bare before any
+governance work: what the design's extra superstep per turn costs in each persistence mode.
 """
 
 from __future__ import annotations
@@ -13,13 +15,21 @@ from __future__ import annotations
 import argparse
 import operator
 import statistics
+import sys
+import tempfile
 import time
+import uuid
+from pathlib import Path
 from typing import Annotated, Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
+
+from bench.governed_step import checkpoints, savers
 
 TURNS = 9
 
@@ -31,7 +41,7 @@ class Shape(TypedDict, total=False):
     evidence: Annotated[list[Any], operator.add]
 
 
-def bare_shape() -> CompiledStateGraph:
+def bare_shape(saver: Any) -> CompiledStateGraph:
     builder = StateGraph(Shape)
     builder.add_node("choose", lambda state: {"turn": state.get("turn", 0) + 1})
     builder.add_node("act", lambda state: {"results": [*state.get("results", []), 1]})
@@ -40,7 +50,7 @@ def bare_shape() -> CompiledStateGraph:
         "choose", lambda state: "act" if state["turn"] < TURNS else END, ["act", END]
     )
     builder.add_edge("act", "choose")
-    return builder.compile()
+    return builder.compile(checkpointer=saver)
 
 
 def _guard(state: Shape) -> Command:
@@ -48,7 +58,7 @@ def _guard(state: Shape) -> Command:
     return Command(update={"events": [1]}, goto=goto)
 
 
-def warrant_shape() -> CompiledStateGraph:
+def warrant_shape(saver: Any) -> CompiledStateGraph:
     builder = StateGraph(Shape)
     builder.add_node("admit", lambda state: {"events": [1]})
     builder.add_node(
@@ -65,28 +75,47 @@ def warrant_shape() -> CompiledStateGraph:
     builder.add_edge("admit", "choose")
     builder.add_edge("execute", "choose")
     builder.add_edge("handover", END)
-    return builder.compile()
+    return builder.compile(checkpointer=saver)
+
+
+def measure(saver: Any, reps: int) -> dict[str, tuple[float, int]]:
+    """Median ms per run and checkpoints per run of each shape, interleaved."""
+    graphs = {"bare": bare_shape(saver), "warrant": warrant_shape(saver)}
+    extra = {"durability": "sync"} if saver is not None else {}
+    times: dict[str, list[float]] = {name: [] for name in graphs}
+    written: dict[str, int] = {}
+    for rep in range(reps + 1):
+        for name, graph in graphs.items():
+            config = {"configurable": {"thread_id": f"{name}-{uuid.uuid4().hex}"}}
+            started = time.perf_counter()
+            graph.invoke({"turn": 0}, config, **extra)
+            if rep:  # the first round warms caches
+                times[name].append(time.perf_counter() - started)
+            written[name] = checkpoints(saver, config["configurable"]["thread_id"])
+    return {name: (statistics.median(times[name]) * 1000, written[name]) for name in graphs}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument(
+        "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
+    )
     args = parser.parse_args()
-    graphs = {"bare": bare_shape(), "warrant": warrant_shape()}
-    times: dict[str, list[float]] = {name: [] for name in graphs}
-    for _ in range(args.reps):  # interleaved
-        for name, graph in graphs.items():
-            started = time.perf_counter()
-            graph.invoke({"turn": 0})
-            times[name].append(time.perf_counter() - started)
-    bare, warrant = (statistics.median(times[name]) * 1000 for name in ("bare", "warrant"))
+    with tempfile.TemporaryDirectory() as folder, savers(Path(folder), args.postgres) as modes:
+        rows = [(mode, measure(saver, args.reps)) for mode, saver in modes]
     print(
         f"LangGraph alone, empty nodes, {TURNS} turns (medians of {args.reps} interleaved runs)\n"
     )
-    print("| shape | ms per run | vs bare |")
-    print("| --- | ---: | ---: |")
-    print(f"| bare loop (2 tasks a turn) | {bare:.2f} | 1.00× |")
-    print(f"| Warrant (admit, 3 tasks a turn, handover) | {warrant:.2f} | {warrant / bare:.2f}× |")
+    print(
+        "| persistence | bare loop ms/run (2 tasks a turn) | Warrant shape ms/run (admit, 3 tasks a turn, handover) | Warrant / bare | checkpoints per run (W / bare) |"
+    )
+    print("| --- | ---: | ---: | ---: | --- |")
+    for mode, shapes in rows:
+        (bare, bare_written), (warrant, warrant_written) = shapes["bare"], shapes["warrant"]
+        print(
+            f"| {mode} | {bare:.2f} | {warrant:.2f} | {warrant / bare:.2f}× | {warrant_written} / {bare_written} |"
+        )
 
 
 if __name__ == "__main__":
