@@ -8,10 +8,13 @@ the rows it shows.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
+from operator import itemgetter
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -181,18 +184,38 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-RANK = {"flipped": 0, "added": 1, "removed": 1, "changed": 2}
+KINDS = ("flipped", "added", "removed", "changed")
 """Flips first, then endpoints added or removed, then slack changes, worst first within each."""
+
+Change = tuple[float, Row | None, Row | None]
+"""Δslack (or the slack itself for an added or removed endpoint), the old row, the new row."""
 
 
 def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
     index: dict[tuple[bytes | None, ...], Row] = {}
-    for row in constrained(record):
-        kept = index.get(row.key)
-        if kept is None or row.slack < kept.slack:
-            index[row.key] = row
+    kept = index.get
+    for row in report_rows(record):
+        if type(row) is Row and row.slack is not None:
+            old = kept(row.key)
+            if old is None or row.slack < old.slack:
+                index[row.key] = row
     return index
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the indexes are built and compared: rows and changes are
+    tuples of bytes and numbers, which make no cycles, yet each collection walks the indexes
+    again (a third of a 100k-path diff's time). The collector is on again afterwards if it was
+    on before (it is process-wide: other threads meanwhile only collect later)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -200,44 +223,59 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     added, removed, flipped, slack changed — with the change split into Δarrival and Δrequired.
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""
-    before, after = _index(records["before"]), _index(records["after"])
-    counts = dict.fromkeys(("flipped", "added", "removed", "changed"), 0)
-
-    def counted() -> Iterator[tuple[str, float, Row | None, Row | None]]:
-        for change in _changes(before, after):
-            counts[change[0]] += 1
-            yield change
-
-    shown = heapq.nsmallest(args.limit, counted(), key=lambda change: (RANK[change[0]], change[1]))
-    old_paths = described(records["before"], (old for *_, old, _ in shown if old is not None))
-    new_paths = described(records["after"], (new for *_, new in shown if new is not None))
+    with _collector_paused():
+        changes = _changes(_index(records["before"]), _index(records["after"]))
+    shown = _shown(changes, args.limit)
+    old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
+    new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
     lines = [
         _diff_line(kind, delta, old and old_paths[old.line], new and new_paths[new.line])
         for kind, delta, old, new in shown
     ]
-    summary = ", ".join(f"{count} {kind}" for kind, count in counts.items())
+    summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
     return make_excerpt(
         summary + f"; showing {len(shown)}",
         lines,
-        truncated=len(shown) < sum(counts.values()),
+        truncated=len(shown) < sum(map(len, changes.values())),
     )
 
 
 def _changes(
     before: dict[tuple[bytes | None, ...], Row], after: dict[tuple[bytes | None, ...], Row]
-) -> Iterator[tuple[str, float, Row | None, Row | None]]:
-    """(kind, Δslack — or the slack itself for an added or removed endpoint —, old, new)."""
+) -> dict[str, list[Change]]:
+    """Every change, by kind."""
+    changes: dict[str, list[Change]] = {kind: [] for kind in KINDS}
+    flipped, added, changed = changes["flipped"].append, changes["added"].append, changes["changed"].append  # fmt: skip
+    matched = before.get
     for key, new in after.items():
-        old = before.get(key)
+        old = matched(key)
         if old is None:
-            yield "added", new.slack, None, new
+            added((new.slack, None, new))
         elif old.status != new.status:
-            yield "flipped", round(new.slack - old.slack, 2), old, new
+            flipped((round(new.slack - old.slack, 2), old, new))
         elif (delta := round(new.slack - old.slack, 2)) != 0 or old.start != new.start:
-            yield "changed", delta, old, new
-    for key, old in before.items():
-        if key not in after:
-            yield "removed", old.slack, old, None
+            changed((delta, old, new))
+    changes["removed"] = [(old.slack, old, None) for key, old in before.items() if key not in after]
+    return changes
+
+
+def _shown(
+    changes: dict[str, list[Change]], limit: int
+) -> list[tuple[str, float, Row | None, Row | None]]:
+    """The first `limit` changes in rank order: flips, then added or removed together, then
+    changed, each worst first (ties in report order); a rank is sorted only if it is reached."""
+    ranks = [("flipped",), ("added", "removed"), ("changed",)]
+    shown: list[tuple[str, float, Row | None, Row | None]] = []
+    for kinds in ranks:
+        room = limit - len(shown)
+        if room <= 0:
+            break
+        tagged = ((kind, *change) for kind in kinds for change in changes[kind])
+        shown += heapq.nsmallest(room, tagged, key=_DELTA)
+    return shown
+
+
+_DELTA = itemgetter(1)
 
 
 def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None) -> Line:

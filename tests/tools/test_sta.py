@@ -1,5 +1,7 @@
 """STA evidence tools over the committed lab pair, with exact expected values."""
 
+import gc
+
 import pytest
 from pydantic import ValidationError
 
@@ -70,6 +72,30 @@ def test_diff_flips_additions_removals_and_changed_startpoints(sta1):
     assert any(
         "startpoint u_core_clk/src_reg[1] → u_core_clk/new_src_reg" in text for text in texts
     )
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_diff_shows_the_first_changes_in_rank_order(sta1, enabled):
+    """Flips, then added and removed together by slack, then the largest slack losses; the
+    collector, paused while the indexes grow, is left as it was found."""
+    records = {"before": sta1.records[BEFORE], "after": sta1.records[AFTER]}
+    (gc.enable if enabled else gc.disable)()
+    try:
+        shown = {
+            limit: sta.stadiff(sta.DiffArgs(before=BEFORE, after=AFTER, limit=limit), records)
+            for limit in (1, 3, 5)
+        }
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert [line.number for line in shown[5].lines] == [1, 210, 39, 134, 77]
+    assert [line.text.split(":")[0] for line in shown[3].lines] == [
+        "[after] flipped MET→VIOLATED",
+        "[after] added",
+        "[before] removed",
+    ]
+    assert shown[1].lines == shown[5].lines[:1] and all(e.truncated for e in shown.values())
+    assert shown[5].lines[3].text.split("(Δ")[1].startswith(" -0.39")
 
 
 def test_reports_are_looked_up_by_exact_id(sta1):
