@@ -3,10 +3,10 @@
     .venv/bin/python bench/throughput.py [--runs 32] [--rounds 3] [--postgres postgresql://…/postgres]
 
 The scripted 9-turn run of `governed_step.py` (a step is a chooser turn, as there), each run under
-its lease: one run at a time in one process, 16 concurrent runs in one process (threads), and one
-worker process per core each advancing its own runs one at a time. The three configurations take
+its lease: one run at a time in one process, 4 and 16 concurrent runs in one process (threads), and one
+worker process per core each advancing its own runs one at a time. The configurations take
 turns for `--rounds` rounds (the machine's other load drifts; interleaving spreads it over all
-three); the table shows the medians and the median of each round's ratio to one run at a time.
+all); the table shows the medians and the median of each round's ratio to one run at a time.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ SCRIPT = [
 ]
 SCRIPT.append({"summary": "stop", "message": {"kind": "stop", "text": "done"}})
 CONTEXT = WarrantContext(choosers={"bench": ScriptedChooser(SCRIPT)})
-CONFIGURATIONS = ("1 process, 1 run at a time", "1 process, 16 concurrent runs")
+CONCURRENCY = {
+    "1 process, 1 run at a time": 1,
+    "1 process, 4 concurrent runs": 4,
+    "1 process, 16 concurrent runs": 16,
+}
 
 
 def one_run(pool, manifest: Path) -> None:
@@ -104,7 +108,7 @@ def main() -> None:
     url = args.postgres.rsplit("/", 1)[0] + f"/{name}"
     cores = os.cpu_count() or 1
     label = f"{cores} worker processes (one per core)"
-    rates: dict[str, list[float]] = {key: [] for key in (*CONFIGURATIONS, label)}
+    rates: dict[str, list[float]] = {key: [] for key in (*CONCURRENCY, label)}
     try:
         with (
             tempfile.TemporaryDirectory() as folder,
@@ -114,8 +118,8 @@ def main() -> None:
             while len(set(processes.map(ready, range(2 * cores), chunksize=1))) < cores:
                 pass  # not every worker process is up yet
             for _ in range(args.rounds):
-                rates[CONFIGURATIONS[0]].append(steps_per_second(url, manifest, args.runs, 1))
-                rates[CONFIGURATIONS[1]].append(steps_per_second(url, manifest, args.runs, 16))
+                for key, concurrency in CONCURRENCY.items():
+                    rates[key].append(steps_per_second(url, manifest, args.runs, concurrency))
                 rates[label].append(
                     processes_per_second(processes, cores, url, manifest, args.runs)
                 )
@@ -128,7 +132,7 @@ def main() -> None:
     )
     print("| configuration | steps/s | vs one run at a time |")
     print("| --- | ---: | ---: |")
-    single = rates[CONFIGURATIONS[0]]
+    single = rates[next(iter(CONCURRENCY))]
     for key, values in rates.items():
         ratio = statistics.median(value / base for value, base in zip(values, single, strict=True))
         print(f"| {key} | {statistics.median(values):.0f} | {ratio:.2f}× |")
