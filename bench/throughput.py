@@ -5,7 +5,7 @@
 The scripted 9-turn run of `governed_step.py` (a step is a chooser turn, as there), each run under
 its lease: one run at a time in one process, 4 and 16 concurrent runs in one process (threads), and one
 worker process per core each advancing its own runs one at a time. The configurations take
-turns for `--rounds` rounds (the machine's other load drifts; interleaving spreads it over all
+turns for `--rounds` rounds (the machine's other load drifts; interleaving spreads it over
 all); the table shows the medians and the median of each round's ratio to one run at a time.
 """
 
