@@ -102,9 +102,9 @@ def warrant_runner(manifest: Path, saver: Any) -> Callable[[str], None]:
     def run(thread: str) -> None:
         state = graph.invoke(
             {"scenario": str(manifest), "chooser": "bench"},
-            _config(thread),
+            thread_config(thread),
             context=context,
-            **_durability(saver),
+            **durability(saver),
         )
         assert len(state["evidence"]) == len(CALLS) and state["status"] == "stopped", state.get(
             "status"
@@ -148,7 +148,7 @@ def bare_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
     graph = builder.compile(checkpointer=saver)
 
     def run(thread: str) -> None:
-        state = graph.invoke({"turn": 0, "results": []}, _config(thread), **_durability(saver))
+        state = graph.invoke({"turn": 0, "results": []}, thread_config(thread), **durability(saver))
         assert len(state["results"]) == len(CALLS)
 
     return run
@@ -205,20 +205,20 @@ def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
     def run(thread: str) -> None:
         state = agent.invoke(
             {"messages": [HumanMessage("Why did reset_smoke fail?")]},
-            _config(thread),
-            **_durability(saver),
+            thread_config(thread),
+            **durability(saver),
         )
         assert sum(message.type == "tool" for message in state["messages"]) == len(CALLS)
 
     return run
 
 
-def _durability(saver: Any) -> dict[str, str]:
+def durability(saver: Any) -> dict[str, str]:
     """`durability="sync"` with a checkpointer (LangGraph refuses it without one)."""
     return {"durability": "sync"} if saver is not None else {}
 
 
-def _config(thread: str) -> dict[str, Any]:
+def thread_config(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
@@ -249,7 +249,7 @@ def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any]]
 
 
 def checkpoints(saver: Any, thread: str) -> int:
-    return len(list(saver.list(_config(thread)))) if saver is not None else 0
+    return len(list(saver.list(thread_config(thread)))) if saver is not None else 0
 
 
 def main() -> None:

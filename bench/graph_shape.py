@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from bench.governed_step import checkpoints, savers
+from bench.governed_step import checkpoints, durability, savers, thread_config
 
 TURNS = 9
 
@@ -81,17 +81,16 @@ def warrant_shape(saver: Any) -> CompiledStateGraph:
 def measure(saver: Any, reps: int) -> dict[str, tuple[float, int]]:
     """Median ms per run and checkpoints per run of each shape, interleaved."""
     graphs = {"bare": bare_shape(saver), "warrant": warrant_shape(saver)}
-    extra = {"durability": "sync"} if saver is not None else {}
     times: dict[str, list[float]] = {name: [] for name in graphs}
     written: dict[str, int] = {}
     for rep in range(reps + 1):
         for name, graph in graphs.items():
-            config = {"configurable": {"thread_id": f"{name}-{uuid.uuid4().hex}"}}
+            thread = f"{name}-{uuid.uuid4().hex}"
             started = time.perf_counter()
-            graph.invoke({"turn": 0}, config, **extra)
+            graph.invoke({"turn": 0}, thread_config(thread), **durability(saver))
             if rep:  # the first round warms caches
                 times[name].append(time.perf_counter() - started)
-            written[name] = checkpoints(saver, config["configurable"]["thread_id"])
+            written[name] = checkpoints(saver, thread)
     return {name: (statistics.median(times[name]) * 1000, written[name]) for name in graphs}
 
 

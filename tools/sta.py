@@ -184,8 +184,9 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-KINDS = ("flipped", "added", "removed", "changed")
+RANKS = (("flipped",), ("added", "removed"), ("changed",))
 """Flips first, then endpoints added or removed, then slack changes, worst first within each."""
+KINDS = tuple(kind for rank in RANKS for kind in rank)
 
 Change = tuple[float, Row | None, Row | None]
 """Δslack (or the slack itself for an added or removed endpoint), the old row, the new row."""
@@ -194,12 +195,10 @@ Change = tuple[float, Row | None, Row | None]
 def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
     index: dict[tuple[bytes | None, ...], Row] = {}
-    kept = index.get
-    for row in report_rows(record):
-        if type(row) is Row and row.slack is not None:
-            old = kept(row.key)
-            if old is None or row.slack < old.slack:
-                index[row.key] = row
+    for row in constrained(record):
+        kept = index.get(row.key)
+        if kept is None or row.slack < kept.slack:
+            index[row.key] = row
     return index
 
 
@@ -264,9 +263,8 @@ def _shown(
 ) -> list[tuple[str, float, Row | None, Row | None]]:
     """The first `limit` changes in rank order: flips, then added or removed together, then
     changed, each worst first (ties in report order); a rank is sorted only if it is reached."""
-    ranks = [("flipped",), ("added", "removed"), ("changed",)]
     shown: list[tuple[str, float, Row | None, Row | None]] = []
-    for kinds in ranks:
+    for kinds in RANKS:
         room = limit - len(shown)
         if room <= 0:
             break
