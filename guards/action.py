@@ -97,7 +97,7 @@ def _valid_unicode(value: Any, depth: int = 0) -> bool:
     if depth > 64:
         return True  # deeper structures are refused by the schema anyway
     if isinstance(value, str):
-        return not any("\ud800" <= char <= "\udfff" for char in value)
+        return value.isascii() or _encodable(value)
     if isinstance(value, dict):
         return all(
             _valid_unicode(key, depth + 1) and _valid_unicode(item, depth + 1)
@@ -105,6 +105,15 @@ def _valid_unicode(value: Any, depth: int = 0) -> bool:
         )
     if isinstance(value, list):
         return all(_valid_unicode(item, depth + 1) for item in value)
+    return True
+
+
+def _encodable(text: str) -> bool:
+    """UTF-8 encodes every code point but a lone surrogate (checked in C, not char by char)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
     return True
 
 

@@ -72,7 +72,7 @@ def assert_paths_intact(state: dict) -> None:
     """Between paths, in a Description column or as a name, a passage hides and invents no path."""
     summaries = [item["summary"] for item in state["evidence"] if item["tool"] == "stasummary"]
     assert [summary.split(";")[0] for summary in summaries] == [
-        "3 constrained paths in 3 group/corner(s)"
+        "3 constrained paths to 3 endpoint(s) in 3 group/corner/mode/path type(s)"
     ] * 2
 
 

@@ -62,7 +62,10 @@ GETRUNHISTORY = ToolSpec(
 
 STASUMMARY = ToolSpec(
     name="stasummary",
-    description="WNS, TNS and violating endpoints per path group and corner of an approved STA report.",
+    description=(
+        "WNS, TNS and violating endpoints per path group, corner, mode and path type of an approved"
+        " STA report, with its tns/wns lines, end/summary tables and warnings as reported."
+    ),
     args_model=sta.ReportArgs,
     record_fields=("report",),
     record_kind="sta_report",
@@ -78,7 +81,10 @@ STAPATHS = ToolSpec(
 )
 STAPATH = ToolSpec(
     name="stapath",
-    description="One path of an approved STA report (by endpoint and path type), with line numbers.",
+    description=(
+        "One path of an approved STA report, with line numbers: the worst path of the type to the"
+        " endpoint, in the corner and mode given or in any."
+    ),
     args_model=sta.PathArgs,
     record_fields=("report",),
     record_kind="sta_report",
@@ -86,7 +92,10 @@ STAPATH = ToolSpec(
 )
 STADIFF = ToolSpec(
     name="stadiff",
-    description="Endpoints added, removed, flipped or changed between two approved STA reports.",
+    description=(
+        "Endpoints flipped, now unconstrained, added, removed or changed between two approved STA"
+        " reports."
+    ),
     args_model=sta.DiffArgs,
     record_fields=("before", "after"),
     record_kind="sta_report",

@@ -12,9 +12,9 @@ import gc
 import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -23,10 +23,12 @@ from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.records import Record, open_record
-from tools.stareport import Metric, StaPath
-from tools.stascan import Row, describe, encoded, scan
+from tools.stareport import EndRow, Metric, Notice, StaPath, SummaryRow
+from tools.stascan import Row, Scanned, describe, encoded, scan
 
 MAX_PATH_LINES = 150
+MAX_NOTICES = 10
+"""Warnings, errors and `No paths found.` lines quoted by `stasummary`; the rest are counted."""
 
 
 class ReportArgs(ToolArgs):
@@ -43,6 +45,9 @@ class PathsArgs(ReportArgs):
 class PathArgs(ReportArgs):
     endpoint: SearchText
     path_type: Literal["max", "min"] = "max"
+    corner: SearchText | None = None
+    """Only a path of this corner; by default the worst path to the endpoint in any corner."""
+    mode: SearchText | None = None
 
 
 class DiffArgs(ToolArgs):
@@ -51,7 +56,7 @@ class DiffArgs(ToolArgs):
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
-def report_rows(record: Record) -> Iterator[Row | Metric]:
+def report_rows(record: Record) -> Iterator[Scanned]:
     with open_record(record) as stream:
         yield from scan(stream)
 
@@ -71,63 +76,142 @@ def described(record: Record, rows: Iterable[Row]) -> dict[int, StaPath]:
         return describe(rows, stream)
 
 
+GroupKey = tuple[bytes | None, bytes | None, bytes | None, bytes | None]
+"""(corner, mode, path type, group): the first four fields of a row's key."""
+
+
 @dataclass
 class _Group:
+    """The constrained paths of one group, corner, mode and path type, and each endpoint's worst:
+    TNS and the violating count are over endpoints, as STA tools count them, not over paths."""
+
     paths: int = 0
-    violating: int = 0
-    tns: float = 0.0
-    worst: Row | None = None
+    worst: dict[bytes, Row] = field(default_factory=dict)
 
     def add(self, row: Row) -> None:
         self.paths += 1
-        self.violating += row.status == b"VIOLATED"
-        self.tns += min(row.slack, 0.0)
-        if self.worst is None or row.slack < self.worst.slack:
-            self.worst = row
+        kept = self.worst.get(row.endpoint)
+        if kept is None or row.slack < kept.slack:
+            self.worst[row.endpoint] = row
+
+
+@dataclass
+class _Report:
+    """Everything `stasummary` counts in one pass over a report."""
+
+    groups: dict[GroupKey, _Group] = field(default_factory=dict)
+    metrics: list[Metric] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    end_rows: list[EndRow] = field(default_factory=list)
+    summary_rows: list[SummaryRow] = field(default_factory=list)
+    truncated: int = 0
+    unconstrained: int = 0
+
+    def add(self, item: Scanned) -> None:
+        if isinstance(item, Row):
+            if item.slack is not None:
+                key = item.key[:4]
+                (self.groups.get(key) or self.groups.setdefault(key, _Group())).add(item)
+            elif item.truncated:
+                self.truncated += 1
+            else:
+                self.unconstrained += 1
+        elif isinstance(item, Metric):
+            self.metrics.append(item)
+        elif isinstance(item, Notice):
+            self.notices.append(item)
+        elif isinstance(item, EndRow):
+            self.end_rows.append(item)
+        else:
+            self.summary_rows.append(item)
 
 
 def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
-    """WNS, TNS and violating endpoints per group and corner; reported tns/wns lines as they are."""
-    groups: dict[tuple[bytes, bytes], _Group] = {}
-    metrics: list[Metric] = []
-    truncated = 0
+    """WNS, TNS and violating endpoints per group, corner, mode and path type; reported tns/wns
+    lines, `-format end`/`summary` tables and notices as they are."""
+    report = _Report()
     for item in report_rows(records["report"]):
-        if isinstance(item, Metric):
-            metrics.append(item)
-        elif item.truncated:
-            truncated += 1
-        elif item.slack is not None:
-            key = (item.group or b"-", item.corner or b"-")
-            (groups.get(key) or groups.setdefault(key, _Group())).add(item)
-    worst = described(records["report"], (stats.worst for stats in groups.values()))
-    lines = [
-        _group_line(_text(group), _text(corner), stats, worst[stats.worst.line])
-        for (group, corner), stats in sorted(groups.items())
+        report.add(item)
+    groups = [
+        (key, stats, min(stats.worst.values(), key=_SLACK))
+        for key, stats in sorted(report.groups.items(), key=lambda item: _group_order(item[0]))
     ]
+    paths = described(records["report"], (worst for _, _, worst in groups))
+    lines = [_group_line(key, stats, paths[worst.line]) for key, stats, worst in groups]
+    lines += _table_lines(report)
+    lines += [make_line(notice.line, notice.text) for notice in report.notices[:MAX_NOTICES]]
     lines += [
-        make_line(metric.line, f"{metric.name} {metric.value:.2f} (as reported)")
-        for metric in metrics
+        make_line(metric.line, f"{metric.name} {figure(metric.value)} (as reported)")
+        for metric in report.metrics
     ]
-    source = (
-        "reported tns/wns shown as reported"
-        if metrics
-        else "no tns/wns lines: TNS is computed from the listed paths only"
-    )
-    summary = f"{sum(stats.paths for stats in groups.values())} constrained paths in {len(groups)} group/corner(s); {source}"
-    if truncated:
-        summary += f"; {truncated} path(s) truncated in the report"
+    truncated = bool(report.truncated) or len(report.notices) > MAX_NOTICES
     return make_excerpt(
-        summary, sorted(lines, key=lambda line: line.number), truncated=bool(truncated)
+        _summary_of(report), sorted(lines, key=lambda line: line.number), truncated=truncated
     )
 
 
-def _group_line(group: str, corner: str, stats: _Group, worst: StaPath) -> Line:
+_SLACK = attrgetter("slack")
+
+
+def _group_order(key: GroupKey) -> tuple[bytes, ...]:
+    corner, mode, path_type, group = key
+    return (group or b"", corner or b"", mode or b"", path_type or b"")
+
+
+def _summary_of(report: _Report) -> str:
+    paths = sum(stats.paths for stats in report.groups.values())
+    if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
+            or report.end_rows or report.summary_rows):  # fmt: skip
+        return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices"
+    endpoints = sum(len(stats.worst) for stats in report.groups.values())
+    summary = (
+        f"{paths} constrained paths to {endpoints} endpoint(s) in {len(report.groups)} "
+        "group/corner/mode/path type(s); "
+        + (
+            "reported tns/wns shown as reported"
+            if report.metrics
+            else "no tns/wns lines: TNS is computed from the listed paths only"
+        )
+    )
+    if report.unconstrained:
+        summary += f"; {report.unconstrained} unconstrained path(s)"
+    if report.truncated:
+        summary += f"; {report.truncated} path(s) truncated in the report"
+    if report.notices:
+        summary += f"; {len(report.notices)} warning/notice line(s)"
+    return summary
+
+
+def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
     """The line cited is the worst path's slack line."""
+    corner, mode, path_type, group = (_text(part or b"-") for part in key)
+    rows = stats.worst.values()
+    violating = sum(row.status == b"VIOLATED" for row in rows)
+    tns = sum(min(row.slack, 0.0) for row in rows)
+    where = f"group {group} corner {corner}" + (f" mode {mode}" if key[1] else "")
     text = (
-        f"group {group} corner {corner}: {stats.paths} paths, {stats.violating} violating, "
-        f"WNS {worst.slack:.2f} at {worst.endpoint}, TNS {stats.tns:.2f} (listed paths)"
+        f"{where} type {path_type}: {stats.paths} paths to {len(stats.worst)} endpoints, "
+        f"{violating} violating, WNS {figure(worst.slack)} at {worst.endpoint}, "
+        f"TNS {figure(tns)} (listed paths)"
     )
     return make_line(worst.last_line, text)
+
+
+def _table_lines(report: _Report) -> list[Line]:
+    """One line for all `-format end` rows and one for all `summary` rows, at the worst row."""
+    lines = []
+    for name, rows in (("end table", report.end_rows), ("summary table", report.summary_rows)):
+        if rows:
+            worst = min(rows, key=_SLACK)
+            violating = sum(row.status == "VIOLATED" for row in rows)
+            tns = sum(min(row.slack, 0.0) for row in rows)
+            text = (
+                f"{name}: {len(rows)} row(s), {violating} violating, worst slack "
+                f"{figure(worst.slack)} at {worst.endpoint}, TNS {figure(tns)} (table rows, "
+                "counted apart from the paths)"
+            )
+            lines.append(make_line(worst.line, text))
+    return lines
 
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -154,19 +238,24 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
 
 
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
-    """One path's report lines, with their line numbers."""
+    """One path's report lines, with their line numbers: the worst of the paths of this type to
+    the endpoint (in the corner and mode given, else in any), or the first if none has a slack."""
     record = records["report"]
-    endpoint, path_type = encoded(args.endpoint), encoded(args.path_type)
-    row = next(
-        (
-            item
-            for item in report_rows(record)
-            if isinstance(item, Row) and item.endpoint == endpoint and item.path_type == path_type
-        ),
-        None,
+    wanted = [encoded(value) for value in (args.corner, args.mode, args.path_type, args.endpoint)]
+    matching = [
+        item
+        for item in report_rows(record)
+        if isinstance(item, Row)
+        and all(
+            want is None or have == want
+            for have, want in zip(_KEY_FIELDS(item.key), wanted, strict=True)
+        )
+    ]
+    if not matching:
+        return make_excerpt(f"no {_selection(args)} ends at {args.endpoint!r}", (), False)
+    row = min(
+        (item for item in matching if item.slack is not None), key=_SLACK, default=matching[0]
     )
-    if row is None:
-        return make_excerpt(f"no {args.path_type} path ends at {args.endpoint!r}", (), False)
     found = described(record, [row])[row.line]
     last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
     with open_record(record) as stream:
@@ -177,29 +266,54 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
                 islice(iter_lines(stream), last - found.first_line + 1)
             )
         ]
+    chosen = f"the worst of {len(matching)} matching paths: " if len(matching) > 1 else ""
     return make_excerpt(
-        f"{_describe(found)} (lines {found.first_line}–{found.last_line})",
+        f"{chosen}{_describe(found)} (lines {found.first_line}–{found.last_line})",
         lines,
         truncated=last < found.last_line,
     )
 
 
-RANKS = (("flipped",), ("added", "removed"), ("changed",))
-"""Flips first, then endpoints added or removed, then slack changes, worst first within each."""
+_KEY_FIELDS = itemgetter(0, 1, 2, 4)
+"""A row key's corner, mode, path type and endpoint (in `stapath`'s order of arguments)."""
+
+
+def _selection(args: PathArgs) -> str:
+    given = [f"{name} {value!r}" for name, value in (("corner", args.corner), ("mode", args.mode)) if value]  # fmt: skip
+    return f"{args.path_type} path" + (f" in {' and '.join(given)}" if given else "")
+
+
+RANKS = (("flipped",), ("unconstrained",), ("added", "removed"), ("changed",))
+"""Flips first, then endpoints that lost their constraint, then endpoints added or removed, then
+slack changes, worst first within each."""
 KINDS = tuple(kind for rank in RANKS for kind in rank)
+DIGITS = 6
+"""Slack differences are rounded to this many decimals: below any report's precision, above the
+binary noise of subtracting two decimal numbers."""
 
 Change = tuple[float, Row | None, Row | None]
-"""Δslack (or the slack itself for an added or removed endpoint), the old row, the new row."""
+"""Δslack (or the slack itself for an endpoint added, removed or now unconstrained), the old row,
+the new row."""
+Index = dict[tuple[bytes | None, ...], Row]
 
 
-def _index(record: Record) -> dict[tuple[bytes | None, ...], Row]:
-    """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint)."""
-    index: dict[tuple[bytes | None, ...], Row] = {}
-    for row in constrained(record):
+def _index(record: Record) -> tuple[Index, Index]:
+    """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
+    and the first unconstrained path of each endpoint by corner, mode and path type (the group of
+    an unconstrained path is `(none)`, not the group it had when it was constrained)."""
+    index: Index = {}
+    loose: Index = {}
+    for row in report_rows(record):
+        if type(row) is not Row:
+            continue
+        if row.slack is None:
+            if row.unconstrained:
+                loose.setdefault(_KEY_FIELDS(row.key), row)
+            continue
         kept = index.get(row.key)
         if kept is None or row.slack < kept.slack:
             index[row.key] = row
-    return index
+    return index, loose
 
 
 @contextmanager
@@ -223,7 +337,8 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""
     with _collector_paused():
-        changes = _changes(_index(records["before"]), _index(records["after"]))
+        before, _ = _index(records["before"])
+        changes = _changes(before, *_index(records["after"]))
     shown = _shown(changes, args.limit)
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
@@ -239,9 +354,7 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-def _changes(
-    before: dict[tuple[bytes | None, ...], Row], after: dict[tuple[bytes | None, ...], Row]
-) -> dict[str, list[Change]]:
+def _changes(before: Index, after: Index, after_loose: Index) -> dict[str, list[Change]]:
     """Every change, by kind."""
     changes: dict[str, list[Change]] = {kind: [] for kind in KINDS}
     flipped, added, changed = changes["flipped"].append, changes["added"].append, changes["changed"].append  # fmt: skip
@@ -251,10 +364,13 @@ def _changes(
         if old is None:
             added((new.slack, None, new))
         elif old.status != new.status:
-            flipped((round(new.slack - old.slack, 2), old, new))
-        elif (delta := round(new.slack - old.slack, 2)) != 0 or old.start != new.start:
+            flipped((round(new.slack - old.slack, DIGITS), old, new))
+        elif (delta := round(new.slack - old.slack, DIGITS)) != 0 or old.start != new.start:
             changed((delta, old, new))
-    changes["removed"] = [(old.slack, old, None) for key, old in before.items() if key not in after]
+    for key, old in before.items():
+        if key not in after:
+            loose = after_loose.get(_KEY_FIELDS(key))
+            changes["removed" if loose is None else "unconstrained"].append((old.slack, old, loose))
     return changes
 
 
@@ -281,6 +397,9 @@ def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None
         return make_line(new.first_line, f"[after] added: {_describe(new)}")
     if kind == "removed":
         return make_line(old.first_line, f"[before] removed: {_describe(old)}")
+    if kind == "unconstrained":
+        text = f"[after] now unconstrained: {_describe(new)}; was slack {figure(old.slack)} ({old.status})"
+        return make_line(new.first_line, text)
     return make_line(new.first_line, f"[after] {_change(old, new, delta)}")
 
 
@@ -298,8 +417,9 @@ def _change(old: StaPath, new: StaPath, delta: float) -> str:
         else ""
     )
     return (
-        f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {old.slack:.2f} → "
-        f"{new.slack:.2f} (Δ {delta:+.2f}: Δarrival {arrival:+.2f}, Δrequired {required:+.2f}){start}"
+        f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(old.slack)} → "
+        f"{figure(new.slack)} (Δ {figure(delta, signed=True)}: Δarrival {figure(arrival, signed=True)}, "
+        f"Δrequired {figure(required, signed=True)}){start}"
     )
 
 
@@ -309,7 +429,15 @@ def _describe(path: StaPath) -> str:
         if path.unconstrained
         else "truncated"
         if path.truncated
-        else f"slack {path.slack:.2f} ({path.status})"
+        else f"slack {figure(path.slack)} ({path.status})"
     )
     where = " ".join(part for part in (path.group, path.corner, path.mode, path.path_type) if part)
     return f"{path.endpoint} · {state} · {where} · from {path.startpoint}"
+
+
+def figure(value: float, signed: bool = False) -> str:
+    """A number with two decimals, or as many more (up to `DIGITS`) as it carries: a report
+    written with `-digits 3` keeps its third decimal."""
+    text = f"{value:+.{DIGITS}f}" if signed else f"{value:.{DIGITS}f}"
+    whole, _, decimals = text.partition(".")
+    return f"{whole}.{decimals.rstrip('0').ljust(2, '0')}"

@@ -2,7 +2,8 @@
 
 It reads full-path reports (Startpoint/Endpoint with their reasons, Path Group, Path Type, optional
 Mode and Corner, the Delay/Time/Description table, data arrival and required times, slack MET or
-VIOLATED), `-format end` and `-format summary` tables, and `tns`/`wns`/`worst slack` lines. It holds
+VIOLATED), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
+OpenROAD's `max`/`min` after the name) and notices (warnings, errors, `No paths found.`). It holds
 one path at a time. A path cut off by the end of the report (or by the next path's Startpoint) is
 yielded with `truncated=True`, never dropped; a path reported as unconstrained has no slack.
 """
@@ -20,7 +21,8 @@ _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
 _TIME = re.compile(rf"^\s*(?:({NUMBER})\s+)?({NUMBER})\s+data (arrival|required) time\s*$")
 _END_ROW = re.compile(rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
 _SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
-_METRIC = re.compile(rf"^(tns|wns|worst slack)\s+({NUMBER})\s*$")
+_METRIC = re.compile(rf"^(tns|wns|worst slack)(?:\s+(max|min))?\s+({NUMBER})\s*$")
+"""`tns -1.2`, and OpenROAD's `tns max -1.2` / `worst slack min 0.1` (kept in the name)."""
 _WARNING = re.compile(r"^(Warning|Error)\b")
 _FIELD_NAMES_TO_KEYS = {
     "Path Group": "group",
@@ -152,7 +154,8 @@ class Parser:
 
     def _feed_table(self, number: int, text: str) -> None:
         if found := _METRIC.match(text):
-            self.items.append(Metric(found[1], float(found[2]), number))
+            name = f"{found[1]} {found[2]}" if found[2] else found[1]
+            self.items.append(Metric(name, float(found[3]), number))
         elif text.startswith("Endpoint") and "Slack" in text and "Arrival" in text:
             self.table = "end"
         elif text.startswith("Startpoint") and "Endpoint" in text and "Slack" in text:

@@ -8,7 +8,8 @@ unconstrained or truncated paths, warnings, `end`/`summary` tables, tns/wns line
 line through `tools.stareport.Parser`, which stays the reference: tests check that both readers
 give the same paths. Memory is bounded by a chunk (and by one path, for a path larger than that).
 
-A row keeps what ranking and matching need, and where its block starts (`line`, `offset`): a
+Items other than paths (tns/wns lines, `-format end`/`summary` table rows, notices) come from the
+line parser as they are. A row keeps what ranking and matching need, and where its block starts (`line`, `offset`): a
 tool describes only the rows it shows, from the block's text, through the line parser.
 """
 
@@ -21,7 +22,7 @@ from operator import add
 from typing import IO, Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
-from tools.stareport import Metric, Parser, StaPath, parse
+from tools.stareport import EndRow, Metric, Notice, Parser, StaPath, SummaryRow, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
@@ -87,7 +88,11 @@ class Row(NamedTuple):
         return self.key[0]
 
 
-def scan(stream: IO[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Row | Metric]:
+Scanned = Row | Metric | Notice | EndRow | SummaryRow
+"""A path as a row; every other item as the line parser reads it."""
+
+
+def scan(stream: IO[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Scanned]:
     """Rows and tns/wns metrics in report order, reading `chunk_bytes` at a time."""
     reader = _Reader()
     carry = b""
@@ -126,7 +131,7 @@ class _Reader:
         self.starts: dict[int, int] = {}
         """Byte offsets of the Startpoint lines the line parser saw, by line number."""
 
-    def blocks(self, text: bytes) -> Iterator[Row | Metric]:
+    def blocks(self, text: bytes) -> Iterator[Scanned]:
         """Rows of the path blocks in `text`, which ends at a block boundary or the report's end."""
         pieces = text.split(SEPARATOR)
         if text.startswith(LABEL) and not self.partial_line:  # else: the rest of a cut line
@@ -179,7 +184,7 @@ class _Reader:
 
     def lines(
         self, text: bytes, followed: bool = False, cut: bool = False, consumed: int | None = None
-    ) -> Iterator[Row | Metric]:
+    ) -> Iterator[Scanned]:
         """Feed `text` to the line parser line by line. `followed`: a newline follows it in the
         report, so its last part is a whole line, even if empty; `cut`: its last line goes on
         (an overlong line, whose rest is dropped); `consumed`: the report bytes it stands for."""
@@ -207,15 +212,15 @@ class _Reader:
         self.offset += len(text) if consumed is None else consumed
         yield from self._drain()
 
-    def finish(self) -> Iterator[Row | Metric]:
+    def finish(self) -> Iterator[Scanned]:
         self.parser.close(truncated=True)
         yield from self._drain()
 
-    def _drain(self) -> Iterator[Row | Metric]:
+    def _drain(self) -> Iterator[Scanned]:
         for item in self.parser.drain():
             if isinstance(item, StaPath):
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
-            elif isinstance(item, Metric):
+            else:
                 yield item
 
 

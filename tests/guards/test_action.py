@@ -50,3 +50,22 @@ def test_stop_with_hypotheses_parses():
     parsed = parse_action(document)
     assert isinstance(parsed, ActionDocument)
     assert parsed.message.hypotheses[0].refs == ["E1", "E2"]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"summary": "x\ud800", "message": {"kind": "stop"}},
+        {"summary": "s", "message": {"kind": "stop", "text": "é\udfff"}},
+        {"summary": "s", "tool_calls": [{"id": "c1", "name": "x", "args": {"q\udc80": "v"}}]},
+        {"summary": "s", "tool_calls": [{"id": "c1", "name": "x", "args": {"q": ["a", "\ud83d"]}}]},
+    ],
+)
+def test_a_lone_surrogate_anywhere_is_malformed(document):
+    refused = parse_action(document)
+    assert isinstance(refused, Refusal) and "lone surrogate" in refused.detail
+
+
+def test_non_ascii_text_is_not_taken_for_a_surrogate():
+    parsed = parse_action({"summary": "Δslack — 🙂 ü", "message": {"kind": "stop", "text": "ok"}})
+    assert isinstance(parsed, ActionDocument) and parsed.summary == "Δslack — 🙂 ü"

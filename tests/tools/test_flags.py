@@ -38,7 +38,10 @@ def test_instruction_like_text_is_flagged(text):
         "RST-5: clk_en shall assert within 4 cycles of clk after the synchronized reset release.",
         "R42,2026-11-27,reset_smoke,FAIL,4182734,RST_CHK clk_en late after release",
         "Startpoint: reg_a (rising edge-triggered flip-flop clocked by clk)",
-        "group core_clk corner ss_0p72v_125c: 2 paths, 1 violating, WNS -0.25 at u_core_clk/dst_reg[0], TNS -0.25 (listed paths)",
+        "group core_clk corner ss_0p72v_125c type max: 2 paths to 2 endpoints, 1 violating, WNS -0.25 at u_core_clk/dst_reg[0], TNS -0.25 (listed paths)",
+        "group clk corner fast mode test type min: 1 paths to 1 endpoints, 0 violating, WNS 0.125 at a/D, TNS 0.00 (listed paths)",
+        "end table: 2 row(s), 1 violating, worst slack -0.25 at a_reg/D (DFF), TNS -0.25 (table rows, counted apart from the paths)",
+        "[after] now unconstrained: e_unc · unconstrained · (none) max · from in1; was slack -0.30 (VIOLATED)",
         "[after] added: u_core_clk/added_reg[0] · slack 4.56 (MET) · asynchronous ss_0p72v_125c max · from u_asynchronous/src_reg[0]",
     ],
 )

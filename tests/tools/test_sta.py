@@ -22,11 +22,13 @@ def test_summary_per_group_and_corner(sta1):
     excerpt = sta.stasummary(sta.ReportArgs(report=AFTER), {"report": sta1.records[AFTER]})
     texts = [line.text for line in excerpt.lines]
     assert (
-        "group core_clk corner ss_0p72v_125c: 2 paths, 1 violating, WNS -0.25 at u_core_clk/dst_reg[0], TNS -0.25 (listed paths)"
+        "group core_clk corner ss_0p72v_125c type max: 2 paths to 2 endpoints, 1 violating, WNS -0.25 at u_core_clk/dst_reg[0], TNS -0.25 (listed paths)"
         in texts
     )
     assert texts[-2:] == ["tns -0.25 (as reported)", "wns -0.25 (as reported)"]
-    assert excerpt.summary.startswith("12 constrained paths in 6 group/corner(s)")
+    assert excerpt.summary.startswith(
+        "12 constrained paths to 12 endpoint(s) in 6 group/corner/mode/path type(s)"
+    )
 
 
 def test_paths_worst_first_with_filters(sta1):
@@ -61,7 +63,9 @@ def test_one_path_with_its_line_numbers(sta1):
 def test_diff_flips_additions_removals_and_changed_startpoints(sta1):
     records = {"before": sta1.records[BEFORE], "after": sta1.records[AFTER]}
     excerpt = sta.stadiff(sta.DiffArgs(before=BEFORE, after=AFTER, limit=200), records)
-    assert excerpt.summary == "1 flipped, 1 added, 1 removed, 10 changed; showing 13"
+    assert (
+        excerpt.summary == "1 flipped, 0 unconstrained, 1 added, 1 removed, 10 changed; showing 13"
+    )
     texts = [line.text for line in excerpt.lines]
     assert texts[0] == (
         "[after] flipped MET→VIOLATED: u_core_clk/dst_reg[0] (core_clk ss_0p72v_125c max) slack 7.02 → -0.25 "

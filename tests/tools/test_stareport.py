@@ -213,3 +213,12 @@ def test_rendered_paths_parse_back_to_the_same_records(specs):
         )
         for s in specs
     ]
+
+
+def test_openroad_metric_lines_keep_their_max_or_min():
+    items = parse_text("tns max -1496.05\nwns max -1496.00\nworst slack min 0.12\ntns maximal 1\n")
+    assert [(m.name, m.value, m.line) for m in items if isinstance(m, Metric)] == [
+        ("tns max", -1496.05, 1),
+        ("wns max", -1496.0, 2),
+        ("worst slack min", 0.12, 3),
+    ]

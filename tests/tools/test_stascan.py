@@ -9,18 +9,17 @@ from hypothesis import strategies as st
 from lab.stagen import PathSpec, render_path
 from tests.tools.test_stareport import FULL_PATH, path_specs
 from tools.lines import MAX_LINE_BYTES
-from tools.stareport import Metric, StaPath, parse
+from tools.stareport import StaPath, parse
 from tools.stascan import Row, describe, scan
 
 
 def reference(data: bytes) -> list[tuple]:
-    """What the line parser says of each path (and the metrics), in the rows' terms."""
+    """What the line parser says of each path, in the rows' terms, and every other item."""
     lines = (  # cut as `tools.lines.iter_lines` cuts them
         (number, text[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
         for number, text in enumerate(data.split(b"\n"), 1)
     )
-    return [_project_path(item) if isinstance(item, StaPath) else item for item in parse(lines)
-            if isinstance(item, StaPath | Metric)]  # fmt: skip
+    return [_project_path(item) if isinstance(item, StaPath) else item for item in parse(lines)]
 
 
 def _project_path(path: StaPath) -> tuple:
