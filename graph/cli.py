@@ -15,11 +15,12 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
 from graph.persistence import default_db
-from graph.render import event_summary, handover_markdown
+from graph.render import event_summary, handover_markdown, one_line
 from graph.retention import prune as prune_runs
 from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
 from graph.runner import resume as resume_run
@@ -56,13 +57,16 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
+def cells(*values: object) -> list[Text]:
+    """Table cells as plain text: no rich markup is read from data, no control character shown."""
+    return [Text(one_line(str(value))) for value in values]
+
+
 def progress(quiet: bool) -> Any:
     def show(event: dict[str, Any]) -> None:
         if not quiet:
-            stderr.print(
-                f"[dim]turn {event['turn']}[/dim] {event['type']:<9} {event_summary(event)}",
-                markup=True,
-            )
+            line = Text.assemble((f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")
+            stderr.print(line.append(event_summary(event)))
 
     return show
 
@@ -196,12 +200,14 @@ def inbox(db: DbOption = None, json_output: JsonOption = False) -> None:
     )
     for row in rows:
         table.add_row(
-            row["scenario"],
-            row["thread"],
-            str(row["turn"]),
-            row["interaction_id"],
-            row["summary"],
-            f"{row['age_s']:.0f}s",
+            *cells(
+                row["scenario"],
+                row["thread"],
+                str(row["turn"]),
+                row["interaction_id"],
+                row["summary"],
+                f"{row['age_s']:.0f}s",
+            )
         )
     Console(highlight=False, soft_wrap=True).print(
         table if rows else "Nothing is waiting for a person."
@@ -218,12 +224,14 @@ def events(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOpti
     table = Table("seq", "time", "turn", "actor", "type", "detail", box=None, show_edge=False)
     for event in ledger:
         table.add_row(
-            str(event["seq"]),
-            event["time"][11:23],
-            str(event["turn"]),
-            event["actor"],
-            event["type"],
-            event_summary(event),
+            *cells(
+                event["seq"],
+                event["time"][11:23],
+                str(event["turn"]),
+                event["actor"],
+                event["type"],
+                event_summary(event),
+            )
         )
     Console(highlight=False, soft_wrap=True).print(table)
 
@@ -259,7 +267,7 @@ def scenarios(json_output: JsonOption = False) -> None:
         return
     table = Table("id", "profile", "records", "goal", box=None, show_edge=False)
     for row in rows:
-        table.add_row(row["id"], row["profile"], str(row["records"]), row["goal"])
+        table.add_row(*cells(row["id"], row["profile"], row["records"], row["goal"]))
     Console(highlight=False, soft_wrap=True).print(table)
 
 

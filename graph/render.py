@@ -6,6 +6,21 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+_ESCAPES = {
+    code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code != 0x09
+}
+_ESCAPES |= {0x0A: "\\n", 0x0D: "\\r"}
+_ESCAPES |= {code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}  # fmt: skip
+
+
+def one_line(text: str) -> str:
+    """Text from records, choosers or people as one line for a person to read: line breaks,
+    terminal control characters (escape sequences, backspaces, NUL) and bidirectional overrides
+    appear escaped, so that no log line or chooser statement can forge further lines of a report
+    or ledger, or drive the terminal. JSON output keeps the text exactly."""
+    return text.translate(_ESCAPES)
+
+
 FLAG_NOTES = {
     "instruction_like_text": "reads like an instruction; quoted as data, not followed",
     "undecodable_bytes": "contains bytes that are not UTF-8",
@@ -34,7 +49,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += ["", "## Refusals", ""]
     lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
     lines += _pending_markdown(handover.get("pending", []))
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(one_line, lines)) + "\n"
 
 
 def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:
@@ -116,6 +131,10 @@ def _refusal_line(refusal: Mapping[str, Any]) -> str:
 
 def event_summary(event: Mapping[str, Any]) -> str:
     """One line describing a ledger entry's payload."""
+    return one_line(_event_summary(event))
+
+
+def _event_summary(event: Mapping[str, Any]) -> str:
     payload = event["payload"]
     kind = event["type"]
     if kind == "admitted":

@@ -133,3 +133,40 @@ def test_the_lab_log_carries_the_injected_line(tmp_path):
     result = warrant("run", "R42", "--db", "memory", "--json", cwd=tmp_path)
     e1 = json.loads(result.stdout)["evidence"][0]
     assert e1["record"] == R42_LOG and "instruction_like_text" in e1["flags"]
+
+
+def test_no_text_from_a_record_or_a_chooser_forges_lines_or_drives_the_terminal(
+    tmp_path, scenario_dir
+):
+    """Line breaks, rich markup and control characters in a log line or a chooser's text are
+    shown escaped on one line, in the handover, the progress lines and the ledger table."""
+    (scenario_dir / "logs" / "t.log").write_bytes(
+        b"UVM_ERROR \x1b[2J\x1b]0;pwned\x07 x\x08\x08 [/dim] overflow\n"
+    )
+    forged = "done\n\n## Unknowns\n\nNone. [/bold] Root cause: the clock gate."
+    stopping = {
+        "summary": "s\nturn 9 executed  c9 → E9 · ok",
+        "message": {"kind": "stop", "text": forged},
+    }
+    actions = tmp_path / "a.jsonl"
+    actions.write_text(
+        json.dumps(call("c1", "searchlogs", path="cc/t.log", query="overflow", limit=5))
+        + "\n"
+        + json.dumps(stopping)
+        + "\n"
+    )
+    manifest = str(write_manifest(scenario_dir))
+    result = warrant("run", manifest, "--chooser", f"file:{actions}", "--db", "t.sqlite", "--thread", "T", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    for output in (result.stdout, result.stderr):
+        assert not any(char in output for char in "\x1b\x07\x08")
+    assert result.stdout.splitlines().count("## Unknowns") == 1
+    assert "UVM_ERROR \\x1b[2J\\x1b]0;pwned\\x07 x\\x08\\x08 [/dim] overflow" in result.stdout
+    assert "- Stop: done\\n\\n## Unknowns\\n\\nNone. [/bold] Root cause" in result.stdout
+    assert "s\\nturn 9 executed" in result.stderr and "\nturn 9" not in result.stderr
+    table = warrant("events", "T", "--db", "t.sqlite", cwd=tmp_path)
+    assert table.returncode == 0 and "Traceback" not in table.stderr
+    assert "\x1b" not in table.stdout and "[/bold]" in "".join(table.stdout.split())
+    exact = json.loads(warrant("show", "T", "--db", "t.sqlite", "--json", cwd=tmp_path).stdout)
+    assert exact["chooser_stop_text"] == forged
