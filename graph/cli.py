@@ -19,7 +19,7 @@ from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
-from graph.persistence import default_db
+from graph.persistence import checked_db, default_db, missing_folder
 from graph.render import event_summary, handover_markdown, one_line
 from graph.retention import prune as prune_runs
 from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
@@ -51,6 +51,18 @@ ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
 def fail(code: int, message: str) -> NoReturn:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def chosen_db(db: str | None) -> str:
+    """The `--db` given, else `$WARRANT_DB` or the default file: a value that names no store is
+    bad input (exit 2); a SQLite file in a missing folder is unreachable (exit 4)."""
+    try:
+        chosen = checked_db(db or default_db())
+    except ValueError as exc:
+        fail(2, str(exc))
+    if unreachable := missing_folder(chosen):
+        fail(4, unreachable)
+    return chosen
 
 
 def print_json(value: Any) -> None:
@@ -118,7 +130,7 @@ def run(
         if message_id is not None:
             check_message_id(message_id)
         request = admit_request(scenario, goal, chooser, thread, message_id)
-        result = start(request, db or default_db(), progress(quiet))
+        result = start(request, chosen_db(db), progress(quiet))
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:
@@ -156,7 +168,7 @@ def resume(
         (lambda kind: reply_from_options(kind, answer, approve, reject, edit)) if replying else None
     )
     try:
-        result = resume_run(thread_id, db or default_db(), progress(quiet), reply, interaction)
+        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
     except RunError as exc:
         fail(exc.code, str(exc))
     finish(result, json_output)
@@ -164,12 +176,12 @@ def resume(
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:
     try:
-        with reading_graph(db or default_db()) as graph:
+        with reading_graph(chosen_db(db)) as graph:
             result = outcome(graph, {"configurable": {"thread_id": thread_id}})
     except RunError as exc:
         fail(exc.code, str(exc))
     if not result.values:
-        fail(2, f"no run with thread id {thread_id!r} in {db or default_db()}")
+        fail(2, f"no run with thread id {thread_id!r} in {chosen_db(db)}")
     return result
 
 
@@ -189,7 +201,7 @@ def show(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption
 def inbox(db: DbOption = None, json_output: JsonOption = False) -> None:
     """List the interactions waiting for a person, across runs."""
     try:
-        rows = waiting(db or default_db(), time.time())
+        rows = waiting(chosen_db(db), time.time())
     except RunError as exc:
         fail(exc.code, str(exc))
     if json_output:
@@ -289,7 +301,7 @@ def prune(
     if not keep_latest and older_than is None:
         fail(2, "say what to prune: --keep-latest, --older-than DAYS, or both")
     try:
-        with reading_graph(db or default_db()) as graph:
+        with reading_graph(chosen_db(db)) as graph:
             report = prune_runs(
                 graph.checkpointer,
                 keep_latest=keep_latest,

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,31 @@ def default_db() -> str:
 
 def is_postgres(db: str) -> bool:
     return db.startswith(("postgresql://", "postgres://"))
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def checked_db(db: str) -> str:
+    """`db` if it can name a store, else a ValueError saying why in one line: an unknown URL
+    scheme (`mysql://…`, `sqlite:///…`, `memory:`) must not become a SQLite file of that name."""
+    if db == "memory" or is_postgres(db):
+        return db
+    if _SCHEME.match(db):
+        raise ValueError(
+            f"--db {db!r} is not supported: give memory, a SQLite file path or postgresql://…"
+        )
+    if Path(db).is_dir():
+        raise ValueError(f"--db {db!r} is a folder, not a SQLite file")
+    return db
+
+
+def missing_folder(db: str) -> str | None:
+    """Why a SQLite file given on the command line cannot be reached, if its folder is missing:
+    the command line makes only the default file's folder, never a mistyped one."""
+    if db == "memory" or is_postgres(db) or db == DEFAULT_DB or Path(db).parent.is_dir():
+        return None
+    return f"cannot open SQLite database {db}: the folder {Path(db).parent} does not exist"
 
 
 def redact(url: str) -> str:

@@ -170,3 +170,27 @@ def test_no_text_from_a_record_or_a_chooser_forges_lines_or_drives_the_terminal(
     assert "\x1b" not in table.stdout and "[/bold]" in "".join(table.stdout.split())
     exact = json.loads(warrant("show", "T", "--db", "t.sqlite", "--json", cwd=tmp_path).stdout)
     assert exact["chooser_stop_text"] == forged
+
+
+@pytest.mark.parametrize(
+    ("db", "says"),
+    [
+        ("mysql://root@localhost/x", "is not supported"),
+        ("sqlite:///tmp/x.sqlite", "is not supported"),
+        ("memory:", "is not supported"),
+        (".", "is a folder"),
+    ],
+)
+def test_a_db_value_that_names_no_store_is_bad_input(tmp_path, db, says):
+    before = sorted(tmp_path.rglob("*"))
+    for command in (["run", "R42"], ["inbox"], ["show", "T"]):
+        result = warrant(*command, "--db", db, cwd=tmp_path)
+        assert result.returncode == 2 and says in one_line_error(result)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_sqlite_file_in_a_missing_folder_is_unreachable_and_no_folder_is_made(tmp_path):
+    result = warrant("run", "R42", "--db", "missing/folder/x.sqlite", cwd=tmp_path)
+    assert result.returncode == 4
+    assert "the folder missing/folder does not exist" in one_line_error(result)
+    assert not (tmp_path / "missing").exists()
