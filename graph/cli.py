@@ -318,5 +318,22 @@ def prune(
         )
 
 
+def main() -> None:
+    """The console script: a mistyped command line is one line of error and exit 2, as any other
+    bad input (Typer would print a usage block and a framed message); no arguments show the help."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=sys.argv[1:] or ["--help"], standalone_mode=False)
+    except typer.Abort:
+        typer.echo("error: interrupted", err=True)
+        code = 130
+    except typer.TyperException as exc:  # Typer's usage errors (it carries its own Click)
+        context = getattr(exc, "ctx", None)
+        where = context.command_path if context else "warrant"
+        typer.echo(f"error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
+        code = getattr(exc, "exit_code", 2)
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -194,3 +194,24 @@ def test_a_sqlite_file_in_a_missing_folder_is_unreachable_and_no_folder_is_made(
     assert result.returncode == 4
     assert "the folder missing/folder does not exist" in one_line_error(result)
     assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run"], "Missing argument 'scenario'."),
+        (["run", "R42", "--nope"], "No such option: --nope"),
+        (["run", "R42", "--goal"], "Option '--goal' requires an argument."),
+        (["nosuch"], "No such command 'nosuch'."),
+        (["resume"], "Missing argument 'THREAD'."),
+    ],
+)
+def test_a_mistyped_command_line_is_one_line_and_exit_2(tmp_path, args, says):
+    result = warrant(*args, cwd=tmp_path)
+    assert result.returncode == 2 and says in one_line_error(result)
+    assert result.stdout == "" and not (tmp_path / ".warrant").exists()
+
+
+def test_no_arguments_show_the_help(tmp_path):
+    result = warrant(cwd=tmp_path)
+    assert result.returncode == 0 and "Usage: warrant" in result.stdout
