@@ -64,7 +64,8 @@ def apply_decisions(
     """People's decisions (by call id) applied to a batch.
 
     Returns the calls to re-check (edited arguments in place), the ids a person approved, and the
-    rejections; one rejection refuses the whole batch, as one refused call would.
+    rejections; one rejection refuses the whole batch, as one refused call would, and each other
+    call of the batch is refused with it.
     """
     rechecked: list[dict[str, Any]] = []
     approved: set[str] = set()
@@ -83,4 +84,14 @@ def apply_decisions(
             call = {**call, "args": decision["args"]}
         approved.add(call["id"])
         rechecked.append(call)
+    if rejections:
+        return [], frozenset(approved), rejections + _refused_with(rechecked, rejections)
     return rechecked, frozenset(approved), rejections
+
+
+def _refused_with(calls: list[dict[str, Any]], rejections: list[Refusal]) -> list[Refusal]:
+    """The batch's other calls, refused with it: each leaves a record of why it did not run,
+    also when a person approved it."""
+    rejected = ", ".join(refusal.call["id"] for refusal in rejections)
+    detail = f"not run: a person rejected {rejected} of the same batch, which refuses the batch"
+    return [Refusal(RefusalCode.REJECTED, HUMAN, detail, call) for call in calls]

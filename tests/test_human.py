@@ -240,4 +240,10 @@ def test_both_pending_resumed_in_one_command(gated, action_file):
     }
     final = graph.invoke(Command(resume=resume), CONFIG)
     assert final["evidence"] == []
-    assert [(r["code"], r["call"]["id"]) for r in final["refusals"]] == [("rejected", "a")]
+    assert [(r["code"], r["call"]["id"]) for r in final["refusals"]] == [
+        ("rejected", "a"),
+        ("rejected", "b"),
+    ]
+    assert final["refusals"][1]["detail"].startswith("not run: a person rejected a of the same")
+    refused = [event for event in final["events"] if event["type"] == "refused"]
+    assert [event["payload"]["call"]["id"] for event in refused] == ["a", "b"]
