@@ -136,8 +136,10 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     room = ctx.scenario.budget.evidence - sum(ref.startswith("E") for ref in ctx.evidence_refs)
     if len(approved) > room:
         detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
-        refusal = Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail)
-        return _refused(ctx, [refusal])
+        return _refused(ctx, [
+            Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail, call.model_dump())
+            for call in document.tool_calls or ()
+        ])  # fmt: skip
     needs_person = tuple(
         call.id
         for call in approved

@@ -155,7 +155,8 @@ def test_more_evidence_than_the_budget_is_refused(scenario_dir, action_file):
         stop(),
     ])  # fmt: skip
     state = run_embedded(str(manifest), chooser)
-    assert refusal_codes(state) == [("evidence_budget_exhausted", "guard")]
+    assert refusal_codes(state) == [("evidence_budget_exhausted", "guard")] * 3
+    assert [refusal["call"]["id"] for refusal in state["refusals"]] == ["a", "b", "c"]
     assert state["evidence"] == []
 
 

@@ -126,7 +126,9 @@ def test_the_evidence_budget_counts_the_whole_batch(ctx):
         "summary": "b",
         "tool_calls": [search("c1")["tool_calls"][0], search("c2", query="x")["tool_calls"][0]],
     }
-    assert codes(decide(batch, full)) == [("evidence_budget_exhausted", "guard")]
+    refused = decide(batch, full)
+    assert codes(refused) == [("evidence_budget_exhausted", "guard")] * 2
+    assert [refusal.call["id"] for refusal in refused.refusals] == ["c1", "c2"]
 
 
 def needing_approval(r42):
