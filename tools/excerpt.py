@@ -55,6 +55,53 @@ def make_line(number: int, raw: bytes | str) -> Line:
     return Line(number=number, text=text, flags=flags)
 
 
+SHOWN_BYTES = 360
+"""Of a longer line, a hit is shown with this many bytes around it (a shorter line is whole)."""
+BEFORE_HIT_BYTES = 120
+"""Of those, the bytes before a hit that lies past a long line's first `SHOWN_BYTES`."""
+
+
+def hit_window(length: int, hit: int, hit_end: int) -> tuple[int, int]:
+    """The stretch `[lo, hi)` of a line of `length` bytes shown for a hit at `[hit, hit_end)`:
+    the whole of a short line; of a long one, its start when the hit lies in its first
+    `SHOWN_BYTES`, else from `BEFORE_HIT_BYTES` before the hit; `SHOWN_BYTES`, or to the hit's end."""
+    if length <= SHOWN_BYTES:
+        return 0, length
+    lo = 0 if hit_end <= SHOWN_BYTES else hit - BEFORE_HIT_BYTES
+    return lo, min(length, max(lo + SHOWN_BYTES, hit_end))
+
+
+def make_part_line(number: int, shown: bytes, before: int, after: int) -> Line:
+    """A line shown in part: the bytes left out on each side are counted in the text, and a
+    character cut by the window is left out whole (it would read as an undecodable byte)."""
+    lead = _continuation_bytes(shown) if before else 0
+    cut = _incomplete_tail(shown[lead:]) if after else 0
+    before, after = before + lead, after + cut
+    head = f"[{before} bytes] … ".encode() if before else b""
+    tail = f" … [+{after} bytes]".encode() if after else b""
+    return make_line(number, head + shown[lead : len(shown) - cut] + tail)
+
+
+def _continuation_bytes(data: bytes) -> int:
+    """UTF-8 continuation bytes at the start of `data` (the rest of a cut character)."""
+    count = 0
+    while count < min(3, len(data)) and 0x80 <= data[count] < 0xC0:
+        count += 1
+    return count
+
+
+def _incomplete_tail(data: bytes) -> int:
+    """Bytes at the end of `data` that begin a UTF-8 character they do not finish."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return 0
+        if byte >= 0xC0:
+            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return back if needed > back else 0
+    return 0
+
+
 def make_excerpt(summary: str, lines: Iterable[Line], truncated: bool) -> Excerpt:
     return Excerpt(summary=summary, lines=flag_split_instructions(list(lines)), truncated=truncated)
 

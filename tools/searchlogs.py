@@ -21,7 +21,15 @@ from typing import IO, Annotated
 from pydantic import Field
 
 from tools.args import RecordId, SearchText, ToolArgs
-from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.excerpt import (
+    BEFORE_HIT_BYTES,
+    SHOWN_BYTES,
+    Excerpt,
+    Line,
+    hit_window,
+    make_excerpt,
+    make_part_line,
+)
 from tools.lines import MAX_LINE_BYTES
 from tools.records import Record, open_record
 
@@ -66,7 +74,8 @@ def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
 def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
     """The first `limit` lines containing `needle`, and whether another one follows.
 
-    A hit's line is kept from its start, up to `MAX_LINE_BYTES`. Line numbers count from the
+    A hit's line is shown whole, or for a long line the stretch around the hit, however far into
+    the line it lies (`tools.excerpt.hit_window`). Line numbers count from the
     stream's current position.
     """
     fd = _plain_file(stream)
@@ -103,8 +112,9 @@ def _search_file(fd: int, origin: int, needle: bytes, limit: int) -> tuple[list[
         start, number = lines.locate(found)
         stop = windows.search(found, 1, _find_newline)
         end = windows.size if stop == -1 else stop
-        text = os.pread(fd, min(end, start + MAX_LINE_BYTES) - start, start)
-        hits.append(make_line(number, text))
+        lo, hi = hit_window(end - start, found - start, found - start + len(needle))
+        shown = os.pread(fd, hi - lo, start + lo)
+        hits.append(make_part_line(number, shown, lo, end - start - hi))
         if stop == -1:
             break
         position = stop + 1
@@ -182,25 +192,28 @@ class _FileLines:
 def _search_stream(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
     """Reads into one buffer (`readinto`, no per-chunk allocation); the incomplete line at the end
     of a chunk moves to the buffer's front before the next read. A line longer than the buffer is
-    searched piece by piece, with an overlap for a needle that straddles two pieces."""
+    searched piece by piece; each piece keeps enough of the one before that a hit straddling the
+    two is found, and has the bytes shown before it."""
     scan = _StreamScan(needle, limit)
-    buffer = bytearray(2 * CHUNK_BYTES + MAX_LINE_BYTES)
+    long_line = max(MAX_LINE_BYTES, SHOWN_BYTES + BEFORE_HIT_BYTES + 2 * len(needle))
+    buffer = bytearray(2 * CHUNK_BYTES + long_line)
     window = memoryview(buffer)
     held = 0
     while read := stream.readinto(window[held : held + CHUNK_BYTES]):
         filled = held + read
         end = buffer.rfind(b"\n", 0, filled) + 1
-        if end == 0 and filled > MAX_LINE_BYTES:
-            scan.continue_line(buffer)
-            end = filled - (len(needle) - 1)
-            if scan.search(buffer, filled, newline_terminated=False):
+        if end == 0 and filled > long_line:
+            searched = filled - SHOWN_BYTES - len(needle)  # a hit found here has its window
+            if scan.search(buffer, searched + len(needle) - 1, newline_terminated=False, filled=filled):  # fmt: skip
                 return scan.hits, True
+            end = searched - BEFORE_HIT_BYTES  # the next piece starts with the bytes before
+            scan.carry(end)
         elif end and scan.search(buffer, end):
             return scan.hits, True
         scan.drop(buffer, end)
         held = filled - end
         buffer[:held] = buffer[end:filled]
-    if held and scan.search(buffer, held, newline_terminated=False):
+    if held and scan.search(buffer, held, newline_terminated=False, at_end=True):
         return scan.hits, True
     return scan.hits, False
 
@@ -208,8 +221,9 @@ def _search_stream(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[L
 class _StreamScan:
     """Hits so far, the line count up to `counted` (a buffer position), and the line that runs on.
 
-    When a line is longer than the buffer, `head` keeps its first `MAX_LINE_BYTES` (the buffer's
-    front is then mid-line) and `line_open` says whether it has a hit already.
+    When a line is longer than the buffer, the buffer's front is mid-line: `carried` bytes of the
+    line came before it, `line_open` says whether the line has a hit already, and `pending` holds
+    that hit's line until the line's end says how many bytes follow what it shows.
     """
 
     def __init__(self, needle: bytes, limit: int) -> None:
@@ -219,11 +233,23 @@ class _StreamScan:
         self.hits: list[Line] = []
         self.line = 1
         self.counted = 0
-        self.head: bytes | None = None
+        self.carried = 0
         self.line_open = False
+        self.pending: tuple[int, bytes, int, int] | None = None
+        """(line number, bytes shown, bytes before them, where they end in the line)."""
 
-    def search(self, buffer: bytearray, end: int, newline_terminated: bool = True) -> bool:
-        """Record hits in `buffer[:end]`; True once a hit beyond the limit is seen."""
+    def search(
+        self,
+        buffer: bytearray,
+        end: int,
+        newline_terminated: bool = True,
+        at_end: bool = False,
+        filled: int | None = None,
+    ) -> bool:
+        """Record hits in `buffer[:end]`; True once a hit beyond the limit is seen. `at_end`: the
+        log's last line ends at `end`; `filled`: the buffer holds data up to there (past `end`)."""
+        if self.pending is not None:
+            self._settle(buffer, end, at_end)
         if self.finder is None:
             self.finder = _Finder(self.needle, buffer[: min(end, _sample_bytes(self.needle))])
         find = self.finder.find
@@ -235,34 +261,52 @@ class _StreamScan:
             if not (start == 0 and self.line_open):
                 if len(self.hits) == self.limit:
                     return True
-                self.hits.append(
-                    make_line(self._number_at(buffer, start), self._text(buffer, start, stop))
-                )
+                ends = stop < end or at_end
+                self._hit(buffer, start, position, stop if ends else filled or end, ends)
             self.line_open = stop == end
             position = find(buffer, stop + 1, end) if stop < end else -1
         if newline_terminated:
-            self.head, self.line_open = None, False
+            self.line_open, self.carried = False, 0
         return False
 
-    def continue_line(self, buffer: bytearray) -> None:
-        """The buffer holds no newline: keep the head of the line it starts, if it starts one."""
-        if self.head is None:
-            self.head = bytes(buffer[:MAX_LINE_BYTES])
+    def carry(self, length: int) -> None:
+        """The buffer's first `length` bytes, all of the open line, are about to be dropped."""
+        self.carried += length
 
     def drop(self, buffer: bytearray, length: int) -> None:
         """Count the newlines of `buffer[:length]` before it is overwritten."""
         self._number_at(buffer, length)
         self.counted = 0
 
+    def _hit(
+        self, buffer: bytearray, start: int, position: int, known_end: int, ends: bool
+    ) -> None:
+        """A hit at `position` on the line from `start`; `ends`: the line ends at `known_end`,
+        else the buffer holds it up to there."""
+        origin = start - (self.carried if start == 0 else 0)  # the line's start, maybe before
+        known = known_end - origin
+        lo, hi = hit_window(known, position - origin, position - origin + len(self.needle))
+        shown = bytes(buffer[origin + lo : origin + hi])
+        number = self._number_at(buffer, start)
+        if ends:
+            self.hits.append(make_part_line(number, shown, lo, known - hi))
+        else:
+            self.pending = (number, shown, lo, hi)
+
+    def _settle(self, buffer: bytearray, end: int, at_end: bool) -> None:
+        """The pending hit's line, once the buffer shows where that line ends."""
+        newline = buffer.find(b"\n", 0, end)
+        if newline == -1 and not at_end:
+            return
+        number, shown, before, shown_end = self.pending
+        length = self.carried + (end if newline == -1 else newline)
+        self.hits.append(make_part_line(number, shown, before, length - shown_end))
+        self.pending = None
+
     def _number_at(self, buffer: bytearray, position: int) -> int:
         self.line += buffer.count(b"\n", self.counted, position)
         self.counted = position
         return self.line
-
-    def _text(self, buffer: bytearray, start: int, stop: int) -> bytes:
-        if start == 0 and self.head is not None:
-            return self.head
-        return bytes(buffer[start : min(stop, start + MAX_LINE_BYTES)])
 
 
 # Finding the needle.

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from lab.loggen import write_log
 from tests.helpers import one_record
-from tools import searchlogs
-from tools.excerpt import MAX_LINE_CHARS, make_line
+from tools import excerpt, searchlogs
+from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
 from tools.lines import MAX_LINE_BYTES
 from tools.searchlogs import SearchLogsArgs, find_lines
 
@@ -95,7 +95,8 @@ def test_an_overlong_line_is_searched_without_holding_it(monkeypatch, search):
     data = b"first\n" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"\nNEEDLE again\n"
     hits, _ = search(data, b"NEEDLE")
     assert [line.number for line in hits] == [2, 3]
-    assert hits[0].text.endswith("chars]")
+    shown = "a" * 120 + "NEEDLE" + "b" * 234
+    assert hits[0].text == f"[299880 bytes] … {shown} … [+299766 bytes]"
 
 
 def test_instruction_like_lines_are_flagged(search):
@@ -128,15 +129,17 @@ def test_memory_does_not_grow_with_the_log(tmp_path):
 # Plain files (memory-mapped windows, lines counted on demand) and streams (one buffer) agree.
 
 
-def reference(
-    data: bytes, needle: bytes, limit: int, kept_bytes: int = MAX_LINE_BYTES
-) -> tuple[list[tuple[int, str]], bool]:
-    """`grep -F -m limit -n`, one line at a time, each kept up to `kept_bytes`."""
+def reference(data: bytes, needle: bytes, limit: int) -> tuple[list[tuple[int, str]], bool]:
+    """`grep -F -m limit -n`, one line at a time, each shown around its first hit."""
     lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     hits = [(n, line) for n, line in enumerate(lines, 1) if needle in line]
-    kept = [(n, make_line(n, line[:kept_bytes]).text) for n, line in hits[:limit]]
+    kept = []
+    for n, line in hits[:limit]:
+        hit = line.find(needle)
+        lo, hi = hit_window(len(line), hit, hit + len(needle))
+        kept.append((n, make_part_line(n, line[lo:hi], lo, len(line) - hi).text))
     return kept, len(hits) > limit
 
 
@@ -216,19 +219,36 @@ def test_a_needle_straddling_two_windows_is_found(tmp_path, small_pieces, at):
     assert [number for number, _ in found["plain"][0]] == [2]
 
 
-def test_an_overlong_line_is_kept_from_its_start_on_every_path(tmp_path, small_pieces):
+def test_an_overlong_line_is_shown_around_its_first_hit_on_every_path(tmp_path, small_pieces):
     data = b"first\nHEAD" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"NEEDLE\nNEEDLE again"
     found = every_path(tmp_path, data, b"NEEDLE", 20)
     assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"NEEDLE", 20)
     (number, text), second = found["plain"][0]
-    assert number == 2 and text.startswith("HEADaaa") and second == (3, "NEEDLE again")
+    assert number == 2 and text.startswith("[299884 bytes] … aaa") and "aNEEDLEb" in text
+    assert text.endswith(" … [+299772 bytes]") and second == (3, "NEEDLE again")
 
 
-def test_a_kept_line_is_bounded_by_max_line_bytes(tmp_path):
+def test_a_long_line_is_shown_from_its_start_when_the_hit_is_near_it(tmp_path):
     data = b"x" * (2 * MAX_LINE_BYTES) + b"\n"
     hits, _ = find_lines(io.BytesIO(data), b"x", 1)
-    assert hits[0].text.endswith(f"[+{MAX_LINE_BYTES - MAX_LINE_CHARS} chars]")
+    assert hits[0].text == "x" * 360 + f" … [+{2 * MAX_LINE_BYTES - 360} bytes]"
+    assert len(hits[0].text) < MAX_LINE_CHARS
     assert every_path(tmp_path, data, b"x", 1)["plain"] == ([(1, hits[0].text)], False)
+
+
+def test_a_window_never_cuts_a_character_in_two(tmp_path):
+    data = "é" * 1000 + "NEEDLE" + "ü" * 1000 + "\n"
+    found = every_path(tmp_path, data.encode(), b"NEEDLE", 1)
+    [(_, text)] = found["plain"][0]
+    assert found["plain"] == found["gzip"] == found["memory"]
+    assert "\ufffd" not in text and "é" * 60 + "NEEDLE" + "ü" * 117 in text
+    assert text.startswith("[1880 bytes] … é") and text.endswith("ü … [+1766 bytes]")
+
+
+def test_a_short_line_is_shown_whole(search):
+    line = b"UVM_ERROR " + b"x" * 340 + b" NEEDLE"
+    hits, _ = search(line + b"\n", b"NEEDLE")
+    assert hits[0].text == line.decode()
 
 
 def test_a_plain_file_is_numbered_from_its_current_position(tmp_path):
@@ -262,22 +282,25 @@ LOG_BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"\r\n", b"\xff"
     window=st.sampled_from([1, 4096]),
     credit=st.sampled_from([0.0, 256.0]),
     kept=st.sampled_from([4, MAX_LINE_BYTES]),
+    shown=st.sampled_from([(3, 1), (6, 2), (360, 120)]),
 )
 def test_every_path_matches_grep_on_random_logs(
-    tmp_path_factory, pieces, needle, limit, chunk, window, credit, kept
+    tmp_path_factory, pieces, needle, limit, chunk, window, credit, kept, shown
 ):
     data = b"".join(pieces)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(searchlogs, "MAX_LINE_BYTES", kept)  # lines longer than the buffer, too
+        for module in (excerpt, searchlogs):  # and windows of a few bytes around each hit
+            patch.setattr(module, "SHOWN_BYTES", shown[0])
+            patch.setattr(module, "BEFORE_HIT_BYTES", shown[1])
         patch.setattr(searchlogs, "CHUNK_BYTES", chunk)
         patch.setattr(searchlogs, "COUNT_BYTES", chunk)
         patch.setattr(searchlogs, "FIRST_WINDOW_BYTES", window)
         patch.setattr(searchlogs, "WINDOW_BYTES", window)
         patch.setattr(searchlogs, "MAX_CREDIT", credit)
         found = every_path(tmp_path_factory.mktemp("log"), data, needle, limit)
-    assert (
-        found["plain"] == found["gzip"] == found["memory"] == reference(data, needle, limit, kept)
-    )
+        expected = reference(data, needle, limit)
+    assert found["plain"] == found["gzip"] == found["memory"] == expected
 
 
 def test_a_log_truncated_while_it_is_searched_is_an_error_not_a_crash(tmp_path, monkeypatch):
