@@ -2,12 +2,19 @@
 
 A section is addressed by its heading text or its slug (`## reset_release` and `## Reset release`
 both answer to `reset-release`) and runs to the next heading of the same or a higher level.
+Headings are found as CommonMark finds them: ATX (`## x`, indented up to three spaces) and setext
+(a paragraph underlined with `===` or `---`), never inside code. A repeated heading is addressed
+as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-2`, ….
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import NamedTuple
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
@@ -16,8 +23,20 @@ from tools.lines import iter_lines
 from tools.records import Record, open_record
 
 MAX_SECTION_LINES = 150
-_HEADING = re.compile(rb"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(rb"^\s{0,3}(```|~~~)")
+MAX_SETEXT_LINES = 10
+"""A longer paragraph is never taken for a setext heading: it bounds the lines held back."""
+MAX_LISTED = 20
+"""Headings named when the section asked for is not found, or when several share a heading."""
+
+_ATX = re.compile(rb"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+_ATX_CLOSING = re.compile(rb"(?:^|[ \t]+)#+$")
+_FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})(.*)$")
+_FENCE_CLOSING = re.compile(rb"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+_UNDERLINE = re.compile(rb"^ {0,3}(=+|-+)[ \t]*$")
+_BREAK = re.compile(rb"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_LIST_ITEM = re.compile(rb"^( {0,3})([-+*]|\d{1,9}[.)])(?:[ \t]+|$)")
+_QUOTE = re.compile(rb"^ {0,3}>")
+_TABLE_DELIMITER = re.compile(rb"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
 class ReadSpecArgs(ToolArgs):
@@ -25,6 +44,39 @@ class ReadSpecArgs(ToolArgs):
     """The exact id of an approved `spec` record."""
     section: SearchText
     """A heading's text or slug."""
+
+
+class Heading(NamedTuple):
+    level: int
+    """1 for `#` or a `===` underline, 2 for `##` or `---`, … 6."""
+    text: str
+    """Without its `#` marks; a setext heading's lines joined by spaces."""
+
+
+class _Block(Enum):
+    """The open block that a line after it continues; only a paragraph can become a heading."""
+
+    NONE = "none"
+    PARAGRAPH = "paragraph"
+    CODE = "code"
+    OTHER = "other"
+    """A list item, block quote, table or over-long paragraph: text under it continues it, and
+    `---` under it is a thematic break."""
+
+
+Marked = tuple[int, bytes, Heading | None]
+"""A line, its number, and the heading that starts on it."""
+
+
+@dataclass
+class _Section:
+    heading: Heading | None = None
+    lines: list[Line] = field(default_factory=list)
+    truncated: bool = False
+    listed: list[str] = field(default_factory=list)
+    """The slugs of the first `MAX_LISTED` headings before it (or in all, when it is not found)."""
+    namesakes: list[str] = field(default_factory=list)
+    """The slugs of the later sections whose heading has the same slug as this one's."""
 
 
 def slug(text: str) -> str:
@@ -35,51 +87,183 @@ def slug(text: str) -> str:
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     wanted = slug(args.section.strip().lstrip("#"))
     with open_record(records["path"]) as stream:
-        section, truncated, headings = _find_section(iter_lines(stream), wanted)
+        found = _find_section(_marked(iter_lines(stream)), wanted)
+    section = found.lines
     while section and not section[-1].text.strip():
         section.pop()
-    if not section:
-        known = ", ".join(headings[:20]) or "none"
+    if found.heading is None:
+        known = ", ".join(found.listed) or "none"
         return make_excerpt(f"no section {args.section!r}; sections: {known}", (), False)
-    shown = len(section)
-    summary = (
-        f"section {section[0].text.lstrip('# ')!r}: lines {section[0].number}–{section[-1].number}"
-    )
-    if truncated:
-        summary += f" (first {shown} lines shown)"
-    return make_excerpt(summary, section, truncated)
+    summary = f"section {found.heading.text!r}: lines {section[0].number}–{section[-1].number}"
+    if found.truncated:
+        summary += f" (first {len(section)} lines shown)"
+    if found.namesakes:
+        others = ", ".join(repr(other) for other in found.namesakes[:MAX_LISTED])
+        more = "…" if len(found.namesakes) > MAX_LISTED else ""
+        summary += (
+            f"; {len(found.namesakes) + 1} sections share this heading,"
+            f" this is the first; address the others as {others}{more}"
+        )
+    return make_excerpt(summary, section, found.truncated)
 
 
-def _find_section(
-    lines: Iterator[tuple[int, bytes]], wanted: str
-) -> tuple[list[Line], bool, list[str]]:
-    """The wanted section's lines, whether it was cut, and the slugs of the headings seen."""
-    section: list[Line] = []
-    level = 0
-    headings: list[str] = []
-    for number, raw, heading in _headings(lines):
-        if section:
-            if heading and heading[0] <= level:
-                return section, False, headings
-            if len(section) == MAX_SECTION_LINES:
-                return section, True, headings
-            section.append(make_line(number, raw))
-        elif heading:
-            headings.append(slug(heading[1]))
-            if headings[-1] == wanted:
-                level = heading[0]
-                section.append(make_line(number, raw))
-    return section, False, headings
+def _find_section(lines: Iterator[Marked], wanted: str) -> _Section:
+    """The wanted section. Reading goes on past its end only when it was addressed without a
+    suffix, to name the later sections whose heading has the same slug."""
+    found = _Section()
+    taken: dict[str, int] = {}
+    counting = ended = False
+    for number, raw, heading in lines:
+        base = slug(heading.text) if heading else ""
+        unique = _unique_slug(base, taken) if heading else ""
+        if found.heading is None:
+            if heading and unique == wanted:
+                found.heading, counting = heading, base == wanted
+                found.lines.append(make_line(number, raw))
+            elif heading and len(found.listed) < MAX_LISTED:
+                found.listed.append(unique)
+            continue
+        ended = ended or (heading is not None and heading.level <= found.heading.level)
+        if counting and heading and base == wanted:
+            found.namesakes.append(unique)
+        if not ended and len(found.lines) < MAX_SECTION_LINES:
+            found.lines.append(make_line(number, raw))
+        else:
+            found.truncated = found.truncated or not ended
+            if not counting:
+                break
+    return found
 
 
-def _headings(
-    lines: Iterator[tuple[int, bytes]],
-) -> Iterator[tuple[int, bytes, tuple[int, str] | None]]:
-    """Each line with `(level, text)` when it is a heading outside a fenced code block."""
-    fenced = False
+def _unique_slug(base: str, taken: dict[str, int]) -> str:
+    """GitHub's slug for a repeated heading: `x`, then `x-1`, `x-2`, …, skipping a slug that an
+    earlier heading already has (github-slugger's rule)."""
+    unique = base
+    while unique in taken:
+        taken[base] += 1
+        unique = f"{base}-{taken[base]}"
+    taken[unique] = 0
+    return unique
+
+
+def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
+    """Each line, marked with the heading that starts on it (CommonMark's block structure, as far
+    as it decides headings). A paragraph's lines are held back until it is known whether an
+    underline makes it a setext heading, which starts on the paragraph's first line.
+    """
+    block = _Block.NONE
+    held: list[tuple[int, bytes]] = []
+    list_indent = -1
+    for number, raw, fenced in _fences(lines):
+        if block is _Block.PARAGRAPH and not fenced and (level := _underline_level(raw)):
+            yield from _setext(held, level)
+            yield number, raw, None
+            held, block = [], _Block.NONE
+            continue
+        if block is _Block.PARAGRAPH and not fenced and _is_table_start(held, raw):
+            yield from _plain(held)
+            yield number, raw, None
+            held, block = [], _Block.OTHER
+            continue
+        heading = None if fenced else _atx(raw)
+        if fenced or heading or not raw.strip() or _BREAK.match(raw):
+            yield from _plain(held)
+            yield number, raw, heading
+            held, block = [], _Block.NONE
+            continue
+        if block is _Block.CODE and _indent(raw) < 4:
+            block = _Block.NONE
+        if block is _Block.PARAGRAPH and not _interrupts(raw):
+            held.append((number, raw))
+            if len(held) > MAX_SETEXT_LINES:
+                yield from _plain(held)
+                held, block = [], _Block.OTHER
+            continue
+        yield from _plain(held)
+        held = []
+        item = _LIST_ITEM.match(raw)
+        if block is _Block.NONE and not item and _indent(raw) < list_indent:
+            list_indent = -1  # after a blank line, text left of a list item's text ends the list
+        if item:
+            list_indent, block = len(item[1]) + len(item[2]) + 1, _Block.OTHER
+        elif _QUOTE.match(raw) or (block is _Block.NONE and list_indent >= 0):
+            block = _Block.OTHER
+        elif block is _Block.NONE and _indent(raw) >= 4:
+            block = _Block.CODE
+        elif block is _Block.NONE:
+            held, block = [(number, raw)], _Block.PARAGRAPH
+            continue
+        yield number, raw, None
+    yield from _plain(held)
+
+
+def _fences(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes, bool]]:
+    """Each line, with whether it is part of a fenced code block (its fences included). A
+    leading byte-order mark is dropped first: Excel and some editors write one."""
+    fence = b""
     for number, raw in lines:
-        if _FENCE.match(raw):
-            fenced = not fenced
-        match = None if fenced else _HEADING.match(raw)
-        heading = (len(match[1]), match[2].decode("utf-8", "replace")) if match else None
-        yield number, raw, heading
+        raw = raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
+        if fence:
+            yield number, raw, True
+            fence = b"" if _closes(fence, raw) else fence
+        else:
+            fence = _opening_fence(raw)
+            yield number, raw, bool(fence)
+
+
+def _plain(held: list[tuple[int, bytes]]) -> Iterator[Marked]:
+    return ((number, raw, None) for number, raw in held)
+
+
+def _setext(held: list[tuple[int, bytes]], level: int) -> Iterator[Marked]:
+    text = " ".join(raw.strip().decode("utf-8", "replace") for _, raw in held)
+    (first, raw), *rest = held
+    yield first, raw, Heading(level, text)
+    yield from _plain(rest)
+
+
+def _atx(raw: bytes) -> Heading | None:
+    match = _ATX.match(raw)
+    if match is None:
+        return None
+    text = _ATX_CLOSING.sub(b"", (match[2] or b"").strip()).strip()
+    return Heading(len(match[1]), text.decode("utf-8", "replace"))
+
+
+def _opening_fence(raw: bytes) -> bytes:
+    """The fence's run of backticks or tildes, or `b""` when the line opens none."""
+    match = _FENCE.match(raw)
+    if match is None or (match[1][:1] == b"`" and b"`" in match[2]):
+        return b""  # a backtick in a backtick fence's info string makes it inline code
+    return match[1]
+
+
+def _closes(fence: bytes, raw: bytes) -> bool:
+    """A closing fence uses the opening's character, at least as many times (CommonMark)."""
+    match = _FENCE_CLOSING.match(raw)
+    return match is not None and match[1][0] == fence[0] and len(match[1]) >= len(fence)
+
+
+def _underline_level(raw: bytes) -> int:
+    match = _UNDERLINE.match(raw)
+    return 0 if match is None else 1 if match[1][:1] == b"=" else 2
+
+
+def _is_table_start(held: list[tuple[int, bytes]], raw: bytes) -> bool:
+    """A GFM table's delimiter row under a header row: the table is no paragraph."""
+    return b"|" in held[-1][1] and _TABLE_DELIMITER.match(raw) is not None
+
+
+def _interrupts(raw: bytes) -> bool:
+    """Whether the line ends a paragraph: a block quote, or a list item that may start there
+    (a bullet or `1.` with text; `2. x` under a paragraph is paragraph text)."""
+    item = _LIST_ITEM.match(raw)
+    if item is not None:
+        ordered = item[2][-1:] in b".)"
+        return bool(raw[item.end() :].strip()) and (not ordered or int(item[2][:-1]) == 1)
+    return _QUOTE.match(raw) is not None
+
+
+def _indent(raw: bytes) -> int:
+    """Leading columns, a tab counting to the next multiple of 4."""
+    return len(raw[: len(raw) - len(raw.lstrip(b" \t"))].expandtabs(4))

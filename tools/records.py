@@ -237,7 +237,8 @@ def _sha256(path: Path) -> str:
 
 def _check_history_header(path: Path, where: str) -> None:
     with _open_bytes(path) as handle:
-        header = handle.readline(64 * 1024).decode("utf-8", "replace")
+        # `utf-8-sig` drops a leading byte-order mark: Excel writes one in its UTF-8 CSVs.
+        header = handle.readline(64 * 1024).decode("utf-8-sig", "replace")
     columns = {column.strip().lower() for column in header.split(",")}
     missing = [name for name in HISTORY_COLUMNS if name not in columns]
     if missing:

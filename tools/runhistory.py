@@ -2,13 +2,16 @@
 
 The CSV has a header with at least `run,date,test,status`; other columns (seed, signature, …) are
 kept and shown. The most recent `limit` rows in file order are returned, with the header as line 1.
+A quoted cell may span lines (RFC 4180); such a row is shown as all its lines, each numbered.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import re
 from collections import Counter, deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated
 
 from pydantic import Field
@@ -17,6 +20,18 @@ from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.records import Record, open_record
+
+MAX_ROW_LINES = 50
+"""A row whose quoted cell is still open after this many lines ends there, so that one stray
+quote cannot swallow the rest of the file (or the excerpt)."""
+_FIELD = rb'(?:"(?:[^"]|"")*+"[^,]*+|[^",][^,]*+)?+'
+_ENDS_QUOTED = re.compile(rb"(?:" + _FIELD + rb',)*+"(?:[^"]|"")*+')
+"""A line whose last cell opens a quote and does not close it, read as Python's `csv` reads it:
+a quote opens a cell only at its start, `""` inside is a quote, text after the closing quote runs
+to the comma. Possessive, so that `"a""` is not re-read as `"a"` followed by `"`."""
+
+Row = list[tuple[int, bytes]]
+"""The physical lines of one CSV row, with their line numbers."""
 
 
 class RunHistoryArgs(ToolArgs):
@@ -30,28 +45,61 @@ class RunHistoryArgs(ToolArgs):
 
 def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
     with open_record(records["path"]) as stream:
-        lines = iter_lines(stream)
-        first = next(lines, None)
+        rows = _rows(_without_bom(iter_lines(stream)))
+        first = next(rows, None)
         if first is None:
             return make_excerpt("the history is empty", (), False)
-        header = [cell.lower() for cell in _cells(first[1])]
+        header = [cell.lower() for cell in _cells(first)]
         test_column = header.index("test") if "test" in header else -1
         status_column = header.index("status") if "status" in header else -1
-        kept: deque[Line] = deque(maxlen=args.limit)
+        kept: deque[list[Line]] = deque(maxlen=args.limit)
         statuses: Counter[str] = Counter()
-        for number, raw in lines:
-            cells = _cells(raw)
+        for row in rows:
+            cells = _cells(row)
             if 0 <= test_column < len(cells) and cells[test_column] == args.test:
-                kept.append(make_line(number, raw))
+                kept.append(_numbered(row))
                 statuses[cells[status_column] if 0 <= status_column < len(cells) else "?"] += 1
     total = sum(statuses.values())
     if not total:
-        return make_excerpt(f"no rows for test {args.test!r}", [make_line(*first)], False)
+        return make_excerpt(f"no rows for test {args.test!r}", _numbered(first), False)
     counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
     summary = f"{args.test}: {total} row(s) ({counts}); showing the last {len(kept)} in file order"
-    return make_excerpt(summary, [make_line(*first), *kept], truncated=total > len(kept))
+    shown = [line for row in kept for line in row]
+    return make_excerpt(summary, [*_numbered(first), *shown], truncated=total > len(kept))
 
 
-def _cells(raw: bytes) -> list[str]:
-    row = next(csv.reader([raw.decode("utf-8", "replace")]), [])
-    return [cell.strip() for cell in row]
+def _without_bom(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """The lines with a leading UTF-8 byte-order mark dropped: Excel writes one before the header."""
+    for number, raw in lines:
+        yield number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
+
+
+def _rows(lines: Iterable[tuple[int, bytes]]) -> Iterator[Row]:
+    """The lines grouped into CSV rows: a row goes on while a quoted cell is open."""
+    row: Row = []
+    for number, raw in lines:
+        row.append((number, raw))
+        if len(row) == MAX_ROW_LINES or not _ends_quoted(raw, continued=len(row) > 1):
+            yield row
+            row = []
+    if row:
+        yield row
+
+
+def _ends_quoted(raw: bytes, continued: bool) -> bool:
+    """Whether the line ends inside a quoted cell. A line that continues an open cell is read
+    with a `"` in front, which puts it where it starts: inside a quoted cell."""
+    if continued:
+        raw = b'"' + raw
+    return b'"' in raw and _ENDS_QUOTED.fullmatch(raw) is not None
+
+
+def _cells(row: Row) -> list[str]:
+    """The row's cells, stripped; a cell's line breaks are dropped (only `test` and `status` are
+    compared, and the row is shown as its lines)."""
+    texts = [raw.decode("utf-8", "replace") for _, raw in row]
+    return [cell.strip() for cell in next(csv.reader(texts), [])]
+
+
+def _numbered(row: Row) -> list[Line]:
+    return [make_line(number, raw) for number, raw in row]

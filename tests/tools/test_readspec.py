@@ -65,3 +65,107 @@ def test_slug():
 def test_section_argument_is_strict(section):
     with pytest.raises(ValidationError):
         ReadSpecArgs.model_validate({"path": R42_SPEC, "section": section})
+
+
+def section_texts(tmp_path, content: str | bytes, section: str) -> list[str]:
+    record = one_record(tmp_path, "s.md", "spec", content)
+    excerpt = readspec.run(ReadSpecArgs(path="r", section=section), {"path": record})
+    return [line.text for line in excerpt.lines]
+
+
+def test_a_bom_does_not_hide_the_first_heading(tmp_path):
+    record = one_record(tmp_path, "s.md", "spec", b"\xef\xbb\xbf# Title\ntext\n## a\nx\n")
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="title"), {"path": record})
+    assert [(line.number, line.text) for line in excerpt.lines[:2]] == [(1, "# Title"), (2, "text")]
+
+
+@pytest.mark.parametrize(
+    "fenced",
+    ["````\n```\n## b\n```\n````", "```\n~~~\n## b\n~~~\n```", "~~~~\n~~~\n## b\n~~~~"],
+)
+def test_only_a_matching_fence_closes_a_fence(tmp_path, fenced):
+    texts = section_texts(tmp_path, f"## a\n{fenced}\ntext\n## c\n", "a")
+    assert texts == ["## a", *fenced.splitlines(), "text"]
+
+
+def test_an_unclosed_fence_runs_to_the_end(tmp_path):
+    assert section_texts(tmp_path, "## a\n```\n## b\n", "a") == ["## a", "```", "## b"]
+
+
+def test_atx_headings_may_be_indented_up_to_three_spaces(tmp_path):
+    content = "## a\nx\n   ## b\ny\n    ## not a heading\n"
+    assert section_texts(tmp_path, content, "a") == ["## a", "x"]
+    assert section_texts(tmp_path, content, "b") == ["   ## b", "y", "    ## not a heading"]
+    assert section_texts(tmp_path, content, "not a heading") == []
+
+
+@pytest.mark.parametrize(("underline", "level"), [("=====", 1), ("-----", 2)])
+def test_setext_headings_end_a_section(tmp_path, underline, level):
+    content = f"# top\n## a\nx\n\nNext part\n{underline}\nbody\n## b\nmore\n"
+    assert section_texts(tmp_path, content, "a") == ["## a", "x"]
+    after = ["## b", "more"] if level == 1 else []
+    assert section_texts(tmp_path, content, "next-part") == ["Next part", underline, "body", *after]
+
+
+def test_a_setext_heading_may_span_lines(tmp_path):
+    content = "## a\nx\n\nfirst line\nsecond line\n---\nbody\n"
+    assert section_texts(tmp_path, content, "a") == ["## a", "x"]
+    assert section_texts(tmp_path, content, "first line second line")[:3] == [
+        "first line",
+        "second line",
+        "---",
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x\n\n---\ny",  # a thematic break after a blank line
+        "- item\n---",
+        "- item\n\n  more\n---",
+        "> quote\n---",
+        "    code\n---",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n---",
+        "x\n\n***\ny\n___",
+    ],
+)
+def test_dashes_that_do_not_underline_a_paragraph_are_not_headings(tmp_path, body):
+    assert section_texts(tmp_path, f"## a\n{body}\n", "a") == ["## a", *body.splitlines()]
+
+
+def test_repeated_headings_are_addressed_as_github_does(tmp_path):
+    content = "## Reset release\none\n## Reset release\ntwo\n## reset_release\nthree\n"
+    record = one_record(tmp_path, "s.md", "spec", content)
+    first = readspec.run(ReadSpecArgs(path="r", section="Reset release"), {"path": record})
+    assert [line.text for line in first.lines] == ["## Reset release", "one"]
+    assert "3 sections share" in first.summary
+    assert "reset-release-1" in first.summary and "reset-release-2" in first.summary
+    assert section_texts(tmp_path, content, "reset-release-1") == ["## Reset release", "two"]
+    assert section_texts(tmp_path, content, "reset-release-2") == ["## reset_release", "three"]
+
+
+def test_a_suffixed_or_unique_heading_says_nothing_of_namesakes(tmp_path):
+    record = one_record(tmp_path, "s.md", "spec", "## a\none\n## a\ntwo\n## b\nthree\n")
+    for section in ("a-1", "b"):
+        excerpt = readspec.run(ReadSpecArgs(path="r", section=section), {"path": record})
+        assert "share" not in excerpt.summary
+
+
+def test_github_skips_a_suffix_a_heading_already_has(tmp_path):
+    content = "## a\none\n## a-1\ntwo\n## a\nthree\n"
+    assert section_texts(tmp_path, content, "a-1") == ["## a-1", "two"]
+    assert section_texts(tmp_path, content, "a-2") == ["## a", "three"]
+
+
+def test_an_unknown_section_lists_repeated_headings_by_their_suffix(tmp_path):
+    record = one_record(tmp_path, "s.md", "spec", "## a\n## a\n")
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="zzz"), {"path": record})
+    assert excerpt.summary.endswith("sections: a, a-1")
+
+
+def test_closing_hashes_are_not_part_of_the_heading(tmp_path):
+    content = "## a ##\none\n## C#\ntwo\n"
+    assert section_texts(tmp_path, content, "a") == ["## a ##", "one"]
+    record = one_record(tmp_path, "s.md", "spec", content)
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="C#"), {"path": record})
+    assert excerpt.summary.startswith("section 'C#'")

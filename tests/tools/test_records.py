@@ -178,3 +178,9 @@ def test_a_manifest_is_read_again_at_each_load(scenario_dir):
     manifest.write_text(manifest.read_text().replace("[[record]]", "[[recrd]]", 1))
     with pytest.raises(ManifestError, match="recrd"):
         load_scenario(manifest)
+
+
+def test_a_history_header_after_a_bom_is_admitted(scenario_dir):
+    (scenario_dir / "bom.csv").write_bytes(b"\xef\xbb\xbfrun,date,test,status\nR1,d,t,PASS\n")
+    scenario = load_scenario(manifest_with_path(scenario_dir, "bom.csv", kind="history"))
+    assert scenario.records["x"].kind == "history"

@@ -49,3 +49,57 @@ def test_quoted_cells_and_extra_columns_are_kept(tmp_path):
 def test_limit_is_strict(limit):
     with pytest.raises(ValidationError):
         RunHistoryArgs.model_validate({"path": R42_HISTORY, "test": "t", "limit": limit})
+
+
+def rows(tmp_path, content: str | bytes, test: str = "t", limit: int = 10):
+    record = one_record(tmp_path, "h.csv", "history", content)
+    return runhistory.run(RunHistoryArgs(path="r", test=test, limit=limit), {"path": record})
+
+
+def test_a_bom_before_the_header_is_ignored(tmp_path):
+    excerpt = rows(tmp_path, b"\xef\xbb\xbftest,status,run,date\nt,FAIL,R1,2026-01-01\n")
+    assert excerpt.lines[0].number == 1 and excerpt.lines[0].text == "test,status,run,date"
+    assert "FAIL 1" in excerpt.summary
+
+
+def test_a_row_spanning_lines_is_shown_whole_with_its_line_numbers(tmp_path):
+    content = (
+        'status,test,signature,run,date\nPASS,t1,"a\nb\nc",R1,2026-01-01\nFAIL,t1,x,R2,2026-01-02\n'
+    )
+    excerpt = rows(tmp_path, content, "t1")
+    assert [(line.number, line.text) for line in excerpt.lines] == list(
+        enumerate(content.splitlines(), 1)
+    )
+    assert "FAIL 1, PASS 1" in excerpt.summary
+
+
+def test_the_limit_counts_rows_not_lines(tmp_path):
+    content = 'run,date,test,status,sig\nR1,d,t,FAIL,"a\nb"\nR2,d,t,PASS,"c\nd"\n'
+    excerpt = rows(tmp_path, content, limit=1)
+    assert [line.number for line in excerpt.lines] == [1, 4, 5]
+    assert excerpt.truncated
+
+
+@pytest.mark.parametrize(
+    ("row", "lines"),
+    [
+        ('R1,d,t,FAIL,5" disk', 1),  # a quote inside an unquoted cell is text
+        ('R1,d,t,FAIL,"x"y"', 1),  # after a closing quote, text to the comma
+        ('R1,d,t,FAIL,"a""\nb"', 2),  # a doubled quote keeps the cell open
+        ('R1,d,t,FAIL,"a\n""b"""', 2),
+    ],
+)
+def test_quotes_open_a_row_only_as_csv_reads_them(tmp_path, row, lines):
+    excerpt = rows(tmp_path, f"run,date,test,status,sig\n{row}\nR2,d,t,PASS,\n")
+    assert [line.number for line in excerpt.lines] == list(range(1, lines + 3))
+    assert "FAIL 1, PASS 1" in excerpt.summary
+
+
+def test_a_quote_left_open_ends_its_row_after_max_row_lines(tmp_path):
+    filler = "\n".join(f"filler {n}" for n in range(runhistory.MAX_ROW_LINES + 5))
+    excerpt = rows(
+        tmp_path, f'run,date,test,status,sig\nR1,d,t,FAIL,"oops\n{filler}\nR2,d,t,PASS,\n'
+    )
+    assert "FAIL 1, PASS 1" in excerpt.summary
+    assert len(excerpt.lines) == 1 + runhistory.MAX_ROW_LINES + 1
+    assert excerpt.lines[-1].text == "R2,d,t,PASS,"
