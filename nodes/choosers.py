@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nodes.adversary import AdversaryChooser
+from nodes.transport import CassetteError, read_cassette
 from tools.records import Scenario
 
 Proposal = str | Mapping[str, Any]
@@ -182,8 +183,22 @@ def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> st
             )
         return spec
     path = Path(argument).expanduser().resolve()
-    check_action_file(path)
+    if kind == "replay":
+        check_cassette(path)
+    else:
+        check_action_file(path)
     return f"{kind}:{path}"
+
+
+def check_cassette(path: Path) -> None:
+    """Refuse a cassette that cannot be replayed before the run starts: unreadable, empty, or a
+    line that is not a recorded attempt. Whether each recorded request matches this run's is known
+    only when that turn is assembled (it depends on the evidence before it): see `replay`."""
+    try:
+        if not read_cassette(path):
+            raise ChooserError(f"cassette {path} is empty")
+    except CassetteError as exc:
+        raise ChooserError(str(exc)) from None
 
 
 def chooser_for(

@@ -4,94 +4,177 @@
 it and records the raw response, provider request id, model name and usage before anything parses
 it. With `durability="sync"` each is durable before the next step, so after a crash a recorded
 response is reused and the model is not asked again. Failed attempts (errors, truncation) are
-recorded and retried, each a new attempt; after the route's limit the run ends with `model_failed`.
+recorded and retried, each a new attempt, after a short backoff; after the route's limit, or at once
+for a failure another attempt cannot change, the run ends with `model_failed`. No attempt outlives
+the deadline: each is cut to the time left, and once it has passed the model is not asked and the
+guard, which owns the deadline, ends the run with `deadline_passed`.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.context import WarrantContext, event, now
+from nodes.choosers import ChooserView
+from nodes.context import WarrantContext, context_of, event
 from nodes.projector import CapabilityGap, assemble
 from nodes.route import Route
-from nodes.transport import replay, send
+from nodes.transport import Reply, replay, send
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"
+BACKOFF = ("WARRANT_MODEL_BACKOFF", 0.5)
+"""The first wait between attempts of a turn (seconds), doubled for each further failure."""
+BACKOFF_MAX = ("WARRANT_MODEL_BACKOFF_MAX", 20.0)
+"""The longest wait, also for a larger `Retry-After`."""
+MIN_ATTEMPT_S = 0.1
+"""An attempt with less time than this before the deadline could not complete: it is not sent."""
 
 
-def prepare(view: Any, state: dict[str, Any], at: float) -> dict[str, Any]:
+def prepare(view: ChooserView, state: dict[str, Any], at: float) -> dict[str, Any]:
     """The choose node's update for a model turn: the recorded request, or the end of the run."""
     turn = view.turn
     budget = state["grant"]["budget"]
     if turn > budget["steps"] or at >= state["deadline_at"]:
         # The guard refuses this turn on its budget or deadline whatever is proposed: don't pay for it.
-        proposal = {
-            "turn": turn,
-            "actor": ACTOR,
-            "raw": None,
-            "not_asked": "budget or deadline spent",
-        }
-        return {
-            "turn": turn,
-            "proposal": proposal,
-            "events": [event("proposed", turn, ACTOR, at, raw=None)],
-        }
+        return {"turn": turn, **not_asked(turn, at, "budget or deadline spent")}
     route = Route.model_validate(state["route"])
     try:
         request = assemble(view, state["grant"], route)
-    except CapabilityGap as gap:
-        return {"turn": turn, "proposal": None, "status": "capability_gap", "stop_text": f"Capability gap: {gap}",
-                "events": [event("stopped", turn, ACTOR, at, status="capability_gap", text=str(gap))]}  # fmt: skip
+        key = assemble(_without_clock(view), state["grant"], route).sha256
+    except CapabilityGap as gap:  # the handover records the stop: no event here
+        return {"turn": turn, "proposal": None, "status": "capability_gap", "stop_text": f"Capability gap: {gap}"}  # fmt: skip
     recorded = {
         "turn": turn,
         "sha256": request.sha256,
+        "replay_key": key,
         "manifest": request.manifest,
         "text": request.text,
     }
     requested = event(
-        "requested", turn, ACTOR, at, sha256=request.sha256, manifest=request.manifest
+        "requested",
+        turn,
+        ACTOR,
+        at,
+        sha256=request.sha256,
+        replay_key=key,
+        manifest=request.manifest,
     )
     return {"turn": turn, "proposal": None, "request": recorded, "events": [requested]}
 
 
+def _without_clock(view: ChooserView) -> ChooserView:
+    """The view with the seconds left fixed: the request it yields is the same in a replay of the
+    run (the real request quotes the seconds left, so its sha256 differs from run to run)."""
+    return replace(view, budget_left={**view.budget_left, "seconds": 0.0})
+
+
+def not_asked(turn: int, at: float, why: str) -> dict[str, Any]:
+    """A turn the model is not asked for: the guard decides it on its budget or deadline."""
+    proposal = {"turn": turn, "actor": ACTOR, "raw": None, "not_asked": why}
+    return {"proposal": proposal, "events": [event("proposed", turn, ACTOR, at, raw=None)]}
+
+
 def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     request, turn = state["request"], state["turn"]
-    attempt = len(state.get("model_calls", []))
+    calls = state.get("model_calls", [])
     route = Route.model_validate(state["route"])
+    clock = context_of(runtime).clock
     kind, _, cassette = state["chooser"].partition(":")
-    reply = replay(Path(cassette), attempt) if kind == "replay" else send(route, request["text"])
-    at = now(runtime)
+    waited = 0.0
+    if kind == "replay":  # no network, so nothing to wait for
+        reply = replay(Path(cassette), len(calls), turn, request.get("replay_key"))
+    else:
+        waited = wait_to_retry(calls, turn, state["deadline_at"], clock)
+        left = state["deadline_at"] - clock()
+        if left < MIN_ATTEMPT_S:
+            time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
+            return not_asked(turn, clock(), "the deadline has passed")
+        reply = send(route, request["text"], timeout_s=min(route.timeout_s, left))
+    return recorded(state, route, reply, clock(), waited)
+
+
+def recorded(
+    state: dict[str, Any], route: Route, reply: Reply, at: float, waited: float
+) -> dict[str, Any]:
+    """The update for one attempt: the call recorded, then a proposal, a retry or the end."""
+    request, turn = state["request"], state["turn"]
+    attempt = len(state.get("model_calls", [])) + 1
     call = {
         "turn": turn,
-        "attempt": attempt + 1,
+        "attempt": attempt,
         "request_sha256": request["sha256"],
+        "replay_key": request.get("replay_key"),
+        "at": at,
+        "waited_s": round(waited, 3),
         "reply": reply.to_dict(),
     }
-    replied = event("model_replied", turn, ACTOR, at, attempt=attempt + 1, request_sha256=request["sha256"],
-                    error=reply.error, usage=reply.usage, model=reply.model, request_id=reply.request_id)  # fmt: skip
-    if reply.error is not None:
-        failed = state.get("failed_attempts", 0) + 1
-        update: dict[str, Any] = {
-            "model_calls": [call],
-            "failed_attempts": failed,
-            "events": [replied],
-        }
-        if failed >= route.max_attempts:
-            update |= {
-                "status": "model_failed",
-                "stop_text": f"The model failed {failed} attempt(s) in a row: {reply.error}",
-            }
-        return update
-    proposal = {"turn": turn, "actor": ACTOR, "raw": reply.content}
-    return {
-        "model_calls": [call],
-        "proposal": proposal,
-        "events": [replied, event("proposed", turn, ACTOR, at, raw=reply.content)],
-    }
+    replied = event("model_replied", turn, ACTOR, at, attempt=attempt, request_sha256=request["sha256"],
+                    error=reply.error, usage=reply.usage, model=reply.model, request_id=reply.request_id,
+                    waited_s=call["waited_s"])  # fmt: skip
+    if reply.error is None:
+        proposed = event("proposed", turn, ACTOR, at, raw=reply.content)
+        proposal = {"turn": turn, "actor": ACTOR, "raw": reply.content}
+        return {"model_calls": [call], "proposal": proposal, "events": [replied, proposed]}
+    failed = state.get("failed_attempts", 0) + 1
+    update: dict[str, Any] = {"model_calls": [call], "failed_attempts": failed, "events": [replied]}
+    if at >= state["deadline_at"]:  # the deadline cut this attempt: the guard ends the run
+        ended = not_asked(turn, at, "the deadline has passed")
+        return update | {"proposal": ended["proposal"], "events": [replied, *ended["events"]]}
+    if not reply.retryable:
+        return update | {"status": "model_failed",
+                         "stop_text": f"Model attempt {attempt} failed and another cannot help: {reply.error}"}  # fmt: skip
+    if failed >= route.max_attempts:
+        return update | {"status": "model_failed",
+                         "stop_text": f"The model failed {failed} attempt(s) in a row: {reply.error}"}  # fmt: skip
+    return update
+
+
+def retry_wait(
+    calls: list[dict[str, Any]], turn: int, base: float, cap: float
+) -> tuple[float, float | None]:
+    """How long to wait before this turn's next attempt, and since when: none for a turn's first
+    attempt; else `base` doubled per failed attempt of the turn, or the endpoint's `Retry-After`
+    if longer, at most `cap`."""
+    failed = 0
+    for call in reversed(calls):
+        if call["turn"] != turn or call["reply"].get("error") is None:
+            break
+        failed += 1
+    if not failed:
+        return 0.0, None
+    after = calls[-1]["reply"].get("retry_after_s") or 0.0
+    return min(cap, max(after, base * 2 ** (failed - 1))), calls[-1].get("at")
+
+
+def wait_to_retry(
+    calls: list[dict[str, Any]], turn: int, deadline_at: float, clock: Callable[[], float]
+) -> float:
+    """Sleep before a retry (this node is sync; it holds no lock but the run's own lease), never
+    past the deadline; time already spent since the failure (a resume) counts. Returns the wait."""
+    wanted, since = retry_wait(calls, turn, _seconds(BACKOFF), _seconds(BACKOFF_MAX))
+    start = clock()
+    elapsed = start - since if since is not None else 0.0
+    wait = max(0.0, min(wanted - elapsed, deadline_at - start))
+    if wait:
+        time.sleep(wait)
+    return wait
+
+
+def _seconds(setting: tuple[str, float], environ: Mapping[str, str] = os.environ) -> float:
+    """A wait setting from the environment; its default when unset or not a number ≥ 0."""
+    name, default = setting
+    try:
+        value = float(environ.get(name, default))
+    except ValueError:
+        return default
+    return value if 0 <= value < float("inf") else default
 
 
 def route_after_choose(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:

@@ -1,83 +1,134 @@
 """Sending one request to a model route, and replaying recorded responses.
 
 The live transport is `langchain-openai`'s `ChatOpenAI` against any OpenAI-compatible endpoint, with
-SDK retries off (`max_retries=0`): every retry is a new, recorded attempt. A response cut short (the
-output limit reached, or a stream that ended early) is an error, never completed or guessed.
-Missing usage stays unknown (`None`), never 0.
+SDK retries off (`max_retries=0`): every retry is a new, recorded attempt. Whatever comes back is a
+`Reply`, never an exception: an HTTP error, a timeout, or an HTTP 200 body that is not a usable
+completion (an error object, no choices, a bare string) is a failed attempt with a one-line error.
+A response cut short (the output limit reached, or a stream that ended early) is an error, never
+completed or guessed; its partial text is recorded. Missing usage stays unknown (`None`), never 0.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import httpx
 import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
-from nodes.route import Route
+from guards.action import MAX_DOCUMENT_CHARS
+from nodes.route import Route, RouteError
+from tools.validation import describe_validation_error, one_line
 
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
+TRUNCATED = "the response ended without a finish reason (truncated)"
+CONTENT_FILTER = "the endpoint's content filter stopped the response"
+NATIVE_TOOL_CALLS = "native tool calls are not supported; return the action document as content"
+RECORDED_CHARS = MAX_DOCUMENT_CHARS + 1
+"""At most this much of a reply's text is recorded (and shown to the guard): one character more than
+the guard accepts, so its decision on the recorded prefix is its decision on the whole reply."""
+NOT_RETRIED = {
+    401: "check {key}",
+    403: "check {key}",
+    404: "check WARRANT_MODEL and OPENAI_BASE_URL",
+}
+"""Statuses another attempt of the same request cannot change, with what to check."""
+USAGE_COUNTS = {
+    "input_tokens": "prompt_tokens",
+    "output_tokens": "completion_tokens",
+    "total_tokens": "total_tokens",
+}
 
 
 @dataclass(frozen=True)
 class Reply:
-    """What one attempt produced: a response's text and metadata, or an error."""
+    """What one attempt produced, as recorded: what the server sent, or why there is nothing."""
 
     content: str | None
+    """The message text, cut to `RECORDED_CHARS`; for a cut-short reply, the partial text."""
     finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
+    usage: dict[str, int | None] | None = None
+    """Token counts as reported (a count not reported is None); None when no usage came, never 0."""
     model: str | None = None
     request_id: str | None = None
     error: str | None = None
+    """Why this attempt yields no proposal, in one line; None for a usable reply."""
+    status: int | None = None
+    """The HTTP status of a refused request."""
+    retry_after_s: float | None = None
+    """The endpoint's `Retry-After`, in seconds, when it sent one."""
+    retryable: bool = True
+    """False when another attempt cannot help (401, 403, 404, a cassette that diverged)."""
+    tool_calls: str | None = None
+    """Native tool calls as sent, as JSON text (cut like `content`); never executed."""
+    refusal: str | None = None
+    """The model's refusal text, when it sent one."""
+    chars: int | None = None
+    """The length of the whole text, of which `content` may be a prefix."""
+    sha256: str | None = None
+    """The sha256 of the whole text (UTF-8)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def send(route: Route, text: str) -> Reply:
-    """One attempt against the route's endpoint."""
-    client = ChatOpenAI(
-        model=route.model,
-        base_url=route.base_url,
-        api_key=os.environ.get(route.api_key_env) or "unset",
-        timeout=route.timeout_s,
-        max_retries=0,
-        temperature=route.temperature,
-        max_tokens=route.max_output_tokens,
-        reasoning_effort=route.reasoning_effort,
-        model_kwargs={"response_format": {"type": "json_object"}},
-        include_response_headers=not route.stream,  # not available with a streamed response_format
-        stream_usage=True,
-    )
-    messages = [HumanMessage(text)]
-    try:
-        message = _streamed(client, messages) if route.stream else client.invoke(messages)
-    except openai.LengthFinishReasonError:
-        return Reply(None, finish_reason="length", error=OUTPUT_LIMIT)
-    except openai.APITimeoutError:
-        return Reply(None, error=f"timeout after {route.timeout_s:g}s")
-    except openai.APIStatusError as exc:
-        return Reply(
-            None, error=f"HTTP {exc.status_code} from the model endpoint", request_id=exc.request_id
+def send(route: Route, text: str, timeout_s: float | None = None) -> Reply:
+    """One attempt against the route's endpoint; `timeout_s` (default: the route's) bounds it."""
+    timeout = route.timeout_s if timeout_s is None else timeout_s
+    responses: list[httpx.Response] = []  # what the server answered, to say why a body is unusable
+    with openai.DefaultHttpxClient(event_hooks={"response": [responses.append]}) as http:
+        client = ChatOpenAI(
+            model=route.model,
+            base_url=route.base_url,
+            api_key=os.environ.get(route.api_key_env) or "unset",
+            timeout=timeout,
+            max_retries=0,
+            temperature=route.temperature,
+            max_tokens=route.max_output_tokens,
+            reasoning_effort=route.reasoning_effort,
+            model_kwargs={"response_format": {"type": "json_object"}},
+            include_response_headers=not route.stream,  # not available with a streamed response_format
+            stream_usage=True,
+            http_client=http,
         )
-    except (
-        openai.OpenAIError,
-        httpx.HTTPError,
-        ValueError,
-    ) as exc:  # ValueError: an unparsable reply
-        return Reply(None, error=f"transport failed: {type(exc).__name__}: {str(exc)[:200]}")
+        messages = [HumanMessage(text)]
+        try:
+            message = (
+                _streamed(client, messages, timeout) if route.stream else client.invoke(messages)
+            )
+        except openai.LengthFinishReasonError as exc:
+            return _cut_short(exc.completion, "length", OUTPUT_LIMIT)
+        except openai.ContentFilterFinishReasonError as exc:
+            return _cut_short(exc.completion, "content_filter", CONTENT_FILTER)
+        except openai.APITimeoutError:
+            return Reply(None, error=f"timeout after {timeout:.3g}s")
+        except openai.APIStatusError as exc:
+            return _status_error(exc, route)
+        # Any other failure, such as an HTTP 200 body that is not a completion, is a recorded
+        # attempt too (no interrupt or other control flow can come from inside the client).
+        except Exception as exc:
+            return Reply(None, error=_unusable(exc, responses))
     return _reply(message)
 
 
-def _streamed(client: ChatOpenAI, messages: list[HumanMessage]) -> AIMessage:
+def _streamed(client: ChatOpenAI, messages: list[HumanMessage], timeout: float) -> AIMessage:
+    """The merged stream; `timeout` bounds the whole stream, not only the wait between chunks."""
+    ends = time.monotonic() + timeout
     merged = None
     for chunk in client.stream(messages):
         merged = chunk if merged is None else merged + chunk
+        if time.monotonic() > ends:
+            raise openai.APITimeoutError(request=httpx.Request("POST", "stream"))
     if merged is None:
         raise openai.APIConnectionError(
             message="the stream carried no data", request=httpx.Request("POST", "stream")
@@ -87,43 +138,204 @@ def _streamed(client: ChatOpenAI, messages: list[HumanMessage]) -> AIMessage:
 
 def _reply(message: AIMessage) -> Reply:
     metadata = message.response_metadata or {}
-    finish = metadata.get("finish_reason")
     content = message.content if isinstance(message.content, str) else json.dumps(message.content)
-    usage = dict(message.usage_metadata) if message.usage_metadata else None
+    raw_usage = metadata.get("token_usage")
+    calls = [*message.tool_calls, *message.invalid_tool_calls]
+    refusal = message.additional_kwargs.get("refusal")
+    refusal = _clean(refusal)[:2000] if isinstance(refusal, str) and refusal else None
     request_id = (
         (metadata.get("headers") or {}).get("x-request-id") or metadata.get("id") or message.id
     )
-    reply = Reply(content, finish, usage, metadata.get("model_name"), request_id)
-    if finish is None:
-        return Reply(
-            **{
-                **reply.to_dict(),
-                "content": None,
-                "error": "the response ended without a finish reason (truncated)",
-            }
-        )
-    if finish == "length":
-        return Reply(
-            **{
-                **reply.to_dict(),
-                "content": None,
-                "error": "the output limit was reached; the response is incomplete",
-            }
-        )
-    return reply
+    finish = metadata.get("finish_reason")
+    reply = Reply(
+        **_text(content),
+        finish_reason=finish,
+        usage=usage_of(raw_usage),
+        model=metadata.get("model_name"),
+        request_id=request_id,
+        refusal=refusal,
+        tool_calls=_text(_tool_calls_json(calls))["content"] if calls else None,
+    )
+    error = (
+        usage_problem(raw_usage)
+        or (TRUNCATED if finish is None else None)
+        or (OUTPUT_LIMIT if finish == "length" else None)
+        or (f"the model refused: {one_line(refusal, 200)}" if refusal else None)
+        or (NATIVE_TOOL_CALLS if calls and not content.strip() else None)
+    )
+    return Reply(**{**reply.to_dict(), "error": error}) if error else reply
+
+
+def _cut_short(completion: Any, finish: str, error: str) -> Reply:
+    """A reply the SDK refused to parse (output limit, content filter): its partial text kept."""
+    choices = getattr(completion, "choices", None) or [None]
+    content = getattr(getattr(choices[0], "message", None), "content", None)
+    usage = getattr(completion, "usage", None)
+    raw_usage = usage.model_dump() if isinstance(usage, BaseModel) else None
+    fields = _text(content) if isinstance(content, str) else {"content": None}
+    return Reply(**fields, finish_reason=finish, usage=usage_of(raw_usage), error=error,
+                 model=getattr(completion, "model", None), request_id=getattr(completion, "id", None))  # fmt: skip
+
+
+def _status_error(exc: openai.APIStatusError, route: Route) -> Reply:
+    status = exc.status_code
+    hint = NOT_RETRIED.get(status)
+    error = f"HTTP {status} from the model endpoint" + (
+        f" (not retried: {hint.format(key=route.api_key_env)})" if hint else ""
+    )
+    return Reply(None, error=error, status=status, request_id=exc.request_id,
+                 retry_after_s=retry_after(exc.response.headers.get("retry-after")),
+                 retryable=hint is None)  # fmt: skip
+
+
+def _unusable(exc: Exception, responses: list[httpx.Response]) -> str:
+    """Why the attempt yielded nothing: what is wrong with the body, when one came."""
+    body = _body(responses[-1]) if responses else None
+    problem = body_problem(body) if body is not None else None
+    return problem or f"transport failed: {type(exc).__name__}: {one_line(str(exc), 200)}"
+
+
+def _body(response: httpx.Response) -> bytes | None:
+    if response.status_code != 200:
+        return None
+    try:
+        return response.content
+    except httpx.ResponseNotRead:  # a stream: its events were consumed by the SDK
+        return None
+
+
+def body_problem(data: bytes) -> str | None:
+    """What makes an HTTP 200 body unusable as a chat completion, in one line; None if nothing."""
+    try:
+        body = json.loads(data)
+    except (ValueError, RecursionError):
+        return f"the reply is not JSON ({len(data)} bytes)"
+    if not isinstance(body, dict):
+        return f"the reply is a JSON {_json_type(body)}, not a chat completion object"
+    if error := body.get("error"):
+        message = error.get("message") if isinstance(error, dict) else error
+        return f"the endpoint answered HTTP 200 with an error: {one_line(str(message), 200)}"
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        return f"the reply has no choices (choices: {one_line(json.dumps(choices), 40)})"
+    if not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+        return "the reply's first choice has no message"
+    return usage_problem(body.get("usage"))
+
+
+def usage_problem(raw: object) -> str | None:
+    """Usage that is present but not token counts (a count that is null is merely unknown)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        return f"the reply's usage is a JSON {_json_type(raw)}, not an object"
+    bad = [
+        f"{name}={one_line(repr(raw[name]), 40)}"
+        for name in USAGE_COUNTS.values()
+        if raw.get(name) is not None and not _is_count(raw[name])
+    ]
+    return f"the reply's usage is not token counts: {', '.join(bad)}" if bad else None
+
+
+def usage_of(raw: object) -> dict[str, int | None] | None:
+    """Reported token counts, unknown ones None; None when the reply reported none at all."""
+    if not isinstance(raw, dict):
+        return None
+    counts = {ours: raw.get(theirs) for ours, theirs in USAGE_COUNTS.items()}
+    counts = {name: value if _is_count(value) else None for name, value in counts.items()}
+    return counts if any(value is not None for value in counts.values()) else None
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def retry_after(header: str | None) -> float | None:
+    """`Retry-After` in seconds (an HTTP date is not honoured: the endpoint's clock is not ours)."""
+    try:
+        seconds = float(header) if header is not None else math.nan
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _text(text: str) -> dict[str, Any]:
+    """The recorded form of a reply's text: a bounded prefix, the whole length and sha256."""
+    clean = _clean(text)
+    digest = hashlib.sha256(clean.encode("utf-8")).hexdigest()
+    return {"content": clean[:RECORDED_CHARS], "chars": len(clean), "sha256": digest}
+
+
+def _clean(text: str) -> str:
+    """A lone surrogate (from a JSON escape) as its escape: checkpoints store UTF-8 only."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _tool_calls_json(calls: list[Any]) -> str:
+    return json.dumps(
+        [
+            {"id": call.get("id"), "name": call.get("name"), "args": call.get("args")}
+            for call in calls
+        ],
+        ensure_ascii=False,
+        default=str,
+    )
+
+
+def _json_type(value: object) -> str:
+    names = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def probe(route: Route) -> str | None:
-    """None when the route's endpoint answers at all (any HTTP status); else why it is unreachable."""
+    """None when the route's endpoint answers at all (any HTTP status); else why it is unreachable.
+    A base URL that is not an http(s) URL is bad input (`RouteError`), not an unreachable service."""
     base = (route.base_url or "https://api.openai.com/v1").rstrip("/")
+    check_base_url(base)
     key = os.environ.get(route.api_key_env)
     try:
         httpx.get(
             f"{base}/models", timeout=5, headers={"Authorization": f"Bearer {key}"} if key else {}
         )
+    except httpx.InvalidURL as exc:
+        raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not usable: {exc}") from None
     except httpx.HTTPError as exc:
         return f"model endpoint {base} is unreachable: {type(exc).__name__}"
     return None
+
+
+def check_base_url(base: str) -> None:
+    try:
+        parts = urlsplit(base)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        usable = False
+    if not usable:
+        raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not an http(s) URL")
+
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class RecordedCall(BaseModel):
+    """One cassette line: a recorded attempt (other recorded fields, such as the turn, are kept
+    in the file but not needed to replay it)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    replay_key: Sha256
+    """The recorded request's sha256 with the clock left out (see `nodes.model.prepare`)."""
+    reply: Reply
+
+    @model_validator(mode="after")
+    def _content_or_error(self) -> RecordedCall:
+        if self.reply.content is None and self.reply.error is None:
+            raise ValueError("a reply needs content or an error")
+        return self
+
+
+class CassetteError(ValueError):
+    """A cassette that cannot be replayed; the message says where and why, in one line."""
 
 
 def write_cassette(path: Path, model_calls: list[dict[str, Any]]) -> None:
@@ -134,14 +346,52 @@ def write_cassette(path: Path, model_calls: list[dict[str, Any]]) -> None:
     )
 
 
-def replay(cassette: Path, attempt: int) -> Reply:
-    """The `attempt`-th (0-based) recorded response of a cassette, with no network."""
+def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
+    """The recorded attempts, one per non-blank line (the first `up_to` of them), each checked."""
+    found: list[RecordedCall] = []
     try:
-        with cassette.open(encoding="utf-8") as handle:
-            for index, line in enumerate(handle):
-                if index == attempt:
-                    recorded = json.loads(line)["reply"]
-                    return Reply(**{key: recorded.get(key) for key in Reply.__dataclass_fields__})
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return Reply(None, error=f"cassette {cassette} unreadable at attempt {attempt + 1}: {exc}")
-    return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}")
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    found.append(_recorded(path, number, line))
+                    if len(found) == up_to:
+                        break
+    except OSError as exc:
+        raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"cassette {path} is not UTF-8 (byte {exc.start})") from None
+    return found
+
+
+def _recorded(path: Path, number: int, line: str) -> RecordedCall:
+    try:
+        return RecordedCall.model_validate_json(line)
+    except ValidationError as exc:
+        detail = describe_validation_error(exc)
+        raise CassetteError(
+            f"cassette {path} line {number} is not a recorded attempt: {detail}"
+        ) from None
+
+
+def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:
+    """The `attempt`-th (0-based) recorded response of a cassette, with no network, provided it
+    answered the same request. A cassette that cannot answer this attempt ends the run: its next
+    line answers another attempt of the recorded run, so retrying could only replay a reply to a
+    different question."""
+    try:
+        recorded = read_cassette(cassette, up_to=attempt + 1)
+    except CassetteError as exc:
+        return Reply(None, error=str(exc), retryable=False)
+    if len(recorded) <= attempt:
+        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}",
+                     retryable=False)  # fmt: skip
+    call = recorded[attempt]
+    if call.replay_key != replay_key:
+        return Reply(None, retryable=False, error=(
+            f"replay diverged at turn {turn} (attempt {attempt + 1}): the request is not the one "
+            f"recorded (key {str(replay_key)[:12]}…, recorded {call.replay_key[:12]}…); the "
+            "scenario, goal, evidence or prompt differ: record a new cassette"))  # fmt: skip
+    reply = call.reply
+    if reply.content is not None and len(reply.content) > RECORDED_CHARS:  # a hand-made cassette
+        return Reply(**{**reply.to_dict(), **_text(reply.content)})
+    return reply

@@ -1,8 +1,11 @@
 """A local OpenAI-compatible HTTP server with scripted replies, for driving the real ChatOpenAI.
 
 Each POST to `/v1/chat/completions` takes the next scripted reply: a content string, or a dict with
-`content`, `status` (an HTTP error), `delay` (seconds before answering), `usage` (False: omit it),
-`truncate` (stream half of it and hang up), `finish_reason`. Requests are kept for assertions.
+`content`, `status` (an HTTP error), `delay` (seconds before answering; a server shut down meanwhile
+never answers), `usage` (False: omit it; any other value is sent as it is, `None` as null),
+`truncate` (stream half of it and hang up), `finish_reason`, `message` (the whole message object,
+sent as it is), `body` (the whole HTTP body, sent as it is) and `headers` (extra response headers).
+Requests and their arrival times (`time.monotonic`) are kept for assertions.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ class FakeOpenAI:
     def __init__(self, script: list[str | dict[str, Any]]) -> None:
         self.script = [item if isinstance(item, dict) else {"content": item} for item in script]
         self.requests: list[dict[str, Any]] = []
+        self.times: list[float] = []
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
     def next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
+            self.times.append(time.monotonic())
             index = len(self.requests) - 1
         return (
             self.script[index]
@@ -53,8 +59,12 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 reply = fake.next_reply(body)
-                time.sleep(reply.get("delay", 0))
-                if reply.get("status", 200) != 200:
+                if fake._stopped.wait(reply.get("delay", 0)):
+                    return  # shut down while hanging: never answer
+                self.extra_headers = reply.get("headers", {})
+                if "body" in reply:
+                    self._json(reply.get("status", 200), reply["body"])
+                elif reply.get("status", 200) != 200:
                     self._json(
                         reply["status"],
                         {
@@ -69,12 +79,14 @@ class FakeOpenAI:
                 else:
                     self._json(200, _completion(reply, len(fake.requests)))
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
+            def _json(self, status: int, payload: Any) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("x-request-id", f"req-{len(fake.requests)}")
+                for name, value in getattr(self, "extra_headers", {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -99,10 +111,9 @@ class FakeOpenAI:
                     self.close_connection = True
                     return
                 self._event(_chunk({}, reply.get("finish_reason", "stop")))
-                if reply.get("usage", True) and (body.get("stream_options") or {}).get(
-                    "include_usage"
-                ):
-                    self._event({**_chunk({}, None), "choices": [], "usage": _usage()})
+                usage = reply.get("usage", True)
+                if usage is not False and (body.get("stream_options") or {}).get("include_usage"):
+                    self._event({**_chunk({}, None), "choices": [], "usage": _usage(usage)})
                 self.wfile.write(b"data: [DONE]\n\n")
 
             def _event(self, payload: dict[str, Any]) -> None:
@@ -112,17 +123,24 @@ class FakeOpenAI:
 
     @contextmanager
     def running(self) -> Iterator[FakeOpenAI]:
+        self._stopped.clear()
         thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         thread.start()
         try:
             yield self
         finally:
+            self._stopped.set()
             self._server.shutdown()
             self._server.server_close()
 
 
-def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+def _usage(given: Any = True) -> Any:
+    """The scripted usage: True for the default counts, anything else as it is."""
+    return (
+        {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        if given is True
+        else given
+    )
 
 
 def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
@@ -136,9 +154,9 @@ def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 0,
         "model": MODEL,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.get("content", "")},
+        "choices": [{"index": 0, "message": reply.get("message", {"role": "assistant", "content": reply.get("content", "")}),
                      "finish_reason": reply.get("finish_reason", "stop")}],
     }  # fmt: skip
-    if reply.get("usage", True):
-        completion["usage"] = _usage()
+    if reply.get("usage", True) is not False:
+        completion["usage"] = _usage(reply.get("usage", True))
     return completion

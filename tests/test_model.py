@@ -41,12 +41,14 @@ STOP = json.dumps(stop())
 
 @pytest.fixture
 def route_env(monkeypatch):
-    """Point the model route at a fake server (the route is read from the environment)."""
+    """Point the model route at a fake server (the route is read from the environment); waits
+    between attempts are tiny unless a test sets `backoff`."""
 
     def use(server: FakeOpenAI, **settings: str) -> None:
         monkeypatch.setenv("WARRANT_MODEL", MODEL)
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("WARRANT_MODEL_BACKOFF", "0.01")
         for name, value in settings.items():
             monkeypatch.setenv(f"WARRANT_MODEL_{name.upper()}", value)
 
@@ -118,8 +120,13 @@ def test_a_truncated_stream_is_never_completed_or_executed(route_env):
     server = FakeOpenAI([truncated, *GOOD_R42])
     route_env(server, stream="true")
     state = run_model(server)
-    first = state["model_calls"][0]
-    assert first["reply"]["content"] is None and "truncated" in first["reply"]["error"]
+    first = state["model_calls"][0]["reply"]
+    assert "truncated" in first["error"], "recorded as an error, its partial text kept"
+    assert (
+        first["content"]
+        and GOOD_R42[0].startswith(first["content"])
+        and first["content"] != GOOD_R42[0]
+    )
     assert [item["call_id"] for item in state["evidence"]] == ["c1", "c2", "c3"]
     assert state["turn"] == 4
 
@@ -128,7 +135,8 @@ def test_the_output_limit_reached_is_an_error_not_a_proposal(route_env):
     server = FakeOpenAI([{"content": GOOD_R42[0][:40], "finish_reason": "length"}, *GOOD_R42])
     route_env(server)
     state = run_model(server)
-    assert "output limit" in state["model_calls"][0]["reply"]["error"]
+    first = state["model_calls"][0]["reply"]
+    assert "output limit" in first["error"] and first["content"] == GOOD_R42[0][:40]
     assert state["status"] == "stopped" and len(state["evidence"]) == 3
 
 
@@ -202,6 +210,7 @@ def test_a_mandatory_part_too_big_is_a_capability_gap(route_env):
     route_env(server, context_tokens="600", output_tokens="100")
     state = run_model(server)
     assert state["status"] == "capability_gap" and server.requests == []
+    assert [event["type"] for event in state["events"]].count("stopped") == 1
     assert "Capability gap" in state["handover"]["chooser_stop_text"]
 
 

@@ -15,7 +15,8 @@ from tools.records import load_scenario
 
 
 def model_env(server: FakeOpenAI) -> dict[str, str]:
-    return {"WARRANT_MODEL": MODEL, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key"}
+    return {"WARRANT_MODEL": MODEL, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key",
+            "WARRANT_MODEL_BACKOFF": "0.01"}  # fmt: skip
 
 
 def test_a_crash_after_the_reply_is_recorded_does_not_ask_the_model_again(tmp_path):
@@ -99,6 +100,10 @@ def test_the_model_chooser_needs_a_model_and_a_reachable_endpoint(tmp_path):
                           env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"})  # fmt: skip
     assert unreachable.returncode == 4 and "unreachable" in unreachable.stderr
     assert "Traceback" not in unreachable.stderr
+    not_a_url = warrant("run", "R42", "--chooser", "model", "--db", "memory", cwd=tmp_path,
+                        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "not-a-url"})  # fmt: skip
+    assert not_a_url.returncode == 2 and "not an http(s) URL" in not_a_url.stderr
+    assert len(not_a_url.stderr.strip().splitlines()) == 1, not_a_url.stderr
 
 
 LIVE = all(os.environ.get(name) for name in ("WARRANT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"))
@@ -126,3 +131,17 @@ def test_a_live_model_completes_a_bounded_run_under_the_guard(tmp_path):
         item["record"] in approved for item in handover["evidence"] if item["kind"] == "observation"
     )
     assert "PROTECTED DESIGN NOTES" not in result.stdout
+
+
+def test_an_unusable_reply_on_every_attempt_is_a_handover_not_a_traceback(tmp_path):
+    server = FakeOpenAI(
+        [{"body": {"error": {"message": "model overloaded", "type": "server_error"}}}] * 3
+    )
+    with server.running():
+        result = warrant("run", "R42", "--chooser", "model", "--db", "memory", "--json", "-q",
+                         cwd=tmp_path, env=model_env(server))  # fmt: skip
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    handover = json.loads(result.stdout)
+    assert (
+        handover["status"] == "model_failed" and "model overloaded" in handover["chooser_stop_text"]
+    )
