@@ -156,8 +156,8 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         omitted = ", ".join(item["ref"] for item in manifest["omitted"]) or "none"
         return f"sha256 {payload['sha256'][:12]}… · {len(manifest['sections'])} sections · ~{used}/{manifest['budget_tokens']} tokens · omitted: {omitted}"
     if kind == "model_replied":
-        usage = payload["usage"]
-        spent = f"{usage['total_tokens']} tokens" if usage else "usage unknown"
+        total = (payload["usage"] or {}).get("total_tokens")
+        spent = f"{total} tokens" if total is not None else "usage unknown"
         outcome = (
             f"error: {payload['error']}" if payload["error"] else f"{payload['model']} · {spent}"
         )

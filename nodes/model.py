@@ -12,9 +12,8 @@ guard, which owns the deadline, ends the run with `deadline_passed`.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -29,10 +28,6 @@ from nodes.transport import Reply, replay, send
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"
-BACKOFF = ("WARRANT_MODEL_BACKOFF", 0.5)
-"""The first wait between attempts of a turn (seconds), doubled for each further failure."""
-BACKOFF_MAX = ("WARRANT_MODEL_BACKOFF_MAX", 20.0)
-"""The longest wait, also for a larger `Retry-After`."""
 MIN_ATTEMPT_S = 0.1
 """An attempt with less time than this before the deadline could not complete: it is not sent."""
 
@@ -91,7 +86,7 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
     if kind == "replay":  # no network, so nothing to wait for
         reply = replay(Path(cassette), len(calls), turn, request.get("replay_key"))
     else:
-        waited = wait_to_retry(calls, turn, state["deadline_at"], clock)
+        waited = wait_to_retry(calls, turn, route, state["deadline_at"], clock)
         left = state["deadline_at"] - clock()
         if left < MIN_ATTEMPT_S:
             time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
@@ -154,27 +149,21 @@ def retry_wait(
 
 
 def wait_to_retry(
-    calls: list[dict[str, Any]], turn: int, deadline_at: float, clock: Callable[[], float]
+    calls: list[dict[str, Any]],
+    turn: int,
+    route: Route,
+    deadline_at: float,
+    clock: Callable[[], float],
 ) -> float:
     """Sleep before a retry (this node is sync; it holds no lock but the run's own lease), never
     past the deadline; time already spent since the failure (a resume) counts. Returns the wait."""
-    wanted, since = retry_wait(calls, turn, _seconds(BACKOFF), _seconds(BACKOFF_MAX))
+    wanted, since = retry_wait(calls, turn, route.backoff_s, route.backoff_max_s)
     start = clock()
     elapsed = start - since if since is not None else 0.0
     wait = max(0.0, min(wanted - elapsed, deadline_at - start))
     if wait:
         time.sleep(wait)
     return wait
-
-
-def _seconds(setting: tuple[str, float], environ: Mapping[str, str] = os.environ) -> float:
-    """A wait setting from the environment; its default when unset or not a number ≥ 0."""
-    name, default = setting
-    try:
-        value = float(environ.get(name, default))
-    except ValueError:
-        return default
-    return value if 0 <= value < float("inf") else default
 
 
 def route_after_choose(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:

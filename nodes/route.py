@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.validation import describe_validation_error
+from tools.validation import describe_validation_error, one_line
 
 ROUTE_VERSION = 1
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -40,6 +40,10 @@ class Route(BaseModel):
     stream: bool = False
     max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
     """Consecutive failed attempts (errors, malformed output) after which the run is `model_failed`."""
+    backoff_s: Annotated[float, Field(ge=0, le=60)] = 0.5
+    """The first wait between attempts of a turn, doubled for each further failure."""
+    backoff_max_s: Annotated[float, Field(ge=0, le=600)] = 20.0
+    """The longest wait, also for a larger `Retry-After`."""
 
 
 def route_from_env(environ: dict[str, str] | None = None) -> Route:
@@ -50,6 +54,8 @@ def route_from_env(environ: dict[str, str] | None = None) -> Route:
             "the model chooser needs WARRANT_MODEL (and OPENAI_BASE_URL / OPENAI_API_KEY)"
         )
     base_url = env.get("OPENAI_BASE_URL") or None
+    if base_url:
+        check_base_url(base_url)
     host = urlsplit(base_url).hostname if base_url else None
     fields = {
         "model": model,
@@ -63,6 +69,8 @@ def route_from_env(environ: dict[str, str] | None = None) -> Route:
         "reasoning_effort": env.get("WARRANT_MODEL_REASONING") or None,
         "stream": env.get("WARRANT_MODEL_STREAM", "").lower() in ("1", "true", "yes"),
         "max_attempts": env.get("WARRANT_MODEL_ATTEMPTS"),
+        "backoff_s": env.get("WARRANT_MODEL_BACKOFF"),
+        "backoff_max_s": env.get("WARRANT_MODEL_BACKOFF_MAX"),
     }
     try:
         return Route.model_validate(
@@ -70,3 +78,14 @@ def route_from_env(environ: dict[str, str] | None = None) -> Route:
         )
     except ValidationError as exc:
         raise RouteError(f"model route: {describe_validation_error(exc)}") from None
+
+
+def check_base_url(base: str) -> None:
+    """A base URL that is not an http(s) URL with a host is bad input, not an unreachable service."""
+    try:
+        parts = urlsplit(base)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        usable = False
+    if not usable:
+        raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not an http(s) URL")

@@ -15,10 +15,10 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 import httpx
 import openai
@@ -27,7 +27,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
 from guards.action import MAX_DOCUMENT_CHARS
-from nodes.route import Route, RouteError
+from nodes.route import Route, RouteError, check_base_url
 from tools.validation import describe_validation_error, one_line
 
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
@@ -103,9 +103,13 @@ def send(route: Route, text: str, timeout_s: float | None = None) -> Reply:
         )
         messages = [HumanMessage(text)]
         try:
-            message = (
-                _streamed(client, messages, timeout) if route.stream else client.invoke(messages)
-            )
+            with warnings.catch_warnings():  # a bad usage count is our error, not a stderr warning
+                warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning)
+                message = (
+                    _streamed(client, messages, timeout)
+                    if route.stream
+                    else client.invoke(messages)
+                )
         except openai.LengthFinishReasonError as exc:
             return _cut_short(exc.completion, "length", OUTPUT_LIMIT)
         except openai.ContentFilterFinishReasonError as exc:
@@ -302,16 +306,6 @@ def probe(route: Route) -> str | None:
     except httpx.HTTPError as exc:
         return f"model endpoint {base} is unreachable: {type(exc).__name__}"
     return None
-
-
-def check_base_url(base: str) -> None:
-    try:
-        parts = urlsplit(base)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        usable = False
-    if not usable:
-        raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not an http(s) URL")
 
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

@@ -8,6 +8,7 @@ id (a dictionary lookup), so no path is ever built from chooser input.
 from __future__ import annotations
 
 import copy
+import csv
 import functools
 import gzip
 import hashlib
@@ -239,7 +240,7 @@ def _check_history_header(path: Path, where: str) -> None:
     with _open_bytes(path) as handle:
         # `utf-8-sig` drops a leading byte-order mark: Excel writes one in its UTF-8 CSVs.
         header = handle.readline(64 * 1024).decode("utf-8-sig", "replace")
-    columns = {column.strip().lower() for column in header.split(",")}
+    columns = {column.strip().lower() for column in next(csv.reader([header]), [])}
     missing = [name for name in HISTORY_COLUMNS if name not in columns]
     if missing:
         raise ManifestError(f"{where}: history CSV header lacks column(s) {', '.join(missing)}")

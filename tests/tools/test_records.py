@@ -184,3 +184,9 @@ def test_a_history_header_after_a_bom_is_admitted(scenario_dir):
     (scenario_dir / "bom.csv").write_bytes(b"\xef\xbb\xbfrun,date,test,status\nR1,d,t,PASS\n")
     scenario = load_scenario(manifest_with_path(scenario_dir, "bom.csv", kind="history"))
     assert scenario.records["x"].kind == "history"
+
+
+def test_a_quoted_history_header_is_read_as_csv(scenario_dir):
+    (scenario_dir / "quoted.csv").write_text('"run","date","test","status"\nR1,d,t,PASS\n')
+    scenario = load_scenario(manifest_with_path(scenario_dir, "quoted.csv", kind="history"))
+    assert scenario.records["x"].kind == "history"
