@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from nodes.adversary import AdversaryChooser
-from nodes.transport import CassetteError, read_cassette
+from nodes.cassette import CassetteError, read_cassette
 from tools.records import Scenario
 
 Proposal = str | Mapping[str, Any]

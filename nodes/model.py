@@ -20,11 +20,12 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from nodes.cassette import replay
 from nodes.choosers import ChooserView
 from nodes.context import WarrantContext, context_of, event
 from nodes.projector import CapabilityGap, assemble
 from nodes.route import Route
-from nodes.transport import Reply, replay, send
+from nodes.transport import Reply, send
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"

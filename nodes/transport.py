@@ -1,4 +1,4 @@
-"""Sending one request to a model route, and replaying recorded responses.
+"""Sending one request to a model route: one attempt, whatever comes back, as a recorded `Reply`.
 
 The live transport is `langchain-openai`'s `ChatOpenAI` against any OpenAI-compatible endpoint, with
 SDK retries off (`max_retries=0`): every retry is a new, recorded attempt. Whatever comes back is a
@@ -17,18 +17,17 @@ import os
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import httpx
 import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel
 
 from guards.action import MAX_DOCUMENT_CHARS
 from nodes.route import Route, RouteError, check_base_url
-from tools.validation import describe_validation_error, one_line
+from tools.validation import one_line
 
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
 TRUNCATED = "the response ended without a finish reason (truncated)"
@@ -152,13 +151,13 @@ def _reply(message: AIMessage) -> Reply:
     )
     finish = metadata.get("finish_reason")
     reply = Reply(
-        **_text(content),
+        **recorded_text(content),
         finish_reason=finish,
         usage=usage_of(raw_usage),
         model=metadata.get("model_name"),
         request_id=request_id,
         refusal=refusal,
-        tool_calls=_text(_tool_calls_json(calls))["content"] if calls else None,
+        tool_calls=recorded_text(_tool_calls_json(calls))["content"] if calls else None,
     )
     error = (
         usage_problem(raw_usage)
@@ -176,7 +175,7 @@ def _cut_short(completion: Any, finish: str, error: str) -> Reply:
     content = getattr(getattr(choices[0], "message", None), "content", None)
     usage = getattr(completion, "usage", None)
     raw_usage = usage.model_dump() if isinstance(usage, BaseModel) else None
-    fields = _text(content) if isinstance(content, str) else {"content": None}
+    fields = recorded_text(content) if isinstance(content, str) else {"content": None}
     return Reply(**fields, finish_reason=finish, usage=usage_of(raw_usage), error=error,
                  model=getattr(completion, "model", None), request_id=getattr(completion, "id", None))  # fmt: skip
 
@@ -263,7 +262,7 @@ def retry_after(header: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def _text(text: str) -> dict[str, Any]:
+def recorded_text(text: str) -> dict[str, Any]:
     """The recorded form of a reply's text: a bounded prefix, the whole length and sha256."""
     clean = _clean(text)
     digest = hashlib.sha256(clean.encode("utf-8")).hexdigest()
@@ -306,86 +305,3 @@ def probe(route: Route) -> str | None:
     except httpx.HTTPError as exc:
         return f"model endpoint {base} is unreachable: {type(exc).__name__}"
     return None
-
-
-Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-
-
-class RecordedCall(BaseModel):
-    """One cassette line: a recorded attempt (other recorded fields, such as the turn, are kept
-    in the file but not needed to replay it)."""
-
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
-
-    replay_key: Sha256
-    """The recorded request's sha256 with the clock left out (see `nodes.model.prepare`)."""
-    reply: Reply
-
-    @model_validator(mode="after")
-    def _content_or_error(self) -> RecordedCall:
-        if self.reply.content is None and self.reply.error is None:
-            raise ValueError("a reply needs content or an error")
-        return self
-
-
-class CassetteError(ValueError):
-    """A cassette that cannot be replayed; the message says where and why, in one line."""
-
-
-def write_cassette(path: Path, model_calls: list[dict[str, Any]]) -> None:
-    """A replayable record of a run's model attempts, one JSON object per line."""
-    path.write_text(
-        "".join(json.dumps(call, ensure_ascii=False) + "\n" for call in model_calls),
-        encoding="utf-8",
-    )
-
-
-def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
-    """The recorded attempts, one per non-blank line (the first `up_to` of them), each checked."""
-    found: list[RecordedCall] = []
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    found.append(_recorded(path, number, line))
-                    if len(found) == up_to:
-                        break
-    except OSError as exc:
-        raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CassetteError(f"cassette {path} is not UTF-8 (byte {exc.start})") from None
-    return found
-
-
-def _recorded(path: Path, number: int, line: str) -> RecordedCall:
-    try:
-        return RecordedCall.model_validate_json(line)
-    except ValidationError as exc:
-        detail = describe_validation_error(exc)
-        raise CassetteError(
-            f"cassette {path} line {number} is not a recorded attempt: {detail}"
-        ) from None
-
-
-def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:
-    """The `attempt`-th (0-based) recorded response of a cassette, with no network, provided it
-    answered the same request. A cassette that cannot answer this attempt ends the run: its next
-    line answers another attempt of the recorded run, so retrying could only replay a reply to a
-    different question."""
-    try:
-        recorded = read_cassette(cassette, up_to=attempt + 1)
-    except CassetteError as exc:
-        return Reply(None, error=str(exc), retryable=False)
-    if len(recorded) <= attempt:
-        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}",
-                     retryable=False)  # fmt: skip
-    call = recorded[attempt]
-    if call.replay_key != replay_key:
-        return Reply(None, retryable=False, error=(
-            f"replay diverged at turn {turn} (attempt {attempt + 1}): the request is not the one "
-            f"recorded (key {str(replay_key)[:12]}…, recorded {call.replay_key[:12]}…); the "
-            "scenario, goal, evidence or prompt differ: record a new cassette"))  # fmt: skip
-    reply = call.reply
-    if reply.content is not None and len(reply.content) > RECORDED_CHARS:  # a hand-made cassette
-        return Reply(**{**reply.to_dict(), **_text(reply.content)})
-    return reply

@@ -1,0 +1,99 @@
+"""Cassettes: a run's model attempts written as JSONL, and replayed with no network.
+
+A cassette line is a recorded attempt: the request's clock-free `replay_key` and the reply as it
+was recorded. A replay answers an attempt only if its request has the recorded key; otherwise the
+run ends at that turn, since the next line answers a different question.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+
+from nodes.transport import RECORDED_CHARS, Reply, recorded_text
+from tools.validation import describe_validation_error
+
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class RecordedCall(BaseModel):
+    """One cassette line: a recorded attempt (other recorded fields, such as the turn, are kept
+    in the file but not needed to replay it)."""
+
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+    replay_key: Sha256
+    """The recorded request's sha256 with the clock left out (see `nodes.model.prepare`)."""
+    reply: Reply
+
+    @model_validator(mode="after")
+    def _content_or_error(self) -> RecordedCall:
+        if self.reply.content is None and self.reply.error is None:
+            raise ValueError("a reply needs content or an error")
+        return self
+
+
+class CassetteError(ValueError):
+    """A cassette that cannot be replayed; the message says where and why, in one line."""
+
+
+def write_cassette(path: Path, model_calls: list[dict[str, Any]]) -> None:
+    """A replayable record of a run's model attempts, one JSON object per line."""
+    path.write_text(
+        "".join(json.dumps(call, ensure_ascii=False) + "\n" for call in model_calls),
+        encoding="utf-8",
+    )
+
+
+def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
+    """The recorded attempts, one per non-blank line (the first `up_to` of them), each checked."""
+    found: list[RecordedCall] = []
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if line.strip():
+                    found.append(_recorded(path, number, line))
+                    if len(found) == up_to:
+                        break
+    except OSError as exc:
+        raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"cassette {path} is not UTF-8 (byte {exc.start})") from None
+    return found
+
+
+def _recorded(path: Path, number: int, line: str) -> RecordedCall:
+    try:
+        return RecordedCall.model_validate_json(line)
+    except ValidationError as exc:
+        detail = describe_validation_error(exc)
+        raise CassetteError(
+            f"cassette {path} line {number} is not a recorded attempt: {detail}"
+        ) from None
+
+
+def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:
+    """The `attempt`-th (0-based) recorded response of a cassette, with no network, provided it
+    answered the same request. A cassette that cannot answer this attempt ends the run: its next
+    line answers another attempt of the recorded run, so retrying could only replay a reply to a
+    different question."""
+    try:
+        recorded = read_cassette(cassette, up_to=attempt + 1)
+    except CassetteError as exc:
+        return Reply(None, error=str(exc), retryable=False)
+    if len(recorded) <= attempt:
+        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}",
+                     retryable=False)  # fmt: skip
+    call = recorded[attempt]
+    if call.replay_key != replay_key:
+        return Reply(None, retryable=False, error=(
+            f"replay diverged at turn {turn} (attempt {attempt + 1}): the request is not the one "
+            f"recorded (key {str(replay_key)[:12]}…, recorded {call.replay_key[:12]}…); the "
+            "scenario, goal, evidence or prompt differ: record a new cassette"))  # fmt: skip
+    reply = call.reply
+    if reply.content is not None and len(reply.content) > RECORDED_CHARS:  # a hand-made cassette
+        return Reply(**{**reply.to_dict(), **recorded_text(reply.content)})
+    return reply
