@@ -39,8 +39,11 @@ def guard(
     thread = config["configurable"].get("thread_id", "")
     if state.get("pending"):
         return _resolve(state, thread, at)
+    # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
+    # time it was found spent, should this node's clock read earlier (a clock stepped back).
+    decided_at = max(at, (state.get("proposal") or {}).get("at", at))
     decision, attempts = _count_model_failures(
-        decide(state["proposal"]["raw"], context_for(state, at)), state
+        decide(state["proposal"]["raw"], context_for(state, decided_at)), state
     )
     return record(decision, state, thread, at) | attempts
 

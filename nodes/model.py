@@ -73,7 +73,7 @@ def _without_clock(view: ChooserView) -> ChooserView:
 
 def not_asked(turn: int, at: float, why: str) -> dict[str, Any]:
     """A turn the model is not asked for: the guard decides it on its budget or deadline."""
-    proposal = {"turn": turn, "actor": ACTOR, "raw": None, "not_asked": why}
+    proposal = {"turn": turn, "actor": ACTOR, "raw": None, "not_asked": why, "at": at}
     return {"proposal": proposal, "events": [event("proposed", turn, ACTOR, at, raw=None)]}
 
 

@@ -14,6 +14,8 @@ import hashlib
 import json
 import math
 import os
+import queue
+import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -82,15 +84,38 @@ class Reply:
 
 
 def send(route: Route, text: str, timeout_s: float | None = None) -> Reply:
-    """One attempt against the route's endpoint; `timeout_s` (default: the route's) bounds it."""
+    """One attempt against the route's endpoint, over in `timeout_s` (default: the route's) at
+    most. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
+    that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
+    its own and is given up when the time is over (it ends on its own later; its reply is dropped)."""
     timeout = route.timeout_s if timeout_s is None else timeout_s
+    replies: queue.SimpleQueue[Reply] = queue.SimpleQueue()
+
+    def attempt() -> None:
+        try:
+            replies.put(_attempt(route, text, timeout))
+        except BaseException as exc:  # never lost: the waiting node would only see a timeout
+            replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
+
+    threading.Thread(target=attempt, name="warrant-model-attempt", daemon=True).start()
+    try:
+        return replies.get(timeout=timeout + GRACE_S)
+    except queue.Empty:
+        return Reply(None, error=f"timeout after {timeout:.3g}s for the whole response")
+
+
+GRACE_S = 0.05
+"""Past the attempt's time, so that the SDK's own timeout, when it comes first, is the one said."""
+
+
+def _attempt(route: Route, text: str, timeout: float) -> Reply:
     responses: list[httpx.Response] = []  # what the server answered, to say why a body is unusable
     with openai.DefaultHttpxClient(event_hooks={"response": [responses.append]}) as http:
         client = ChatOpenAI(
             model=route.model,
             base_url=route.base_url,
             api_key=os.environ.get(route.api_key_env) or "unset",
-            timeout=timeout,
+            timeout=math.ceil(timeout),  # whole seconds: the SDK caches a client per value
             max_retries=0,
             temperature=route.temperature,
             max_tokens=route.max_output_tokens,

@@ -4,7 +4,8 @@ Each POST to `/v1/chat/completions` takes the next scripted reply: a content str
 `content`, `status` (an HTTP error), `delay` (seconds before answering; a server shut down meanwhile
 never answers), `usage` (False: omit it; any other value is sent as it is, `None` as null),
 `truncate` (stream half of it and hang up), `finish_reason`, `message` (the whole message object,
-sent as it is), `body` (the whole HTTP body, sent as it is) and `headers` (extra response headers).
+sent as it is), `body` (the whole HTTP body, sent as it is), `headers` (extra response headers) and
+`trickle` (seconds between each quarter of a JSON body: bytes keep coming, slower than a timeout).
 Requests and their arrival times (`time.monotonic`) are kept for assertions.
 """
 
@@ -62,6 +63,7 @@ class FakeOpenAI:
                 if fake._stopped.wait(reply.get("delay", 0)):
                     return  # shut down while hanging: never answer
                 self.extra_headers = reply.get("headers", {})
+                self.trickle = reply.get("trickle", 0)
                 if "body" in reply:
                     self._json(reply.get("status", 200), reply["body"])
                 elif reply.get("status", 200) != 200:
@@ -88,7 +90,14 @@ class FakeOpenAI:
                 for name, value in getattr(self, "extra_headers", {}).items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(data)
+                pause = getattr(self, "trickle", 0)
+                quarter = max(1, len(data) // 4)
+                pieces = [data[at : at + quarter] for at in range(0, len(data), quarter)]
+                for piece in pieces if pause else [data]:
+                    if pause and fake._stopped.wait(pause):
+                        return  # shut down while trickling
+                    self.wfile.write(piece)
+                    self.wfile.flush()
 
             def _stream(self, reply: dict[str, Any], body: dict[str, Any]) -> None:
                 self.send_response(200)

@@ -80,3 +80,14 @@ def test_a_wait_never_runs_past_the_deadline(route_env, scenario_dir):
     state = run_model(server, short_deadline(scenario_dir, 2))
     assert 1.5 < time.monotonic() - started < 4
     assert state["status"] == "deadline_passed" and len(server.requests) == 1
+
+
+def test_an_endpoint_that_trickles_its_reply_is_cut_at_the_deadline(route_env, scenario_dir):
+    """Each quarter of the body comes within the SDK's read timeout; the whole does not."""
+    server = FakeOpenAI([{"content": STOP, "trickle": 1.5}] * 3)
+    route_env(server)
+    started = time.monotonic()
+    state = run_model(server, short_deadline(scenario_dir, 2))
+    assert time.monotonic() - started < 4.5
+    assert state["status"] == "deadline_passed" and len(server.requests) == 1
+    assert state["model_calls"][0]["reply"]["error"].endswith("for the whole response")

@@ -86,6 +86,8 @@ def slug(text: str) -> str:
 
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     wanted = slug(args.section.strip().lstrip("#"))
+    if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
+        return make_excerpt(f"no section {args.section!r}: a section name needs a letter or digit", (), False)  # fmt: skip
     with open_record(records["path"]) as stream:
         found = _find_section(_marked(iter_lines(stream)), wanted)
     section = found.lines
@@ -99,17 +101,19 @@ def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
         summary += f" (first {len(section)} lines shown)"
     if found.namesakes:
         others = ", ".join(repr(other) for other in found.namesakes[:MAX_LISTED])
-        more = "…" if len(found.namesakes) > MAX_LISTED else ""
+        more = len(found.namesakes) > MAX_LISTED
+        count = f"more than {MAX_LISTED + 1}" if more else str(len(found.namesakes) + 1)
         summary += (
-            f"; {len(found.namesakes) + 1} sections share this heading,"
-            f" this is the first; address the others as {others}{more}"
+            f"; {count} sections share this heading,"
+            f" this is the first; address the others as {others}{'…' if more else ''}"
         )
     return make_excerpt(summary, section, found.truncated)
 
 
 def _find_section(lines: Iterator[Marked], wanted: str) -> _Section:
     """The wanted section. Reading goes on past its end only when it was addressed without a
-    suffix, to name the later sections whose heading has the same slug."""
+    suffix, to name the later sections whose heading has the same slug (until one more than can be
+    listed is found)."""
     found = _Section()
     taken: dict[str, int] = {}
     counting = ended = False
@@ -126,6 +130,7 @@ def _find_section(lines: Iterator[Marked], wanted: str) -> _Section:
         ended = ended or (heading is not None and heading.level <= found.heading.level)
         if counting and heading and base == wanted:
             found.namesakes.append(unique)
+            counting = len(found.namesakes) <= MAX_LISTED  # one more than shown: enough to say so
         if not ended and len(found.lines) < MAX_SECTION_LINES:
             found.lines.append(make_line(number, raw))
         else:

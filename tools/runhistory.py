@@ -18,7 +18,7 @@ from pydantic import Field
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.lines import iter_lines
+from tools.lines import MAX_LINE_BYTES, iter_lines
 from tools.records import Record, open_record
 
 MAX_ROW_LINES = 50
@@ -75,11 +75,13 @@ def _without_bom(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, byte
 
 
 def _rows(lines: Iterable[tuple[int, bytes]]) -> Iterator[Row]:
-    """The lines grouped into CSV rows: a row goes on while a quoted cell is open."""
+    """The lines grouped into CSV rows: a row goes on while a quoted cell is open, but not past a
+    line cut at `MAX_LINE_BYTES` (whose end is not known) or `MAX_ROW_LINES`."""
     row: Row = []
     for number, raw in lines:
         row.append((number, raw))
-        if len(row) == MAX_ROW_LINES or not _ends_quoted(raw, continued=len(row) > 1):
+        cut = len(raw) >= MAX_LINE_BYTES - 1  # cut by `iter_lines`: its closing quote may be lost
+        if cut or len(row) == MAX_ROW_LINES or not _ends_quoted(raw, continued=len(row) > 1):
             yield row
             row = []
     if row:
@@ -98,7 +100,10 @@ def _cells(row: Row) -> list[str]:
     """The row's cells, stripped; a cell's line breaks are dropped (only `test` and `status` are
     compared, and the row is shown as its lines)."""
     texts = [raw.decode("utf-8", "replace") for _, raw in row]
-    return [cell.strip() for cell in next(csv.reader(texts), [])]
+    try:
+        return [cell.strip() for cell in next(csv.reader(texts), [])]
+    except csv.Error:  # e.g. a bare carriage return in an unquoted cell: read it as plain commas
+        return [cell.strip() for cell in " ".join(texts).split(",")]
 
 
 def _numbered(row: Row) -> list[Line]:

@@ -169,3 +169,18 @@ def test_closing_hashes_are_not_part_of_the_heading(tmp_path):
     record = one_record(tmp_path, "s.md", "spec", content)
     excerpt = readspec.run(ReadSpecArgs(path="r", section="C#"), {"path": record})
     assert excerpt.summary.startswith("section 'C#'")
+
+
+def test_many_namesakes_are_counted_no_further_than_needed(tmp_path):
+    text = "## a\nfirst\n" + "## a\nx\n" * 200_000
+    record = one_record(tmp_path, "s.md", "spec", text)
+    excerpt = readspec.run(ReadSpecArgs(path="r", section="a"), {"path": record})
+    assert excerpt.summary.endswith("'a-19', 'a-20'…")
+    assert "more than 21 sections share this heading" in excerpt.summary
+
+
+@pytest.mark.parametrize("section", ["!!!", "#", "***"])
+def test_a_section_name_without_letters_or_digits_finds_nothing(tmp_path, section):
+    record = one_record(tmp_path, "s.md", "spec", "## ***\nx\n##\ny\n")
+    excerpt = readspec.run(ReadSpecArgs(path="r", section=section), {"path": record})
+    assert not excerpt.lines and "needs a letter or digit" in excerpt.summary

@@ -103,3 +103,22 @@ def test_a_quote_left_open_ends_its_row_after_max_row_lines(tmp_path):
     assert "FAIL 1, PASS 1" in excerpt.summary
     assert len(excerpt.lines) == 1 + runhistory.MAX_ROW_LINES + 1
     assert excerpt.lines[-1].text == "R2,d,t,PASS,"
+
+
+def test_a_cell_longer_than_a_kept_line_does_not_swallow_the_next_rows(tmp_path):
+    later = [f"R{n},d,t,FAIL,s" for n in range(2, 12)]
+    text = (
+        "run,date,test,status,sig\n"
+        + 'R1,d,t,FAIL,"'
+        + "x" * 70_000
+        + '"\n'
+        + "\n".join(later)
+        + "\n"
+    )
+    excerpt = rows(tmp_path, text, test="t", limit=100)
+    assert excerpt.summary.startswith("t: 11 row(s)")
+
+
+def test_a_bare_carriage_return_in_a_cell_is_read_not_a_crash(tmp_path):
+    excerpt = rows(tmp_path, "run,date,test,status\nR1,d,t,FA\rIL\nR2,d,t,PASS\n", test="t")
+    assert excerpt.summary.startswith("t: 2 row(s)")
