@@ -70,6 +70,8 @@ def _recorded(path: Path, number: int, line: str) -> RecordedCall:
         return RecordedCall.model_validate_json(line)
     except ValidationError as exc:
         detail = describe_validation_error(exc)
+        if '"replay_key"' not in line:
+            detail += " (a cassette recorded before replay keys: record it again)"
         raise CassetteError(
             f"cassette {path} line {number} is not a recorded attempt: {detail}"
         ) from None

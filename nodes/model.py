@@ -26,6 +26,7 @@ from nodes.context import WarrantContext, context_of, event
 from nodes.projector import CapabilityGap, assemble
 from nodes.route import Route
 from nodes.transport import Reply, send
+from tools.validation import one_line
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"
@@ -125,10 +126,10 @@ def recorded(
         return update | {"proposal": ended["proposal"], "events": [replied, *ended["events"]]}
     if not reply.retryable:
         return update | {"status": "model_failed",
-                         "stop_text": f"Model attempt {attempt} failed and another cannot help: {reply.error}"}  # fmt: skip
+                         "stop_text": f"Model attempt {attempt} failed and another cannot help: {one_line(reply.error, 300)}"}  # fmt: skip
     if failed >= route.max_attempts:
         return update | {"status": "model_failed",
-                         "stop_text": f"The model failed {failed} attempt(s) in a row: {reply.error}"}  # fmt: skip
+                         "stop_text": f"The model failed {failed} attempt(s) in a row: {one_line(reply.error, 300)}"}  # fmt: skip
     return update
 
 

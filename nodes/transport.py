@@ -39,9 +39,12 @@ RECORDED_CHARS = MAX_DOCUMENT_CHARS + 1
 """At most this much of a reply's text is recorded (and shown to the guard): one character more than
 the guard accepts, so its decision on the recorded prefix is its decision on the whole reply."""
 NOT_RETRIED = {
+    400: "the endpoint refused the request as sent; check WARRANT_MODEL and the route's settings",
     401: "check {key}",
     403: "check {key}",
     404: "check WARRANT_MODEL and OPENAI_BASE_URL",
+    413: "the request is too large for the endpoint; lower WARRANT_MODEL_CONTEXT_TOKENS",
+    422: "the endpoint refused the request as sent; check WARRANT_MODEL and the route's settings",
 }
 """Statuses another attempt of the same request cannot change, with what to check."""
 USAGE_COUNTS = {
@@ -177,10 +180,10 @@ def _reply(message: AIMessage) -> Reply:
     finish = metadata.get("finish_reason")
     reply = Reply(
         **recorded_text(content),
-        finish_reason=finish,
+        finish_reason=_name(finish),
         usage=usage_of(raw_usage),
-        model=metadata.get("model_name"),
-        request_id=request_id,
+        model=_name(metadata.get("model_name")),
+        request_id=_name(request_id),
         refusal=refusal,
         tool_calls=recorded_text(_tool_calls_json(calls))["content"] if calls else None,
     )
@@ -202,7 +205,8 @@ def _cut_short(completion: Any, finish: str, error: str) -> Reply:
     raw_usage = usage.model_dump() if isinstance(usage, BaseModel) else None
     fields = recorded_text(content) if isinstance(content, str) else {"content": None}
     return Reply(**fields, finish_reason=finish, usage=usage_of(raw_usage), error=error,
-                 model=getattr(completion, "model", None), request_id=getattr(completion, "id", None))  # fmt: skip
+                 model=_name(getattr(completion, "model", None)),
+                 request_id=_name(getattr(completion, "id", None)))  # fmt: skip
 
 
 def _status_error(exc: openai.APIStatusError, route: Route) -> Reply:
@@ -211,7 +215,7 @@ def _status_error(exc: openai.APIStatusError, route: Route) -> Reply:
     error = f"HTTP {status} from the model endpoint" + (
         f" (not retried: {hint.format(key=route.api_key_env)})" if hint else ""
     )
-    return Reply(None, error=error, status=status, request_id=exc.request_id,
+    return Reply(None, error=error, status=status, request_id=_name(exc.request_id),
                  retry_after_s=retry_after(exc.response.headers.get("retry-after")),
                  retryable=hint is None)  # fmt: skip
 
@@ -292,6 +296,12 @@ def recorded_text(text: str) -> dict[str, Any]:
     clean = _clean(text)
     digest = hashlib.sha256(clean.encode("utf-8")).hexdigest()
     return {"content": clean[:RECORDED_CHARS], "chars": len(clean), "sha256": digest}
+
+
+def _name(value: object) -> str | None:
+    """A name the endpoint sent (model, request id, finish reason): a clean string of one line, at
+    most 200 characters, or None; state, cassettes and the server's JSON take UTF-8 only."""
+    return one_line(_clean(value), 200) if isinstance(value, str) else None
 
 
 def _clean(text: str) -> str:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from guards.action import MAX_DOCUMENT_CHARS
+from nodes.cassette import write_cassette
 from nodes.transport import NATIVE_TOOL_CALLS
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import R42_LOG, call
@@ -125,3 +126,20 @@ def test_an_oversized_reply_is_recorded_as_a_bounded_prefix_the_guard_refuses(ro
     assert state["refusals"][0]["code"] == "malformed_action"
     assert "longer than" in state["refusals"][0]["detail"] and state["evidence"] == []
     assert len(json.dumps(state)) < 5 * MAX_DOCUMENT_CHARS
+
+
+def test_names_the_endpoint_sends_are_kept_clean(route_env, tmp_path):
+    """A lone surrogate in the model name or request id would break a cassette and the server's
+    JSON: names are recorded as clean single lines."""
+    body = {"id": "req\ud800\nx", "object": "chat.completion", "created": 0, "model": "m\udfff",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": STOP}, "finish_reason": "stop"}]}  # fmt: skip
+    server = FakeOpenAI([{"body": body}])
+    route_env(server)
+    state = run_model(server)
+    reply = state["model_calls"][0]["reply"]
+    assert state["status"] == "stopped" and reply["model"] == "m\\udfff"
+    write_cassette(tmp_path / "c.jsonl", state["model_calls"])
+    assert (
+        json.loads((tmp_path / "c.jsonl").read_text(encoding="utf-8"))["reply"]["model"]
+        == "m\\udfff"
+    )

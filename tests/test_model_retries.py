@@ -46,7 +46,7 @@ def test_a_long_retry_after_is_capped(route_env):
     assert time.monotonic() - started < 5
 
 
-@pytest.mark.parametrize("status", [401, 403, 404])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
 def test_a_status_no_retry_can_change_ends_the_run_at_once(route_env, status):
     server = FakeOpenAI([{"status": status}, STOP])
     route_env(server)
