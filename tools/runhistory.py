@@ -54,7 +54,9 @@ def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
         status_column = header.index("status") if "status" in header else -1
         kept: deque[list[Line]] = deque(maxlen=args.limit)
         statuses: Counter[str] = Counter()
+        cut = 0
         for row in rows:
+            cut += _left_open(row)
             cells = _cells(row)
             if 0 <= test_column < len(cells) and cells[test_column] == args.test:
                 kept.append(_numbered(row))
@@ -64,8 +66,17 @@ def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
         return make_excerpt(f"no rows for test {args.test!r}", _numbered(first), False)
     counts = ", ".join(f"{status} {count}" for status, count in sorted(statuses.items()))
     summary = f"{args.test}: {total} row(s) ({counts}); showing the last {len(kept)} in file order"
+    if cut:
+        summary += f"; {cut} row(s) ended after {MAX_ROW_LINES} lines with a quote still open: rows they ran over are not counted"
     shown = [line for row in kept for line in row]
-    return make_excerpt(summary, [*_numbered(first), *shown], truncated=total > len(kept))
+    return make_excerpt(
+        summary, [*_numbered(first), *shown], truncated=total > len(kept) or bool(cut)
+    )
+
+
+def _left_open(row: Row) -> bool:
+    """A row ended by `MAX_ROW_LINES` while its quoted cell was still open."""
+    return len(row) == MAX_ROW_LINES and _ends_quoted(row[-1][1], continued=True)
 
 
 def _without_bom(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:

@@ -122,3 +122,12 @@ def test_a_cell_longer_than_a_kept_line_does_not_swallow_the_next_rows(tmp_path)
 def test_a_bare_carriage_return_in_a_cell_is_read_not_a_crash(tmp_path):
     excerpt = rows(tmp_path, "run,date,test,status\nR1,d,t,FA\rIL\nR2,d,t,PASS\n", test="t")
     assert excerpt.summary.startswith("t: 2 row(s)")
+
+
+def test_a_row_left_open_at_max_row_lines_says_so(tmp_path):
+    later = "".join(f"R{n},d,t,FAIL,s\n" for n in range(2, 60))
+    excerpt = rows(tmp_path, 'run,date,test,status,sig\nR1,d,t,FAIL,"assert at top.v:12\n' + later)
+    assert (
+        excerpt.truncated
+        and "1 row(s) ended after 50 lines with a quote still open" in excerpt.summary
+    )
