@@ -65,7 +65,7 @@ class _Block(Enum):
 
 
 Marked = tuple[int, bytes, Heading | None]
-"""A line, its number, and the heading that starts on it."""
+"""A line's number, the line, and the heading that starts on it (None for most lines)."""
 
 
 @dataclass
@@ -158,7 +158,7 @@ def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     """
     block = _Block.NONE
     held: list[tuple[int, bytes]] = []
-    list_indent = -1
+    list_indent = -1  # the column of the open list item's text; -1 outside a list
     for number, raw, fenced in _fences(lines):
         if block is _Block.PARAGRAPH and not fenced and (level := _underline_level(raw)):
             yield from _setext(held, level)
