@@ -6,6 +6,8 @@ guard ─┬─ approved calls → execute (one task per call) → choose
        ├─ refused, or a question answered → choose
        ├─ needs a person → human (one interrupt per interaction) → guard
        └─ stop / budget / deadline / refusal limit / model failed → handover → END
+admit, given a new input on a thread that has a run: the input refused and recorded → the run's
+own waiting interactions again (human), its end, or its next choice
 
 The nodes that branch (choose, model, guard) name their next step themselves, in a `Command`
 read from the state their update leaves: a conditional edge would copy every channel to read
@@ -29,7 +31,7 @@ from langgraph.types import Command
 
 from graph.crashpoints import POINT, pausable
 from graph.state import RunInput, WarrantState, apply_update
-from nodes.admit import admit
+from nodes.admit import admit, route_after_admit
 from nodes.choose import choose
 from nodes.context import WarrantContext
 from nodes.execute import execute
@@ -70,7 +72,7 @@ def build() -> StateGraph:
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
     builder = StateGraph(WarrantState, input_schema=RunInput)
     chosen = ("model", "guard", "handover")
-    builder.add_node("admit", pausable("admit", admit))
+    builder.add_node("admit", routed(stage("admit", admit), route_after_admit), destinations=("choose", "human", END))  # fmt: skip
     builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",
@@ -82,7 +84,6 @@ def build() -> StateGraph:
     builder.add_node("human", pausable("human", human))
     builder.add_node("handover", pausable("handover", handover))
     builder.add_edge(START, "admit")
-    builder.add_edge("admit", "choose")
     builder.add_edge("execute", "choose")
     builder.add_edge("human", "guard")
     builder.add_edge("handover", END)

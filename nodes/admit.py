@@ -8,7 +8,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from langgraph.graph import END
 from langgraph.runtime import Runtime
+from langgraph.types import Send
 
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
@@ -61,8 +63,11 @@ def request_digest(scenario: str, goal: str, chooser: str) -> str:
 
 
 def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+    if state.get("grant"):
+        return refused_input(state, now(runtime))
     extra = context_of(runtime).choosers
-    pinned = admission(state["scenario"], state.get("goal"), state.get("chooser"), extra)
+    reference, goal, chooser = checked_input(state)
+    pinned = admission(reference, goal, chooser, extra)
     grant = pinned["grant"]
     at = now(runtime)
     records = [
@@ -73,6 +78,7 @@ def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
         "admitted", 0, RUNTIME, at,
         scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
         goal=pinned["goal"], chooser=pinned["chooser"], budget=grant["budget"], records=records,
+        reference=reference, message_id=state.get("message_id"),
     )  # fmt: skip
     return {
         **pinned,
@@ -83,3 +89,48 @@ def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
         "refused_choices": 0,
         "events": [admitted],
     }
+
+
+def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """The run input's scenario, goal and chooser, each a string if given; else a ValueError
+    naming the field (the server passes JSON through as it came)."""
+    fields = {name: state.get(name) for name in ("scenario", "goal", "chooser", "message_id")}
+    if not isinstance(fields["scenario"], str) or not fields["scenario"].strip():
+        raise ValueError(
+            "the run input needs scenario: a built-in id or a manifest path (a string)"
+        )
+    for name, value in fields.items():
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"the run input's {name} must be a string, not {type(value).__name__}")
+    return fields["scenario"], fields["goal"], fields["chooser"]
+
+
+def refused_input(state: dict[str, Any], at: float) -> dict[str, Any]:
+    """A new input on a thread that already has a run: the input is refused and recorded, and the
+    run's own scenario, goal, chooser and message id, which the input overwrote, are put back."""
+    first = next(item for item in state["events"] if item["type"] == "admitted")["payload"]
+    restored = {
+        "scenario": first.get("reference") or first["scenario"],
+        "goal": first["goal"],
+        "chooser": first["chooser"],
+        "message_id": first.get("message_id"),
+    }
+    detail = "this thread already has a run; a new run needs a new thread"
+    refused = event("refused", state.get("turn", 0), RUNTIME, at, code="thread_in_use",
+                    owner=RUNTIME, detail=detail)  # fmt: skip
+    return {
+        **{key: value for key, value in restored.items() if value is not None},
+        "events": [refused],
+    }
+
+
+def route_after_admit(state: dict[str, Any]) -> Any:
+    """A new run goes to its first choice; a refused input leaves the run where it was: waiting
+    for its people again, ended, or going on."""
+    if state["events"][-1]["type"] != "refused":
+        return "choose"
+    if state.get("handover"):
+        return END
+    replies = state.get("replies", {})
+    waiting = [item for item in state.get("pending", []) if item["interaction_id"] not in replies]
+    return [Send("human", {"interaction": item}) for item in waiting] or "choose"

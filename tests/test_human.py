@@ -247,3 +247,46 @@ def test_both_pending_resumed_in_one_command(gated, action_file):
     assert final["refusals"][1]["detail"].startswith("not run: a person rejected a of the same")
     refused = [event for event in final["events"] if event["type"] == "refused"]
     assert [event["payload"]["call"]["id"] for event in refused] == ["a", "b"]
+
+
+def test_a_new_input_on_a_waiting_thread_is_refused_and_the_run_waits_on(gated, action_file):
+    """A second input (the LangGraph server accepts one on any thread) changes nothing it pinned."""
+    graph = start(gated, action_file([TWO_READS, stop()]))
+    before = graph.get_state(CONFIG)
+    graph.invoke({"scenario": "STA1", "goal": "Something else"}, CONFIG, durability="sync")
+    after = graph.get_state(CONFIG)
+    assert {key: after.values[key] for key in ("scenario", "goal", "chooser", "grant")} == {
+        key: before.values[key] for key in ("scenario", "goal", "chooser", "grant")
+    }
+    assert after.values["events"][-1]["payload"]["code"] == "thread_in_use"
+    assert sorted(i.value["interaction_id"] for i in after.interrupts) == sorted(
+        i.value["interaction_id"] for i in before.interrupts
+    )
+    reply(graph, {"decision": "approve"}, pending(graph)[0]["interaction_id"])
+    final = reply(graph, {"decision": "approve"})
+    assert [item["call_id"] for item in final["evidence"]] == ["a", "b"]
+    assert [event["type"] for event in final["events"]].count("admitted") == 1
+
+
+def test_a_new_input_on_a_finished_thread_leaves_its_handover(r42):
+    graph = compile_graph(InMemorySaver())
+    first = graph.invoke({"scenario": "R42"}, CONFIG, durability="sync")
+    again = graph.invoke({"scenario": "STA1"}, CONFIG, durability="sync")
+    assert again["handover"] == first["handover"] and again["scenario"] == "R42"
+    assert again["events"][:-1] == first["events"]
+    assert again["events"][-1]["type"] == "refused"
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"scenario": 5}, "needs scenario"),
+        ({}, "needs scenario"),
+        ({"scenario": "R42", "goal": 5}, "goal must be a string, not int"),
+        ({"scenario": "R42", "chooser": ["x"]}, "chooser must be a string, not list"),
+    ],
+)
+def test_a_run_input_of_the_wrong_type_is_a_clear_error(given, says):
+    graph = compile_graph(InMemorySaver())
+    with pytest.raises(ValueError, match=says):
+        graph.invoke(given, CONFIG, durability="sync")
