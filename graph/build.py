@@ -67,12 +67,14 @@ def routed(main: Stage, route: Route) -> Callable[..., Command]:
     return node
 
 
-def build() -> StateGraph:
+def build(served: bool = False) -> StateGraph:
+    """`served`: for the LangGraph server, whose run inputs come from its API's callers."""
     # No context_schema: the context (a clock, embedded choosers) is for in-process callers only
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
     builder = StateGraph(WarrantState, input_schema=RunInput)
     chosen = ("model", "guard", "handover")
-    builder.add_node("admit", routed(stage("admit", admit), route_after_admit), destinations=("choose", "human", END))  # fmt: skip
+    admitting = functools.wraps(admit)(functools.partial(admit, served=served))
+    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "human", END))  # fmt: skip
     builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",
@@ -90,14 +92,16 @@ def build() -> StateGraph:
     return builder
 
 
-def compile_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def compile_graph(
+    checkpointer: BaseCheckpointSaver | None = None, served: bool = False
+) -> CompiledStateGraph:
     """The governed loop; the LangGraph server compiles it without a checkpointer. Compiling takes
     milliseconds, so it happens once per process (and pause point); each caller gets a copy bound
     to its checkpointer, as the LangGraph server binds its own."""
-    return _compiled(os.environ.get(POINT)).copy(update={"checkpointer": checkpointer})
+    return _compiled(os.environ.get(POINT), served).copy(update={"checkpointer": checkpointer})
 
 
 @functools.cache
-def _compiled(pause_point: str | None) -> CompiledStateGraph:
+def _compiled(pause_point: str | None, served: bool) -> CompiledStateGraph:
     """One compiled graph per pause point: pause points are read when the nodes are wrapped."""
-    return build().compile(name="triage")
+    return build(served).compile(name="triage")

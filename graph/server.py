@@ -22,7 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from graph.build import compile_graph
 from graph.persistence import default_db, is_postgres, pool_size
 
-graph = compile_graph()
+graph = compile_graph(served=True)
 
 
 @asynccontextmanager

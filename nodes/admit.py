@@ -40,14 +40,18 @@ def resolve_scenario(reference: str) -> Scenario:
 
 
 def admission(
-    reference: str, goal: str | None, chooser: str | None, extra_choosers: Collection[str] = ()
+    reference: str,
+    goal: str | None,
+    chooser: str | None,
+    extra_choosers: Collection[str] = (),
+    served: bool = False,
 ) -> dict[str, Any]:
     """Everything admission pins, checked; raises ValueError subclasses for bad input."""
     scenario = resolve_scenario(reference)
     pinned_goal = (goal or "").strip() or scenario.goal
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
-    spec = admit_spec(chooser or "scripted", scenario, extra_choosers)
+    spec = admit_spec(chooser or "scripted", scenario, extra_choosers, served)
     pinned = {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
     if spec == "model":
         pinned["route"] = route_from_env().model_dump()
@@ -62,12 +66,15 @@ def request_digest(scenario: str, goal: str, chooser: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-def admit(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def admit(
+    state: dict[str, Any], runtime: Runtime[WarrantContext], served: bool = False
+) -> dict[str, Any]:
+    """`served`: the graph the LangGraph server runs, whose inputs come from its API's callers."""
     if state.get("grant"):
         return refused_input(state, now(runtime))
     extra = context_of(runtime).choosers
     reference, goal, chooser = checked_input(state)
-    pinned = admission(reference, goal, chooser, extra)
+    pinned = admission(reference, goal, chooser, extra, served)
     grant = pinned["grant"]
     at = now(runtime)
     records = [

@@ -9,6 +9,7 @@ exactly where it stopped.
 from __future__ import annotations
 
 import copy
+import os
 import pickle
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,8 +170,17 @@ def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
     )
 
 
-def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> str:
-    """Check a chooser spec before a run starts; returns it with any path made absolute."""
+CHOOSER_DIR = "WARRANT_CHOOSER_DIR"
+"""On the server, a folder (besides the scenario's own) where `file:` and `replay:` choosers may lie."""
+
+
+def admit_spec(
+    spec: str, scenario: Scenario, extra: Collection[str] = (), served: bool = False
+) -> str:
+    """Check a chooser spec before a run starts; returns it with any path made absolute. On the
+    server (`served`), whoever sends a run input is not the machine's user: a `file:` or `replay:`
+    chooser must lie in the scenario's folder or under `$WARRANT_CHOOSER_DIR`, or any file the
+    server can read would be quoted into the run's ledger."""
     kind, argument = parse_spec(spec, extra)
     if kind in extra:
         return kind
@@ -183,6 +193,8 @@ def admit_spec(spec: str, scenario: Scenario, extra: Collection[str] = ()) -> st
             )
         return spec
     path = Path(argument).expanduser().resolve()
+    if served:
+        _check_served_path(path, kind, Path(scenario.manifest).resolve().parent)
     if kind == "replay":
         check_cassette(path)
     else:
@@ -214,3 +226,14 @@ def chooser_for(
     if kind == "adversary":
         return AdversaryChooser()
     return FileChooser(Path(argument))
+
+
+def _check_served_path(path: Path, kind: str, scenario_folder: Path) -> None:
+    allowed = [scenario_folder]
+    if folder := os.environ.get(CHOOSER_DIR):
+        allowed.append(Path(folder).expanduser().resolve())
+    if not any(path.is_relative_to(folder) for folder in allowed):
+        raise ChooserError(
+            f"a {kind}: chooser given to the server must lie in the scenario's folder"
+            f" ({scenario_folder}) or under ${CHOOSER_DIR}"
+        )

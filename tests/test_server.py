@@ -54,6 +54,7 @@ def server_url(tmp_path_factory, module_postgres_url) -> Iterator[str]:
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGSMITH_TRACING": "false",
         "WARRANT_DB": module_postgres_url,
+        "WARRANT_CHOOSER_DIR": str(tmp_path_factory.getbasetemp()),  # the tests' action files
     }
     server = subprocess.Popen(
         [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
@@ -95,6 +96,18 @@ def test_the_server_guards_a_file_chooser_the_same_way(server_url, tmp_path):
         ("unapproved_record", "tool:readspec")
     ]
     assert final["handover"]["evidence"] == []
+
+
+def test_the_server_reads_no_chooser_file_outside_the_allowed_folders(server_url):
+    """Whoever sends a run input is not the machine's user: no file of the server's is quoted."""
+    client = get_sync_client(url=server_url)
+    thread = client.threads.create()
+    with pytest.raises(Exception, match="must lie in the scenario's folder"):
+        client.runs.wait(
+            thread["thread_id"], "triage", input={"scenario": "R42", "chooser": "file:/etc/passwd"}
+        )
+    state = client.threads.get_state(thread["thread_id"])
+    assert "root:" not in json.dumps(state) and not state["values"].get("events")
 
 
 def test_the_input_schema_asks_only_for_a_scenario(server_url):
