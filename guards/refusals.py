@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
+from tools.validation import utf8_safe
+
 
 class RefusalCode(StrEnum):
     # Owned by a tool (its strict argument model or its record registry).
@@ -75,7 +77,7 @@ def bounded(value: Any, depth: int = 0) -> Any:
     if isinstance(value, int):
         return value if -INT64 <= value < INT64 else f"<int of {len(str(abs(value)))} digits>"
     if isinstance(value, str):
-        text = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = utf8_safe(value)
         return text if len(text) <= 500 else text[:499] + "…"
     if isinstance(value, dict):
         return {

@@ -14,6 +14,7 @@ from nodes.evidence import observations
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
+from tools.validation import utf8_safe
 
 
 def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
@@ -65,7 +66,7 @@ def recordable(raw: Proposal) -> Any:
     lone surrogates). The guard parses both the same way; what is not JSON at all is recorded as
     text for the guard to refuse."""
     if isinstance(raw, str):
-        return raw.encode("utf-8", "backslashreplace").decode("utf-8")
+        return utf8_safe(raw)
     try:
         text = json.dumps(raw, allow_nan=False)
     except (TypeError, ValueError, RecursionError):

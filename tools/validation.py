@@ -9,6 +9,12 @@ from pydantic import ValidationError
 _PLAIN = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 
+def utf8_safe(text: str) -> str:
+    """The text with each lone surrogate (from a JSON `\\ud800` escape, or `surrogateescape`)
+    written as its escape: checkpoints, cassettes and the server's JSON take UTF-8 only."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def one_line(text: str, width: int = 300) -> str:
     """Printable characters only, clipped: refusal details may quote hostile input."""
     printable = "".join(char if char.isprintable() else "?" for char in text)
