@@ -20,7 +20,7 @@ from rich.text import Text
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
 from graph.persistence import checked_db, default_db, missing_folder
-from graph.render import event_summary, handover_markdown, one_line
+from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
 from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
 from graph.runner import resume as resume_run
@@ -71,7 +71,7 @@ def print_json(value: Any) -> None:
 
 def cells(*values: object) -> list[Text]:
     """Table cells as plain text: no rich markup is read from data, no control character shown."""
-    return [Text(one_line(str(value))) for value in values]
+    return [Text(escaped(str(value))) for value in values]
 
 
 def progress(quiet: bool) -> Any:
@@ -175,13 +175,14 @@ def resume(
 
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:
+    store = chosen_db(db)
     try:
-        with reading_graph(chosen_db(db)) as graph:
+        with reading_graph(store) as graph:
             result = outcome(graph, {"configurable": {"thread_id": thread_id}})
     except RunError as exc:
         fail(exc.code, str(exc))
     if not result.values:
-        fail(2, f"no run with thread id {thread_id!r} in {chosen_db(db)}")
+        fail(2, f"no run with thread id {thread_id!r} in {store}")
     return result
 
 
@@ -330,7 +331,7 @@ def main() -> None:
     except typer.TyperException as exc:  # Typer's usage errors (it carries its own Click)
         context = getattr(exc, "ctx", None)
         where = context.command_path if context else "warrant"
-        typer.echo(f"error: {one_line(exc.format_message())} (see `{where} --help`)", err=True)
+        typer.echo(f"error: {escaped(exc.format_message())} (see `{where} --help`)", err=True)
         code = getattr(exc, "exit_code", 2)
     raise SystemExit(code if isinstance(code, int) else 0)
 

@@ -13,7 +13,7 @@ _ESCAPES |= {0x0A: "\\n", 0x0D: "\\r"}
 _ESCAPES |= {code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}  # fmt: skip
 
 
-def one_line(text: str) -> str:
+def escaped(text: str) -> str:
     """Text from records, choosers or people as one line for a person to read: line breaks,
     terminal control characters (escape sequences, backspaces, NUL) and bidirectional overrides
     appear escaped, so that no log line or chooser statement can forge further lines of a report
@@ -49,7 +49,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += ["", "## Refusals", ""]
     lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
     lines += _pending_markdown(handover.get("pending", []))
-    return "\n".join(map(one_line, lines)) + "\n"
+    return "\n".join(map(escaped, lines)) + "\n"
 
 
 def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:
@@ -131,7 +131,7 @@ def _refusal_line(refusal: Mapping[str, Any]) -> str:
 
 def event_summary(event: Mapping[str, Any]) -> str:
     """One line describing a ledger entry's payload."""
-    return one_line(_event_summary(event))
+    return escaped(_event_summary(event))
 
 
 def _event_summary(event: Mapping[str, Any]) -> str:
