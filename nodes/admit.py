@@ -10,11 +10,11 @@ from typing import Any
 
 from langgraph.graph import END
 from langgraph.runtime import Runtime
-from langgraph.types import Send
 
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
+from nodes.human import to_people
 from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
 
@@ -138,6 +138,4 @@ def route_after_admit(state: dict[str, Any]) -> Any:
         return "choose"
     if state.get("handover"):
         return END
-    replies = state.get("replies", {})
-    waiting = [item for item in state.get("pending", []) if item["interaction_id"] not in replies]
-    return [Send("human", {"interaction": item}) for item in waiting] or "choose"
+    return to_people(state) or "choose"

@@ -25,6 +25,7 @@ from guards.human import apply_decisions
 from guards.refusals import RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item, observations
+from nodes.human import to_people
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.route import Route
 from tools.records import Scenario
@@ -231,12 +232,7 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
             for call in decision["calls"]
         ]  # fmt: skip
     if outcome in ("ask", "approval", "await"):
-        replies = state.get("replies", {})
-        return [
-            Send("human", {"interaction": interaction})
-            for interaction in state["pending"]
-            if interaction["interaction_id"] not in replies
-        ]
+        return to_people(state)
     if outcome in ("refused", "answered"):
         return "choose"
     return "handover"

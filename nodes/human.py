@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
+from langgraph.types import Send, interrupt
 
 from guards.human import check_reply
 from guards.refusals import Refusal
@@ -34,3 +34,13 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
         "resumed", turn, PERSON, at, interaction_id=interaction["interaction_id"], reply=checked
     )
     return {"replies": {interaction["interaction_id"]: checked}, "events": [resumed]}
+
+
+def to_people(state: dict[str, Any]) -> list[Send]:
+    """One `human` task for each pending interaction that has no reply yet."""
+    replies = state.get("replies", {})
+    return [
+        Send("human", {"interaction": interaction})
+        for interaction in state.get("pending", [])
+        if interaction["interaction_id"] not in replies
+    ]
