@@ -23,17 +23,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.stagen import report_pair, write_report
-from tools import sta
+from tools import sta, stadiff
 from tools.records import load_scenario
 
 MANIFEST = 'id = "B"\nprofile = "sta"\n[[record]]\nid = "before"\nkind = "sta_report"\npath = "before.rpt"\n[[record]]\nid = "after"\nkind = "sta_report"\npath = "after.rpt"\n'
 PROBE = """
 import sys
 sys.path.insert(0, {root!r})
-from tools import sta
+from tools import stadiff
 from tools.records import load_scenario
 s = load_scenario(__import__("pathlib").Path({manifest!r}))
-sta.stadiff(sta.DiffArgs(before="before", after="after"), {{"before": s.records["before"], "after": s.records["after"]}})
+stadiff.stadiff(stadiff.DiffArgs(before="before", after="after"), {{"before": s.records["before"], "after": s.records["after"]}})
 # VmHWM is this process's own peak; ru_maxrss would include the parent's, copied at fork
 print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
 """
@@ -71,7 +71,9 @@ def main() -> None:
                     )
                 )
                 times["diff"].append(
-                    timed(sta.stadiff, sta.DiffArgs(before="before", after="after"), records)
+                    timed(
+                        stadiff.stadiff, stadiff.DiffArgs(before="before", after="after"), records
+                    )
                 )
                 times["grep"].append(
                     timed(subprocess.run, ["grep", "-c", "slack", *files], stdout=subprocess.PIPE)

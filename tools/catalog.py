@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools import readspec, runhistory, searchlogs, sta
+from tools import readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.records import Record, RecordKind
@@ -96,10 +96,10 @@ STADIFF = ToolSpec(
         "Endpoints flipped, now unconstrained, added, removed or changed between two approved STA"
         " reports."
     ),
-    args_model=sta.DiffArgs,
+    args_model=stadiff.DiffArgs,
     record_fields=("before", "after"),
     record_kind="sta_report",
-    run=sta.stadiff,
+    run=stadiff.stadiff,
 )
 
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {

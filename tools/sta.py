@@ -1,17 +1,15 @@
-"""STA evidence tools over approved `report_checks` reports: summary, paths, one path, a diff.
+"""STA evidence tools over approved `report_checks` reports: summary, paths, one path (the diff of
+two reports is `tools/stadiff.py`).
 
 Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the scan in
-`tools/stascan.py`; `stapaths` keeps only the `limit` worst rows, `stadiff` indexes the worst row of
-each endpoint of both reports, and what a tool shows is read by the line parser from the offsets of
+`tools/stascan.py`; `stapaths` keeps only the `limit` worst rows, and what a tool shows is read by the line parser from the offsets of
 the rows it shows.
 """
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter, itemgetter
@@ -48,12 +46,6 @@ class PathArgs(ReportArgs):
     corner: SearchText | None = None
     """Only a path of this corner; by default the worst path to the endpoint in any corner."""
     mode: SearchText | None = None
-
-
-class DiffArgs(ToolArgs):
-    before: RecordId
-    after: RecordId
-    limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
 def report_rows(record: Record) -> Iterator[Scanned]:
@@ -133,7 +125,7 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
     for item in report_rows(records["report"]):
         report.add(item)
     groups = [
-        (key, stats, min(stats.worst.values(), key=_SLACK))
+        (key, stats, min(stats.worst.values(), key=SLACK))
         for key, stats in sorted(report.groups.items(), key=lambda item: _group_order(item[0]))
     ]
     paths = described(records["report"], (worst for _, _, worst in groups))
@@ -150,7 +142,7 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
     )
 
 
-_SLACK = attrgetter("slack")
+SLACK = attrgetter("slack")
 
 
 def _group_order(key: GroupKey) -> tuple[bytes, ...]:
@@ -202,7 +194,7 @@ def _table_lines(report: _Report) -> list[Line]:
     lines = []
     for name, rows in (("end table", report.end_rows), ("summary table", report.summary_rows)):
         if rows:
-            worst = min(rows, key=_SLACK)
+            worst = min(rows, key=SLACK)
             violating = sum(row.status == "VIOLATED" for row in rows)
             tns = sum(min(row.slack, 0.0) for row in rows)
             text = (
@@ -229,7 +221,7 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
 
     worst = heapq.nsmallest(args.limit, selected(), key=lambda row: row.slack)
     paths = described(records["report"], worst)
-    lines = [make_line(row.line, _describe(paths[row.line])) for row in worst]
+    lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst]
     return make_excerpt(
         f"{len(worst)} of {matching} matching path(s), worst first",
         lines,
@@ -248,14 +240,12 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
         if isinstance(item, Row)
         and all(
             want is None or have == want
-            for have, want in zip(_KEY_FIELDS(item.key), wanted, strict=True)
+            for have, want in zip(KEY_FIELDS(item.key), wanted, strict=True)
         )
     ]
     if not matching:
         return make_excerpt(f"no {_selection(args)} ends at {args.endpoint!r}", (), False)
-    row = min(
-        (item for item in matching if item.slack is not None), key=_SLACK, default=matching[0]
-    )
+    row = min((item for item in matching if item.slack is not None), key=SLACK, default=matching[0])
     found = described(record, [row])[row.line]
     last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
     with open_record(record) as stream:
@@ -268,14 +258,15 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
         ]
     chosen = f"the worst of {len(matching)} matching paths: " if len(matching) > 1 else ""
     return make_excerpt(
-        f"{chosen}{_describe(found)} (lines {found.first_line}–{found.last_line})",
+        f"{chosen}{describe_path(found)} (lines {found.first_line}–{found.last_line})",
         lines,
         truncated=last < found.last_line,
     )
 
 
-_KEY_FIELDS = itemgetter(0, 1, 2, 4)
-"""A row key's corner, mode, path type and endpoint (in `stapath`'s order of arguments)."""
+KEY_FIELDS = itemgetter(0, 1, 2, 4)
+"""A row key's corner, mode, path type and endpoint (in `stapath`'s order of arguments); also how
+`stadiff` finds an endpoint whose path lost its constraint (and with it its group)."""
 
 
 def _selection(args: PathArgs) -> str:
@@ -283,147 +274,11 @@ def _selection(args: PathArgs) -> str:
     return f"{args.path_type} path" + (f" in {' and '.join(given)}" if given else "")
 
 
-RANKS = (("flipped",), ("unconstrained",), ("added", "removed"), ("changed",))
-"""Flips first, then endpoints that lost their constraint, then endpoints added or removed, then
-slack changes, worst first within each."""
-KINDS = tuple(kind for rank in RANKS for kind in rank)
-DIGITS = 6
-"""Slack differences are rounded to this many decimals: below any report's precision, above the
-binary noise of subtracting two decimal numbers."""
-
-Change = tuple[float, Row | None, Row | None]
-"""Δslack (or the slack itself for an endpoint added, removed or now unconstrained), the old row,
-the new row."""
-Index = dict[tuple[bytes | None, ...], Row]
-
-
-def _index(record: Record) -> tuple[Index, Index]:
-    """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
-    and the first unconstrained path of each endpoint by corner, mode and path type (the group of
-    an unconstrained path is `(none)`, not the group it had when it was constrained)."""
-    index: Index = {}
-    loose: Index = {}
-    for row in report_rows(record):
-        if type(row) is not Row:
-            continue
-        if row.slack is None:
-            if row.unconstrained:
-                loose.setdefault(_KEY_FIELDS(row.key), row)
-            continue
-        kept = index.get(row.key)
-        if kept is None or row.slack < kept.slack:
-            index[row.key] = row
-    return index, loose
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the indexes are built and compared: rows and changes are
-    tuples of bytes and numbers, which make no cycles, yet each collection walks the indexes
-    again (a third of a 100k-path diff's time). The collector is on again afterwards if it was
-    on before (it is process-wide: other threads meanwhile only collect later)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
-    """Endpoints matched by corner, mode, path type, group and endpoint (the worst path of each):
-    added, removed, flipped, slack changed — with the change split into Δarrival and Δrequired.
-    Line numbers are the after report's, except for removed endpoints (the before report's);
-    each line says which."""
-    with _collector_paused():
-        before, _ = _index(records["before"])
-        changes = _changes(before, *_index(records["after"]))
-    shown = _shown(changes, args.limit)
-    old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
-    new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
-    lines = [
-        _diff_line(kind, delta, old and old_paths[old.line], new and new_paths[new.line])
-        for kind, delta, old, new in shown
-    ]
-    summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
-    return make_excerpt(
-        summary + f"; showing {len(shown)}",
-        lines,
-        truncated=len(shown) < sum(map(len, changes.values())),
-    )
-
-
-def _changes(before: Index, after: Index, after_loose: Index) -> dict[str, list[Change]]:
-    """Every change, by kind."""
-    changes: dict[str, list[Change]] = {kind: [] for kind in KINDS}
-    flipped, added, changed = changes["flipped"].append, changes["added"].append, changes["changed"].append  # fmt: skip
-    matched = before.get
-    for key, new in after.items():
-        old = matched(key)
-        if old is None:
-            added((new.slack, None, new))
-        elif old.status != new.status:
-            flipped((round(new.slack - old.slack, DIGITS), old, new))
-        elif (delta := round(new.slack - old.slack, DIGITS)) != 0 or old.start != new.start:
-            changed((delta, old, new))
-    for key, old in before.items():
-        if key not in after:
-            loose = after_loose.get(_KEY_FIELDS(key))
-            changes["removed" if loose is None else "unconstrained"].append((old.slack, old, loose))
-    return changes
-
-
-def _shown(
-    changes: dict[str, list[Change]], limit: int
-) -> list[tuple[str, float, Row | None, Row | None]]:
-    """The first `limit` changes in rank order: flips, then added or removed together, then
-    changed, each worst first (ties in report order); a rank is sorted only if it is reached."""
-    shown: list[tuple[str, float, Row | None, Row | None]] = []
-    for kinds in RANKS:
-        room = limit - len(shown)
-        if room <= 0:
-            break
-        tagged = ((kind, *change) for kind in kinds for change in changes[kind])
-        shown += heapq.nsmallest(room, tagged, key=_DELTA)
-    return shown
-
-
-_DELTA = itemgetter(1)
-
-
-def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None) -> Line:
-    if kind == "added":
-        return make_line(new.first_line, f"[after] added: {_describe(new)}")
-    if kind == "removed":
-        return make_line(old.first_line, f"[before] removed: {_describe(old)}")
-    if kind == "unconstrained":
-        text = f"[after] now unconstrained: {_describe(new)}; was slack {figure(old.slack)} ({old.status})"
-        return make_line(new.first_line, text)
-    return make_line(new.first_line, f"[after] {_change(old, new, delta)}")
-
-
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
 
-def _change(old: StaPath, new: StaPath, delta: float) -> str:
-    kind = f"flipped {old.status}→{new.status}" if old.status != new.status else "changed"
-    arrival = (new.arrival or 0.0) - (old.arrival or 0.0)
-    required = (new.required or 0.0) - (old.required or 0.0)
-    start = (
-        f"; startpoint {old.startpoint} → {new.startpoint}"
-        if old.startpoint != new.startpoint
-        else ""
-    )
-    return (
-        f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(old.slack)} → "
-        f"{figure(new.slack)} (Δ {figure(delta, signed=True)}: Δarrival {figure(arrival, signed=True)}, "
-        f"Δrequired {figure(required, signed=True)}){start}"
-    )
-
-
-def _describe(path: StaPath) -> str:
+def describe_path(path: StaPath) -> str:
     state = (
         "unconstrained"
         if path.unconstrained
@@ -433,6 +288,11 @@ def _describe(path: StaPath) -> str:
     )
     where = " ".join(part for part in (path.group, path.corner, path.mode, path.path_type) if part)
     return f"{path.endpoint} · {state} · {where} · from {path.startpoint}"
+
+
+DIGITS = 6
+"""Numbers are shown, and slack differences rounded, to at most this many decimals: below any
+report's precision, above the binary noise of subtracting two decimal numbers."""
 
 
 def figure(value: float, signed: bool = False) -> str:

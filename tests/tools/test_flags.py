@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from lab.stagen import render_path
 from tests.corpus.build import sta_pair
 from tests.helpers import one_record
-from tools import sta
+from tools import sta, stadiff
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import _PATTERNS, INSTRUCTION_LIKE, _reads_like_instruction, instruction_flags
 
@@ -93,7 +93,7 @@ def test_a_name_quoted_by_every_sta_tool_keeps_its_flag(tmp_path):
         sta.stasummary(sta.ReportArgs(report="r"), {"report": records["after"]}),
         sta.stapaths(sta.PathsArgs(report="r"), {"report": records["after"]}),
         sta.stapath(sta.PathArgs(report="r", endpoint=name), {"report": records["after"]}),
-        sta.stadiff(sta.DiffArgs(before="r", after="r"), records),
+        stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), records),
     ]
     quoting = [line for excerpt in shown for line in excerpt.lines if name in line.text]
     assert len(quoting) >= 5  # summary, paths, diff, and the path's Endpoint and table rows

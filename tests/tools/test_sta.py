@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from lab import LAB_DIR
-from tools import sta
+from tools import sta, stadiff
 from tools.errors import RecordRefusal
 from tools.records import load_scenario
 
@@ -62,7 +62,7 @@ def test_one_path_with_its_line_numbers(sta1):
 
 def test_diff_flips_additions_removals_and_changed_startpoints(sta1):
     records = {"before": sta1.records[BEFORE], "after": sta1.records[AFTER]}
-    excerpt = sta.stadiff(sta.DiffArgs(before=BEFORE, after=AFTER, limit=200), records)
+    excerpt = stadiff.stadiff(stadiff.DiffArgs(before=BEFORE, after=AFTER, limit=200), records)
     assert (
         excerpt.summary == "1 flipped, 0 unconstrained, 1 added, 1 removed, 10 changed; showing 13"
     )
@@ -86,7 +86,9 @@ def test_diff_shows_the_first_changes_in_rank_order(sta1, enabled):
     (gc.enable if enabled else gc.disable)()
     try:
         shown = {
-            limit: sta.stadiff(sta.DiffArgs(before=BEFORE, after=AFTER, limit=limit), records)
+            limit: stadiff.stadiff(
+                stadiff.DiffArgs(before=BEFORE, after=AFTER, limit=limit), records
+            )
             for limit in (1, 3, 5)
         }
         assert gc.isenabled() is enabled

@@ -5,7 +5,7 @@ end tables and files that are not reports at all."""
 from pathlib import Path
 
 from tests.helpers import one_record
-from tools import sta
+from tools import sta, stadiff
 from tools.records import Record
 
 
@@ -41,8 +41,8 @@ def summary(record: Record) -> sta.Excerpt:
 
 
 def diff(before: Record, after: Record, limit: int = 20) -> sta.Excerpt:
-    args = sta.DiffArgs(before="b", after="a", limit=limit)
-    return sta.stadiff(args, {"before": before, "after": after})
+    args = stadiff.DiffArgs(before="b", after="a", limit=limit)
+    return stadiff.stadiff(args, {"before": before, "after": after})
 
 
 def test_setup_and_hold_and_each_mode_are_summarised_apart(tmp_path):
