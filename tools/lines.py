@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import codecs
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 MAX_LINE_BYTES = 64 * 1024
@@ -27,3 +28,10 @@ def _skip_rest_of_line(stream: IO[bytes], max_bytes: int) -> None:
         rest = stream.readline(max_bytes)
         if not rest or rest.endswith(b"\n"):
             return
+
+
+def without_bom(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
+    """The lines with a UTF-8 byte-order mark before the first one dropped: Excel and some editors
+    write one before a CSV header or a Markdown heading."""
+    for number, raw in lines:
+        yield number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw

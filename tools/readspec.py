@@ -9,7 +9,6 @@ as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import NamedTuple
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.flags import normalise
-from tools.lines import iter_lines
+from tools.lines import iter_lines, without_bom
 from tools.records import Record, open_record
 
 MAX_SECTION_LINES = 150
@@ -89,7 +88,7 @@ def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
         return make_excerpt(f"no section {args.section!r}: a section name needs a letter or digit", (), False)  # fmt: skip
     with open_record(records["path"]) as stream:
-        found = _find_section(_marked(iter_lines(stream)), wanted)
+        found = _find_section(_marked(without_bom(iter_lines(stream))), wanted)
     section = found.lines
     while section and not section[-1].text.strip():
         section.pop()
@@ -203,11 +202,9 @@ def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
 
 
 def _fences(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes, bool]]:
-    """Each line, with whether it is part of a fenced code block (its fences included). A
-    leading byte-order mark is dropped first: Excel and some editors write one."""
+    """Each line, with whether it is part of a fenced code block (its fences included)."""
     fence = b""
     for number, raw in lines:
-        raw = raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
         if fence:
             yield number, raw, True
             fence = b"" if _closes(fence, raw) else fence

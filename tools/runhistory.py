@@ -7,7 +7,6 @@ A quoted cell may span lines (RFC 4180); such a row is shown as all its lines, e
 
 from __future__ import annotations
 
-import codecs
 import csv
 import re
 from collections import Counter, deque
@@ -18,7 +17,7 @@ from pydantic import Field
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.lines import MAX_LINE_BYTES, iter_lines
+from tools.lines import MAX_LINE_BYTES, iter_lines, without_bom
 from tools.records import Record, open_record
 
 MAX_ROW_LINES = 50
@@ -45,7 +44,7 @@ class RunHistoryArgs(ToolArgs):
 
 def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
     with open_record(records["path"]) as stream:
-        rows = _rows(_without_bom(iter_lines(stream)))
+        rows = _rows(without_bom(iter_lines(stream)))
         first = next(rows, None)
         if first is None:
             return make_excerpt("the history is empty", (), False)
@@ -77,12 +76,6 @@ def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
 def _left_open(row: Row) -> bool:
     """A row ended by `MAX_ROW_LINES` while its quoted cell was still open."""
     return len(row) == MAX_ROW_LINES and _ends_quoted(row[-1][1], continued=True)
-
-
-def _without_bom(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:
-    """The lines with a leading UTF-8 byte-order mark dropped: Excel writes one before the header."""
-    for number, raw in lines:
-        yield number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
 
 
 def _rows(lines: Iterable[tuple[int, bytes]]) -> Iterator[Row]:
