@@ -7,9 +7,11 @@ or neither of `tool_calls`/`message`, too many calls, unknown fields) is `malfor
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,12 +21,30 @@ from pydantic import (
 )
 
 from guards.refusals import GUARD, Refusal, RefusalCode
-from tools.validation import describe_validation_error
+from tools.validation import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4
+MAX_DEPTH = 16
+"""Nesting of objects and arrays; an action document needs 5, and deeper data is refused before
+any code walks it recursively."""
+MAX_VALUES = 4096
+"""Strings, numbers and containers in one document (64 KiB of JSON holds fewer of any use)."""
 
-CallId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")]
+REF_LIKE = re.compile(r"^[EHMehm][0-9]+$")
+
+
+def _not_ref_like(call_id: str) -> str:
+    if REF_LIKE.match(call_id):
+        raise ValueError(f"a call id must not look like an evidence ref ({call_id!r})")
+    return call_id
+
+
+CallId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$"),
+    AfterValidator(_not_ref_like),
+]
 EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EH][1-9][0-9]{0,3}$")]
 
 
@@ -79,33 +99,62 @@ def parse_action(raw: object) -> ActionDocument | Refusal:
         if len(raw) > MAX_DOCUMENT_CHARS:
             return _malformed(f"the document is longer than {MAX_DOCUMENT_CHARS} characters")
         try:
-            raw = json.loads(raw)
+            raw = json.loads(raw, object_pairs_hook=_unique_keys)
         except (ValueError, RecursionError) as exc:
-            return _malformed(f"not JSON: {str(exc)[:120]}")
+            return _malformed(f"not JSON: {one_line(str(exc), 120)}")
     if not isinstance(raw, dict):
         return _malformed(f"expected a JSON object, got {type(raw).__name__}")
-    if not _valid_unicode(raw):
-        return _malformed("the document contains invalid Unicode (a lone surrogate)")
+    problem = shape_problem(raw)
+    if problem:
+        return _malformed(problem)
     try:
         return ActionDocument.model_validate(raw)
-    except (ValidationError, RecursionError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
-        return _malformed(f"not an action document: {detail}")
+    except ValidationError as exc:
+        return _malformed(f"not an action document: {describe_validation_error(exc)}")
 
 
-def _valid_unicode(value: Any, depth: int = 0) -> bool:
-    if depth > 64:
-        return True  # deeper structures are refused by the schema anyway
-    if isinstance(value, str):
-        return value.isascii() or _encodable(value)
-    if isinstance(value, dict):
-        return all(
-            _valid_unicode(key, depth + 1) and _valid_unicode(item, depth + 1)
-            for key, item in value.items()
-        )
-    if isinstance(value, list):
-        return all(_valid_unicode(item, depth + 1) for item in value)
-    return True
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: with a repeated key, what the guard checked and what
+    the ledger shows could differ (a parser keeps the last, a reader sees the first)."""
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        found[key] = value
+    return found
+
+
+def shape_problem(value: Any) -> str | None:
+    """Why a decoded document cannot be checked or stored, or None. Walked without recursion, so a
+    hostile nesting cannot exhaust the stack: too deep, too many values, a NUL character (no
+    PostgreSQL text or JSON value holds one) or a lone surrogate (not UTF-8)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"the document holds more than {MAX_VALUES} values"
+        if isinstance(item, str):
+            if problem := _text_problem(item):
+                return problem
+        elif isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return f"the document is nested deeper than {MAX_DEPTH} levels"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "the document contains a NUL character (U+0000)"
+    if not (text.isascii() or _encodable(text)):
+        return "the document contains invalid Unicode (a lone surrogate)"
+    return None
 
 
 def _encodable(text: str) -> bool:

@@ -6,11 +6,11 @@ Find the owner of any refusal in one hop: code → `RefusalCode` → the one che
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from tools.validation import utf8_safe
+from tools.validation import storable_text
 
 
 class RefusalCode(StrEnum):
@@ -55,10 +55,13 @@ class Refusal:
     """The offending tool call as proposed, or None when the whole document was refused."""
 
     def to_dict(self) -> dict[str, Any]:
-        record = asdict(self)
-        record["code"] = self.code.value
-        record["call"] = bounded(self.call)
-        return record
+        # Not `dataclasses.asdict`: it copies `call` recursively, and a call is hostile input.
+        return {
+            "code": self.code.value,
+            "owner": self.owner,
+            "detail": self.detail,
+            "call": bounded(self.call),
+        }
 
 
 INT64 = 1 << 63
@@ -77,7 +80,7 @@ def bounded(value: Any, depth: int = 0) -> Any:
     if isinstance(value, int):
         return value if -INT64 <= value < INT64 else f"<int of {len(str(abs(value)))} digits>"
     if isinstance(value, str):
-        text = utf8_safe(value)
+        text = storable_text(value)
         return text if len(text) <= 500 else text[:499] + "…"
     if isinstance(value, dict):
         return {

@@ -11,6 +11,7 @@ from typing import Any
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
+from guards.action import shape_problem
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
@@ -109,6 +110,10 @@ def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
     for name, value in fields.items():
         if value is not None and not isinstance(value, str):
             raise ValueError(f"the run input's {name} must be a string, not {type(value).__name__}")
+        if value is not None and (problem := shape_problem(value)):
+            raise ValueError(
+                f"the run input's {name} is refused: {problem.replace('the document ', '')}"
+            )
     return fields["scenario"], fields["goal"], fields["chooser"]
 
 

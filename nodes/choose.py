@@ -8,13 +8,14 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.runtime import Runtime
 
+from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.evidence import observations
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
-from tools.validation import utf8_safe
+from tools.validation import storable_text
 
 
 def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
@@ -66,7 +67,9 @@ def recordable(raw: Proposal) -> Any:
     lone surrogates). The guard parses both the same way; what is not JSON at all is recorded as
     text for the guard to refuse."""
     if isinstance(raw, str):
-        return utf8_safe(raw)
+        return storable_text(raw)
+    if shape_problem(raw):  # too deep or wide to walk safely: the guard refuses it as text
+        return storable_text(repr(raw)[:MAX_DOCUMENT_CHARS])
     try:
         text = json.dumps(raw, allow_nan=False)
     except (TypeError, ValueError, RecursionError):

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from guards.action import MAX_DOCUMENT_CHARS
 from nodes.route import Route, RouteError, check_base_url
-from tools.validation import one_line, utf8_safe
+from tools.validation import one_line, storable_text
 
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
 TRUNCATED = "the response ended without a finish reason (truncated)"
@@ -173,7 +173,7 @@ def _reply(message: AIMessage) -> Reply:
     raw_usage = metadata.get("token_usage")
     calls = [*message.tool_calls, *message.invalid_tool_calls]
     refusal = message.additional_kwargs.get("refusal")
-    refusal = utf8_safe(refusal)[:2000] if isinstance(refusal, str) and refusal else None
+    refusal = storable_text(refusal)[:2000] if isinstance(refusal, str) and refusal else None
     request_id = (
         (metadata.get("headers") or {}).get("x-request-id") or metadata.get("id") or message.id
     )
@@ -293,7 +293,7 @@ def retry_after(header: str | None) -> float | None:
 
 def recorded_text(text: str) -> dict[str, Any]:
     """The recorded form of a reply's text: a bounded prefix, the whole length and sha256."""
-    clean = utf8_safe(text)
+    clean = storable_text(text)
     digest = hashlib.sha256(clean.encode("utf-8")).hexdigest()
     return {"content": clean[:RECORDED_CHARS], "chars": len(clean), "sha256": digest}
 
@@ -301,7 +301,7 @@ def recorded_text(text: str) -> dict[str, Any]:
 def _name(value: object) -> str | None:
     """A name the endpoint sent (model, request id, finish reason): a clean string of one line, at
     most 200 characters, or None; state, cassettes and the server's JSON take UTF-8 only."""
-    return one_line(utf8_safe(value), 200) if isinstance(value, str) else None
+    return one_line(storable_text(value), 200) if isinstance(value, str) else None
 
 
 def _tool_calls_json(calls: list[Any]) -> str:

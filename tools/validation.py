@@ -9,9 +9,12 @@ from pydantic import ValidationError
 _PLAIN = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
 
-def utf8_safe(text: str) -> str:
-    """The text with each lone surrogate (from a JSON `\\ud800` escape, or `surrogateescape`)
-    written as its escape: checkpoints, cassettes and the server's JSON take UTF-8 only."""
+def storable_text(text: str) -> str:
+    """The text with each lone surrogate (from a JSON `\\ud800` escape, or `surrogateescape`) and
+    each NUL written as its escape: checkpoints, cassettes and the server's JSON take UTF-8 only,
+    and no PostgreSQL text or JSON value holds a NUL."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
     return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 

@@ -1,0 +1,152 @@
+"""Property: whatever a chooser returns (nesting, NUL and other control characters, lone
+surrogates, sizes, repeated keys), the run records it, refuses it, ends with a handover and can be
+read and resumed again, on SQLite and on the real PostgreSQL server alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from graph.build import compile_graph
+from graph.persistence import open_run
+from guards.action import MAX_DEPTH, parse_action
+from guards.refusals import Refusal
+from nodes.context import WarrantContext
+from tests.helpers import R42_LOG, stop
+
+EXAMPLES = int(os.environ.get("WARRANT_HOSTILE_EXAMPLES", "25"))
+CONTROL = st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from(
+    "\x7f\u2028\ud800\udfff\ufeff"
+)
+hostile_text = st.text(alphabet=CONTROL | st.characters(), max_size=40)
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for level in range(depth):
+        value = {"x": value} if level % 2 else [value]
+    return value
+
+
+deep_values = st.builds(nested, st.integers(MAX_DEPTH - 2, 700), hostile_text)
+sized_text = st.integers(0, 70_000).map(lambda size: "x" * size)
+calls = st.builds(
+    lambda call_id, query, limit: {"id": call_id, "name": "searchlogs",
+                                   "args": {"path": R42_LOG, "query": query, "limit": limit}},
+    st.sampled_from(["c1", "E1", "h2", "m10", "a\x00"]) | hostile_text,
+    hostile_text | deep_values,
+    st.integers(-3, 30) | st.booleans() | deep_values | st.integers(1 << 63, 1 << 80),
+)  # fmt: skip
+documents = st.one_of(
+    st.builds(lambda text: {"summary": "s", "message": {"kind": "stop", "text": text}}, hostile_text),
+    st.builds(lambda q: {"summary": "s", "message": {"kind": "ask_user", "question": q}}, hostile_text),
+    st.builds(lambda call: {"summary": "s", "tool_calls": [call]}, calls),
+    st.builds(lambda summary: {"summary": summary, "message": {"kind": "stop"}}, sized_text),
+    deep_values,
+    st.builds(json.dumps, st.builds(lambda call: {"summary": "s", "tool_calls": [call]}, calls)),
+    st.just('{"summary": "s", "summary": "t", "message": {"kind": "stop"}}'),
+    hostile_text,
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Proposals:
+    """A chooser that proposes the given documents, then stops (trusted embedded code)."""
+
+    proposals: tuple[Any, ...]
+    actor: str = "chooser:hostile"
+
+    def choose(self, view: Any) -> Any:
+        if view.turn <= len(self.proposals):
+            return self.proposals[view.turn - 1]
+        return stop("end of the hostile sequence")
+
+
+@contextmanager
+def sqlite_store(folder: Path) -> Iterator[str]:
+    yield str(folder / f"{uuid.uuid4().hex}.sqlite")
+
+
+def finish(db: str, thread: str, proposals: list[Any]) -> dict[str, Any]:
+    context = WarrantContext(choosers={"hostile": Proposals(tuple(proposals))})
+    config = {"configurable": {"thread_id": thread}}
+    with open_run(db, thread) as saver:
+        graph = compile_graph(saver)
+        graph.invoke({"scenario": "R42", "chooser": "hostile"}, config, durability="sync",
+                     context=context)  # fmt: skip
+        return read_back(saver, config)
+
+
+def read_back(saver: BaseCheckpointSaver, config: dict[str, Any]) -> dict[str, Any]:
+    """The final state as a fresh reader sees it, and a resume that finds nothing to do."""
+    graph = compile_graph(saver)
+    graph.invoke(None, config, durability="sync")
+    return graph.get_state(config).values
+
+
+def check(state: dict[str, Any], proposals: list[Any]) -> None:
+    """Ended with a handover, or waiting for a person on a question the guard let through."""
+    if state.get("pending"):
+        [waiting] = state["pending"]
+        assert waiting["kind"] == "question" and "handover" not in state
+    else:
+        assert state["handover"]["status"] in {"stopped", "step_budget_exhausted", "refusal_limit"}
+    assert all(item["record"] == R42_LOG for item in state.get("evidence", []))
+    json.dumps(state, allow_nan=False).encode("utf-8")  # storable, valid UTF-8 everywhere
+    assert "\x00" not in json.dumps(state, ensure_ascii=False)
+    first = proposals[0]
+    if isinstance(parse_action(first), Refusal):
+        assert state["refusals"][0]["code"] == "malformed_action"
+    assert all("\n" not in refusal["detail"] for refusal in state["refusals"])
+
+
+def hostile_settings(test: Any) -> Any:
+    return settings(max_examples=EXAMPLES, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(test)  # fmt: skip
+
+
+@hostile_settings
+@given(st.lists(documents, min_size=1, max_size=4))
+def test_hostile_documents_end_cleanly_on_sqlite(tmp_path, proposals):
+    db = str(tmp_path / f"{uuid.uuid4().hex}.sqlite")
+    state = finish(db, "t", proposals)
+    check(state, proposals)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] > 0
+
+
+@hostile_settings
+@given(st.lists(documents, min_size=1, max_size=4))
+def test_hostile_documents_end_cleanly_on_postgres(postgres_url, proposals):
+    state = finish(postgres_url, f"t-{uuid.uuid4().hex}", proposals)
+    check(state, proposals)
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        nested(600, "x"),
+        json.dumps(nested(600, "x")),
+        {"summary": "s", "message": {"kind": "stop", "text": "before\x00after"}},
+        '{"summary": "s", "message": {"kind": "stop", "text": "a\\u0000b"}}',
+        {"summary": "s", "tool_calls": [{"id": "c1", "name": "searchlogs",
+                                         "args": {"path": R42_LOG, "query": "q", "limit": nested(600, 1)}}]},
+    ],
+)  # fmt: skip
+def test_a_deep_or_nul_document_is_refused_and_the_run_ends(postgres_url, document):
+    state = finish(postgres_url, "deep", [document])
+    [refusal] = state["refusals"]
+    assert refusal["code"] == "malformed_action"
+    assert state["handover"]["status"] == "stopped"
