@@ -181,7 +181,7 @@ def stored_outcome(thread_id: str, db: str | None) -> Outcome:
             result = outcome(graph, {"configurable": {"thread_id": thread_id}})
     except RunError as exc:
         fail(exc.code, str(exc))
-    if not result.values:
+    if "scenario" not in result.values:
         fail(2, f"no run with thread id {thread_id!r} in {store}")
     return result
 

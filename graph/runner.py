@@ -145,13 +145,13 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
     config = _config(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
-        values = snapshot.values
+        values = snapshot.values if has_run(snapshot) else {}
         if values and not request.message_id:
             raise RunError(
                 2,
                 f"thread {request.thread_id!r} already has a run; see `warrant show {request.thread_id}`",
             )
-        if values and values.get("request_sha256") != request.digest:
+        if values and stored_digest(values) != request.digest:
             raise RunError(
                 2,
                 f"identity conflict: message id {request.message_id!r} was used for a different request",
@@ -161,6 +161,15 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
         elif is_unfinished(snapshot):
             advance(graph, None, config, request.thread_id, on_event)
         return outcome(graph, config)
+
+
+def stored_digest(values: dict[str, Any]) -> str:
+    """The digest of the request a thread holds: pinned at admission, or, for a run stopped
+    before admission finished, that of the input as it was saved."""
+    if "request_sha256" in values:
+        return values["request_sha256"]
+    fields = [values.get(name) for name in ("scenario", "goal", "chooser")]
+    return request_digest(*fields) if all(isinstance(field, str) for field in fields) else ""
 
 
 def resume(
@@ -175,7 +184,7 @@ def resume(
     config = _config(thread_id)
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
-        if not snapshot.values:
+        if not has_run(snapshot):
             raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
         if reply is not None:
             try:
@@ -188,9 +197,19 @@ def resume(
         return outcome(graph, config)
 
 
+def has_run(snapshot: StateSnapshot) -> bool:
+    """The thread holds a run's input (a worker killed while saving its first checkpoint leaves
+    only the empty values of the list channels: no run, and the same request starts it)."""
+    return "scenario" in snapshot.values
+
+
 def is_unfinished(snapshot: StateSnapshot) -> bool:
-    """The run stopped between steps (a crash, a lost connection), not waiting for a person."""
-    return bool(snapshot.next) and not snapshot.interrupts
+    """The run stopped before its handover (a crash, a lost connection), not waiting for a person.
+
+    Judged from what the run has written, not from `snapshot.next`: a worker killed after its
+    tasks' writes were saved but before the next checkpoint leaves `next` empty, and continuing
+    (`invoke(None)`) still finishes it."""
+    return has_run(snapshot) and "handover" not in snapshot.values and not snapshot.interrupts
 
 
 def advance(
