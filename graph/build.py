@@ -33,11 +33,20 @@ from graph.crashpoints import POINT, pausable
 from graph.state import RunInput, WarrantState, apply_update
 from nodes.admit import admit, route_after_admit
 from nodes.choose import choose
-from nodes.context import WarrantContext
+from nodes.context import WarrantContext, now
 from nodes.execute import execute
 from nodes.guard import guard, route_after_guard
 from nodes.handover import handover
 from nodes.human import human
+from nodes.integrity import (
+    INPUTS,
+    TAMPERED,
+    payload_is_sealed,
+    seal_update,
+    tampering,
+    unsealed_fields,
+    without_seal,
+)
 from nodes.model import model, route_after_choose, route_after_model
 
 State = dict[str, Any]
@@ -46,13 +55,38 @@ Route = Callable[[State], Any]
 
 
 def stage(name: str, node: Callable[..., State]) -> Stage:
-    """A node function behind its pause point, given the `config`/`runtime` it declares."""
+    """A node function behind its pause point, given the `config`/`runtime` it declares, run only
+    on state the run wrote itself, its update sealed (`nodes.integrity`)."""
     paused = pausable(name, node)
     wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
+    inputs = INPUTS if name == "admit" else frozenset()
 
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         given = {"config": config, "runtime": runtime}
-        return paused(state, **{key: given[key] for key in wants})
+        if name != "handover" and (found := unsealed_fields(state, inputs) or state.get("tampered")):  # fmt: skip
+            return seal_update(_ending(name, found, state, runtime))
+        return seal_update(paused(state, **{key: given[key] for key in wants}))
+
+    return call
+
+
+def _ending(name: str, found: list[Any], state: State, runtime: Runtime[WarrantContext]) -> State:
+    """Found values the run did not write: recorded once (a task may have recorded it already),
+    then the run goes to its handover."""
+    fields = [field for field in found if isinstance(field, str)]
+    recorded = tampering(name, fields, state.get("turn", 0), now(runtime)) if fields else {}
+    return {**recorded, "status": TAMPERED}
+
+
+def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
+    """A node run as a `Send` task: only on a payload its sender sealed; its update sealed."""
+    paused = pausable(name, node)
+
+    def call(payload: State, runtime: Runtime[WarrantContext]) -> State:
+        if not payload_is_sealed(name, payload):
+            turn = payload.get("turn") if isinstance(payload.get("turn"), int) else 0
+            return seal_update(tampering(name, ["task"], turn, now(runtime)))
+        return seal_update(paused(without_seal(payload), runtime))
 
     return call
 
@@ -62,6 +96,8 @@ def routed(main: Stage, route: Route) -> Callable[..., Command]:
 
     def node(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> Command:
         update = main(state, config, runtime)
+        if update.get("status") == TAMPERED:
+            return Command(update=update, goto="handover")
         return Command(update=update, goto=route(apply_update(state, update)))
 
     return node
@@ -74,17 +110,17 @@ def build(served: bool = False) -> StateGraph:
     builder = StateGraph(WarrantState, input_schema=RunInput)
     chosen = ("model", "guard", "handover")
     admitting = functools.wraps(admit)(functools.partial(admit, served=served))
-    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "human", END))  # fmt: skip
+    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "human", "handover", END))  # fmt: skip
     builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",
         routed(stage("guard", guard), route_after_guard),
         destinations=("execute", "human", "choose", "handover"),
     )
-    builder.add_node("execute", pausable("execute", execute))
+    builder.add_node("execute", task("execute", execute))
     builder.add_node("model", routed(stage("model", model), route_after_model), destinations=chosen)  # fmt: skip
-    builder.add_node("human", pausable("human", human))
-    builder.add_node("handover", pausable("handover", handover))
+    builder.add_node("human", task("human", human))
+    builder.add_node("handover", stage("handover", handover))
     builder.add_edge(START, "admit")
     builder.add_edge("execute", "choose")
     builder.add_edge("human", "guard")

@@ -136,6 +136,7 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
             conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
             try:
                 PostgresSaver(conn).setup()
+                install_postgres_fence(conn)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
     except (PoolTimeout, psycopg.OperationalError) as exc:
@@ -200,6 +201,7 @@ def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
         connection.execute("PRAGMA journal_mode=WAL")
         saver = SqliteSaver(connection)
         saver.setup()
+        install_sqlite_fence(connection)
     except (OSError, sqlite3.Error) as exc:
         raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
     try:
@@ -210,3 +212,57 @@ def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+# The fence: one line of checkpoints per thread, whoever writes it.
+
+FENCE_MESSAGE = "warrant: the run was advanced by another worker"
+FENCE_INSTALLED = "SELECT 1 FROM pg_trigger WHERE tgname = 'warrant_fence'"
+POSTGRES_FENCE = (
+    f"""
+CREATE OR REPLACE FUNCTION warrant_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('warrant-fence:' || NEW.thread_id || ':' || NEW.checkpoint_ns, 0));
+  IF EXISTS (
+    SELECT 1 FROM checkpoints c
+    WHERE c.thread_id = NEW.thread_id AND c.checkpoint_ns = NEW.checkpoint_ns
+      AND c.checkpoint_id > coalesce(NEW.parent_checkpoint_id, '') AND c.checkpoint_id <> NEW.checkpoint_id
+  ) THEN
+    RAISE EXCEPTION '{FENCE_MESSAGE} (thread %)', NEW.thread_id USING ERRCODE = 'serialization_failure';
+  END IF;
+  RETURN NEW;
+END $$""",
+    """CREATE OR REPLACE TRIGGER warrant_fence BEFORE INSERT ON checkpoints
+FOR EACH ROW EXECUTE FUNCTION warrant_fence()""",
+)
+SQLITE_FENCE = f"""
+CREATE TRIGGER IF NOT EXISTS warrant_fence BEFORE INSERT ON checkpoints
+WHEN EXISTS (
+  SELECT 1 FROM checkpoints c
+  WHERE c.thread_id = NEW.thread_id AND c.checkpoint_ns = NEW.checkpoint_ns
+    AND c.checkpoint_id > coalesce(NEW.parent_checkpoint_id, '') AND c.checkpoint_id <> NEW.checkpoint_id
+)
+BEGIN SELECT RAISE(ABORT, '{FENCE_MESSAGE}'); END;
+"""
+"""A checkpoint is written only as the successor of the thread's latest one. Two workers that
+continue the same thread from the same checkpoint (a served run and `warrant resume`, two
+replicas) cannot both write: the second one's write fails and it stops; the checkpoints never
+fork. A trigger, so that it holds for every writer of the tables, LangGraph's own savers included.
+Forking from an older checkpoint (time travel) is refused the same way."""
+
+
+def install_postgres_fence(conn: psycopg.Connection) -> None:
+    """Once per database (under the setup lock): a trigger, made again only when it is missing."""
+    if conn.execute(FENCE_INSTALLED).fetchone():
+        return
+    for statement in POSTGRES_FENCE:
+        conn.execute(statement)
+
+
+def install_sqlite_fence(connection: sqlite3.Connection) -> None:
+    connection.execute(SQLITE_FENCE)
+    connection.commit()
+
+
+def is_fenced_out(exc: BaseException) -> bool:
+    return FENCE_MESSAGE in str(exc)

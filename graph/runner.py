@@ -20,7 +20,7 @@ from langgraph.types import Command, StateSnapshot
 from graph.build import compile_graph
 from graph.identity import thread_for_message
 from graph.interactions import InteractionError, pending_of, resume_command
-from graph.persistence import RunBusy, StorageUnavailable, open_run, open_saver
+from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
 from graph.render import interaction_summary
 from graph.retention import thread_ids
 from lab import builtin_manifests
@@ -159,7 +159,7 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
         if not values:
             advance(graph, request.as_input(), config, request.thread_id, on_event)
         elif is_unfinished(snapshot):
-            advance(graph, None, config, request.thread_id, on_event)
+            carry_on(graph, config, request.thread_id, on_event)
         return outcome(graph, config)
 
 
@@ -193,7 +193,7 @@ def resume(
                 raise RunError(2, str(exc)) from None
             advance(graph, command, config, thread_id, on_event)
         elif is_unfinished(snapshot):
-            advance(graph, None, config, thread_id, on_event)
+            carry_on(graph, config, thread_id, on_event)
         return outcome(graph, config)
 
 
@@ -210,6 +210,18 @@ def is_unfinished(snapshot: StateSnapshot) -> bool:
     tasks' writes were saved but before the next checkpoint leaves `next` empty, and continuing
     (`invoke(None)`) still finishes it."""
     return has_run(snapshot) and "handover" not in snapshot.values and not snapshot.interrupts
+
+
+def carry_on(
+    graph: CompiledStateGraph, config: dict[str, Any], thread_id: str, on_event: OnEvent
+) -> None:
+    """Finish a run that stopped before its handover. A state that schedules nothing further (it
+    was last written by someone other than the run's nodes) goes to the handover, which checks
+    it like every node does and records what the run did not write."""
+    advance(graph, None, config, thread_id, on_event)
+    snapshot = graph.get_state(config)
+    if is_unfinished(snapshot) and not snapshot.next:
+        advance(graph, Command(goto="handover"), config, thread_id, on_event)
 
 
 def advance(
@@ -233,6 +245,12 @@ def advance(
             4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"
         ) from None
     except STORAGE_ERRORS as exc:
+        if is_fenced_out(exc):
+            raise RunError(
+                2,
+                f"run {thread_id!r} was advanced by another worker meanwhile; nothing of this"
+                f" attempt was kept: see `warrant show {thread_id}`",
+            ) from None
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(
             4, f"storage failed: {detail}; resume with `warrant resume {thread_id}`"

@@ -20,7 +20,14 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from graph.build import compile_graph
-from graph.persistence import default_db, is_postgres, pool_size
+from graph.persistence import (
+    FENCE_INSTALLED,
+    POSTGRES_FENCE,
+    SQLITE_FENCE,
+    default_db,
+    is_postgres,
+    pool_size,
+)
 
 graph = compile_graph(served=True)
 
@@ -41,8 +48,15 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         ) as pool:
             saver = AsyncPostgresSaver(pool)
             await saver.setup()
+            async with pool.connection() as conn:
+                if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
+                    for statement in POSTGRES_FENCE:
+                        await conn.execute(statement)
             yield saver
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            await saver.setup()
+            await saver.conn.execute(SQLITE_FENCE)
+            await saver.conn.commit()
             yield saver

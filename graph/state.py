@@ -38,6 +38,11 @@ def append(existing: list[Any], new: list[Any]) -> list[Any]:
     return [*existing, *new]
 
 
+def merge_seals(existing: dict[str, str], new: dict[str, str]) -> dict[str, str]:
+    """The seal of each channel's latest value (`nodes.integrity`)."""
+    return {**existing, **new}
+
+
 class RunInput(TypedDict):
     """What a caller gives to start a run (CLI, Studio, SDK or embedded)."""
 
@@ -95,6 +100,10 @@ class WarrantState(TypedDict, total=False):
     events: Annotated[list[dict[str, Any]], append_events]
     handover: dict[str, Any]
     """The final report; present once the run has ended."""
+    seals: Annotated[dict[str, str], merge_seals]
+    """The seal of every other channel's value, by channel: proof the run wrote it."""
+    tampered: Annotated[list[dict[str, Any]], append]
+    """Where values the run did not write were found (then the run ends `state_tampered`)."""
 
 
 def _reducers() -> dict[str, tuple[Any, type]]:

@@ -19,6 +19,7 @@ class RefusalCode(StrEnum):
     UNAPPROVED_RECORD = "unapproved_record"
     RECORD_CHANGED = "record_changed"
     RECORD_UNAVAILABLE = "record_unavailable"
+    TOOL_TIMEOUT = "tool_timeout"
     # Owned by the guard.
     MALFORMED_ACTION = "malformed_action"
     UNKNOWN_TOOL = "unknown_tool"
@@ -33,10 +34,14 @@ class RefusalCode(StrEnum):
     REJECTED = "rejected"
     INTERACTION_MISMATCH = "interaction_mismatch"
     MALFORMED_REPLY = "malformed_reply"
+    # Owned by the runtime (admission and the run's own bookkeeping).
+    THREAD_IN_USE = "thread_in_use"
+    STATE_TAMPERED = "state_tampered"
 
 
 GUARD = "guard"
 HUMAN = "human"
+RUNTIME = "runtime"
 
 
 def tool_owner(name: str) -> str:
@@ -49,7 +54,7 @@ class Refusal:
 
     code: RefusalCode
     owner: str
-    """`guard`, `tool:<name>` or `human`."""
+    """`guard`, `tool:<name>`, `human` or `runtime`."""
     detail: str
     call: dict[str, Any] | None = None
     """The offending tool call as proposed, or None when the whole document was refused."""

@@ -12,14 +12,13 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from guards.action import shape_problem
+from guards.refusals import RUNTIME, Refusal, RefusalCode
 from lab import builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.human import to_people
 from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
-
-RUNTIME = "runtime"
 
 
 class ScenarioNotFound(ValueError):
@@ -88,7 +87,9 @@ def admit(
         goal=pinned["goal"], chooser=pinned["chooser"], budget=grant["budget"], records=records,
         reference=reference, message_id=state.get("message_id"),
     )  # fmt: skip
+    given = {name: state[name] for name in ("scenario", "message_id") if name in state}
     return {
+        **given,
         **pinned,
         "request_sha256": request_digest(state["scenario"], pinned["goal"], pinned["chooser"]),
         "admitted_at": at,
@@ -128,10 +129,10 @@ def refused_input(state: dict[str, Any], at: float) -> dict[str, Any]:
         "message_id": first.get("message_id"),
     }
     detail = "this thread already has a run; a new run needs a new thread"
-    refused = event("refused", state.get("turn", 0), RUNTIME, at, code="thread_in_use",
-                    owner=RUNTIME, detail=detail)  # fmt: skip
+    refusal = Refusal(RefusalCode.THREAD_IN_USE, RUNTIME, detail).to_dict()
+    refused = event("refused", state.get("turn", 0), RUNTIME, at, **refusal)
     return {
-        **{key: value for key, value in restored.items() if value is not None},
+        **restored,  # message_id too when it was None: the new input's own is not kept
         "events": [refused],
     }
 

@@ -15,18 +15,24 @@ from langgraph.runtime import Runtime
 
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
-from tools.catalog import tools_of
+from tools.args import ToolArgs
+from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
-from tools.records import Record
+from tools.excerpt import Excerpt
+from tools.reading import reading
+from tools.records import Record, pinned_record
 
 
 def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     call = task["call"]
     spec = tools_of(task["profile"])[call["name"]]
-    records = {field: Record.model_validate(record) for field, record in task["records"].items()}
+    admitted = {field: Record.model_validate(record) for field, record in task["records"].items()}
     args = spec.args_model.model_validate(call["args"])
+    records = admitted
     try:
-        excerpt, error = spec.run(args, records), None
+        records = {field: pinned_record(task["manifest"], task["manifest_sha256"], record)
+                   for field, record in admitted.items()}  # fmt: skip
+        excerpt, error = _read(spec, args, records, task, now(runtime)), None
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
@@ -38,3 +44,22 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
         call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
     )  # fmt: skip
     return {"evidence": [item], "events": [done]}
+
+
+def _read(
+    spec: ToolSpec, args: ToolArgs, records: dict[str, Record], task: dict[str, Any], at: float
+) -> Excerpt:
+    """The tool's excerpt, read within the call's time limit and the run's deadline, from the
+    versions of the records admitted (else a `RecordRefusal`)."""
+    left = task["deadline_at"] - at
+    call_s = task["call_s"]
+    if left <= 0:
+        raise RecordRefusal("deadline_passed", "the run's deadline passed before the call ran")
+    if left < call_s:
+        cut = ("deadline_passed", "the run's deadline passed while the call ran")
+    else:
+        cut = ("tool_timeout", f"the call ran past its limit of {call_s}s (budget.call_s)")
+    with reading(min(left, call_s), *cut) as session:
+        excerpt = spec.run(args, records)
+        session.verify()
+    return excerpt

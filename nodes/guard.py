@@ -26,6 +26,7 @@ from guards.refusals import RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item, observations
 from nodes.human import to_people
+from nodes.integrity import sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.route import Route
 from tools.records import Scenario
@@ -223,12 +224,16 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
     if outcome == "execute":
         grant = state["grant"]
         return [
-            Send("execute", {
+            Send("execute", sealed_payload("execute", {
                 "call": {key: value for key, value in call.items() if key != "sources"},
                 "profile": grant["profile"],
+                "manifest": grant["manifest"],
+                "manifest_sha256": grant["manifest_sha256"],
                 "records": call["sources"],
                 "turn": decision["turn"],
-            })
+                "deadline_at": state["deadline_at"],
+                "call_s": grant["budget"].get("call_s", 30),
+            }))
             for call in decision["calls"]
         ]  # fmt: skip
     if outcome in ("ask", "approval", "await"):

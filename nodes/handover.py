@@ -11,21 +11,28 @@ from typing import Any
 from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
 
+from guards.refusals import RUNTIME
 from nodes.context import WarrantContext, event, now
+from nodes.integrity import TAMPERED, tampering, trusted, unsealed_fields
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
-
-RUNTIME = "runtime"
 
 
 def handover(
     state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
-    status = state.get("status") or "stopped"
+    at, turn = now(runtime), state.get("turn", 0)
+    found = unsealed_fields(state)
+    recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
+    if found or state.get("tampered"):
+        state = _trusted(state, recorded)
+        status = TAMPERED
+    else:
+        status = state.get("status") or "stopped"
     report = build_handover(
         {**state, "status": status}, config["configurable"].get("thread_id", "")
     )
-    at, turn = now(runtime), state.get("turn", 0)
     events = [
+        *recorded.get("events", []),
         event("stopped", turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
         event(
             "handover",
@@ -36,7 +43,25 @@ def handover(
             refusals=len(report["refusals"]),
         ),
     ]
-    return {"status": status, "handover": report, "events": events}
+    return {**recorded, "status": status, "handover": report, "events": events}
+
+
+def _trusted(state: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """Only what the run wrote itself; the grant and goal, if their fields were replaced, as the
+    sealed ledger recorded them at admission."""
+    kept = trusted(state)
+    admitted = next(
+        (item["payload"] for item in kept.get("events", []) if item["type"] == "admitted"), {}
+    )
+    kept.setdefault("goal", admitted.get("goal", ""))
+    kept.setdefault("grant", {
+        "id": admitted.get("scenario", "?"),
+        "profile": admitted.get("profile"),
+        "budget": admitted.get("budget", {}),
+        "records": {record["id"]: record for record in admitted.get("records", [])},
+    })  # fmt: skip
+    kept["refusals"] = [*kept.get("refusals", []), *recorded.get("refusals", [])]
+    return kept
 
 
 def build_handover(state: dict[str, Any], thread_id: str) -> dict[str, Any]:

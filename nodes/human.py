@@ -15,6 +15,7 @@ from langgraph.types import Send, interrupt
 from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
+from nodes.integrity import sealed_payload
 
 PERSON = "human"
 
@@ -40,7 +41,7 @@ def to_people(state: dict[str, Any]) -> list[Send]:
     """One `human` task for each pending interaction that has no reply yet."""
     replies = state.get("replies", {})
     return [
-        Send("human", {"interaction": interaction})
+        Send("human", sealed_payload("human", {"interaction": interaction}))
         for interaction in state.get("pending", [])
         if interaction["interaction_id"] not in replies
     ]

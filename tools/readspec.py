@@ -19,7 +19,8 @@ from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.flags import normalise
 from tools.lines import iter_lines, without_bom
-from tools.records import Record, open_record
+from tools.reading import open_record
+from tools.records import Record
 
 MAX_SECTION_LINES = 150
 MAX_SETEXT_LINES = 10

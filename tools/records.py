@@ -12,7 +12,9 @@ import csv
 import functools
 import gzip
 import hashlib
+import os
 import tomllib
+import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
 from typing import IO, Annotated, Any, Literal
@@ -59,6 +61,8 @@ class Budget(_Strict):
     """Evidence items the run may collect."""
     deadline_s: Annotated[int, Field(ge=1, le=7 * 24 * 3600)] = 120
     """Seconds from admission after which choices are refused with `deadline_passed`."""
+    call_s: Annotated[int, Field(ge=1, le=3600)] = 30
+    """Seconds one tool call may read before it is cut (`tool_timeout`); never past the deadline."""
     questions: Annotated[int, Field(ge=0, le=100)] = 3
     """Questions the chooser may ask a person (`ask_user`)."""
     refusals: Annotated[int, Field(ge=1, le=1000)] | None = None
@@ -114,6 +118,9 @@ class Scenario(BaseModel):
     records: dict[str, Record]
     script: tuple[dict[str, Any], ...]
     manifest: str
+    manifest_sha256: str = ""
+    """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
+    this manifest when they are read (`pinned_record`)."""
 
     def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
         """The approved record with exactly this id and kind, or a `RecordRefusal`."""
@@ -133,7 +140,8 @@ class Scenario(BaseModel):
 
 def load_scenario(manifest_path: Path) -> Scenario:
     """Load and admit a manifest, or raise `ManifestError` naming what was wrong."""
-    document = _read_manifest(manifest_path)
+    raw = _manifest_bytes(manifest_path)
+    document = _parse_or_refuse(manifest_path, raw)
     root = manifest_path.resolve().parent
     records: dict[str, Record] = {}
     for entry in document.record:
@@ -149,10 +157,11 @@ def load_scenario(manifest_path: Path) -> Scenario:
         records=records,
         script=tuple(copy.deepcopy(document.script)),  # the cached document stays untouched
         manifest=str(manifest_path.resolve()),
+        manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )
 
 
-def _read_manifest(path: Path) -> ManifestFile:
+def _manifest_bytes(path: Path) -> bytes:
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_MANIFEST_BYTES + 1)
@@ -160,6 +169,10 @@ def _read_manifest(path: Path) -> ManifestFile:
         raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_MANIFEST_BYTES:
         raise ManifestError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES} bytes")
+    return raw
+
+
+def _parse_or_refuse(path: Path, raw: bytes) -> ManifestFile:
     try:
         return _parse_manifest(raw)
     except UnicodeDecodeError:
@@ -178,8 +191,26 @@ def _parse_manifest(raw: bytes) -> ManifestFile:
     return ManifestFile.model_validate(tomllib.loads(raw.decode("utf-8")))
 
 
-def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
-    where = f"{manifest}: record {entry.id!r}"
+def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Record:
+    """The admitted record, its file found again through the manifest it was admitted from, whose
+    bytes must still have the pinned sha256: a path is never taken from the run's state."""
+    path = Path(manifest)
+    try:
+        raw = _manifest_bytes(path)
+    except ManifestError as exc:
+        raise RecordRefusal("record_unavailable", str(exc)) from None
+    if hashlib.sha256(raw).hexdigest() != manifest_sha256:
+        raise RecordRefusal("record_changed", f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
+    try:
+        document = _parse_or_refuse(path, raw)
+        [entry] = [entry for entry in document.record if entry.id == admitted.id]
+        resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
+    except (ManifestError, ValueError):
+        raise RecordRefusal("record_unavailable", f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
+    return admitted.model_copy(update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind})  # fmt: skip
+
+
+def _resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
     relative = _confined_relative_path(entry.path, where)
     try:
         resolved = (root / relative).resolve(strict=True)
@@ -187,21 +218,19 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         raise ManifestError(f"{where}: file {entry.path!r} does not exist") from None
     if not resolved.is_relative_to(root):
         raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
+    return resolved
+
+
+def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
+    where = f"{manifest}: record {entry.id!r}"
+    resolved = _resolved_path(entry, root, where)
     try:
-        stat = resolved.stat()
-    except OSError as exc:
-        raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
-    if not S_ISREG(stat.st_mode):
-        raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
-    limit = MAX_RECORD_BYTES.get(entry.kind)
-    if limit is not None and stat.st_size > limit:
-        raise ManifestError(
-            f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
-        )
-    try:
-        digest = _sha256(resolved)
-        if entry.kind == "history":
-            _check_history_header(resolved, where)
+        with _open_admissible(entry, resolved, where) as handle:
+            stat = os.fstat(handle.fileno())
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            if entry.kind == "history":
+                handle.seek(0)
+                _check_history_header(handle, where)
     except OSError as exc:
         raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
     return Record(
@@ -215,6 +244,33 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         size=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
     )
+
+
+def _open_admissible(entry: RecordEntry, path: Path, where: str) -> IO[bytes]:
+    """The record's file, opened without blocking (a FIFO is refused by `fstat`, never waited on)
+    and without following a symlink in its last component, if it may be admitted."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        _check_admissible(entry, os.fstat(fd), where)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _check_admissible(entry: RecordEntry, stat: os.stat_result, where: str) -> None:
+    if not S_ISREG(stat.st_mode):
+        raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
+    if stat.st_nlink != 1:
+        raise ManifestError(
+            f"{where}: {entry.path!r} has {stat.st_nlink} hard links; a record must be a file of"
+            " its own (a hard link can reach outside the manifest's folder, like a symlink)"
+        )
+    limit = MAX_RECORD_BYTES.get(entry.kind)
+    if limit is not None and stat.st_size > limit:
+        raise ManifestError(
+            f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
+        )
 
 
 def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
@@ -231,45 +287,19 @@ def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
     return path
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
-def _check_history_header(path: Path, where: str) -> None:
-    with _open_bytes(path) as handle:
+def _check_history_header(handle: IO[bytes], where: str) -> None:
+    magic = handle.read(2)
+    handle.seek(0)
+    stream = gzip.GzipFile(fileobj=handle) if magic == GZIP_MAGIC else handle
+    try:
         # `utf-8-sig` drops a leading byte-order mark: Excel writes one in its UTF-8 CSVs.
-        header = handle.readline(64 * 1024).decode("utf-8-sig", "replace")
+        header = stream.readline(64 * 1024).decode("utf-8-sig", "replace")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ManifestError(f"{where}: history is not readable gzip: {exc}") from None
     columns = {column.strip().lower() for column in next(csv.reader([header]), [])}
     missing = [name for name in HISTORY_COLUMNS if name not in columns]
     if missing:
         raise ManifestError(f"{where}: history CSV header lacks column(s) {', '.join(missing)}")
-
-
-def open_record(record: Record) -> IO[bytes]:
-    """Open an approved record for reading, decompressing gzip, after re-checking it.
-
-    The record must still resolve to the same file inside its root and carry the size and mtime
-    seen at admission, so that evidence cites the version whose sha256 the grant recorded.
-    """
-    path = Path(record.path)
-    try:
-        resolved = path.resolve(strict=True)
-        stat = resolved.stat()
-    except OSError:
-        raise RecordRefusal("record_unavailable", f"{record.id} can no longer be read") from None
-    if resolved != path or not resolved.is_relative_to(record.root):
-        raise RecordRefusal("record_unavailable", f"{record.id} no longer resolves to its file")
-    if (stat.st_size, stat.st_mtime_ns) != (record.size, record.mtime_ns):
-        raise RecordRefusal("record_changed", f"{record.id} changed after the run was admitted")
-    return _open_bytes(resolved)
-
-
-def _open_bytes(path: Path) -> IO[bytes]:
-    """A binary stream of the file's content; gzip files (by their magic bytes) are decompressed."""
-    with path.open("rb") as probe:
-        magic = probe.read(2)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
 
 
 def _clip(value: object, width: int = 80) -> str:

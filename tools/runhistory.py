@@ -18,7 +18,8 @@ from pydantic import Field
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import MAX_LINE_BYTES, iter_lines, without_bom
-from tools.records import Record, open_record
+from tools.reading import open_record
+from tools.records import Record
 
 MAX_ROW_LINES = 50
 """A row whose quoted cell is still open after this many lines ends there, so that one stray

@@ -12,10 +12,7 @@ stream (gzip) goes through one reusable buffer whose newlines are counted before
 
 from __future__ import annotations
 
-import io
-import os
-import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import IO, Annotated
 
 from pydantic import Field
@@ -31,16 +28,11 @@ from tools.excerpt import (
     make_part_line,
 )
 from tools.lines import MAX_LINE_BYTES
-from tools.records import Record, open_record
+from tools.reading import open_record
+from tools.records import Record
 
 CHUNK_BYTES = 1 << 20
 """A stream's read size: large enough that Python's per-read cost vanishes."""
-COUNT_BYTES = 256 << 10
-"""The re-read size when a plain file's lines are counted: small enough to stay in L2."""
-WINDOW_BYTES = 8 << 20
-"""The largest window of a plain file read at once (the buffer is resident memory)."""
-FIRST_WINDOW_BYTES = 256 << 10
-"""The first window; each next one doubles, so a hit near the start costs no large map."""
 SAMPLE_WORK = 1 << 16
 """Bytes counted, over all the needle's distinct bytes, to choose its rarest byte."""
 MISS_SPAN = 512
@@ -78,112 +70,7 @@ def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line]
     the line it lies (`tools.excerpt.hit_window`). Line numbers count from the
     stream's current position.
     """
-    fd = _plain_file(stream)
-    if fd is None:
-        return _search_stream(stream, needle, limit)
-    return _search_file(fd, stream.tell(), needle, limit)
-
-
-def _plain_file(stream: IO[bytes]) -> int | None:
-    """The descriptor of a regular file read as is (a GzipFile's is the compressed file's)."""
-    if not isinstance(stream, io.BufferedReader | io.FileIO):
-        return None
-    try:
-        fd = stream.fileno()
-        return fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
-    except (OSError, ValueError):
-        return None
-
-
-# A plain file: windows read with preadv, lines counted on demand.
-
-
-def _search_file(fd: int, origin: int, needle: bytes, limit: int) -> tuple[list[Line], bool]:
-    """Hit by hit: find the needle, count the lines up to it, read its line from the start; the
-    hit beyond the limit is only found, never counted up to."""
-    finder = _Finder(needle, os.pread(fd, _sample_bytes(needle), origin))
-    hits: list[Line] = []
-    lines = _FileLines(fd, origin)
-    windows = _Windows(fd, os.fstat(fd).st_size)
-    position = origin
-    while (found := windows.search(position, len(needle), finder.find)) != -1:
-        if len(hits) == limit:
-            return hits, True
-        start, number = lines.locate(found)
-        stop = windows.search(found, 1, _find_newline)
-        end = windows.size if stop == -1 else stop
-        lo, hi = hit_window(end - start, found - start, found - start + len(needle))
-        shown = os.pread(fd, hi - lo, start + lo)
-        hits.append(make_part_line(number, shown, lo, end - start - hi))
-        if stop == -1:
-            break
-        position = stop + 1
-    return hits, False
-
-
-def _find_newline(haystack: bytearray, start: int, end: int) -> int:
-    return haystack.find(b"\n", start, end)
-
-
-class _Windows:
-    """A plain file read one window at a time into a reused buffer, never all of it at once.
-
-    Read with `preadv`, not memory-mapped: touching a map of a file truncated meanwhile (a log
-    rotated by copytruncate) kills the process with SIGBUS, where a short read is an error."""
-
-    def __init__(self, fd: int, size: int) -> None:
-        self.fd = fd
-        self.size = size
-        self.buffer = bytearray()
-        self.base = self.stop = 0
-        self.length = FIRST_WINDOW_BYTES
-
-    def search(self, start: int, length: int, find: Callable[[bytearray, int, int], int]) -> int:
-        """The first offset ≥ `start` where `find(window, lo, hi)` matches `length` bytes, or -1."""
-        while start + length <= self.size:
-            if not (self.base <= start and start + length <= self.stop):
-                self._load(start, length)
-            found = find(self.buffer, start - self.base, self.stop - self.base)
-            if found != -1:
-                return self.base + found
-            start = self.stop - length + 1
-        return -1
-
-    def _load(self, start: int, length: int) -> None:
-        """Read a window holding `start` and the `length` bytes from it (so windows overlap)."""
-        self.base = start
-        self.stop = min(self.size, start + self.length + length)
-        wanted = self.stop - self.base
-        if len(self.buffer) < wanted:
-            self.buffer = bytearray()  # let the smaller one go first: one buffer at a time
-            self.buffer = bytearray(wanted)
-        if os.preadv(self.fd, [memoryview(self.buffer)[:wanted]], self.base) < wanted:
-            raise OSError("the log shrank while it was searched")
-        self.length = min(2 * self.length, WINDOW_BYTES)
-
-
-class _FileLines:
-    """Line numbers of a plain file, counted by re-reading only the stretch up to each hit."""
-
-    def __init__(self, fd: int, origin: int) -> None:
-        self.fd = fd
-        self.counted = origin
-        self.start = origin
-        self.line = 1
-        self.scratch = bytearray(COUNT_BYTES)
-
-    def locate(self, position: int) -> tuple[int, int]:
-        """The start and number of the line holding `position` (at or after the last one asked)."""
-        view = memoryview(self.scratch)
-        while self.counted < position:
-            read = os.preadv(self.fd, [view[: position - self.counted]], self.counted)
-            if read == 0:
-                raise OSError("the log shrank while it was searched")
-            if newlines := self.scratch.count(b"\n", 0, read):
-                self.line += newlines
-                self.start = self.counted + self.scratch.rfind(b"\n", 0, read) + 1
-            self.counted += read
-        return self.start, self.line
+    return _search_stream(stream, needle, limit)
 
 
 # A stream: one reusable buffer, newlines counted up to a hit or before the buffer is refilled.

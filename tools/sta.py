@@ -20,7 +20,8 @@ from pydantic import Field
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
-from tools.records import Record, open_record
+from tools.reading import open_record
+from tools.records import Record
 from tools.stareport import EndRow, Metric, Notice, StaPath, SummaryRow
 from tools.stascan import Row, Scanned, describe, encoded, scan
 

@@ -5,7 +5,8 @@ import pytest
 
 from tests.helpers import write_manifest
 from tools.errors import ManifestError, RecordRefusal
-from tools.records import load_scenario, open_record
+from tools.reading import open_record
+from tools.records import load_scenario
 
 
 def manifest_with_path(root: Path, path: str, kind: str = "log") -> Path:
@@ -144,8 +145,8 @@ def test_lookup_of_another_kind_is_an_invalid_argument(r42):
 def test_a_record_changed_after_admission_is_not_read(scenario_dir):
     scenario = load_scenario(write_manifest(scenario_dir))
     (scenario_dir / "logs" / "t.log").write_text("rewritten after admission\n")
-    with pytest.raises(RecordRefusal) as caught:
-        open_record(scenario.records["cc/t.log"])
+    with pytest.raises(RecordRefusal) as caught, open_record(scenario.records["cc/t.log"]):
+        pass
     assert caught.value.code == "record_changed"
 
 
@@ -154,8 +155,8 @@ def test_a_record_swapped_for_a_symlink_is_not_read(scenario_dir):
     log = scenario_dir / "logs" / "t.log"
     log.unlink()
     os.symlink(scenario_dir.parent / "secret.txt", log)
-    with pytest.raises(RecordRefusal) as caught:
-        open_record(scenario.records["cc/t.log"])
+    with pytest.raises(RecordRefusal) as caught, open_record(scenario.records["cc/t.log"]):
+        pass
     assert caught.value.code == "record_unavailable"
 
 

@@ -1,0 +1,70 @@
+"""The LangGraph server's auth handlers for Warrant (`langgraph.json` → `auth`).
+
+Authority must not live in anything a client can write. A client of the server may start runs,
+read them, and answer a person's interaction (a command's `resume`); it may not write a thread's
+state (`threads.update_state`, a thread created with `supersteps`), send a command that updates
+state or jumps to a node (`update`, `goto`), or write Warrant's store namespaces. The nodes check
+their state's seals as well (`nodes.integrity`), so a value written by any other route still ends
+the run with a recorded `state_tampered` refusal.
+
+With `WARRANT_API_TOKEN` set, every request must carry `Authorization: Bearer <token>`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from typing import Any
+
+from langgraph_sdk import Auth
+
+TOKEN_ENV = "WARRANT_API_TOKEN"
+STORE_PREFIX = "warrant"
+"""The first part of every store namespace Warrant writes."""
+
+auth = Auth()
+
+
+def _forbidden(detail: str) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=detail)
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    """Everyone is the same client unless a token is configured; then only its bearers are."""
+    token = os.environ.get(TOKEN_ENV)
+    if token:
+        given = (authorization or "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            raise Auth.exceptions.HTTPException(status_code=401, detail="a valid bearer token is required")  # fmt: skip
+    return {"identity": "client", "is_authenticated": True}
+
+
+@auth.on.threads.update
+async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    """A thread's metadata may change and its runs be cancelled; its state is the run's own."""
+    if value.get("metadata") is None and value.get("action") is None:
+        raise _forbidden(
+            "Warrant's run state is written only by the run itself: use a run's command resume"
+            " to answer an interaction"
+        )
+
+
+@auth.on.threads.create_run
+async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    command = (value.get("kwargs") or {}).get("command") or {}
+    if command.get("update") is not None or command.get("goto") is not None:
+        raise _forbidden(
+            "a command to a Warrant run may only resume an interaction (no update, no goto)"
+        )
+
+
+@auth.on.store.put
+async def no_store_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    if tuple(value.get("namespace") or ())[:1] == (STORE_PREFIX,):
+        raise _forbidden(f"the store namespace {STORE_PREFIX!r} is written only by Warrant's runs")
+
+
+@auth.on.store.delete
+async def no_store_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    await no_store_writes(ctx, value)

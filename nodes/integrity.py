@@ -1,0 +1,106 @@
+"""The run's own writes, sealed; anything else in its state, found and refused.
+
+Every node's update is sealed on its way out (`seal_update`): each list item and reply carries its
+own seal, every other channel's value is sealed under its name in `seals`. Before a node uses its
+state, `unsealed_fields` names whatever the run did not write itself (a client's
+`update_state`, a command's `update`, a row edited in the database); the node is then not run:
+the run ends with a `state_tampered` refusal, and its handover shows only sealed values.
+Task payloads sent with `Send` (a call to execute, an interaction for a person) are sealed by the
+node that sends them and checked by the task.
+
+Pure functions over plain state; the wrapping of nodes is in `graph/build.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from guards.refusals import RUNTIME, Refusal, RefusalCode
+from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
+from nodes.context import event
+
+INPUTS = frozenset({"scenario", "goal", "chooser", "message_id"})
+"""Written by a caller's run input; admission checks and re-seals them."""
+SEALED_ITEMS = {"events": frozenset({"seq"}), "evidence": frozenset(), "refusals": frozenset(),
+                "model_calls": frozenset(), "tampered": frozenset()}  # fmt: skip
+"""List channels, each item sealed on its own; the reducer adds an event's `seq` afterwards."""
+REPLIES = "replies"
+SEALS = "seals"
+TAMPERED = "state_tampered"
+
+
+def seal_update(update: dict[str, Any]) -> dict[str, Any]:
+    """The update with every value it writes sealed."""
+    sealed: dict[str, Any] = {}
+    seals: dict[str, str] = {}
+    for name, value in update.items():
+        if name in SEALED_ITEMS:
+            sealed[name] = [sealed_item(name, item) for item in value]
+        elif name == REPLIES:
+            sealed[name] = {key: sealed_item(REPLIES, reply) for key, reply in value.items()}
+        elif name != SEALS:
+            sealed[name] = value
+            seals[name] = seal_of(name, value)
+    if seals:
+        sealed[SEALS] = seals
+    return sealed
+
+
+def unsealed_fields(state: dict[str, Any], skip: frozenset[str] = frozenset()) -> list[str]:
+    """The state's fields holding a value the run did not write itself."""
+    seals = state.get(SEALS) or {}
+    found = []
+    for name, value in state.items():
+        if name == SEALS or name in skip:
+            continue
+        if name in SEALED_ITEMS:
+            ignore = SEALED_ITEMS[name]
+            intact = all(item_is_sealed(name, item, ignore) for item in value or ())
+        elif name == REPLIES:
+            intact = all(item_is_sealed(REPLIES, reply) for reply in (value or {}).values())
+        else:
+            intact = is_sealed(name, value, seals.get(name))
+        if not intact:
+            found.append(name)
+    return found
+
+
+def sealed_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return sealed_item(f"task:{kind}", payload)
+
+
+def payload_is_sealed(kind: str, payload: object) -> bool:
+    return item_is_sealed(f"task:{kind}", payload)
+
+
+def without_seal(payload: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in payload.items() if name != SEAL}
+
+
+def tampering(where: str, fields: list[str], turn: int, at: float) -> dict[str, Any]:
+    """The update that records tampering found by `where`; the run then ends."""
+    detail = (
+        f"{where}: the run's state holds values it did not write ({', '.join(sorted(fields))});"
+        " they are not used and the run ends"
+    )
+    refusal = Refusal(RefusalCode.STATE_TAMPERED, RUNTIME, detail).to_dict()
+    return {
+        "tampered": [{"turn": turn, "where": where, "fields": sorted(fields)}],
+        "refusals": [{"turn": turn, **refusal}],
+        "events": [event("refused", turn, RUNTIME, at, **refusal)],
+    }
+
+
+def trusted(state: dict[str, Any]) -> dict[str, Any]:
+    """The state with every value the run did not write left out (lists keep their sealed items),
+    and the admitted scenario and goal taken from the sealed ledger when their fields are not."""
+    seals = state.get(SEALS) or {}
+    kept: dict[str, Any] = {}
+    for name, value in state.items():
+        if name in SEALED_ITEMS:
+            kept[name] = [item for item in value or () if item_is_sealed(name, item, SEALED_ITEMS[name])]  # fmt: skip
+        elif name == REPLIES:
+            kept[name] = {key: reply for key, reply in (value or {}).items() if item_is_sealed(REPLIES, reply)}  # fmt: skip
+        elif name != SEALS and is_sealed(name, value, seals.get(name)):
+            kept[name] = value
+    return kept

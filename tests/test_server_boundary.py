@@ -1,0 +1,75 @@
+"""The served boundary: a client of the LangGraph server can start runs, read them and answer
+people's interactions, but cannot write the state that holds authority (a real `langgraph dev`
+with Warrant's auth handlers, driven by `langgraph_sdk`)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from lab import LAB_DIR
+from tests.test_server import server_url  # noqa: F401  (the module's own server)
+
+GATED = str(LAB_DIR / "R42-gated.toml")
+OUTSIDE = LAB_DIR / "protected" / "design.txt"
+SECRET = "PROTECTED DESIGN NOTES"
+
+
+def waiting_thread(client) -> tuple[str, dict]:
+    thread = client.threads.create()
+    client.runs.wait(thread["thread_id"], "triage", input={"scenario": GATED})
+    state = client.threads.get_state(thread["thread_id"])
+    assert len(state["interrupts"]) == 1, "R42-gated waits for one approval"
+    return thread["thread_id"], state
+
+
+def refused(call) -> str:
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        call()
+    assert caught.value.response.status_code == 403
+    return caught.value.response.text
+
+
+def test_a_resume_that_widens_the_grant_is_refused_and_nothing_is_read(server_url):  # noqa: F811
+    client = get_sync_client(url=server_url)
+    thread_id, state = waiting_thread(client)
+    grant = state["values"]["grant"]
+    outside = {**next(iter(grant["records"].values())), "id": "x", "kind": "spec", "path": str(OUTSIDE)}  # fmt: skip
+    widened = {**grant, "records": {**grant["records"], "x": outside}}
+    [pending] = state["interrupts"]
+    reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
+    detail = refused(lambda: client.runs.wait(
+        thread_id, "triage", command={"update": {"grant": widened}, "resume": {pending["id"]: reply}}
+    ))  # fmt: skip
+    assert "only resume" in detail
+    after = client.threads.get_state(thread_id)
+    assert after["values"]["grant"] == grant and after["interrupts"] == state["interrupts"]
+    assert SECRET not in json.dumps(after)
+
+
+def test_state_updates_and_jumps_are_refused(server_url):  # noqa: F811
+    client = get_sync_client(url=server_url)
+    thread_id, state = waiting_thread(client)
+    refused(lambda: client.threads.update_state(thread_id, {"evidence": [{"ref": "E9"}]}))
+    refused(lambda: client.runs.wait(thread_id, "triage", command={"goto": "handover"}))
+    created = client.threads.create(  # the server makes the thread, refusing its state
+        supersteps=[{"updates": [{"values": {"goal": "x"}, "as_node": "admit"}]}]
+    )
+    assert "written only by the run itself" in created["detail"]
+    made = created["detail"].split()[1]  # "Thread <id> was created, but …"
+    assert not client.threads.get_state(made)["values"]
+    after = client.threads.get_state(thread_id)
+    assert after["values"] == state["values"] and after["interrupts"] == state["interrupts"]
+    client.threads.update(thread_id, metadata={"ticket": "BUG-1"})  # metadata is the client's own
+    assert client.threads.get(thread_id)["metadata"]["ticket"] == "BUG-1"
+
+
+def test_warrants_store_namespace_is_not_writable_by_clients(server_url):  # noqa: F811
+    client = get_sync_client(url=server_url)
+    refused(lambda: client.store.put_item(("warrant", "receipts"), "k", {"v": 1}))
+    refused(lambda: client.store.delete_item(("warrant", "receipts"), "k"))
+    client.store.put_item(("notes",), "k", {"v": 1})
+    assert client.store.get_item(("notes",), "k")["value"] == {"v": 1}
