@@ -3,7 +3,11 @@
 Authority must not live in anything a client can write. A client of the server may start runs,
 read them, and answer a person's interaction (a command's `resume`); it may not write a thread's
 state (`threads.update_state`, a thread created with `supersteps`), send a command that updates
-state or jumps to a node (`update`, `goto`), or write Warrant's store namespaces. The nodes check
+state or jumps to a node (`update`, `goto`), roll a run back (its ledger would lose what it
+recorded: the `rollback` multitask strategy or cancel action), or write Warrant's store
+namespaces. The other multitask strategies keep the ledger's promise: `reject` and `enqueue` as
+the server defines them, `interrupt` because a refused new input sends the run on from the step
+it was about to take (`nodes.guard.where_it_stood`). The nodes check
 their state's seals as well (`nodes.integrity`), so a value written by any other route still ends
 the run with a recorded `state_tampered` refusal.
 
@@ -40,9 +44,17 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     return {"identity": "client", "is_authenticated": True}
 
 
+ROLLBACK = (
+    "a Warrant run is never rolled back: its ledger is append-only (cancel with action"
+    " 'interrupt', or start a run on a new thread)"
+)
+
+
 @auth.on.threads.update
 async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     """A thread's metadata may change and its runs be cancelled; its state is the run's own."""
+    if value.get("action") == "rollback":
+        raise _forbidden(ROLLBACK)
     if value.get("metadata") is None and value.get("action") is None:
         raise _forbidden(
             "Warrant's run state is written only by the run itself: use a run's command resume"
@@ -52,6 +64,8 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
 
 @auth.on.threads.create_run
 async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    if value.get("multitask_strategy") == "rollback":
+        raise _forbidden(ROLLBACK)
     command = (value.get("kwargs") or {}).get("command") or {}
     if command.get("update") is not None or command.get("goto") is not None:
         raise _forbidden(

@@ -110,7 +110,7 @@ def build(served: bool = False) -> StateGraph:
     builder = StateGraph(WarrantState, input_schema=RunInput)
     chosen = ("model", "guard", "handover")
     admitting = functools.wraps(admit)(functools.partial(admit, served=served))
-    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "human", "handover", END))  # fmt: skip
+    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "model", "guard", "execute", "human", "handover", END))  # fmt: skip
     builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",

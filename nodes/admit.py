@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,10 @@ from langgraph.runtime import Runtime
 
 from guards.action import shape_problem
 from guards.refusals import RUNTIME, Refusal, RefusalCode
-from lab import builtin_manifests
+from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
-from nodes.human import to_people
+from nodes.guard import where_it_stood
 from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
 
@@ -25,12 +26,32 @@ class ScenarioNotFound(ValueError):
     """A scenario reference that is neither a built-in id nor a manifest file."""
 
 
-def resolve_scenario(reference: str) -> Scenario:
-    """Load a built-in scenario by id, or a manifest by path."""
+SCENARIO_ROOTS = "WARRANT_SCENARIO_ROOTS"
+
+
+def served_roots() -> list[Path]:
+    """Folders whose manifests the served graph may run: the lab's, and `$WARRANT_SCENARIO_ROOTS`
+    (separated by `os.pathsep`)."""
+    given = [Path(part).expanduser().resolve() for part in os.environ.get(SCENARIO_ROOTS, "").split(os.pathsep) if part]  # fmt: skip
+    return [LAB_DIR.resolve(), *given]
+
+
+def resolve_scenario(reference: str, served: bool = False) -> Scenario:
+    """Load a built-in scenario by id, or a manifest by path. `served`: for the server, whose
+    callers are not the machine's user: only a manifest under `served_roots()`, and the same
+    answer whether or not a file exists elsewhere."""
     builtins = builtin_manifests()
     if reference in builtins:
         return load_scenario(builtins[reference])
     path = Path(reference).expanduser()
+    if served:
+        resolved = path.resolve() if path.is_absolute() else None
+        if resolved is None or not any(resolved.is_relative_to(root) for root in served_roots()):
+            raise ScenarioNotFound(
+                f"unknown scenario {reference[:200]!r}: the server runs built-in ids"
+                f" ({', '.join(builtins)}) and manifests under ${SCENARIO_ROOTS} only"
+            )
+        path = resolved
     if path.is_file():
         return load_scenario(path)
     known = ", ".join(builtins) or "none"
@@ -47,7 +68,7 @@ def admission(
     served: bool = False,
 ) -> dict[str, Any]:
     """Everything admission pins, checked; raises ValueError subclasses for bad input."""
-    scenario = resolve_scenario(reference)
+    scenario = resolve_scenario(reference, served)
     pinned_goal = (goal or "").strip() or scenario.goal
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
@@ -139,9 +160,9 @@ def refused_input(state: dict[str, Any], at: float) -> dict[str, Any]:
 
 def route_after_admit(state: dict[str, Any]) -> Any:
     """A new run goes to its first choice; a refused input leaves the run where it was: waiting
-    for its people again, ended, or going on."""
+    for its people again, ended, or going on from the step it was about to take."""
     if state["events"][-1]["type"] != "refused":
         return "choose"
     if state.get("handover"):
         return END
-    return to_people(state) or "choose"
+    return where_it_stood(state)

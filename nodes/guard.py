@@ -28,6 +28,7 @@ from nodes.evidence import answer_item, observations
 from nodes.human import to_people
 from nodes.integrity import sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
+from nodes.model import route_after_choose
 from nodes.route import Route
 from tools.records import Scenario
 
@@ -222,22 +223,47 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
     decision = state["decision"]
     outcome = decision["outcome"]
     if outcome == "execute":
-        grant = state["grant"]
-        return [
-            Send("execute", sealed_payload("execute", {
-                "call": {key: value for key, value in call.items() if key != "sources"},
-                "profile": grant["profile"],
-                "manifest": grant["manifest"],
-                "manifest_sha256": grant["manifest_sha256"],
-                "records": call["sources"],
-                "turn": decision["turn"],
-                "deadline_at": state["deadline_at"],
-                "call_s": grant["budget"].get("call_s", 30),
-            }))
-            for call in decision["calls"]
-        ]  # fmt: skip
+        return execute_tasks(state, decision["calls"])
     if outcome in ("ask", "approval", "await"):
         return to_people(state)
     if outcome in ("refused", "answered"):
         return "choose"
     return "handover"
+
+
+def execute_tasks(state: dict[str, Any], calls: list[dict[str, Any]]) -> list[Send]:
+    """One sealed `execute` task per approved call."""
+    grant, decision = state["grant"], state["decision"]
+    return [
+        Send("execute", sealed_payload("execute", {
+            "call": {key: value for key, value in call.items() if key != "sources"},
+            "profile": grant["profile"],
+            "manifest": grant["manifest"],
+            "manifest_sha256": grant["manifest_sha256"],
+            "records": call["sources"],
+            "turn": decision["turn"],
+            "deadline_at": state["deadline_at"],
+            "call_s": grant["budget"].get("call_s", 30),
+        }))
+        for call in calls
+    ]  # fmt: skip
+
+
+def where_it_stood(state: dict[str, Any]) -> list[Send] | str:
+    """The step a run was about to take, read from what it wrote: for a run whose own steps were
+    cut short (a new input on its thread, the server's `interrupt` multitask strategy). Approved
+    calls without a receipt run (none is lost, none runs twice); a proposal not yet decided is
+    decided; people still asked are asked again."""
+    turn = state.get("turn", 0)
+    decision = state.get("decision") or {}
+    if turn == 0:
+        return "choose"
+    if decision.get("turn") != turn:
+        return route_after_choose(state)
+    if decision["outcome"] == "execute":
+        done = {item["call_id"] for item in state.get("evidence", [])}
+        missing = [call for call in decision["calls"] if call["id"] not in done]
+        return execute_tasks(state, missing) if missing else "choose"
+    if decision["outcome"] in ("ask", "approval", "await"):
+        return to_people(state) or "guard"
+    return route_after_guard(state)

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from lab import LAB_DIR
+from tests.langgraph_server import langgraph_dev
 from tools.records import Scenario, load_scenario
 
 
@@ -93,4 +94,17 @@ def postgres_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def module_postgres_url() -> Iterator[str]:
     with fresh_database() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory, module_postgres_url) -> Iterator[str]:
+    """A real `langgraph dev` storing runs in its own PostgreSQL database (the `checkpointer`
+    entry of langgraph.json)."""
+    env = {
+        "WARRANT_DB": module_postgres_url,
+        "WARRANT_CHOOSER_DIR": str(tmp_path_factory.getbasetemp()),  # the tests' action files
+        "WARRANT_SCENARIO_ROOTS": str(tmp_path_factory.getbasetemp() / "served"),
+    }
+    with langgraph_dev(tmp_path_factory.mktemp("server"), env) as url:
         yield url

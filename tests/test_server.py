@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,53 +14,6 @@ from tests.cli_process import warrant
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"langgraph dev did not answer at {url}")
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory, module_postgres_url) -> Iterator[str]:
-    """A real `langgraph dev` on a free port, storing runs in its own PostgreSQL database (the
-    `checkpointer` entry of langgraph.json); stopped by its process group in teardown."""
-    port = free_port()
-    log = (tmp_path_factory.mktemp("server") / "langgraph.log").open("w")
-    env = {
-        **os.environ,
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGSMITH_TRACING": "false",
-        "WARRANT_DB": module_postgres_url,
-        "WARRANT_CHOOSER_DIR": str(tmp_path_factory.getbasetemp()),  # the tests' action files
-    }
-    server = subprocess.Popen(
-        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, server)
-        yield url
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-        log.close()
 
 
 def test_a_run_started_with_only_a_scenario_id_produces_the_handover(server_url):

@@ -5,13 +5,14 @@ with Warrant's auth handlers, driven by `langgraph_sdk`)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
 from lab import LAB_DIR
-from tests.test_server import server_url  # noqa: F401  (the module's own server)
+from tests.helpers import write_manifest
 
 GATED = str(LAB_DIR / "R42-gated.toml")
 OUTSIDE = LAB_DIR / "protected" / "design.txt"
@@ -33,7 +34,7 @@ def refused(call) -> str:
     return caught.value.response.text
 
 
-def test_a_resume_that_widens_the_grant_is_refused_and_nothing_is_read(server_url):  # noqa: F811
+def test_a_resume_that_widens_the_grant_is_refused_and_nothing_is_read(server_url):
     client = get_sync_client(url=server_url)
     thread_id, state = waiting_thread(client)
     grant = state["values"]["grant"]
@@ -50,7 +51,7 @@ def test_a_resume_that_widens_the_grant_is_refused_and_nothing_is_read(server_ur
     assert SECRET not in json.dumps(after)
 
 
-def test_state_updates_and_jumps_are_refused(server_url):  # noqa: F811
+def test_state_updates_and_jumps_are_refused(server_url):
     client = get_sync_client(url=server_url)
     thread_id, state = waiting_thread(client)
     refused(lambda: client.threads.update_state(thread_id, {"evidence": [{"ref": "E9"}]}))
@@ -67,9 +68,35 @@ def test_state_updates_and_jumps_are_refused(server_url):  # noqa: F811
     assert client.threads.get(thread_id)["metadata"]["ticket"] == "BUG-1"
 
 
-def test_warrants_store_namespace_is_not_writable_by_clients(server_url):  # noqa: F811
+def test_warrants_store_namespace_is_not_writable_by_clients(server_url):
     client = get_sync_client(url=server_url)
     refused(lambda: client.store.put_item(("warrant", "receipts"), "k", {"v": 1}))
     refused(lambda: client.store.delete_item(("warrant", "receipts"), "k"))
     client.store.put_item(("notes",), "k", {"v": 1})
     assert client.store.get_item(("notes",), "k")["value"] == {"v": 1}
+
+
+def test_only_manifests_under_the_servers_roots_run_and_errors_tell_nothing_else(
+    server_url,
+    tmp_path_factory,
+    scenario_dir,
+):
+    client = get_sync_client(url=server_url)
+    served = tmp_path_factory.getbasetemp() / "served"
+    shutil.copytree(scenario_dir, served / "cc", dirs_exist_ok=True)
+    inside = write_manifest(served / "cc")
+    outside = write_manifest(scenario_dir)
+    messages = []
+    for reference in (str(outside), str(outside.with_name("missing.toml")), "/etc/passwd"):
+        thread = client.threads.create()["thread_id"]
+        with pytest.raises(Exception) as caught:
+            client.runs.wait(thread, "triage", input={"scenario": reference})
+        messages.append(str(caught.value).replace(reference, "<ref>"))
+    assert len(set(messages)) == 1 and "WARRANT_SCENARIO_ROOTS" in messages[0]
+    thread = client.threads.create()["thread_id"]
+    actions = served / "cc" / "stop.jsonl"
+    actions.write_text('{"summary": "s", "message": {"kind": "stop", "text": "ok"}}\n')
+    final = client.runs.wait(
+        thread, "triage", input={"scenario": str(inside), "chooser": f"file:{actions}"}
+    )
+    assert final["handover"]["scenario"] == "CC"

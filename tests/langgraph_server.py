@@ -1,0 +1,58 @@
+"""A real `langgraph dev` for the tests, on a free port, stopped by its process group."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"langgraph dev exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"langgraph dev did not answer at {url}")
+
+
+@contextmanager
+def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
+    """`langgraph dev` serving this project's langgraph.json with `env` added; its log in
+    `folder`."""
+    port = free_port()
+    log = (folder / "langgraph.log").open("w")
+    environment = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false", **env}  # fmt: skip
+    server = subprocess.Popen(
+        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
+        cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, server)
+        yield url
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+        log.close()

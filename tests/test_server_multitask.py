@@ -1,0 +1,115 @@
+"""Every multitask strategy of the LangGraph server keeps the ledger's promise: a second run sent
+to a thread whose run is in flight is refused or finishes it, and every approved call has exactly
+one receipt. A real `langgraph dev` whose nodes pause before the first call runs
+(`graph/crashpoints.py`), so the second run always arrives while that call is in flight."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.langgraph_server import langgraph_dev
+
+POINT = "before:execute@c1"
+
+
+@pytest.fixture(scope="module")
+def paused_server(tmp_path_factory, module_postgres_url) -> Iterator[tuple[str, Path]]:
+    folder = tmp_path_factory.mktemp("multitask")
+    signal_file = folder / "pause"
+    env = {"WARRANT_DB": module_postgres_url, "WARRANT_PAUSE_AT": POINT,
+           "WARRANT_PAUSE_FILE": str(signal_file)}  # fmt: skip
+    with langgraph_dev(folder, env) as url:
+        yield url, signal_file
+
+
+def in_flight(url: str, signal_file: Path) -> tuple[object, str]:
+    """A thread whose R42 run has its first call approved and about to run."""
+    for stale in (signal_file, signal_file.with_name("pause.release")):
+        stale.unlink(missing_ok=True)
+    client = get_sync_client(url=url)
+    thread = client.threads.create()["thread_id"]
+    client.runs.create(thread, "triage", input={"scenario": "R42"})
+    deadline = time.monotonic() + 60
+    while not signal_file.exists():
+        assert time.monotonic() < deadline, "the run never reached its first call"
+        time.sleep(0.05)
+    return client, thread
+
+
+def release(signal_file: Path) -> None:
+    signal_file.with_name("pause.release").touch()
+
+
+def wait_for_handover(client, thread: str) -> dict:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        values = client.threads.get_state(thread)["values"]
+        if "handover" in values and client.threads.get(thread)["status"] == "idle":
+            return values
+        time.sleep(0.2)
+    raise AssertionError("no handover")
+
+
+def assert_promise_kept(values: dict) -> None:
+    """Each approved call ran once, its receipt numbered in order; the run ended stopped."""
+    events = values["events"]
+    approved = [e["payload"]["call"]["id"] for e in events if e["type"] == "approved"]
+    executed = Counter(e["payload"]["call_id"] for e in events if e["type"] == "executed")
+    assert approved == ["c1", "c2", "c3"] and executed == Counter({"c1": 1, "c2": 1, "c3": 1})
+    assert [(item["ref"], item["call_id"]) for item in values["handover"]["evidence"]] == [
+        ("E1", "c1"), ("E2", "c2"), ("E3", "c3")
+    ]  # fmt: skip
+    assert values["handover"]["status"] == "stopped"
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+
+
+def thread_in_use(values: dict) -> int:
+    return sum(e["payload"].get("code") == "thread_in_use" for e in values["events"])
+
+
+def test_interrupt_finishes_the_approved_call_instead_of_losing_it(paused_server):
+    url, signal_file = paused_server
+    client, thread = in_flight(url, signal_file)
+    client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="interrupt")
+    release(signal_file)
+    values = wait_for_handover(client, thread)
+    assert_promise_kept(values)
+    assert thread_in_use(values) == 1
+
+
+def test_enqueue_lets_the_run_finish_then_refuses_the_second_input(paused_server):
+    url, signal_file = paused_server
+    client, thread = in_flight(url, signal_file)
+    second = client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="enqueue")  # fmt: skip
+    release(signal_file)
+    client.runs.join(thread, second["run_id"])
+    values = wait_for_handover(client, thread)
+    assert_promise_kept(values)
+    assert thread_in_use(values) == 1
+
+
+def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
+    url, signal_file = paused_server
+    client, thread = in_flight(url, signal_file)
+    with pytest.raises(httpx.HTTPStatusError) as rejected:
+        client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="reject")
+    assert rejected.value.response.status_code == 409
+    with pytest.raises(httpx.HTTPStatusError) as rolled:
+        client.runs.create(
+            thread, "triage", input={"scenario": "R42"}, multitask_strategy="rollback"
+        )
+    assert (
+        rolled.value.response.status_code == 403
+        and "never rolled back" in rolled.value.response.text
+    )
+    release(signal_file)
+    values = wait_for_handover(client, thread)
+    assert_promise_kept(values)
+    assert thread_in_use(values) == 0
