@@ -13,6 +13,8 @@ from typing import Any
 
 from langgraph.types import Command, StateSnapshot
 
+from guards.action import unique_keys
+
 
 class InteractionError(ValueError):
     """A reply that cannot be delivered: no such pending interaction, or the wrong kind of reply."""
@@ -80,8 +82,8 @@ def reply_from_options(
     if edit is None:
         return {"decision": "approve" if approve else "reject"}
     try:
-        args = json.loads(edit)
-    except ValueError as exc:
+        args = json.loads(edit, object_pairs_hook=unique_keys)
+    except (ValueError, RecursionError) as exc:
         raise InteractionError(f"--edit is not JSON: {exc}") from None
     if not isinstance(args, dict):
         raise InteractionError("--edit must be a JSON object of arguments")

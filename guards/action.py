@@ -99,7 +99,7 @@ def parse_action(raw: object) -> ActionDocument | Refusal:
         if len(raw) > MAX_DOCUMENT_CHARS:
             return _malformed(f"the document is longer than {MAX_DOCUMENT_CHARS} characters")
         try:
-            raw = json.loads(raw, object_pairs_hook=_unique_keys)
+            raw = json.loads(raw, object_pairs_hook=unique_keys)
         except (ValueError, RecursionError) as exc:
             return _malformed(f"not JSON: {one_line(str(exc), 120)}")
     if not isinstance(raw, dict):
@@ -113,7 +113,7 @@ def parse_action(raw: object) -> ActionDocument | Refusal:
         return _malformed(f"not an action document: {describe_validation_error(exc)}")
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object whose keys are unique: with a repeated key, what the guard checked and what
     the ledger shows could differ (a parser keeps the last, a reader sees the first)."""
     found: dict[str, Any] = {}

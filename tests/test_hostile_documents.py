@@ -20,11 +20,14 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.build import compile_graph
+from graph.interactions import InteractionError, reply_from_options
 from graph.persistence import open_run
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
 from nodes.context import WarrantContext
-from tests.helpers import R42_LOG, stop
+from tests.helpers import R42_LOG, stop, write_manifest
+from tools.errors import ManifestError
+from tools.records import load_scenario
 
 EXAMPLES = int(os.environ.get("WARRANT_HOSTILE_EXAMPLES", "25"))
 CONTROL = st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from(
@@ -150,3 +153,19 @@ def test_a_deep_or_nul_document_is_refused_and_the_run_ends(postgres_url, docume
     [refusal] = state["refusals"]
     assert refusal["code"] == "malformed_action"
     assert state["handover"]["status"] == "stopped"
+
+
+def test_a_manifest_holding_a_nul_is_refused_at_load(scenario_dir):
+    manifest = (
+        write_manifest(scenario_dir)
+        .read_text()
+        .replace('goal = "Why did fifo_smoke fail?"', 'goal = "Why\\u0000"')
+    )
+    (scenario_dir / "nul.toml").write_text(manifest)
+    with pytest.raises(ManifestError, match="NUL"):
+        load_scenario(scenario_dir / "nul.toml")
+
+
+def test_an_edit_with_a_repeated_key_is_refused_before_it_is_sent():
+    with pytest.raises(InteractionError, match="appears twice"):
+        reply_from_options("approval", None, False, False, '{"query": "a", "query": "b"}')

@@ -33,7 +33,8 @@ def test_no_sequence_of_proposals_executes_outside_the_grant(proposals):
         )  # empty or binary files are refused before a run
         state = run_embedded("R42", f"file:{actions}")
     grant = state["grant"]["records"]
-    assert "handover" in state
+    waiting = state.get("pending") or []
+    assert "handover" in state or [item["kind"] for item in waiting] == ["question"]
     assert all(item["record"] in grant for item in state["evidence"])
     assert len(state["evidence"]) <= state["grant"]["budget"]["evidence"]
     assert [item["ref"] for item in state["evidence"]] == [

@@ -174,13 +174,16 @@ def _manifest_bytes(path: Path) -> bytes:
 
 def _parse_or_refuse(path: Path, raw: bytes) -> ManifestFile:
     try:
-        return _parse_manifest(raw)
+        document = _parse_manifest(raw)
     except UnicodeDecodeError:
         raise ManifestError(f"{path}: manifest is not UTF-8 text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: invalid TOML: {exc}") from None
     except ValidationError as exc:
         raise ManifestError(f"{path}: {describe_validation_error(exc)}") from None
+    if "\\u0000" in document.model_dump_json():
+        raise ManifestError(f"{path}: the manifest contains a NUL character (\\u0000), which no store keeps")  # fmt: skip
+    return document
 
 
 @functools.lru_cache(maxsize=64)
