@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.stagen import report_pair, write_report
 from tools import sta, stadiff
+from tools.reading import reading
 from tools.records import load_scenario
 
 MANIFEST = 'id = "B"\nprofile = "sta"\n[[record]]\nid = "before"\nkind = "sta_report"\npath = "before.rpt"\n[[record]]\nid = "after"\nkind = "sta_report"\npath = "after.rpt"\n'
@@ -43,6 +44,14 @@ def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
     started = time.perf_counter()
     action(*args, **kwargs)
     return time.perf_counter() - started
+
+
+def executed(tool: Callable[..., Any], *args: Any) -> None:
+    """As the executor runs a tool: in a reading session, every file it read hashed to its end
+    and checked against the admitted sha256 afterwards (`tools/reading.py`)."""
+    with reading(None) as session:
+        tool(*args)
+        session.verify()
 
 
 def main() -> None:
@@ -67,12 +76,18 @@ def main() -> None:
             for _ in range(args.reps):
                 times["summary"].append(
                     timed(
-                        sta.stasummary, sta.ReportArgs(report="after"), {"report": records["after"]}
+                        executed,
+                        sta.stasummary,
+                        sta.ReportArgs(report="after"),
+                        {"report": records["after"]},
                     )
                 )
                 times["diff"].append(
                     timed(
-                        stadiff.stadiff, stadiff.DiffArgs(before="before", after="after"), records
+                        executed,
+                        stadiff.stadiff,
+                        stadiff.DiffArgs(before="before", after="after"),
+                        records,
                     )
                 )
                 times["grep"].append(

@@ -33,7 +33,6 @@ def key_file() -> Path:
     return Path(config) / "warrant" / "seal.key"
 
 
-@functools.cache
 def _key(from_env: str | None, path: Path) -> bytes:
     if from_env:
         return hashlib.sha256(from_env.encode("utf-8")).digest()
@@ -52,8 +51,17 @@ def _key(from_env: str | None, path: Path) -> bytes:
     return bytes.fromhex(fresh)
 
 
-def key() -> bytes:
-    return _key(os.environ.get(KEY_ENV) or None, key_file())
+@functools.cache
+def _keyed(from_env: str | None, config_home: str | None, home: str | None) -> hmac.HMAC:
+    """An HMAC ready for the key of this environment (copied for each seal): read or made once."""
+    return hmac.new(_key(from_env, key_file()), digestmod="sha256")
+
+
+def _mac() -> hmac.HMAC:
+    environ = os.environ
+    return _keyed(
+        environ.get(KEY_ENV) or None, environ.get("XDG_CONFIG_HOME"), environ.get("HOME")
+    ).copy()
 
 
 def canonical(value: Any) -> bytes:
@@ -66,7 +74,9 @@ def canonical(value: Any) -> bytes:
 
 def seal_of(label: str, value: Any) -> str:
     """The seal of `value` written under `label` (a channel name, or an item's kind)."""
-    return hmac.new(key(), label.encode() + b"\x00" + canonical(value), "sha256").hexdigest()
+    mac = _mac()
+    mac.update(label.encode() + b"\x00" + canonical(value))
+    return mac.hexdigest()
 
 
 def is_sealed(label: str, value: Any, seal: object) -> bool:

@@ -13,6 +13,9 @@ Pure functions over plain state; the wrapping of nodes is in `graph/build.py`.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from guards.refusals import RUNTIME, Refusal, RefusalCode
@@ -54,15 +57,49 @@ def unsealed_fields(state: dict[str, Any], skip: frozenset[str] = frozenset()) -
         if name == SEALS or name in skip:
             continue
         if name in SEALED_ITEMS:
-            ignore = SEALED_ITEMS[name]
-            intact = all(item_is_sealed(name, item, ignore) for item in value or ())
+            intact = all(_item_intact(name, item) for item in value or ())
         elif name == REPLIES:
-            intact = all(item_is_sealed(REPLIES, reply) for reply in (value or {}).values())
+            intact = all(_item_intact(REPLIES, reply) for reply in (value or {}).values())
         else:
-            intact = is_sealed(name, value, seals.get(name))
+            intact = _intact(name, value, seals.get(name))
         if not intact:
             found.append(name)
     return found
+
+
+# Within one process a run hands the same objects from step to step: an object already found
+# sealed is not hashed again while it is the same object with the same seal (a value read back
+# from a checkpoint is a new object, and is checked). Only a cache: correctness never depends on it.
+_CHECKED: OrderedDict[tuple[str, int, object], object] = OrderedDict()
+_CHECKED_MAX = 16_384
+_CHECKED_LOCK = threading.Lock()
+
+
+def _cached(label: str, value: object, seal: object, check: Callable[[], bool]) -> bool:
+    if not isinstance(value, dict | list):
+        return check()
+    key = (label, id(value), seal)
+    with _CHECKED_LOCK:
+        if _CHECKED.get(key) is value:
+            return True
+    if not check():
+        return False
+    with _CHECKED_LOCK:
+        _CHECKED[key] = value
+        if len(_CHECKED) > _CHECKED_MAX:
+            _CHECKED.popitem(last=False)
+    return True
+
+
+def _intact(name: str, value: object, seal: object) -> bool:
+    return _cached(name, value, seal, lambda: is_sealed(name, value, seal))
+
+
+def _item_intact(label: str, item: object) -> bool:
+    seal = item.get(SEAL) if isinstance(item, dict) else None
+    return _cached(
+        label, item, seal, lambda: item_is_sealed(label, item, SEALED_ITEMS.get(label, frozenset()))
+    )
 
 
 def sealed_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:

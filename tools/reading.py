@@ -181,9 +181,9 @@ class _HashedFile(io.RawIOBase):
         return self._position
 
     def _hash_until(self, target: int | None) -> None:
-        block = bytearray(HASH_BLOCK)
+        block = bytearray(min(HASH_BLOCK, max(self._record.size - self._position, 0) + 1))
         while target is None or self._position < target:
-            wanted = HASH_BLOCK if target is None else min(HASH_BLOCK, target - self._position)
+            wanted = len(block) if target is None else min(len(block), target - self._position)
             if not self.readinto(memoryview(block)[:wanted]):
                 return
 
