@@ -17,6 +17,7 @@ With `WARRANT_API_TOKEN` set, every request must carry `Authorization: Bearer <t
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 from typing import Any
 
@@ -27,9 +28,12 @@ STORE_PREFIX = "warrant"
 """The first part of every store namespace Warrant writes."""
 
 auth = Auth()
+LOG = logging.getLogger("warrant.auth")
 
 
-def _forbidden(detail: str) -> Auth.exceptions.HTTPException:
+def _forbidden(detail: str, value: dict[str, Any]) -> Auth.exceptions.HTTPException:
+    """The refusal, also written to the server's log with the thread it was aimed at."""
+    LOG.warning("warrant refused a request: %s (thread %s)", detail, value.get("thread_id"))
     return Auth.exceptions.HTTPException(status_code=403, detail=detail)
 
 
@@ -54,29 +58,32 @@ ROLLBACK = (
 async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     """A thread's metadata may change and its runs be cancelled; its state is the run's own."""
     if value.get("action") == "rollback":
-        raise _forbidden(ROLLBACK)
+        raise _forbidden(ROLLBACK, value)
     if value.get("metadata") is None and value.get("action") is None:
         raise _forbidden(
             "Warrant's run state is written only by the run itself: use a run's command resume"
-            " to answer an interaction"
+            " to answer an interaction",
+            value,
         )
 
 
 @auth.on.threads.create_run
 async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     if value.get("multitask_strategy") == "rollback":
-        raise _forbidden(ROLLBACK)
+        raise _forbidden(ROLLBACK, value)
     command = (value.get("kwargs") or {}).get("command") or {}
     if command.get("update") is not None or command.get("goto") is not None:
         raise _forbidden(
-            "a command to a Warrant run may only resume an interaction (no update, no goto)"
+            "a command to a Warrant run may only resume an interaction (no update, no goto)", value
         )
 
 
 @auth.on.store.put
 async def no_store_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     if tuple(value.get("namespace") or ())[:1] == (STORE_PREFIX,):
-        raise _forbidden(f"the store namespace {STORE_PREFIX!r} is written only by Warrant's runs")
+        raise _forbidden(
+            f"the store namespace {STORE_PREFIX!r} is written only by Warrant's runs", value
+        )
 
 
 @auth.on.store.delete

@@ -5,6 +5,7 @@ one receipt. A real `langgraph dev` whose nodes pause before the first call runs
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
+from tests.cli_process import warrant
 from tests.langgraph_server import langgraph_dev
 
 POINT = "before:execute@c1"
@@ -113,3 +115,22 @@ def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
     values = wait_for_handover(client, thread)
     assert_promise_kept(values)
     assert thread_in_use(values) == 0
+
+
+def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(paused_server, module_postgres_url, tmp_path):  # fmt: skip
+    """The served run holds no lease; the checkpoint fence still lets only one of them write."""
+    url, signal_file = paused_server
+    client, thread = in_flight(url, signal_file)
+    resumed = warrant("resume", thread, "--db", module_postgres_url, "--json", "-q", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    release(signal_file)  # the served run goes on from the checkpoint the CLI already advanced
+    deadline = time.monotonic() + 60
+    while client.runs.list(thread)[0]["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert client.runs.list(thread)[0]["status"] == "error"  # fenced out, nothing written
+    values = client.threads.get_state(thread)["values"]
+    assert_promise_kept(values)
+    cli = json.loads(resumed.stdout)
+    assert [item["ref"] for item in cli["evidence"]] == ["E1", "E2", "E3"]
+    assert values["handover"]["evidence"] == cli["evidence"]
