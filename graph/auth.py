@@ -23,6 +23,8 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from guards.action import storable_problem
+
 TOKEN_ENV = "WARRANT_API_TOKEN"
 STORE_PREFIX = "warrant"
 """The first part of every store namespace Warrant writes."""
@@ -71,11 +73,15 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
 async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     if value.get("multitask_strategy") == "rollback":
         raise _forbidden(ROLLBACK, value)
-    command = (value.get("kwargs") or {}).get("command") or {}
+    kwargs = value.get("kwargs") or {}
+    command = kwargs.get("command") or {}
     if command.get("update") is not None or command.get("goto") is not None:
         raise _forbidden(
             "a command to a Warrant run may only resume an interaction (no update, no goto)", value
         )
+    for part, given in (("input", kwargs.get("input")), ("resume", command.get("resume"))):
+        if problem := storable_problem(given):  # it would be saved before any node could refuse it
+            raise _forbidden(f"the run's {part} is refused: {problem.replace('the document ', '')}", value)  # fmt: skip
 
 
 @auth.on.store.put

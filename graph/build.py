@@ -44,6 +44,7 @@ from nodes.integrity import (
     payload_is_sealed,
     seal_update,
     tampering,
+    trusted_turn,
     unsealed_fields,
     without_seal,
 )
@@ -56,39 +57,48 @@ Route = Callable[[State], Any]
 
 def stage(name: str, node: Callable[..., State]) -> Stage:
     """A node function behind its pause point, given the `config`/`runtime` it declares, run only
-    on state the run wrote itself, its update sealed (`nodes.integrity`)."""
+    on state the run wrote itself, its update sealed for this run (`nodes.integrity`)."""
     paused = pausable(name, node)
     wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
     inputs = INPUTS if name == "admit" else frozenset()
 
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         given = {"config": config, "runtime": runtime}
-        if name != "handover" and (found := unsealed_fields(state, inputs) or state.get("tampered")):  # fmt: skip
-            return seal_update(_ending(name, found, state, runtime))
-        return seal_update(paused(state, **{key: given[key] for key in wants}))
+        scope = scope_of(config)
+        if name != "handover" and (found := unsealed_fields(state, scope, inputs) or state.get("tampered")):  # fmt: skip
+            return seal_update(_ending(name, found, state, scope, runtime), scope)
+        return seal_update(paused(state, **{key: given[key] for key in wants}), scope)
 
     return call
 
 
-def _ending(name: str, found: list[Any], state: State, runtime: Runtime[WarrantContext]) -> State:
+def _ending(
+    name: str, found: list[Any], state: State, scope: str, runtime: Runtime[WarrantContext]
+) -> State:
     """Found values the run did not write: recorded once (a task may have recorded it already),
     then the run goes to its handover."""
     fields = [field for field in found if isinstance(field, str)]
-    recorded = tampering(name, fields, state.get("turn", 0), now(runtime)) if fields else {}
+    turn = trusted_turn(state, scope)
+    recorded = tampering(name, fields, turn, now(runtime)) if fields else {}
     return {**recorded, "status": TAMPERED}
 
 
 def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
-    """A node run as a `Send` task: only on a payload its sender sealed; its update sealed."""
+    """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
+    sealed."""
     paused = pausable(name, node)
 
-    def call(payload: State, runtime: Runtime[WarrantContext]) -> State:
-        if not payload_is_sealed(name, payload):
-            turn = payload.get("turn") if isinstance(payload.get("turn"), int) else 0
-            return seal_update(tampering(name, ["task"], turn, now(runtime)))
-        return seal_update(paused(without_seal(payload), runtime))
+    def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
+        scope = scope_of(config)
+        if not payload_is_sealed(name, payload, scope):
+            return seal_update(tampering(name, ["task"], 0, now(runtime)), scope)
+        return seal_update(paused(without_seal(payload), runtime), scope)
 
     return call
+
+
+def scope_of(config: RunnableConfig) -> str:
+    return str(config["configurable"].get("thread_id", ""))
 
 
 def routed(main: Stage, route: Route) -> Callable[..., Command]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.types import Command, StateSnapshot
 
-from guards.action import unique_keys
+from guards.action import storable_problem, unique_keys
 
 
 class InteractionError(ValueError):
@@ -87,4 +87,6 @@ def reply_from_options(
         raise InteractionError(f"--edit is not JSON: {exc}") from None
     if not isinstance(args, dict):
         raise InteractionError("--edit must be a JSON object of arguments")
+    if problem := storable_problem(args):
+        raise InteractionError(f"--edit is refused: {problem.replace('the document ', '')}")
     return {"decision": "edit", "args": args}

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from tools.validation import storable_text
+
 _ESCAPES = {
     code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code != 0x09
 }
@@ -17,8 +19,9 @@ def escaped(text: str) -> str:
     """Text from records, choosers or people as one line for a person to read: line breaks,
     terminal control characters (escape sequences, backspaces, NUL) and bidirectional overrides
     appear escaped, so that no log line or chooser statement can forge further lines of a report
-    or ledger, or drive the terminal. JSON output keeps the text exactly."""
-    return text.translate(_ESCAPES)
+    or ledger, or drive the terminal; a lone surrogate appears as its escape, since no terminal
+    encodes one. JSON output keeps the text exactly."""
+    return storable_text(text.translate(_ESCAPES))
 
 
 FLAG_NOTES = {

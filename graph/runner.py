@@ -27,7 +27,9 @@ from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
 from nodes.context import WarrantContext
-from nodes.handover import build_handover
+from nodes.guard import where_it_stood
+from nodes.handover import build_handover, trusted_view
+from nodes.integrity import TAMPERED, handover_is_sealed, unsealed_fields
 from nodes.route import Route
 from nodes.transport import probe
 
@@ -51,16 +53,19 @@ class Outcome:
 
     values: dict[str, Any]
     pending: list[dict[str, Any]]
+    thread: str
 
     @property
     def handover(self) -> dict[str, Any]:
-        """The handover, or the handover so far (`awaiting_human`) with the pending interactions."""
+        """The handover, or the handover so far (`awaiting_human`) with the pending interactions;
+        only from values the run wrote itself (a handover it did not write is shown as what the
+        run's own values say, `state_tampered`, until `resume` records it)."""
         if self.pending:
-            thread = self.pending[0]["thread"]
-            return {
-                **build_handover({**self.values, "status": "awaiting_human"}, thread),
-                "pending": self.pending,
-            }
+            shown = {**trusted_view(self.values, self.thread), "status": "awaiting_human"}
+            return {**build_handover(shown, self.thread), "pending": self.pending}
+        if not handover_is_sealed(self.values, self.thread):
+            shown = {**trusted_view(self.values, self.thread), "status": TAMPERED}
+            return {**build_handover(shown, self.thread), "pending": []}
         return {**self.values["handover"], "pending": []}
 
 
@@ -137,7 +142,10 @@ def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
 
 def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
     snapshot = graph.get_state(config)
-    return Outcome(snapshot.values, [interaction for _, interaction in pending_of(snapshot)])
+    thread = str(config["configurable"]["thread_id"])
+    return Outcome(
+        snapshot.values, [interaction for _, interaction in pending_of(snapshot)], thread
+    )
 
 
 def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
@@ -209,19 +217,34 @@ def is_unfinished(snapshot: StateSnapshot) -> bool:
     Judged from what the run has written, not from `snapshot.next`: a worker killed after its
     tasks' writes were saved but before the next checkpoint leaves `next` empty, and continuing
     (`invoke(None)`) still finishes it."""
-    return has_run(snapshot) and "handover" not in snapshot.values and not snapshot.interrupts
+    thread = str(snapshot.config["configurable"]["thread_id"])
+    finished = handover_is_sealed(snapshot.values, thread)
+    return has_run(snapshot) and not finished and not snapshot.interrupts
 
 
 def carry_on(
     graph: CompiledStateGraph, config: dict[str, Any], thread_id: str, on_event: OnEvent
 ) -> None:
-    """Finish a run that stopped before its handover. A state that schedules nothing further (it
-    was last written by someone other than the run's nodes) goes to the handover, which checks
-    it like every node does and records what the run did not write."""
+    """Finish a run that stopped before its handover. A state that schedules nothing further was
+    last written by someone other than the run's nodes: if it holds values the run did not
+    write, the handover records them; otherwise the run takes the step it was about to take (a
+    person it was asking is asked again)."""
     advance(graph, None, config, thread_id, on_event)
     snapshot = graph.get_state(config)
     if is_unfinished(snapshot) and not snapshot.next:
-        advance(graph, Command(goto="handover"), config, thread_id, on_event)
+        advance(graph, Command(goto=next_step(snapshot.values, thread_id)), config, thread_id, on_event)  # fmt: skip
+
+
+def next_step(values: dict[str, Any], thread_id: str) -> Any:
+    """Where a run goes on when nothing is scheduled: to its handover if it holds values it did
+    not write; to the guard if people are still to be asked (the guard asks them, from inside the
+    run, so that their interrupts are kept); else the step it was about to take."""
+    if unsealed_fields(values, thread_id):
+        return "handover"
+    step = where_it_stood(values, thread_id)
+    if isinstance(step, list) and any(task.node == "human" for task in step):
+        return "guard"
+    return step
 
 
 def advance(

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from guards.refusals import GUARD, Refusal, RefusalCode
+from guards.refusals import GUARD, INT64, Refusal, RefusalCode
 from tools.validation import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
@@ -146,6 +146,23 @@ def shape_problem(value: Any) -> str | None:
                 stack.extend((child, depth + 1) for child in item.values())
             else:
                 stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def storable_problem(value: Any) -> str | None:
+    """`shape_problem`, and an integer beyond 64 bits (no checkpoint serializer stores one): for
+    values kept as they came, such as a person's reply, where a proposal is kept as text."""
+    if problem := shape_problem(value):
+        return problem
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and not -INT64 <= item < INT64:
+            return "the document holds an integer beyond 64 bits"
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return None
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
-from guards.action import shape_problem
+from guards.action import storable_problem
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from tools.validation import describe_validation_error, one_line
 
@@ -42,7 +42,7 @@ class ApprovalReply(_Strict):
 def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any] | Refusal:
     """The reply, validated for this interaction, or a refusal owned by `human`."""
     expected = interaction["interaction_id"]
-    if problem := shape_problem(reply):
+    if problem := storable_problem(reply):
         return Refusal(RefusalCode.MALFORMED_REPLY, HUMAN, problem.replace("document", "reply"))
     named = reply.get("interaction_id") if isinstance(reply, dict) else None
     if named != expected:

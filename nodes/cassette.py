@@ -7,6 +7,7 @@ run ends at that turn, since the next line answers a different question.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
 from nodes.transport import RECORDED_CHARS, Reply, recorded_text
+from tools.files import open_regular
 from tools.validation import describe_validation_error
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
@@ -52,7 +54,7 @@ def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
     """The recorded attempts, one per non-blank line (the first `up_to` of them), each checked."""
     found: list[RecordedCall] = []
     try:
-        with path.open(encoding="utf-8") as handle:
+        with open_regular(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
                 if line.strip():
                     found.append(_recorded(path, number, line))

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from nodes.adversary import AdversaryChooser
 from nodes.cassette import CassetteError, read_cassette
+from tools.files import open_regular
 from tools.records import Scenario
 
 Proposal = str | Mapping[str, Any]
@@ -126,7 +127,7 @@ def _document_lines(path: Path, up_to: int) -> list[str]:
     """The first `up_to` non-blank lines, decoded leniently."""
     found: list[str] = []
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             for raw in handle:
                 text = raw.decode("utf-8", "replace").strip()
                 if text:
@@ -141,7 +142,8 @@ def _document_lines(path: Path, up_to: int) -> list[str]:
 def check_action_file(path: Path) -> None:
     """Refuse a file that cannot serve as a chooser: unreadable, binary, not UTF-8, or empty."""
     try:
-        data = path.read_bytes()
+        with open_regular(path) as handle:
+            data = handle.read()
     except OSError as exc:
         raise ChooserError(f"cannot read action file {path}: {exc.strerror or exc}") from None
     if b"\x00" in data:

@@ -26,7 +26,7 @@ from guards.refusals import RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item, observations
 from nodes.human import to_people
-from nodes.integrity import sealed_payload
+from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.model import route_after_choose
 from nodes.route import Route
@@ -231,9 +231,12 @@ def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "
     return "handover"
 
 
-def execute_tasks(state: dict[str, Any], calls: list[dict[str, Any]]) -> list[Send]:
-    """One sealed `execute` task per approved call."""
+def execute_tasks(
+    state: dict[str, Any], calls: list[dict[str, Any]], scope: str | None = None
+) -> list[Send]:
+    """One `execute` task per approved call, sealed for this run."""
     grant, decision = state["grant"], state["decision"]
+    scope = run_scope() if scope is None else scope
     return [
         Send("execute", sealed_payload("execute", {
             "call": {key: value for key, value in call.items() if key != "sources"},
@@ -244,12 +247,12 @@ def execute_tasks(state: dict[str, Any], calls: list[dict[str, Any]]) -> list[Se
             "turn": decision["turn"],
             "deadline_at": state["deadline_at"],
             "call_s": grant["budget"].get("call_s", 30),
-        }))
+        }, scope))
         for call in calls
     ]  # fmt: skip
 
 
-def where_it_stood(state: dict[str, Any]) -> list[Send] | str:
+def where_it_stood(state: dict[str, Any], scope: str | None = None) -> list[Send] | str:
     """The step a run was about to take, read from what it wrote: for a run whose own steps were
     cut short (a new input on its thread, the server's `interrupt` multitask strategy). Approved
     calls without a receipt run (none is lost, none runs twice); a proposal not yet decided is
@@ -263,7 +266,7 @@ def where_it_stood(state: dict[str, Any]) -> list[Send] | str:
     if decision["outcome"] == "execute":
         done = {item["call_id"] for item in state.get("evidence", [])}
         missing = [call for call in decision["calls"] if call["id"] not in done]
-        return execute_tasks(state, missing) if missing else "choose"
+        return execute_tasks(state, missing, scope) if missing else "choose"
     if decision["outcome"] in ("ask", "approval", "await"):
-        return to_people(state) or "guard"
+        return to_people(state, scope) or "guard"
     return route_after_guard(state)

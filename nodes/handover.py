@@ -13,24 +13,24 @@ from langgraph.runtime import Runtime
 
 from guards.refusals import RUNTIME
 from nodes.context import WarrantContext, event, now
-from nodes.integrity import TAMPERED, tampering, trusted, unsealed_fields
+from nodes.integrity import TAMPERED, tampering, trusted, trusted_turn, unsealed_fields
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 
 
 def handover(
     state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
-    at, turn = now(runtime), state.get("turn", 0)
-    found = unsealed_fields(state)
+    thread = str(config["configurable"].get("thread_id", ""))
+    at, turn = now(runtime), trusted_turn(state, thread)
+    found = unsealed_fields(state, thread)
     recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
     if found or state.get("tampered"):
-        state = _trusted(state, recorded)
+        state = {**trusted_view(state, thread), "turn": turn}
+        state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
         status = TAMPERED
     else:
         status = state.get("status") or "stopped"
-    report = build_handover(
-        {**state, "status": status}, config["configurable"].get("thread_id", "")
-    )
+    report = build_handover({**state, "status": status}, thread)
     events = [
         *recorded.get("events", []),
         event("stopped", turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
@@ -46,10 +46,10 @@ def handover(
     return {**recorded, "status": status, "handover": report, "events": events}
 
 
-def _trusted(state: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+def trusted_view(state: dict[str, Any], thread: str) -> dict[str, Any]:
     """Only what the run wrote itself; the grant and goal, if their fields were replaced, as the
     sealed ledger recorded them at admission."""
-    kept = trusted(state)
+    kept = trusted(state, thread)
     admitted = next(
         (item["payload"] for item in kept.get("events", []) if item["type"] == "admitted"), {}
     )
@@ -60,7 +60,6 @@ def _trusted(state: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
         "budget": admitted.get("budget", {}),
         "records": {record["id"]: record for record in admitted.get("records", [])},
     })  # fmt: skip
-    kept["refusals"] = [*kept.get("refusals", []), *recorded.get("refusals", [])]
     return kept
 
 

@@ -15,7 +15,7 @@ from langgraph.types import Send, interrupt
 from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
-from nodes.integrity import sealed_payload
+from nodes.integrity import run_scope, sealed_payload
 
 PERSON = "human"
 
@@ -37,11 +37,12 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
     return {"replies": {interaction["interaction_id"]: checked}, "events": [resumed]}
 
 
-def to_people(state: dict[str, Any]) -> list[Send]:
-    """One `human` task for each pending interaction that has no reply yet."""
+def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:
+    """One `human` task for each pending interaction that has no reply yet, sealed for this run."""
     replies = state.get("replies", {})
+    scope = run_scope() if scope is None else scope
     return [
-        Send("human", sealed_payload("human", {"interaction": interaction}))
+        Send("human", sealed_payload("human", {"interaction": interaction}, scope))
         for interaction in state.get("pending", [])
         if interaction["interaction_id"] not in replies
     ]

@@ -3,12 +3,14 @@
 Every node's update is sealed on its way out (`seal_update`): each list item and reply carries its
 own seal, every other channel's value is sealed under its name in `seals`. Before a node uses its
 state, `unsealed_fields` names whatever the run did not write itself (a client's
-`update_state`, a command's `update`, a row edited in the database); the node is then not run:
-the run ends with a `state_tampered` refusal, and its handover shows only sealed values.
-Task payloads sent with `Send` (a call to execute, an interaction for a person) are sealed by the
-node that sends them and checked by the task.
+`update_state`, a command's `update`, a row edited in the database, a value copied from another
+run); the node is then not run: the run ends with a `state_tampered` refusal, and its handover
+shows only sealed values. Task payloads sent with `Send` (a call to execute, an interaction for a
+person) are sealed by the node that sends them and checked by the task.
 
-Pure functions over plain state; the wrapping of nodes is in `graph/build.py`.
+Every seal covers the thread it was written for (its scope), so a sealed value or task copied
+from another run is not the run's own. Pure functions over plain state; the wrapping of nodes is
+in `graph/build.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
+
+from langgraph.config import get_config
 
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
@@ -32,39 +36,114 @@ SEALS = "seals"
 TAMPERED = "state_tampered"
 
 
-def seal_update(update: dict[str, Any]) -> dict[str, Any]:
-    """The update with every value it writes sealed."""
+def run_scope() -> str:
+    """The thread of the run being advanced, inside a node or a router (LangGraph's config)."""
+    return str(get_config()["configurable"].get("thread_id", ""))
+
+
+def _label(scope: str, name: str) -> str:
+    return f"{scope}\x00{name}"
+
+
+def seal_update(update: dict[str, Any], scope: str) -> dict[str, Any]:
+    """The update with every value it writes sealed for this run."""
     sealed: dict[str, Any] = {}
     seals: dict[str, str] = {}
     for name, value in update.items():
         if name in SEALED_ITEMS:
-            sealed[name] = [sealed_item(name, item) for item in value]
+            sealed[name] = [sealed_item(_label(scope, name), item) for item in value]
         elif name == REPLIES:
-            sealed[name] = {key: sealed_item(REPLIES, reply) for key, reply in value.items()}
+            label = _label(scope, REPLIES)
+            sealed[name] = {key: sealed_item(label, reply) for key, reply in value.items()}
         elif name != SEALS:
             sealed[name] = value
-            seals[name] = seal_of(name, value)
+            seals[name] = seal_of(_label(scope, name), value)
     if seals:
         sealed[SEALS] = seals
     return sealed
 
 
-def unsealed_fields(state: dict[str, Any], skip: frozenset[str] = frozenset()) -> list[str]:
-    """The state's fields holding a value the run did not write itself."""
+def unsealed_fields(
+    state: dict[str, Any], scope: str, skip: frozenset[str] = frozenset()
+) -> list[str]:
+    """The state's fields holding a value this run did not write itself."""
     seals = state.get(SEALS) or {}
     found = []
     for name, value in state.items():
         if name == SEALS or name in skip:
             continue
+        label = _label(scope, name)
         if name in SEALED_ITEMS:
-            intact = all(_item_intact(name, item) for item in value or ())
+            intact = all(_item_intact(label, item, SEALED_ITEMS[name]) for item in value or ())
         elif name == REPLIES:
-            intact = all(_item_intact(REPLIES, reply) for reply in (value or {}).values())
+            intact = all(_item_intact(label, reply) for reply in (value or {}).values())
         else:
-            intact = _intact(name, value, seals.get(name))
+            intact = _intact(label, value, seals.get(name))
         if not intact:
             found.append(name)
     return found
+
+
+def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
+    """The state holds a handover, written by this run's own handover node."""
+    return "handover" in state and not unsealed_fields(
+        {"handover": state["handover"], SEALS: state.get(SEALS)}, scope
+    )
+
+
+def sealed_payload(kind: str, payload: dict[str, Any], scope: str) -> dict[str, Any]:
+    return sealed_item(_label(scope, f"task:{kind}"), payload)
+
+
+def payload_is_sealed(kind: str, payload: object, scope: str) -> bool:
+    return item_is_sealed(_label(scope, f"task:{kind}"), payload)
+
+
+def without_seal(payload: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in payload.items() if name != SEAL}
+
+
+def tampering(where: str, fields: list[str], turn: int, at: float) -> dict[str, Any]:
+    """The update that records tampering found by `where`; the run then ends."""
+    detail = (
+        f"{where}: the run's state holds values it did not write ({', '.join(sorted(fields))});"
+        " they are not used and the run ends"
+    )
+    refusal = Refusal(RefusalCode.STATE_TAMPERED, RUNTIME, detail).to_dict()
+    return {
+        "tampered": [{"turn": turn, "where": where, "fields": sorted(fields)}],
+        "refusals": [{"turn": turn, **refusal}],
+        "events": [event("refused", turn, RUNTIME, at, **refusal)],
+    }
+
+
+def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
+    """The state with every value this run did not write left out (lists keep their sealed
+    items)."""
+    seals = state.get(SEALS) or {}
+    kept: dict[str, Any] = {}
+    for name, value in state.items():
+        label = _label(scope, name)
+        if name in SEALED_ITEMS:
+            kept[name] = [item for item in value or () if _item_intact(label, item, SEALED_ITEMS[name])]  # fmt: skip
+        elif name == REPLIES:
+            kept[name] = {key: reply for key, reply in (value or {}).items() if _item_intact(label, reply)}  # fmt: skip
+        elif name != SEALS and _intact(label, value, seals.get(name)):
+            kept[name] = value
+    return kept
+
+
+def trusted_turn(state: dict[str, Any], scope: str) -> int:
+    """The run's turn as it wrote it, else the latest turn of its sealed ledger."""
+    turn = state.get("turn")
+    if (
+        isinstance(turn, int)
+        and not isinstance(turn, bool)
+        and "turn" not in unsealed_fields({"turn": turn, SEALS: state.get(SEALS)}, scope)
+    ):
+        return turn
+    events = trusted({"events": state.get("events", [])}, scope)["events"]
+    return max((item["turn"] for item in events if isinstance(item.get("turn"), int)), default=0)
 
 
 # Within one process a run hands the same objects from step to step: an object already found
@@ -91,53 +170,10 @@ def _cached(label: str, value: object, seal: object, check: Callable[[], bool]) 
     return True
 
 
-def _intact(name: str, value: object, seal: object) -> bool:
-    return _cached(name, value, seal, lambda: is_sealed(name, value, seal))
+def _intact(label: str, value: object, seal: object) -> bool:
+    return _cached(label, value, seal, lambda: is_sealed(label, value, seal))
 
 
-def _item_intact(label: str, item: object) -> bool:
+def _item_intact(label: str, item: object, ignore: frozenset[str] = frozenset()) -> bool:
     seal = item.get(SEAL) if isinstance(item, dict) else None
-    return _cached(
-        label, item, seal, lambda: item_is_sealed(label, item, SEALED_ITEMS.get(label, frozenset()))
-    )
-
-
-def sealed_payload(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return sealed_item(f"task:{kind}", payload)
-
-
-def payload_is_sealed(kind: str, payload: object) -> bool:
-    return item_is_sealed(f"task:{kind}", payload)
-
-
-def without_seal(payload: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in payload.items() if name != SEAL}
-
-
-def tampering(where: str, fields: list[str], turn: int, at: float) -> dict[str, Any]:
-    """The update that records tampering found by `where`; the run then ends."""
-    detail = (
-        f"{where}: the run's state holds values it did not write ({', '.join(sorted(fields))});"
-        " they are not used and the run ends"
-    )
-    refusal = Refusal(RefusalCode.STATE_TAMPERED, RUNTIME, detail).to_dict()
-    return {
-        "tampered": [{"turn": turn, "where": where, "fields": sorted(fields)}],
-        "refusals": [{"turn": turn, **refusal}],
-        "events": [event("refused", turn, RUNTIME, at, **refusal)],
-    }
-
-
-def trusted(state: dict[str, Any]) -> dict[str, Any]:
-    """The state with every value the run did not write left out (lists keep their sealed items),
-    and the admitted scenario and goal taken from the sealed ledger when their fields are not."""
-    seals = state.get(SEALS) or {}
-    kept: dict[str, Any] = {}
-    for name, value in state.items():
-        if name in SEALED_ITEMS:
-            kept[name] = [item for item in value or () if item_is_sealed(name, item, SEALED_ITEMS[name])]  # fmt: skip
-        elif name == REPLIES:
-            kept[name] = {key: reply for key, reply in (value or {}).items() if item_is_sealed(REPLIES, reply)}  # fmt: skip
-        elif name != SEALS and is_sealed(name, value, seals.get(name)):
-            kept[name] = value
-    return kept
+    return _cached(label, item, seal, lambda: item_is_sealed(label, item, ignore))

@@ -25,6 +25,7 @@ from graph.persistence import open_run
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
 from nodes.context import WarrantContext
+from tests.cli_process import warrant
 from tests.helpers import R42_LOG, stop, write_manifest
 from tools.errors import ManifestError
 from tools.records import load_scenario
@@ -169,3 +170,18 @@ def test_a_manifest_holding_a_nul_is_refused_at_load(scenario_dir):
 def test_an_edit_with_a_repeated_key_is_refused_before_it_is_sent():
     with pytest.raises(InteractionError, match="appears twice"):
         reply_from_options("approval", None, False, False, '{"query": "a", "query": "b"}')
+
+
+def test_an_edit_with_an_integer_beyond_64_bits_is_refused_before_it_is_sent():
+    with pytest.raises(InteractionError, match="beyond 64 bits"):
+        reply_from_options("approval", None, False, False, '{"limit": 123456789012345678901234567890}')  # fmt: skip
+
+
+def test_a_lone_surrogate_in_a_proposal_prints_in_the_events_table(tmp_path):
+    actions = tmp_path / "a.jsonl"
+    actions.write_text('{"summary": "sur\\ud800", "message": {"kind": "stop"}}\n')
+    db = str(tmp_path / "s.sqlite")
+    ran = warrant("run", "R42", "--chooser", f"file:{actions}", "--db", db, "--thread", "s", cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    table = warrant("events", "s", "--db", db, cwd=tmp_path)
+    assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr

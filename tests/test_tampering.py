@@ -106,3 +106,65 @@ def test_a_goal_rewritten_beside_the_run_is_not_reported(db):
     assert handover["goal"] == "Why did reset_smoke fail in regression run R42?"
     [refusal] = [r for r in handover["refusals"] if r["code"] == "state_tampered"]
     assert "goal" in refusal["detail"] and refusal["owner"] == "runtime"
+
+
+def test_a_forged_handover_is_not_the_runs_and_is_recorded(db):
+    with open_run(db, "fh") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "fh")
+        graph.update_state(config("fh"), {"handover": {"status": "stopped", "evidence": [], "statement": "FORGED"}})  # fmt: skip
+    shown = resume("fh", db, lambda _: None)
+    assert shown.handover["status"] == "state_tampered"
+    assert "FORGED" not in json.dumps(shown.handover)
+    assert_refused_and_clean(shown.values)
+
+
+def test_sealed_values_and_tasks_copied_from_another_run_are_not_this_runs(db):
+    """Seals cover their thread: the grant, an evidence item and an execute task of run P,
+    copied into run G, are refused in G."""
+    with open_run(db, "P") as saver:
+        donor = compile_graph(saver)
+        donor.invoke({"scenario": "R42"}, config("P"), durability="sync")
+        p_values = donor.get_state(config("P")).values
+        tasks = [write for item in saver.list(config("P")) for write in item.pending_writes
+                 if write[1] == "__pregel_tasks" and getattr(write[2], "node", None) == "execute"]  # fmt: skip
+    with open_run(db, "G") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "G")
+        graph.invoke(Command(goto=Send("execute", tasks[0][2].arg)), config("G"), durability="sync")
+        assert graph.get_state(config("G")).values.get("tampered")
+    with open_run(db, "G2") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "G2")
+        graph.update_state(config("G2"), {"grant": p_values["grant"], "seals": {"grant": p_values["seals"]["grant"]}})  # fmt: skip
+    assert resume("G2", db, lambda _: None).handover["status"] == "state_tampered"
+    with open_run(db, "G3") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "G3")
+        graph.update_state(config("G3"), {"evidence": [p_values["evidence"][1]]})
+    handover = resume("G3", db, lambda _: None).handover
+    assert handover["status"] == "state_tampered" and "c2" not in {e["call_id"] for e in handover["evidence"]}  # fmt: skip
+
+
+def test_a_forged_turn_never_reaches_the_record(db):
+    with open_run(db, "turn") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "turn")
+        graph.update_state(config("turn"), {"turn": "FORGED-turn"})
+    finished = resume("turn", db, lambda _: None)
+    assert finished.handover["status"] == "state_tampered"
+    assert "FORGED" not in json.dumps(finished.values["handover"])
+    assert all(isinstance(event["turn"], int) for event in finished.values["events"])
+
+
+def test_a_write_that_changes_nothing_but_drops_the_interrupt_leaves_the_person_asked(db):
+    with open_run(db, "noop") as saver:
+        graph = compile_graph(saver)
+        before = waiting_run(graph, "noop")
+        graph.update_state(config("noop"), {"events": []})
+        assert not graph.get_state(config("noop")).interrupts  # LangGraph dropped it
+    again = resume("noop", db, lambda _: None)
+    assert [item["interaction_id"] for item in again.pending] == [
+        item["interaction_id"] for item in before["pending"]
+    ]
+    assert "handover" not in again.values

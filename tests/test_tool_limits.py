@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from nodes.context import WarrantContext
+from tests.cli_process import warrant
 from tests.helpers import call, run_embedded, stop, write_manifest
 from tools.errors import ManifestError, RecordRefusal
 from tools.reading import open_record, reading
@@ -148,3 +149,26 @@ def test_a_call_that_starts_after_the_deadline_is_not_run_and_the_run_ends(scena
     [item] = state["evidence"]
     assert item["error"] == "deadline_passed" and item["excerpt"] == []
     assert state["handover"]["status"] == "deadline_passed"
+
+
+def test_a_manifest_swapped_for_a_fifo_after_admission_is_refused_at_once(scenario_dir):
+    manifest = write_manifest(scenario_dir)
+
+    def swap() -> None:
+        manifest.unlink()
+        os.mkfifo(manifest)
+
+    began = time.monotonic()
+    state = run_with(manifest, Tampering(swap, (call("c1", "searchlogs", path="cc/t.log", query="UVM"),)))  # fmt: skip
+    assert time.monotonic() - began < 10
+    [item] = state["evidence"]
+    assert item["error"] == "record_unavailable" and "not a regular file" in item["summary"]
+
+
+def test_an_action_file_that_is_a_fifo_is_bad_input_at_once(tmp_path):
+    fifo = tmp_path / "actions.jsonl"
+    os.mkfifo(fifo)
+    began = time.monotonic()
+    result = warrant("run", "R42", "--chooser", f"file:{fifo}", "--db", "memory", cwd=tmp_path)
+    assert result.returncode == 2 and "not a regular file" in result.stderr
+    assert time.monotonic() - began < 30 and "Traceback" not in result.stderr

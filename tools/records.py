@@ -22,6 +22,7 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from tools.errors import ManifestError, RecordRefusal
+from tools.files import open_regular
 from tools.validation import describe_validation_error
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
@@ -163,7 +164,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
 
 def _manifest_bytes(path: Path) -> bytes:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             raw = handle.read(MAX_MANIFEST_BYTES + 1)
     except OSError as exc:
         raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
