@@ -1,15 +1,20 @@
-"""The LangGraph server's auth handlers for Warrant (`langgraph.json` → `auth`).
+"""The LangGraph server's auth handlers for Warrant (`langgraph.json` → `auth`). Deny by default.
 
-Authority must not live in anything a client can write. A client of the server may start runs,
-read them, and answer a person's interaction (a command's `resume`); it may not write a thread's
-state (`threads.update_state`, a thread created with `supersteps`), send a command that updates
-state or jumps to a node (`update`, `goto`), roll a run back (its ledger would lose what it
-recorded: the `rollback` multitask strategy or cancel action), or write Warrant's store
-namespaces. The other multitask strategies keep the ledger's promise: `reject` and `enqueue` as
-the server defines them, `interrupt` because a refused new input sends the run on from the step
-it was about to take (`nodes.guard.where_it_stood`). The nodes check
-their state's seals as well (`nodes.integrity`), so a value written by any other route still ends
-the run with a recorded `state_tampered` refusal.
+Authority must not live in anything a client can write. A client of the server may create
+threads, start runs, read threads, runs, assistants and the store, change a thread's metadata,
+cancel a run, and answer a person's interaction (a command's `resume`). Everything else is
+refused (403), among it: writing a thread's state (`threads.update_state`, a thread created with
+`supersteps`), a command that updates state or jumps to a node (`update`, `goto`), rolling a run
+back or deleting a thread (its ledger would lose what it recorded: the `rollback` multitask
+strategy or cancel action, `threads.delete`), crons, assistants' creation and changes, and writes
+to the store. Every served run is durable step by step: its `durability` is set to `sync`,
+whatever the request asked (DESIGN §2, invariant 4).
+
+The multitask strategies that remain keep the ledger's promise: `reject` and `enqueue` as the
+server defines them, `interrupt` because a refused new input sends the run on from the step it was
+about to take (`nodes.guard.where_it_stood`). The nodes check their state's seals as well
+(`nodes.integrity`), so a value written by any other route still ends the run with a recorded
+`state_tampered` refusal.
 
 With `WARRANT_API_TOKEN` set, every request must carry `Authorization: Bearer <token>`.
 """
@@ -26,8 +31,10 @@ from langgraph_sdk import Auth
 from guards.action import storable_problem
 
 TOKEN_ENV = "WARRANT_API_TOKEN"
-STORE_PREFIX = "warrant"
-"""The first part of every store namespace Warrant writes."""
+ROLLBACK = (
+    "a Warrant run is never rolled back or deleted: its ledger is append-only (cancel with"
+    " action 'interrupt'; retention is the operator's, with `warrant prune`)"
+)
 
 auth = Auth()
 LOG = logging.getLogger("warrant.auth")
@@ -50,10 +57,28 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
     return {"identity": "client", "is_authenticated": True}
 
 
-ROLLBACK = (
-    "a Warrant run is never rolled back: its ledger is append-only (cancel with action"
-    " 'interrupt', or start a run on a new thread)"
-)
+@auth.on
+async def deny_by_default(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Whatever no handler below allows."""
+    detail = f"{ctx.resource}.{ctx.action} is not allowed on a Warrant server"
+    raise _forbidden(detail, value if isinstance(value, dict) else {})
+
+
+async def _allowed(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Reads, and thread creation (a thread's state is refused separately, when written)."""
+
+
+for _allow in (
+    auth.on.threads.create,
+    auth.on.threads.read,
+    auth.on.threads.search,
+    auth.on.assistants.read,
+    auth.on.assistants.search,
+    auth.on.store.get,
+    auth.on.store.search,
+    auth.on.store.list_namespaces,
+):
+    _allow(_allowed)
 
 
 @auth.on.threads.update
@@ -69,29 +94,24 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
         )
 
 
+@auth.on.threads.delete
+async def no_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+    raise _forbidden(ROLLBACK, value)
+
+
 @auth.on.threads.create_run
 async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
     if value.get("multitask_strategy") == "rollback":
         raise _forbidden(ROLLBACK, value)
     kwargs = value.get("kwargs") or {}
-    command = kwargs.get("command") or {}
-    if command.get("update") is not None or command.get("goto") is not None:
-        raise _forbidden(
-            "a command to a Warrant run may only resume an interaction (no update, no goto)", value
-        )
-    for part, given in (("input", kwargs.get("input")), ("resume", command.get("resume"))):
+    command = kwargs.get("command")
+    if command is not None:
+        if not isinstance(command, dict) or command.get("update") is not None or command.get("goto") is not None:  # fmt: skip
+            raise _forbidden("a command to a Warrant run may only resume an interaction (no update, no goto)", value)  # fmt: skip
+        if command.get("resume") is None:
+            raise _forbidden("a command to a Warrant run must carry a reply to resume with", value)
+    for part, given in (("input", kwargs.get("input")), ("resume", (command or {}).get("resume"))):
         if problem := storable_problem(given):  # it would be saved before any node could refuse it
             raise _forbidden(f"the run's {part} is refused: {problem.replace('the document ', '')}", value)  # fmt: skip
-
-
-@auth.on.store.put
-async def no_store_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    if tuple(value.get("namespace") or ())[:1] == (STORE_PREFIX,):
-        raise _forbidden(
-            f"the store namespace {STORE_PREFIX!r} is written only by Warrant's runs", value
-        )
-
-
-@auth.on.store.delete
-async def no_store_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    await no_store_writes(ctx, value)
+    kwargs["durability"] = "sync"  # each step on disk before the next: no call runs twice unseen
+    kwargs["checkpoint_during"] = True

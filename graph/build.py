@@ -41,6 +41,7 @@ from nodes.human import human
 from nodes.integrity import (
     INPUTS,
     TAMPERED,
+    out_of_step,
     payload_is_sealed,
     seal_update,
     tampering,
@@ -65,7 +66,8 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         given = {"config": config, "runtime": runtime}
         scope = scope_of(config)
-        if name != "handover" and (found := unsealed_fields(state, scope, inputs) or state.get("tampered")):  # fmt: skip
+        found = unsealed_fields(state, scope, inputs) or out_of_step(state) or state.get("tampered")  # fmt: skip
+        if name != "handover" and found:
             return seal_update(_ending(name, found, state, scope, runtime), scope)
         return seal_update(paused(state, **{key: given[key] for key in wants}), scope)
 

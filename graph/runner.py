@@ -29,7 +29,7 @@ from nodes.choosers import ChooserError
 from nodes.context import WarrantContext
 from nodes.guard import where_it_stood
 from nodes.handover import build_handover, trusted_view
-from nodes.integrity import TAMPERED, handover_is_sealed, unsealed_fields
+from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
 from nodes.route import Route
 from nodes.transport import probe
 
@@ -239,7 +239,7 @@ def next_step(values: dict[str, Any], thread_id: str) -> Any:
     """Where a run goes on when nothing is scheduled: to its handover if it holds values it did
     not write; to the guard if people are still to be asked (the guard asks them, from inside the
     run, so that their interrupts are kept); else the step it was about to take."""
-    if unsealed_fields(values, thread_id):
+    if unsealed_fields(values, thread_id) or out_of_step(values):
         return "handover"
     step = where_it_stood(values, thread_id)
     if isinstance(step, list) and any(task.node == "human" for task in step):

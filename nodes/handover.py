@@ -12,8 +12,16 @@ from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
 
 from guards.refusals import RUNTIME
+from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
-from nodes.integrity import TAMPERED, tampering, trusted, trusted_turn, unsealed_fields
+from nodes.integrity import (
+    TAMPERED,
+    out_of_step,
+    tampering,
+    trusted,
+    trusted_turn,
+    unsealed_fields,
+)
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 
 
@@ -22,7 +30,7 @@ def handover(
 ) -> dict[str, Any]:
     thread = str(config["configurable"].get("thread_id", ""))
     at, turn = now(runtime), trusted_turn(state, thread)
-    found = unsealed_fields(state, thread)
+    found = unsealed_fields(state, thread) or out_of_step(state)
     recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
     if found or state.get("tampered"):
         state = {**trusted_view(state, thread), "turn": turn}
@@ -63,6 +71,12 @@ def trusted_view(state: dict[str, Any], thread: str) -> dict[str, Any]:
     return kept
 
 
+def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Items as a report shows them: their seals are the run's bookkeeping, and the handover
+    itself is sealed whole."""
+    return [{key: value for key, value in item.items() if key != SEAL} for item in items]
+
+
 def build_handover(state: dict[str, Any], thread_id: str) -> dict[str, Any]:
     """The handover document (DESIGN §6) from a run's state; pure."""
     grant = state["grant"]
@@ -74,9 +88,9 @@ def build_handover(state: dict[str, Any], thread_id: str) -> dict[str, Any]:
         "turns": state.get("turn", 0),
         "budget": grant["budget"],
         "statement": NO_ROOT_CAUSE,
-        "evidence": state.get("evidence", []),
+        "evidence": unsealed(state.get("evidence", [])),
         "unknowns": unknowns_of(state),
-        "refusals": state.get("refusals", []),
+        "refusals": unsealed(state.get("refusals", [])),
         "hypotheses": state.get("hypotheses", []),
         "chooser_stop_text": state.get("stop_text", ""),
     }

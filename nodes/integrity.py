@@ -84,6 +84,24 @@ def unsealed_fields(
     return found
 
 
+def out_of_step(state: dict[str, Any]) -> list[str]:
+    """Fields whose sealed values do not belong together: the run's own values put back out of
+    order (a seal proves who wrote a value, not when). A call executed twice (a task replayed),
+    or people asked about calls of another decision (an older decision put back)."""
+    found = []
+    executed = [item["payload"].get("call_id") for item in state.get("events", []) if item.get("type") == "executed"]  # fmt: skip
+    if len(executed) != len(set(executed)):
+        found.append("events")
+    decision = state.get("decision") or {}
+    decided = {call.get("id") for call in decision.get("calls", [])}
+    for interaction in state.get("pending") or []:
+        asked = (interaction.get("call") or {}).get("id")
+        if interaction.get("turn") != decision.get("turn") or (asked is not None and asked not in decided):  # fmt: skip
+            found.append("decision")
+            break
+    return found
+
+
 def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
     """The state holds a handover, written by this run's own handover node."""
     return "handover" in state and not unsealed_fields(

@@ -68,12 +68,27 @@ def test_state_updates_and_jumps_are_refused(server_url):
     assert client.threads.get(thread_id)["metadata"]["ticket"] == "BUG-1"
 
 
-def test_warrants_store_namespace_is_not_writable_by_clients(server_url):
+def test_what_no_handler_allows_is_refused(server_url):
+    """Deny by default: deleting a run's thread, crons, assistants' changes and store writes."""
     client = get_sync_client(url=server_url)
+    thread_id, _ = waiting_thread(client)
+    assert "append-only" in refused(lambda: client.threads.delete(thread_id))
+    refused(lambda: client.crons.create("triage", schedule="* * * * *", input={"scenario": "R42"}))
+    refused(lambda: client.assistants.create("triage", config={"configurable": {"x": 1}}))
     refused(lambda: client.store.put_item(("warrant", "receipts"), "k", {"v": 1}))
-    refused(lambda: client.store.delete_item(("warrant", "receipts"), "k"))
-    client.store.put_item(("notes",), "k", {"v": 1})
-    assert client.store.get_item(("notes",), "k")["value"] == {"v": 1}
+    refused(lambda: client.store.put_item(("notes",), "k", {"v": 1}))
+    assert client.threads.get_state(thread_id)["values"]["grant"]["id"] == "R42-gated"
+
+
+def test_every_served_run_is_durable_step_by_step(server_url):
+    """A request for `durability="exit"` still writes each step (one checkpoint per superstep)."""
+    client = get_sync_client(url=server_url)
+    counts = []
+    for durability in ("sync", "exit"):
+        thread = client.threads.create()["thread_id"]
+        client.runs.wait(thread, "triage", input={"scenario": "R42"}, durability=durability)
+        counts.append(len(client.threads.get_history(thread, limit=100)))
+    assert counts[0] == counts[1] > 10
 
 
 def test_only_manifests_under_the_servers_roots_run_and_errors_tell_nothing_else(

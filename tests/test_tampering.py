@@ -14,6 +14,7 @@ from graph.build import compile_graph
 from graph.persistence import open_run
 from graph.runner import resume
 from lab import LAB_DIR
+from nodes.handover import unsealed
 from tests.helpers import R42_LOG
 
 GATED = str(LAB_DIR / "R42-gated.toml")
@@ -72,7 +73,7 @@ def test_forged_evidence_never_reaches_the_handover(db):
         graph.update_state(config("evidence"), {"evidence": [forged]})  # drops the interrupt
     finished = resume("evidence", db, lambda _: None)  # `warrant resume evidence`
     assert_refused_and_clean(finished.values)
-    assert finished.values["handover"]["evidence"] == before  # the run's own, sealed
+    assert finished.values["handover"]["evidence"] == unsealed(before)  # the run's own, sealed
 
 
 def test_a_forged_task_for_the_executor_is_not_run(db, tmp_path):
@@ -168,3 +169,29 @@ def test_a_write_that_changes_nothing_but_drops_the_interrupt_leaves_the_person_
         item["interaction_id"] for item in before["pending"]
     ]
     assert "handover" not in again.values
+
+
+def test_the_runs_own_values_put_back_out_of_step_end_it(db):
+    """A seal proves who wrote a value, not when: an older sealed decision put back, or an
+    earlier execute task sent again, is found by what no longer fits and ends the run."""
+    with open_run(db, "old") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "old")
+        history = list(graph.get_state_history(config("old")))
+        first = next(s.values for s in reversed(history) if (s.values.get("decision") or {}).get("turn") == 1)  # fmt: skip
+        graph.update_state(config("old"), {"decision": first["decision"]})
+        graph.update_state(config("old"), {"seals": {"decision": first["seals"]["decision"]}})
+    assert resume("old", db, lambda _: None).handover["status"] == "state_tampered"
+
+    with open_run(db, "again") as saver:
+        graph = compile_graph(saver)
+        graph.invoke({"scenario": "R42"}, config("again"), durability="sync")
+        [task] = [write[2] for item in saver.list(config("again")) for write in item.pending_writes
+                  if write[1] == "__pregel_tasks" and getattr(write[2], "node", None) == "execute"
+                  and write[2].arg["call"]["id"] == "c1"]  # fmt: skip
+        graph.invoke(Command(goto=task), config("again"), durability="sync")
+        values = graph.get_state(config("again")).values
+    assert values["handover"]["status"] == "state_tampered"
+    assert [e["type"] for e in values["events"]].count(
+        "handover"
+    ) == 2  # the first, then the record
