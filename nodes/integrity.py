@@ -87,11 +87,16 @@ def unsealed_fields(
 def out_of_step(state: dict[str, Any]) -> list[str]:
     """Fields whose sealed values do not belong together: the run's own values put back out of
     order (a seal proves who wrote a value, not when). A call executed twice (a task replayed),
-    or people asked about calls of another decision (an older decision put back)."""
+    a turn behind the ledger's, or people asked about calls of another decision (an older
+    decision put back)."""
     found = []
-    executed = [item["payload"].get("call_id") for item in state.get("events", []) if item.get("type") == "executed"]  # fmt: skip
+    events = state.get("events", [])
+    executed = [item["payload"].get("call_id") for item in events if item.get("type") == "executed"]  # fmt: skip
     if len(executed) != len(set(executed)):
         found.append("events")
+    turn = state.get("turn", 0)
+    if isinstance(turn, int) and any(isinstance(item.get("turn"), int) and item["turn"] > turn for item in events):  # fmt: skip
+        found.append("turn")  # an older turn put back: the ledger has gone further
     decision = state.get("decision") or {}
     decided = {call.get("id") for call in decision.get("calls", [])}
     for interaction in state.get("pending") or []:

@@ -183,6 +183,14 @@ def test_the_runs_own_values_put_back_out_of_step_end_it(db):
         graph.update_state(config("old"), {"seals": {"decision": first["seals"]["decision"]}})
     assert resume("old", db, lambda _: None).handover["status"] == "state_tampered"
 
+    with open_run(db, "turn-back") as saver:
+        graph = compile_graph(saver)
+        waiting_run(graph, "turn-back")
+        history = list(graph.get_state_history(config("turn-back")))
+        first = next(s.values for s in reversed(history) if s.values.get("turn") == 1)
+        graph.update_state(config("turn-back"), {"turn": 1, "seals": {"turn": first["seals"]["turn"]}})  # fmt: skip
+    assert resume("turn-back", db, lambda _: None).handover["status"] == "state_tampered"
+
     with open_run(db, "again") as saver:
         graph = compile_graph(saver)
         graph.invoke({"scenario": "R42"}, config("again"), durability="sync")
