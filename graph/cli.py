@@ -19,6 +19,7 @@ from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
+from graph.ledger import chain_break
 from graph.persistence import checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
@@ -27,6 +28,7 @@ from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.cassette import write_cassette
+from nodes.integrity import unsealed_events
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -227,10 +229,24 @@ def inbox(db: DbOption = None, json_output: JsonOption = False) -> None:
     )
 
 
+VerifyOption = Annotated[
+    bool,
+    typer.Option("--verify", help="Check the ledger's chain and seals; exit 1 where it breaks."),
+]
+
+
 @app.command()
-def events(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
+def events(
+    thread_id: ThreadArgument,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    verify: VerifyOption = False,
+) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
     ledger = stored_outcome(thread_id, db).values.get("events", [])
+    if verify:
+        verify_ledger(thread_id, ledger)
+        return
     if json_output:
         print_json(ledger)
         return
@@ -247,6 +263,16 @@ def events(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOpti
             )
         )
     Console(highlight=False, soft_wrap=True).print(table)
+
+
+def verify_ledger(thread_id: str, ledger: list[dict[str, Any]]) -> None:
+    """One line: the ledger holds, or where it breaks (exit 1)."""
+    broken = chain_break(ledger)
+    if broken is None and (foreign := unsealed_events(ledger, thread_id)):
+        broken = f"event {foreign[0]} was not written by this run (its seal does not match)"
+    if broken is not None:
+        fail(1, f"ledger of {thread_id!r} is broken: {broken}")
+    print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events, chain intact, every event sealed by this run")  # fmt: skip
 
 
 @app.command()

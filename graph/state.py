@@ -10,6 +10,8 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
+from graph.ledger import event_digest
+
 
 def merge_evidence(
     existing: list[dict[str, Any]], new: list[dict[str, Any]]
@@ -24,9 +26,13 @@ def merge_evidence(
 def append_events(
     existing: list[dict[str, Any]], new: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The ledger is append-only; the sequence number is assigned here, in order of arrival."""
-    start = len(existing)
-    return [*existing, *({**event, "seq": start + offset + 1} for offset, event in enumerate(new))]
+    """The ledger is append-only; the sequence number is assigned here, in order of arrival, and
+    each event carries the digest of the one before it (`ledger.verify` checks the chain)."""
+    ledger = list(existing)
+    for event in new:
+        previous = event_digest(ledger[-1]) if ledger else None
+        ledger.append({**event, "seq": len(ledger) + 1, "prev": previous})
+    return ledger
 
 
 def merge_replies(existing: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

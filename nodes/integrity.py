@@ -28,9 +28,10 @@ from nodes.context import event
 
 INPUTS = frozenset({"scenario", "goal", "chooser", "message_id"})
 """Written by a caller's run input; admission checks and re-seals them."""
-SEALED_ITEMS = {"events": frozenset({"seq"}), "evidence": frozenset(), "refusals": frozenset(),
+SEALED_ITEMS = {"events": frozenset({"seq", "prev"}), "evidence": frozenset(), "refusals": frozenset(),
                 "model_calls": frozenset(), "tampered": frozenset()}  # fmt: skip
-"""List channels, each item sealed on its own; the reducer adds an event's `seq` afterwards."""
+"""List channels, each item sealed on its own; the reducer adds an event's `seq` and `prev`
+afterwards (`graph.state.append_events`)."""
 REPLIES = "replies"
 SEALS = "seals"
 TAMPERED = "state_tampered"
@@ -105,6 +106,12 @@ def out_of_step(state: dict[str, Any]) -> list[str]:
             found.append("decision")
             break
     return found
+
+
+def unsealed_events(events: list[dict[str, Any]], scope: str) -> list[int]:
+    """The sequence numbers of events this run did not write."""
+    label = _label(scope, "events")
+    return [event.get("seq", 0) for event in events if not _item_intact(label, event, SEALED_ITEMS["events"])]  # fmt: skip
 
 
 def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
