@@ -131,6 +131,8 @@ def run(
     try:
         if message_id is not None:
             check_message_id(message_id)
+        if record is not None:
+            check_record_path(record)
         request = admit_request(scenario, goal, chooser, thread, message_id)
         result = start(request, chosen_db(db), progress(quiet))
     except ValueError as exc:
@@ -140,6 +142,15 @@ def run(
     if record is not None:
         write_cassette(record, result.values.get("model_calls", []))
     finish(result, json_output)
+
+
+def check_record_path(path: Path) -> None:
+    """A cassette path is checked before the run: it is written after the run's end, when a
+    folder, a FIFO or a link there would fail or be followed with the run's work already done."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--record {path}: not a regular file (a folder, a link or a device)")
+    if not path.parent.is_dir():
+        raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
 
 
 @app.command()

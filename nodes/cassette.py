@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
+from guards.action import storable_problem
 from nodes.transport import RECORDED_CHARS, Reply, recorded_text
 from tools.files import open_regular
 from tools.validation import describe_validation_error
@@ -69,7 +70,7 @@ def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
 
 def _recorded(path: Path, number: int, line: str) -> RecordedCall:
     try:
-        return RecordedCall.model_validate_json(line)
+        recorded = RecordedCall.model_validate_json(line)
     except ValidationError as exc:
         detail = describe_validation_error(exc)
         if '"replay_key"' not in line:
@@ -77,6 +78,9 @@ def _recorded(path: Path, number: int, line: str) -> RecordedCall:
         raise CassetteError(
             f"cassette {path} line {number} is not a recorded attempt: {detail}"
         ) from None
+    if problem := storable_problem(recorded.reply.to_dict()):  # no checkpoint could keep it
+        raise CassetteError(f"cassette {path} line {number} is refused: {problem.replace('the document ', '')}")  # fmt: skip
+    return recorded
 
 
 def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:

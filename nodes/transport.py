@@ -279,7 +279,8 @@ def usage_of(raw: object) -> dict[str, int | None] | None:
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A token count: a non-negative integer that fits 64 bits (no checkpoint stores a larger one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << 63
 
 
 def retry_after(header: str | None) -> float | None:

@@ -42,6 +42,8 @@ UNUSABLE = {
     "a string": ("hello", "a JSON string"),
     "usage not counts": (completion(usage={"prompt_tokens": "many"}),
                          "usage is not token counts: prompt_tokens='many'"),
+    "usage beyond 64 bits": (completion(usage={"prompt_tokens": 1 << 64, "completion_tokens": 1, "total_tokens": 1}),
+                             "usage is not token counts: prompt_tokens=18446744073709551616"),
 }  # fmt: skip
 
 

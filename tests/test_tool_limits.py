@@ -158,3 +158,19 @@ def test_an_action_file_that_is_a_fifo_is_bad_input_at_once(tmp_path):
     result = warrant("run", "R42", "--chooser", f"file:{fifo}", "--db", "memory", cwd=tmp_path)
     assert result.returncode == 2 and "not a regular file" in result.stderr
     assert time.monotonic() - began < 30 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("target", ["fifo", "folder", "missing/x.jsonl", "link"])
+def test_a_cassette_path_that_cannot_be_written_is_bad_input_before_the_run(tmp_path, target):
+    path = tmp_path / target
+    if target == "fifo":
+        os.mkfifo(path)
+    elif target == "folder":
+        path.mkdir()
+    elif target == "link":
+        path.symlink_to(tmp_path / "elsewhere.jsonl")
+    result = warrant("run", "R42", "--db", "memory", "--record", str(path), cwd=tmp_path)
+    assert (
+        result.returncode == 2 and "--record" in result.stderr and "Traceback" not in result.stderr
+    )
+    assert not (tmp_path / "elsewhere.jsonl").exists()
