@@ -66,8 +66,11 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         given = {"config": config, "runtime": runtime}
         scope = scope_of(config)
-        found = unsealed_fields(state, scope, inputs) or out_of_step(state) or state.get("tampered")  # fmt: skip
-        if name != "handover" and found:
+        # The handover node checks its state itself: it reports what it finds instead of ending.
+        found = name != "handover" and (
+            unsealed_fields(state, scope, inputs) or out_of_step(state) or state.get("tampered")
+        )
+        if found:
             return seal_update(_ending(name, found, state, scope, runtime), scope)
         return seal_update(paused(state, **{key: given[key] for key in wants}), scope)
 

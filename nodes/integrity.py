@@ -116,8 +116,9 @@ def unsealed_events(events: list[dict[str, Any]], scope: str) -> list[int]:
 
 def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
     """The state holds a handover, written by this run's own handover node."""
-    return "handover" in state and not unsealed_fields(
-        {"handover": state["handover"], SEALS: state.get(SEALS)}, scope
+    seals = state.get(SEALS) or {}
+    return "handover" in state and _intact(
+        _label(scope, "handover"), state["handover"], seals.get("handover")
     )
 
 
@@ -166,14 +167,12 @@ def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
 def trusted_turn(state: dict[str, Any], scope: str) -> int:
     """The run's turn as it wrote it, else the latest turn of its sealed ledger."""
     turn = state.get("turn")
-    if (
-        isinstance(turn, int)
-        and not isinstance(turn, bool)
-        and "turn" not in unsealed_fields({"turn": turn, SEALS: state.get(SEALS)}, scope)
-    ):
+    seals = state.get(SEALS) or {}
+    if isinstance(turn, int) and not isinstance(turn, bool) and _intact(_label(scope, "turn"), turn, seals.get("turn")):  # fmt: skip
         return turn
-    events = trusted({"events": state.get("events", [])}, scope)["events"]
-    return max((item["turn"] for item in events if isinstance(item.get("turn"), int)), default=0)
+    label = _label(scope, "events")
+    turns = [item["turn"] for item in state.get("events", []) if _item_intact(label, item, SEALED_ITEMS["events"]) and isinstance(item.get("turn"), int)]  # fmt: skip
+    return max(turns, default=0)
 
 
 # Within one process a run hands the same objects from step to step: an object already found

@@ -13,11 +13,15 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
+NON_BLOCKING = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+"""How every file of Warrant's is opened for reading; add `os.O_NOFOLLOW` where a last symlink
+must not be followed (records, which were resolved at admission)."""
+
 
 def open_regular(path: Path) -> BinaryIO:
     """A binary handle of `path`, which must be a regular file (else `OSError`: not a regular
     file)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, NON_BLOCKING)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(errno.EINVAL, "not a regular file")

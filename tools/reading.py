@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from tools.errors import RecordRefusal
+from tools.files import NON_BLOCKING
 from tools.records import GZIP_MAGIC, MAX_RECORD_BYTES, Record
 
 MAX_STREAMED_BYTES = 16 << 30
@@ -114,7 +115,7 @@ def _open_regular(record: Record) -> int:
     if resolved != path or not resolved.is_relative_to(record.root):
         raise RecordRefusal("record_unavailable", f"{record.id} no longer resolves to its file")
     try:
-        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(resolved, NON_BLOCKING | os.O_NOFOLLOW)
     except OSError as exc:
         raise RecordRefusal(
             "record_unavailable", f"{record.id} can no longer be read: {exc.strerror or exc}"

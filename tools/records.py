@@ -22,7 +22,7 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from tools.errors import ManifestError, RecordRefusal
-from tools.files import open_regular
+from tools.files import NON_BLOCKING, open_regular
 from tools.validation import describe_validation_error
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
@@ -253,7 +253,7 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
 def _open_admissible(entry: RecordEntry, path: Path, where: str) -> IO[bytes]:
     """The record's file, opened without blocking (a FIFO is refused by `fstat`, never waited on)
     and without following a symlink in its last component, if it may be admitted."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    fd = os.open(path, NON_BLOCKING | os.O_NOFOLLOW)
     try:
         _check_admissible(entry, os.fstat(fd), where)
     except BaseException:
