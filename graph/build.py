@@ -27,6 +27,8 @@ from langgraph.config import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
 from graph.crashpoints import POINT, pausable
@@ -50,6 +52,7 @@ from nodes.integrity import (
     without_seal,
 )
 from nodes.model import model, route_after_choose, route_after_model
+from nodes.record import as_arrivals, commit_arrivals, committed
 
 State = dict[str, Any]
 Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
@@ -58,7 +61,9 @@ Route = Callable[[State], Any]
 
 def stage(name: str, node: Callable[..., State]) -> Stage:
     """A node function behind its pause point, given the `config`/`runtime` it declares, run only
-    on state the run wrote itself, its update sealed for this run (`nodes.integrity`)."""
+    on state the run wrote itself, on the record with the last step's arrivals committed; its
+    events, receipts and model calls committed to the store, its update sealed for this run
+    (`nodes.record`, `nodes.integrity`)."""
     paused = pausable(name, node)
     wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
     inputs = INPUTS if name == "admit" else frozenset()
@@ -70,9 +75,12 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
         found = name != "handover" and (
             unsealed_fields(state, scope, inputs) or out_of_step(state) or state.get("tampered")
         )
+        state, arrived = commit_arrivals(state, runtime.store, scope, skip="arrivals" in (found or ()))  # fmt: skip
         if found:
-            return seal_update(_ending(name, found, state, scope, runtime), scope)
-        return seal_update(paused(state, **{key: given[key] for key in wants}), scope)
+            update = _ending(name, found, state, scope, runtime)
+        else:
+            update = paused(state, **{key: given[key] for key in wants})
+        return seal_update(arrived | committed(update, state, runtime.store, scope), scope)
 
     return call
 
@@ -96,8 +104,8 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         scope = scope_of(config)
         if not payload_is_sealed(name, payload, scope):
-            return seal_update(tampering(name, ["task"], 0, now(runtime)), scope)
-        return seal_update(paused(without_seal(payload), runtime), scope)
+            return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
+        return seal_update(as_arrivals(paused(without_seal(payload), runtime)), scope)
 
     return call
 
@@ -144,12 +152,18 @@ def build(served: bool = False) -> StateGraph:
 
 
 def compile_graph(
-    checkpointer: BaseCheckpointSaver | None = None, served: bool = False
+    checkpointer: BaseCheckpointSaver | None = None,
+    store: BaseStore | None = None,
+    *,
+    served: bool = False,
 ) -> CompiledStateGraph:
-    """The governed loop; the LangGraph server compiles it without a checkpointer. Compiling takes
-    milliseconds, so it happens once per process (and pause point); each caller gets a copy bound
-    to its checkpointer, as the LangGraph server binds its own."""
-    return _compiled(os.environ.get(POINT), served).copy(update={"checkpointer": checkpointer})
+    """The governed loop; the LangGraph server compiles it without a checkpointer or a store and
+    binds its own. Compiling takes milliseconds, so it happens once per process (and pause point);
+    each caller gets a copy bound to its checkpointer and store (a new in-memory store if none)."""
+    if served:
+        return _compiled(os.environ.get(POINT), served)
+    bound = {"checkpointer": checkpointer, "store": store if store is not None else InMemoryStore()}
+    return _compiled(os.environ.get(POINT), served).copy(update=bound)
 
 
 @functools.cache

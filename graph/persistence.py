@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -25,6 +26,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres import PostgresStore
+from langgraph.store.sqlite import SqliteStore
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -87,30 +92,40 @@ def pool_size() -> int:
     return max(4, 2 * (os.cpu_count() or 1) + 2)
 
 
+class Storage(NamedTuple):
+    """Where runs are kept: checkpoints (the state) and the store (each run's record, `nodes.record`),
+    in the same database. `compile_graph(*storage)` binds both."""
+
+    saver: BaseCheckpointSaver
+    store: BaseStore
+
+
 @contextmanager
-def open_saver(db: str) -> Iterator[BaseCheckpointSaver]:
-    """A checkpointer for reading and managing runs (no lease)."""
+def open_saver(db: str) -> Iterator[Storage]:
+    """Checkpoints and store for reading and managing runs (no lease)."""
     if db == "memory":
-        yield InMemorySaver()
+        yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
         with postgres_pool(db) as pool:
-            yield PostgresSaver(pool)
+            yield Storage(PostgresSaver(pool), PostgresStore(pool))
     else:
-        with _sqlite_saver(Path(db)) as saver:
-            yield saver
+        with _sqlite_saver(Path(db)) as saver, _sqlite_store(Path(db)) as store:
+            yield Storage(saver, store)
 
 
 @contextmanager
-def open_run(db: str, thread_id: str) -> Iterator[BaseCheckpointSaver]:
-    """A checkpointer that may advance `thread_id`, holding its lease; raises `RunBusy`."""
+def open_run(db: str, thread_id: str) -> Iterator[Storage]:
+    """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
+    On PostgreSQL both write on the lease's own connection, so a worker that lost its lease can
+    write neither."""
     if db == "memory":
-        yield InMemorySaver()
+        yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
         with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver:
-            yield saver
+            yield Storage(saver, PostgresStore(saver.conn))
     else:
-        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver:
-            yield saver
+        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, _sqlite_store(Path(db)) as store:  # fmt: skip
+            yield Storage(saver, store)
 
 
 @contextmanager
@@ -136,6 +151,7 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
             conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
             try:
                 PostgresSaver(conn).setup()
+                PostgresStore(conn).setup()
                 install_postgres_fence(conn)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
@@ -206,6 +222,23 @@ def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
         raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
     try:
         yield saver
+    finally:
+        connection.close()
+
+
+@contextmanager
+def _sqlite_store(path: Path) -> Iterator[SqliteStore]:
+    """The store on its own connection to the same file (each has its own lock and transactions),
+    in autocommit mode as `SqliteStore.from_conn_string` makes it."""
+    try:
+        connection = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)  # fmt: skip
+        connection.execute("PRAGMA journal_mode=WAL")
+        store = SqliteStore(connection)
+        store.setup()
+    except (OSError, sqlite3.Error) as exc:
+        raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
+    try:
+        yield store
     finally:
         connection.close()
 

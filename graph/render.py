@@ -149,10 +149,11 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         return f"{call['id']} {call['name']} → {call['ref']}"
     if kind == "refused":
         return f"{payload['code']} ({payload['owner']}): {payload['detail']}"
+    if kind == "executing":
+        return f"{payload['call_id']} {payload['tool']} → {payload['ref']} · dispatched"
     if kind == "executed":
-        return (
-            f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}"
-        )
+        again = f" · attempt {payload['attempt']}: may have run before" if payload.get("attempt", 1) > 1 else ""  # fmt: skip
+        return f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}{again}"  # fmt: skip
     if kind == "requested":
         manifest = payload["manifest"]
         used = sum(section["tokens"] for section in manifest["sections"])

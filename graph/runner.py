@@ -30,6 +30,7 @@ from nodes.context import WarrantContext
 from nodes.guard import where_it_stood
 from nodes.handover import build_handover, trusted_view
 from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
+from nodes.record import EVENTS, EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
 from nodes.route import Route
 from nodes.transport import probe
 
@@ -60,13 +61,19 @@ class Outcome:
         """The handover, or the handover so far (`awaiting_human`) with the pending interactions;
         only from values the run wrote itself (a handover it did not write is shown as what the
         run's own values say, `state_tampered`, until `resume` records it)."""
-        if self.pending:
-            shown = {**trusted_view(self.values, self.thread), "status": "awaiting_human"}
-            return {**build_handover(shown, self.thread), "pending": self.pending}
-        if not handover_is_sealed(self.values, self.thread):
-            shown = {**trusted_view(self.values, self.thread), "status": TAMPERED}
-            return {**build_handover(shown, self.thread), "pending": []}
+        if self.pending or not handover_is_sealed(self.values, self.thread):
+            status = "awaiting_human" if self.pending else TAMPERED
+            own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
+            shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
+            return {**build_handover(shown, self.thread, own), "pending": self.pending}
         return {**self.values["handover"], "pending": []}
+
+    @property
+    def admitted(self) -> dict[str, Any]:
+        """The payload of the run's own `admitted` event (its first), or nothing."""
+        first = (self.values.get("events") or [{}])[0]
+        own = first and sealed_or_not([first], self.thread, EVENTS)[0]
+        return first.get("payload", {}) if own and first.get("type") == "admitted" else {}
 
 
 @dataclass(frozen=True)
@@ -121,8 +128,8 @@ def admit_request(
 def leased_graph(db: str, thread_id: str) -> Iterator[CompiledStateGraph]:
     """The graph compiled with a checkpointer that holds the thread's lease."""
     try:
-        with open_run(db, thread_id) as saver:
-            yield compile_graph(saver)
+        with open_run(db, thread_id) as storage:
+            yield compile_graph(*storage)
     except RunBusy as exc:
         raise RunError(2, str(exc)) from None
     except StorageUnavailable as exc:
@@ -132,8 +139,8 @@ def leased_graph(db: str, thread_id: str) -> Iterator[CompiledStateGraph]:
 @contextmanager
 def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
     try:
-        with open_saver(db) as saver:
-            yield compile_graph(saver)
+        with open_saver(db) as storage:
+            yield compile_graph(*storage)
     except StorageUnavailable as exc:
         raise RunError(4, str(exc)) from None
     except STORAGE_ERRORS as exc:
@@ -141,11 +148,11 @@ def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
 
 
 def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
+    """Where the run stands: its state, with its record read back from the store."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
-    return Outcome(
-        snapshot.values, [interaction for _, interaction in pending_of(snapshot)], thread
-    )
+    values = materialized(graph.store, thread, snapshot.values)
+    return Outcome(values, [interaction for _, interaction in pending_of(snapshot)], thread)
 
 
 def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
@@ -254,15 +261,20 @@ def advance(
     thread_id: str,
     on_event: OnEvent,
 ) -> None:
-    """Stream the run, reporting each ledger entry; storage loss mid-run is exit 4, resumable."""
+    """Stream the run, reporting each ledger entry as it is committed; storage loss mid-run is
+    exit 4, resumable."""
     try:
+        reported = cursor_of(graph.get_state(config).values)["events"]
         for update in graph.stream(
             run_input, config, stream_mode="updates", durability="sync", context=WarrantContext()
         ):
             for node_update in update.values():
-                if isinstance(node_update, dict):  # an interrupt arrives as a tuple, not an update
-                    for event in node_update.get("events", []):
+                # an interrupt arrives as a tuple, not an update
+                cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
+                if cursor:
+                    for event in new_events(graph.store, thread_id, reported, cursor):
                         on_event(event)
+                    reported = max(reported, cursor["events"])
     except ChooserError as exc:
         raise RunError(
             4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"

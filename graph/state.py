@@ -10,29 +10,10 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
-from graph.ledger import event_digest
 
-
-def merge_evidence(
-    existing: list[dict[str, Any]], new: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Evidence is keyed by call id (one receipt per call) and ordered by its ref number."""
-    by_call = {item["call_id"]: item for item in existing}
-    for item in new:
-        by_call.setdefault(item["call_id"], item)
-    return sorted(by_call.values(), key=lambda item: int(item["ref"][1:]))
-
-
-def append_events(
-    existing: list[dict[str, Any]], new: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """The ledger is append-only; the sequence number is assigned here, in order of arrival, and
-    each event carries the digest of the one before it (`ledger.verify` checks the chain)."""
-    ledger = list(existing)
-    for event in new:
-        previous = event_digest(ledger[-1]) if ledger else None
-        ledger.append({**event, "seq": len(ledger) + 1, "prev": previous})
-    return ledger
+def gather(existing: list[dict[str, Any]], new: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """What parallel tasks leave for the next node to commit (`nodes.record`); `None` clears it."""
+    return [] if new is None else [*existing, *new]
 
 
 def merge_replies(existing: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -75,9 +56,8 @@ class WarrantState(TypedDict, total=False):
     route: dict[str, Any]
     """The model route pinned at admission (model choosers only); never holds a key."""
     request: dict[str, Any]
-    """The latest model request: text, sha256 and manifest, recorded before dispatch."""
-    model_calls: Annotated[list[dict[str, Any]], append]
-    """Every model attempt: request hash, raw reply, usage (None when unknown), errors."""
+    """The latest model request: sha256 and manifest, recorded before dispatch (its text is a
+    body in the store)."""
     failed_attempts: int
     """Consecutive failed model attempts (errors, truncation, malformed output)."""
     grant: dict[str, Any]
@@ -90,9 +70,14 @@ class WarrantState(TypedDict, total=False):
     """The latest proposal as received (`turn`, `actor`, `raw`), recorded before it is parsed."""
     decision: dict[str, Any]
     """The guard's decision on the latest proposal."""
-    evidence: Annotated[list[dict[str, Any]], merge_evidence]
-    """Evidence items E1, E2, …; each is also the receipt of the call that produced it."""
+    cursor: dict[str, Any]
+    """How much of the run's record is committed to the store (`nodes.record`): events with the
+    digest of the last one, receipts (E and H refs), model calls. The ledger, evidence and model
+    attempts themselves live in the store, never in a checkpoint."""
+    arrivals: Annotated[list[dict[str, Any]], gather]
+    """Receipts and events of the tasks of the last step, until the next node commits them."""
     refusals: Annotated[list[dict[str, Any]], append]
+    """Every refusal (at most a few per refused choice, which the refusal limit bounds)."""
     refused_choices: int
     hypotheses: list[dict[str, Any]]
     """The chooser's closing statements, each citing existing refs."""
@@ -103,7 +88,6 @@ class WarrantState(TypedDict, total=False):
     questions_asked: int
     stop_text: str
     status: str
-    events: Annotated[list[dict[str, Any]], append_events]
     handover: dict[str, Any]
     """The final report; present once the run has ended."""
     seals: Annotated[dict[str, str], merge_seals]

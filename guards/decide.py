@@ -22,7 +22,8 @@ beyond the scenario's refusal limit ends the run with `refusal_limit`. `decide` 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import ChainMap
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -39,6 +40,28 @@ Outcome = Literal["execute", "refused", "stop", "end", "ask", "approval"]
 
 
 @dataclass(frozen=True)
+class Refs(Collection[str]):
+    """The evidence refs of a run, E1…En and H1…Hm, without listing them: a run's evidence is
+    numbered without gaps, so its counts say which refs exist."""
+
+    observations: int
+    answers: int = 0
+
+    def __contains__(self, ref: object) -> bool:
+        if not isinstance(ref, str) or not ref[1:].isdecimal() or ref[1:2] == "0":
+            return False
+        limit = {"E": self.observations, "H": self.answers}.get(ref[0], 0)
+        return 1 <= int(ref[1:]) <= limit
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (f"E{n}" for n in range(1, self.observations + 1))
+        yield from (f"H{n}" for n in range(1, self.answers + 1))
+
+    def __len__(self) -> int:
+        return self.observations + self.answers
+
+
+@dataclass(frozen=True)
 class GuardContext:
     """What the guard knows about the run when a proposal arrives."""
 
@@ -47,9 +70,11 @@ class GuardContext:
     """The turn of this proposal, from 1."""
     now: float
     deadline_at: float
-    evidence_refs: frozenset[str] = frozenset()
+    evidence_refs: Collection[str] = frozenset()
     executed: Mapping[str, str] = field(default_factory=dict)
-    """Call id → signature of every call that already has a receipt."""
+    """Call id → signature of the calls that already have a receipt (only looked up by id)."""
+    executed_signatures: Container[str] | None = None
+    """The signatures of the calls that already have a receipt; by default `executed`'s."""
     refused_choices: int = 0
     """Earlier choices that were refused."""
     questions_asked: int = 0
@@ -110,7 +135,7 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
         return Decision("ask", question=message.question)
     cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
-    missing = sorted(cited - ctx.evidence_refs)
+    missing = sorted(ref for ref in cited if ref not in ctx.evidence_refs)
     if missing:
         detail = f"hypotheses cite evidence that does not exist: {', '.join(missing)}"
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
@@ -121,19 +146,24 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     catalog = tools_of(ctx.scenario.profile)
     approved: list[ApprovedCall] = []
     refusals: list[Refusal] = []
-    seen_ids = dict(ctx.executed)
-    seen_signatures = set(ctx.executed.values())
+    earlier = (
+        ctx.executed_signatures
+        if ctx.executed_signatures is not None
+        else frozenset(ctx.executed.values())
+    )
+    seen_ids: ChainMap[str, str] = ChainMap({}, ctx.executed)
+    batch: set[str] = set()
     for call in document.tool_calls or ():
-        checked = _check_call(call, catalog, ctx.scenario, seen_ids, seen_signatures)
+        checked = _check_call(call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier)  # fmt: skip
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
         approved.append(checked)
         seen_ids[call.id] = checked.signature
-        seen_signatures.add(checked.signature)
+        batch.add(checked.signature)
     if refusals:
         return _refused(ctx, refusals)
-    room = ctx.scenario.budget.evidence - sum(ref.startswith("E") for ref in ctx.evidence_refs)
+    room = ctx.scenario.budget.evidence - _observations(ctx.evidence_refs)
     if len(approved) > room:
         detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
         return _refused(ctx, [
@@ -150,12 +180,18 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     return Decision("execute", calls=tuple(approved))
 
 
+def _observations(refs: Collection[str]) -> int:
+    if isinstance(refs, Refs):
+        return refs.observations
+    return sum(ref.startswith("E") for ref in refs)
+
+
 def _check_call(
     call: ToolCall,
     catalog: Mapping[str, ToolSpec],
     scenario: Scenario,
     seen_ids: Mapping[str, str],
-    seen_signatures: set[str],
+    seen_signature: Callable[[str], bool],
 ) -> ApprovedCall | Refusal:
     offending = call.model_dump()
     spec = catalog.get(call.name)
@@ -180,7 +216,7 @@ def _check_call(
         except RecordRefusal as refusal:
             code = RefusalCode(refusal.code)
             return Refusal(code, tool_owner(spec.name), refusal.detail, offending)
-    if signature in seen_signatures:
+    if seen_signature(signature):
         detail = f"{spec.name} with these arguments was already requested in this run"
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
     records = {name: record.id for name, record in resolved.items()}

@@ -18,6 +18,8 @@ from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.guard import where_it_stood
+from nodes.integrity import run_scope
+from nodes.record import event_at
 from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
 
@@ -92,7 +94,7 @@ def admit(
 ) -> dict[str, Any]:
     """`served`: the graph the LangGraph server runs, whose inputs come from its API's callers."""
     if state.get("grant"):
-        return refused_input(state, now(runtime))
+        return refused_input(event_at(runtime.store, run_scope(), 1) or {}, state, now(runtime))
     extra = context_of(runtime).choosers
     reference, goal, chooser = checked_input(state)
     pinned = admission(reference, goal, chooser, extra, served)
@@ -139,14 +141,15 @@ def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
     return fields["scenario"], fields["goal"], fields["chooser"]
 
 
-def refused_input(state: dict[str, Any], at: float) -> dict[str, Any]:
+def refused_input(admitted: dict[str, Any], state: dict[str, Any], at: float) -> dict[str, Any]:
     """A new input on a thread that already has a run: the input is refused and recorded, and the
-    run's own scenario, goal, chooser and message id, which the input overwrote, are put back."""
-    first = next(item for item in state["events"] if item["type"] == "admitted")["payload"]
+    run's own scenario, goal, chooser and message id (from its `admitted` event), which the input
+    overwrote, are put back."""
+    first = admitted.get("payload") or {}
     restored = {
-        "scenario": first.get("reference") or first["scenario"],
-        "goal": first["goal"],
-        "chooser": first["chooser"],
+        "scenario": first.get("reference") or first.get("scenario") or state.get("scenario"),
+        "goal": first.get("goal") or state.get("goal"),
+        "chooser": first.get("chooser") or state.get("chooser"),
         "message_id": first.get("message_id"),
     }
     detail = "this thread already has a run; a new run needs a new thread"
@@ -161,8 +164,6 @@ def refused_input(state: dict[str, Any], at: float) -> dict[str, Any]:
 def route_after_admit(state: dict[str, Any]) -> Any:
     """A new run goes to its first choice; a refused input leaves the run where it was: waiting
     for its people again, ended, or going on from the step it was about to take."""
-    if state["events"][-1]["type"] != "refused":
-        return "choose"
     if state.get("handover"):
         return END
     return where_it_stood(state)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
-from nodes.evidence import observations
+from nodes.integrity import run_scope
+from nodes.record import cursor_of, without_seal
+from nodes.record import evidence as read_evidence
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
@@ -21,9 +25,9 @@ from tools.validation import storable_text
 def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     turn = state.get("turn", 0) + 1
     at = now(runtime)
-    view = view_of(state, turn, at)
+    view = view_of(state, turn, at, runtime.store, run_scope())
     if state["chooser"].partition(":")[0] in MODEL_KINDS:
-        return prepare(view, state, at)
+        return prepare(view, state, at, runtime.store)
     chooser = chooser_for(state["chooser"], state["grant"]["script"], context_of(runtime).choosers)
     raw = recordable(chooser.choose(view))
     proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}
@@ -34,27 +38,38 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     }
 
 
-def view_of(state: dict[str, Any], turn: int, at: float) -> ChooserView:
-    """The chooser's view, read from the grant pinned at admission (already validated there)."""
+def view_of(
+    state: dict[str, Any], turn: int, at: float, store: BaseStore, scope: str
+) -> ChooserView:
+    """The chooser's view, read from the grant pinned at admission (already validated there) and
+    from the run's record, which is read only if the chooser looks at it."""
     grant = state["grant"]
-    evidence = state.get("evidence", [])
     budget = grant["budget"]
+    cursor = cursor_of(state)
+
+    @functools.cache
+    def record() -> dict[str, Any]:
+        evidence = without_seal(read_evidence(store, scope, cursor))
+        return {
+            "evidence": evidence,
+            "refusals": without_seal(state.get("refusals", [])),
+            "unknowns": unknowns_of(state, evidence),
+        }
+
     return make_view(
         scenario=grant["id"],
         goal=state["goal"],
         turn=turn,
         budget_left={
             "steps": budget["steps"] - turn + 1,
-            "evidence": budget["evidence"] - len(observations(evidence)),
+            "evidence": budget["evidence"] - cursor["observations"],
             "seconds": max(0.0, state["deadline_at"] - at),
         },
         catalog=describe(grant["profile"]),
         records=[
             {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
         ],
-        evidence=evidence,
-        unknowns=unknowns_of(state),
-        refusals=state.get("refusals", []),
+        record=record,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import os
 import pickle
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,22 +28,27 @@ Proposal = str | Mapping[str, Any]
 
 @dataclass(frozen=True)
 class ChooserView:
-    """What a chooser sees on one turn (DESIGN §2 invariant 2: a frozen copy).
+    """What a chooser sees on one turn (DESIGN §2 invariant 2: a private copy).
 
-    The containers are taken from a pickle of them made with the view, so the view holds no
-    reference to the run's state; they are unpickled when the chooser first reads one, so that a
-    chooser that never looks (a script) pays for the snapshot only."""
+    The catalog and records are taken from a pickle made with the view; the evidence, refusals
+    and unknowns are read from the run's record (the store) when the chooser first reads one. Either
+    way the chooser gets objects of its own, and a chooser that never looks (a script, a file) pays
+    for none of it."""
 
     scenario: str
     goal: str
     turn: int
     budget_left: dict[str, float]
-    unknowns: tuple[str, ...]
     _frozen: bytes = field(repr=False, compare=False)
+    _record: Callable[[], Mapping[str, Sequence[Any]]] = field(repr=False, compare=False)
 
     @cached_property
     def _thawed(self) -> dict[str, tuple[Any, ...]]:
         return pickle.loads(self._frozen)
+
+    @cached_property
+    def _read(self) -> dict[str, tuple[Any, ...]]:
+        return {name: tuple(items) for name, items in self._record().items()}
 
     @property
     def catalog(self) -> tuple[dict[str, Any], ...]:
@@ -57,11 +62,15 @@ class ChooserView:
 
     @property
     def evidence(self) -> tuple[dict[str, Any], ...]:
-        return self._thawed["evidence"]
+        return self._read["evidence"]
 
     @property
     def refusals(self) -> tuple[dict[str, Any], ...]:
-        return self._thawed["refusals"]
+        return self._read["refusals"]
+
+    @property
+    def unknowns(self) -> tuple[str, ...]:
+        return self._read["unknowns"]
 
 
 def make_view(
@@ -70,16 +79,17 @@ def make_view(
     goal: str,
     turn: int,
     budget_left: dict[str, float],
-    unknowns: Sequence[str],
-    **containers: Sequence[Any],
+    catalog: Sequence[Any],
+    records: Sequence[Any],
+    record: Callable[[], Mapping[str, Sequence[Any]]],
 ) -> ChooserView:
-    """A view of `containers` (`catalog`, `records`, `evidence`, `refusals`: sequences of plain
-    data), snapshotted now (a pickle: several times faster than `copy.deepcopy`)."""
+    """A view of `catalog` and `records` (snapshotted now, a pickle: several times faster than
+    `copy.deepcopy`) and of what `record()` returns (`evidence`, `refusals`, `unknowns`: new
+    objects read from the store, when first asked for)."""
     frozen = pickle.dumps(
-        {name: tuple(items) for name, items in containers.items()},
-        protocol=pickle.HIGHEST_PROTOCOL,
+        {"catalog": tuple(catalog), "records": tuple(records)}, protocol=pickle.HIGHEST_PROTOCOL
     )
-    return ChooserView(scenario, goal, turn, dict(budget_left), tuple(unknowns), frozen)
+    return ChooserView(scenario, goal, turn, dict(budget_left), frozen, record)
 
 
 class Chooser(Protocol):

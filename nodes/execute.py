@@ -1,8 +1,11 @@
 """The execute node: runs one approved call and leaves its receipt, the evidence item.
 
 It receives a single call through `Send` (one task per call) — not a `ToolNode`, which re-runs
-finished calls when a node restarts. A call whose receipt exists is never run again: the state's
-evidence reducer keeps the first item per call id, and the guard refuses a known call id.
+finished calls when a node restarts. A call whose receipt exists is never run again: the guard
+refuses a known call id, and a receipt is committed once, under its ref. Before the tool runs, the
+call's intent is recorded in the store: a call cut by a crash after its tool ran and before its
+receipt was saved runs again, and its receipt says which attempt it was (the earlier one may have
+run: an uncertain effect stays uncertain).
 Arguments are re-validated here: the tool layer denies by default even if the guard were bypassed.
 """
 
@@ -15,6 +18,8 @@ from langgraph.runtime import Runtime
 
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
+from nodes.integrity import run_scope
+from nodes.record import intend, receipt_digest, stored_receipt
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -25,6 +30,8 @@ from tools.records import Record, pinned_record
 
 def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     call = task["call"]
+    store, scope = runtime.store, run_scope()
+    attempt = intend(store, scope, call["id"], now(runtime))
     spec = tools_of(task["profile"])[call["name"]]
     admitted = {field: Record.model_validate(record) for field, record in task["records"].items()}
     args = spec.args_model.model_validate(call["args"])
@@ -38,10 +45,13 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         excerpt, error = None, RecordRefusal("record_unavailable", f"read failed: {reason}")
-    item = evidence_item(call, records, excerpt, error, task["turn"])
+    item = stored_receipt(store, evidence_item(call, records, excerpt, error, task["turn"]))
+    if attempt > 1:
+        item["attempt"] = attempt
     done = event(
         "executed", task["turn"], f"tool:{spec.name}", now(runtime),
         call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
+        attempt=attempt, receipt=receipt_digest(item),
     )  # fmt: skip
     return {"evidence": [item], "events": [done]}
 

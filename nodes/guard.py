@@ -13,20 +13,23 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import replace
+from collections.abc import Container, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from langgraph.config import RunnableConfig
+from langgraph.config import RunnableConfig, get_store
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import Send
 
-from guards.decide import Decision, GuardContext, call_signature, decide, decide_after_people
+from guards.decide import Decision, GuardContext, Refs, decide, decide_after_people
 from guards.human import apply_decisions
 from guards.refusals import RefusalCode
 from nodes.context import WarrantContext, event, now
-from nodes.evidence import answer_item, observations
+from nodes.evidence import answer_item
 from nodes.human import to_people
 from nodes.integrity import run_scope, sealed_payload
+from nodes.record import cursor_of, executed_signatures, receipts_of_calls, stored_receipt
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.model import route_after_choose
 from nodes.route import Route
@@ -40,13 +43,14 @@ def guard(
 ) -> dict[str, Any]:
     at = now(runtime)
     thread = config["configurable"].get("thread_id", "")
+    looked_up = _Lookups(runtime.store, thread, cursor_of(state))
     if state.get("pending"):
-        return _resolve(state, thread, at)
+        return _resolve(state, thread, at, looked_up)
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
     decision, attempts = _count_model_failures(
-        decide(state["proposal"]["raw"], context_for(state, decided_at)), state
+        decide(state["proposal"]["raw"], context_for(state, decided_at, looked_up)), state
     )
     return record(decision, state, thread, at) | attempts
 
@@ -69,27 +73,72 @@ def _count_model_failures(
     return decision, {"failed_attempts": failed}
 
 
+@dataclass(frozen=True)
+class _Lookups:
+    """The run's receipts as the guard asks for them: by call id and by signature, each a store
+    read of committed receipts only (a run's record is never listed to decide one proposal)."""
+
+    store: BaseStore
+    scope: str
+    cursor: dict[str, Any]
+
+    def receipts(self) -> Mapping[str, str]:
+        return _ByCallId(self)
+
+    def signatures(self) -> Container[str]:
+        return _BySignature(self)
+
+
+@dataclass(frozen=True)
+class _ByCallId(Mapping[str, str]):
+    lookups: _Lookups
+
+    def __getitem__(self, call_id: str) -> str:
+        found = receipts_of_calls(self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id])  # fmt: skip
+        return found[call_id]
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a run's receipts are looked up by call id, never listed")
+
+    def __len__(self) -> int:
+        return self.lookups.cursor["observations"]
+
+
+@dataclass(frozen=True)
+class _BySignature(Container[str]):
+    lookups: _Lookups
+
+    def __contains__(self, signature: object) -> bool:
+        if not isinstance(signature, str):
+            return False
+        found = executed_signatures(self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature])  # fmt: skip
+        return signature in found
+
+
 def context_for(
-    state: dict[str, Any], at: float, person_approved: frozenset[str] = frozenset()
+    state: dict[str, Any],
+    at: float,
+    looked_up: _Lookups,
+    person_approved: frozenset[str] = frozenset(),
 ) -> GuardContext:
-    evidence = state.get("evidence", [])
+    cursor = looked_up.cursor
     return GuardContext(
         scenario=Scenario.model_validate(state["grant"]),
         turn=state["turn"],
         now=at,
         deadline_at=state["deadline_at"],
-        evidence_refs=frozenset(item["ref"] for item in evidence),
-        executed={
-            item["call_id"]: call_signature(item["tool"], item["args"])
-            for item in observations(evidence)
-        },
+        evidence_refs=Refs(cursor["observations"], cursor["answers"]),
+        executed=looked_up.receipts(),
+        executed_signatures=looked_up.signatures(),
         refused_choices=state.get("refused_choices", 0),
         questions_asked=state.get("questions_asked", 0),
         person_approved=person_approved,
     )
 
 
-def _resolve(state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
+def _resolve(
+    state: dict[str, Any], thread: str, at: float, looked_up: _Lookups
+) -> dict[str, Any]:
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
@@ -97,9 +146,9 @@ def _resolve(state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
     turn = state["turn"]
     questions = [interaction for interaction in pending if interaction["kind"] == "question"]
     if questions:
-        first = sum(item["ref"].startswith("H") for item in state.get("evidence", [])) + 1
+        first = looked_up.cursor["answers"] + 1
         answers = [
-            answer_item(question, replies[question["interaction_id"]], f"H{first + index}")
+            stored_receipt(looked_up.store, answer_item(question, replies[question["interaction_id"]], f"H{first + index}"))  # fmt: skip
             for index, question in enumerate(questions)
         ]
         return {
@@ -112,7 +161,7 @@ def _resolve(state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
     }
     calls, approved, rejections = apply_decisions(state["decision"]["calls"], decisions)
     decision = decide_after_people(
-        state["decision"]["summary"], calls, rejections, context_for(state, at, approved)
+        state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
     )
     return {**record(decision, state, thread, at), "pending": []}
 
@@ -125,7 +174,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         for call in decision.calls
     ]
     if decision.outcome == "execute":
-        first_ref = len(observations(state.get("evidence", []))) + 1
+        first_ref = cursor_of(state)["observations"] + 1
         calls = [
             {
                 **call,
@@ -149,6 +198,11 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
                 at,
                 call={key: value for key, value in call.items() if key != "sources"},
             )
+            for call in calls
+        ]
+        # Committed before any call runs: a call with `executing` and no `executed` may have run.
+        events += [
+            event("executing", turn, GUARD, at, call_id=call["id"], ref=call["ref"], tool=call["name"])  # fmt: skip
             for call in calls
         ]
     update: dict[str, Any] = {
@@ -264,7 +318,8 @@ def where_it_stood(state: dict[str, Any], scope: str | None = None) -> list[Send
     if decision.get("turn") != turn:
         return route_after_choose(state)
     if decision["outcome"] == "execute":
-        done = {item["call_id"] for item in state.get("evidence", [])}
+        done = {item["evidence"]["call_id"] for item in state.get("arrivals") or () if "evidence" in item}  # fmt: skip
+        done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
         missing = [call for call in decision["calls"] if call["id"] not in done]
         return execute_tasks(state, missing, scope) if missing else "choose"
     if decision["outcome"] in ("ask", "approval", "await"):

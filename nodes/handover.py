@@ -6,10 +6,12 @@ evidence; they are not findings, and the handover has no root-cause field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
@@ -22,6 +24,8 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
+from nodes.record import EVENTS, EVIDENCE, cursor_of, event_at, sealed_or_not
+from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 
 
@@ -30,15 +34,17 @@ def handover(
 ) -> dict[str, Any]:
     thread = str(config["configurable"].get("thread_id", ""))
     at, turn = now(runtime), trusted_turn(state, thread)
+    record = run_record(runtime.store, thread, state)
     found = unsealed_fields(state, thread) or out_of_step(state)
+    found += ["evidence"] if record.foreign else []
     recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
     if found or state.get("tampered"):
-        state = {**trusted_view(state, thread), "turn": turn}
+        state = {**trusted_view(state, thread, record.admitted), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
         status = TAMPERED
     else:
         status = state.get("status") or "stopped"
-    report = build_handover({**state, "status": status}, thread)
+    report = build_handover({**state, "status": status}, thread, record.evidence)
     events = [
         *recorded.get("events", []),
         event("stopped", turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
@@ -54,13 +60,28 @@ def handover(
     return {**recorded, "status": status, "handover": report, "events": events}
 
 
-def trusted_view(state: dict[str, Any], thread: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RunRecord:
+    """What the store holds of a run that a report shows: its sealed receipts (with their
+    excerpts), any receipts it did not write, and its `admitted` event."""
+
+    evidence: list[dict[str, Any]]
+    foreign: list[dict[str, Any]]
+    admitted: dict[str, Any]
+
+
+def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecord:
+    cursor = cursor_of(trusted(state, thread))
+    own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
+    first = event_at(store, thread, 1) if cursor["events"] else None
+    admitted = first if first and sealed_or_not([first], thread, EVENTS)[0] else {}
+    return RunRecord(own, foreign, admitted.get("payload", {}) if admitted.get("type") == "admitted" else {})  # fmt: skip
+
+
+def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -> dict[str, Any]:
     """Only what the run wrote itself; the grant and goal, if their fields were replaced, as the
-    sealed ledger recorded them at admission."""
+    sealed ledger recorded them at admission (`admitted`: that event's payload)."""
     kept = trusted(state, thread)
-    admitted = next(
-        (item["payload"] for item in kept.get("events", []) if item["type"] == "admitted"), {}
-    )
     kept.setdefault("goal", admitted.get("goal", ""))
     kept.setdefault("grant", {
         "id": admitted.get("scenario", "?"),
@@ -77,9 +98,12 @@ def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in item.items() if key != SEAL} for item in items]
 
 
-def build_handover(state: dict[str, Any], thread_id: str) -> dict[str, Any]:
-    """The handover document (DESIGN §6) from a run's state; pure."""
+def build_handover(
+    state: dict[str, Any], thread_id: str, evidence: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The handover document (DESIGN §6) from a run's state and its evidence; pure."""
     grant = state["grant"]
+    shown = unsealed(evidence)
     return {
         "thread_id": thread_id,
         "scenario": grant["id"],
@@ -88,8 +112,8 @@ def build_handover(state: dict[str, Any], thread_id: str) -> dict[str, Any]:
         "turns": state.get("turn", 0),
         "budget": grant["budget"],
         "statement": NO_ROOT_CAUSE,
-        "evidence": unsealed(state.get("evidence", [])),
-        "unknowns": unknowns_of(state),
+        "evidence": shown,
+        "unknowns": unknowns_of(state, shown),
         "refusals": unsealed(state.get("refusals", [])),
         "hypotheses": state.get("hypotheses", []),
         "chooser_stop_text": state.get("stop_text", ""),

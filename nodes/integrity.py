@@ -28,10 +28,8 @@ from nodes.context import event
 
 INPUTS = frozenset({"scenario", "goal", "chooser", "message_id"})
 """Written by a caller's run input; admission checks and re-seals them."""
-SEALED_ITEMS = {"events": frozenset({"seq", "prev"}), "evidence": frozenset(), "refusals": frozenset(),
-                "model_calls": frozenset(), "tampered": frozenset()}  # fmt: skip
-"""List channels, each item sealed on its own; the reducer adds an event's `seq` and `prev`
-afterwards (`graph.state.append_events`)."""
+SEALED_ITEMS = frozenset({"refusals", "tampered", "arrivals"})
+"""List channels, each item sealed on its own."""
 REPLIES = "replies"
 SEALS = "seals"
 TAMPERED = "state_tampered"
@@ -42,7 +40,7 @@ def run_scope() -> str:
     return str(get_config()["configurable"].get("thread_id", ""))
 
 
-def _label(scope: str, name: str) -> str:
+def label(scope: str, name: str) -> str:
     return f"{scope}\x00{name}"
 
 
@@ -52,13 +50,13 @@ def seal_update(update: dict[str, Any], scope: str) -> dict[str, Any]:
     seals: dict[str, str] = {}
     for name, value in update.items():
         if name in SEALED_ITEMS:
-            sealed[name] = [sealed_item(_label(scope, name), item) for item in value]
+            sealed[name] = None if value is None else [sealed_item(label(scope, name), item) for item in value]
         elif name == REPLIES:
-            label = _label(scope, REPLIES)
-            sealed[name] = {key: sealed_item(label, reply) for key, reply in value.items()}
+            where = label(scope, REPLIES)
+            sealed[name] = {key: sealed_item(where, reply) for key, reply in value.items()}
         elif name != SEALS:
             sealed[name] = value
-            seals[name] = seal_of(_label(scope, name), value)
+            seals[name] = seal_of(label(scope, name), value)
     if seals:
         sealed[SEALS] = seals
     return sealed
@@ -73,13 +71,13 @@ def unsealed_fields(
     for name, value in state.items():
         if name == SEALS or name in skip:
             continue
-        label = _label(scope, name)
+        where = label(scope, name)
         if name in SEALED_ITEMS:
-            intact = all(_item_intact(label, item, SEALED_ITEMS[name]) for item in value or ())
+            intact = all(item_intact(where, item) for item in value or ())
         elif name == REPLIES:
-            intact = all(_item_intact(label, reply) for reply in (value or {}).values())
+            intact = all(item_intact(where, reply) for reply in (value or {}).values())
         else:
-            intact = _intact(label, value, seals.get(name))
+            intact = _intact(where, value, seals.get(name))
         if not intact:
             found.append(name)
     return found
@@ -87,16 +85,18 @@ def unsealed_fields(
 
 def out_of_step(state: dict[str, Any]) -> list[str]:
     """Fields whose sealed values do not belong together: the run's own values put back out of
-    order (a seal proves who wrote a value, not when). A call executed twice (a task replayed),
-    a turn behind the ledger's, or people asked about calls of another decision (an older
-    decision put back)."""
+    order (a seal proves who wrote a value, not when). A receipt arriving twice (a task
+    replayed), a turn behind the ledger's, or people asked about calls of another decision (an
+    older decision put back)."""
     found = []
-    events = state.get("events", [])
-    executed = [item["payload"].get("call_id") for item in events if item.get("type") == "executed"]  # fmt: skip
-    if len(executed) != len(set(executed)):
-        found.append("events")
+    cursor = state.get("cursor") or {}
+    receipts = [item["evidence"] for item in state.get("arrivals") or () if "evidence" in item]
+    calls = [item.get("call_id") for item in receipts]
+    committed = cursor.get("observations", 0)
+    if len(calls) != len(set(calls)) or any(_ref_number(item) <= committed for item in receipts):
+        found.append("arrivals")
     turn = state.get("turn", 0)
-    if isinstance(turn, int) and any(isinstance(item.get("turn"), int) and item["turn"] > turn for item in events):  # fmt: skip
+    if isinstance(turn, int) and isinstance(cursor.get("turn"), int) and cursor["turn"] > turn:
         found.append("turn")  # an older turn put back: the ledger has gone further
     decision = state.get("decision") or {}
     decided = {call.get("id") for call in decision.get("calls", [])}
@@ -108,26 +108,28 @@ def out_of_step(state: dict[str, Any]) -> list[str]:
     return found
 
 
-def unsealed_events(events: list[dict[str, Any]], scope: str) -> list[int]:
-    """The sequence numbers of events this run did not write."""
-    label = _label(scope, "events")
-    return [event.get("seq", 0) for event in events if not _item_intact(label, event, SEALED_ITEMS["events"])]  # fmt: skip
+def _ref_number(item: dict[str, Any]) -> int:
+    ref = item.get("ref")
+    return int(ref[1:]) if isinstance(ref, str) and ref[1:].isdigit() else 0
 
 
 def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
     """The state holds a handover, written by this run's own handover node."""
+    return channel_is_sealed(state, scope, "handover")
+
+
+def channel_is_sealed(state: dict[str, Any], scope: str, name: str) -> bool:
+    """The state holds a value of channel `name`, written by this run."""
     seals = state.get(SEALS) or {}
-    return "handover" in state and _intact(
-        _label(scope, "handover"), state["handover"], seals.get("handover")
-    )
+    return name in state and _intact(label(scope, name), state[name], seals.get(name))
 
 
 def sealed_payload(kind: str, payload: dict[str, Any], scope: str) -> dict[str, Any]:
-    return sealed_item(_label(scope, f"task:{kind}"), payload)
+    return sealed_item(label(scope, f"task:{kind}"), payload)
 
 
 def payload_is_sealed(kind: str, payload: object, scope: str) -> bool:
-    return item_is_sealed(_label(scope, f"task:{kind}"), payload)
+    return item_is_sealed(label(scope, f"task:{kind}"), payload)
 
 
 def without_seal(payload: dict[str, Any]) -> dict[str, Any]:
@@ -154,25 +156,26 @@ def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
     seals = state.get(SEALS) or {}
     kept: dict[str, Any] = {}
     for name, value in state.items():
-        label = _label(scope, name)
+        where = label(scope, name)
         if name in SEALED_ITEMS:
-            kept[name] = [item for item in value or () if _item_intact(label, item, SEALED_ITEMS[name])]  # fmt: skip
+            kept[name] = [item for item in value or () if item_intact(where, item)]
         elif name == REPLIES:
-            kept[name] = {key: reply for key, reply in (value or {}).items() if _item_intact(label, reply)}  # fmt: skip
-        elif name != SEALS and _intact(label, value, seals.get(name)):
+            kept[name] = {key: reply for key, reply in (value or {}).items() if item_intact(where, reply)}  # fmt: skip
+        elif name != SEALS and _intact(where, value, seals.get(name)):
             kept[name] = value
     return kept
 
 
 def trusted_turn(state: dict[str, Any], scope: str) -> int:
-    """The run's turn as it wrote it, else the latest turn of its sealed ledger."""
-    turn = state.get("turn")
+    """The run's turn as it wrote it, else the turn of its sealed cursor."""
     seals = state.get(SEALS) or {}
-    if isinstance(turn, int) and not isinstance(turn, bool) and _intact(_label(scope, "turn"), turn, seals.get("turn")):  # fmt: skip
-        return turn
-    label = _label(scope, "events")
-    turns = [item["turn"] for item in state.get("events", []) if _item_intact(label, item, SEALED_ITEMS["events"]) and isinstance(item.get("turn"), int)]  # fmt: skip
-    return max(turns, default=0)
+    for name, read in (("turn", lambda value: value), ("cursor", lambda value: value.get("turn"))):
+        value = state.get(name)
+        if value is not None and _intact(label(scope, name), value, seals.get(name)):
+            turn = read(value) if isinstance(value, dict) or name == "turn" else None
+            if isinstance(turn, int) and not isinstance(turn, bool):
+                return turn
+    return 0
 
 
 # Within one process a run hands the same objects from step to step: an object already found
@@ -203,6 +206,6 @@ def _intact(label: str, value: object, seal: object) -> bool:
     return _cached(label, value, seal, lambda: is_sealed(label, value, seal))
 
 
-def _item_intact(label: str, item: object, ignore: frozenset[str] = frozenset()) -> bool:
+def item_intact(label: str, item: object, ignore: frozenset[str] = frozenset()) -> bool:
     seal = item.get(SEAL) if isinstance(item, dict) else None
     return _cached(label, item, seal, lambda: item_is_sealed(label, item, ignore))

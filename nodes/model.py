@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from nodes.cassette import replay
 from nodes.choosers import ChooserView
 from nodes.context import WarrantContext, context_of, event
+from nodes.integrity import run_scope
 from nodes.projector import CapabilityGap, assemble
+from nodes.record import RecordMissing, bodies, cursor_of, model_calls, put_body
 from nodes.route import Route
 from nodes.transport import Reply, send
 from tools.validation import one_line
@@ -34,7 +37,9 @@ MIN_ATTEMPT_S = 0.1
 """An attempt with less time than this before the deadline could not complete: it is not sent."""
 
 
-def prepare(view: ChooserView, state: dict[str, Any], at: float) -> dict[str, Any]:
+def prepare(
+    view: ChooserView, state: dict[str, Any], at: float, store: BaseStore
+) -> dict[str, Any]:
     """The choose node's update for a model turn: the recorded request, or the end of the run."""
     turn = view.turn
     budget = state["grant"]["budget"]
@@ -52,7 +57,7 @@ def prepare(view: ChooserView, state: dict[str, Any], at: float) -> dict[str, An
         "sha256": request.sha256,
         "replay_key": key,
         "manifest": request.manifest,
-        "text": request.text,
+        "body": put_body(store, request.text),
     }
     requested = event(
         "requested",
@@ -80,20 +85,25 @@ def not_asked(turn: int, at: float, why: str) -> dict[str, Any]:
 
 def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     request, turn = state["request"], state["turn"]
-    calls = state.get("model_calls", [])
+    cursor = cursor_of(state)
     route = Route.model_validate(state["route"])
     clock = context_of(runtime).clock
     kind, _, cassette = state["chooser"].partition(":")
     waited = 0.0
     if kind == "replay":  # no network, so nothing to wait for
-        reply = replay(Path(cassette), len(calls), turn, request.get("replay_key"))
+        reply = replay(Path(cassette), cursor["model_calls"], turn, request.get("replay_key"))
     else:
-        waited = wait_to_retry(calls, turn, route, state["deadline_at"], clock)
+        store, scope = runtime.store, run_scope()
+        recent = model_calls(store, scope, cursor, last=route.max_attempts)
+        waited = wait_to_retry(recent, turn, route, state["deadline_at"], clock)
         left = state["deadline_at"] - clock()
         if left < MIN_ATTEMPT_S:
             time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
             return not_asked(turn, clock(), "the deadline has passed")
-        reply = send(route, request["text"], timeout_s=min(route.timeout_s, left))
+        text = bodies(store, [request["body"]]).get(request["body"])
+        if text is None:
+            raise RecordMissing(f"the store lacks the model request {request['body']} of run {scope!r}")
+        reply = send(route, text, timeout_s=min(route.timeout_s, left))
     return recorded(state, route, reply, clock(), waited)
 
 
@@ -102,7 +112,7 @@ def recorded(
 ) -> dict[str, Any]:
     """The update for one attempt: the call recorded, then a proposal, a retry or the end."""
     request, turn = state["request"], state["turn"]
-    attempt = len(state.get("model_calls", [])) + 1
+    attempt = cursor_of(state)["model_calls"] + 1
     call = {
         "turn": turn,
         "attempt": attempt,

@@ -18,13 +18,15 @@ _STATUS_NOTES = {
 }
 
 
-def unknowns_of(state: Mapping[str, Any]) -> list[str]:
-    """The unknowns to show a chooser or a person, in a stable order."""
+def unknowns_of(state: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> list[str]:
+    """The unknowns to show a chooser or a person, in a stable order, from the run's state and its
+    evidence (read from the store)."""
     grant = state.get("grant", {})
-    evidence = state.get("evidence", [])
     items = [NO_ROOT_CAUSE, *grant.get("unknowns", ())]
     items += [_truncated(item) for item in evidence if item.get("truncated")]
     items += [f"{item['ref']}: {item['summary']}" for item in evidence if item.get("error")]
+    items += [_may_have_run(item) for item in evidence if item.get("attempt", 1) > 1]
+    items += [f"{item['ref']}: its excerpt is missing from the store or changed there; only its summary is known." for item in evidence if item.get("body_missing")]  # fmt: skip
     items += _unread_records(grant, evidence)
     items += _refused_records(state.get("refusals", []))
     if note := _STATUS_NOTES.get(state.get("status", "")):
@@ -34,6 +36,13 @@ def unknowns_of(state: Mapping[str, Any]) -> list[str]:
 
 def _truncated(item: Mapping[str, Any]) -> str:
     return f"{item['ref']} is truncated: more lines exist than were shown ({item['summary']})."
+
+
+def _may_have_run(item: Mapping[str, Any]) -> str:
+    return (
+        f"{item['ref']}: the call ran {item['attempt']} times; an earlier run of it may have"
+        " completed before a crash (its result was not recorded)."
+    )
 
 
 def _unread_records(grant: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> list[str]:

@@ -9,7 +9,10 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langgraph.graph.state import CompiledStateGraph
+
 from graph.build import compile_graph
+from nodes.record import materialized
 from nodes.context import WarrantContext
 from tools.records import Record, load_scenario
 
@@ -68,14 +71,23 @@ def run_embedded(
     checkpointer: BaseCheckpointSaver | None = None,
     thread: str = "t1",
 ) -> dict[str, Any]:
-    """Run the governed loop in-process to its end and return the final state."""
+    """Run the governed loop in-process to its end and return the final state, with the run's
+    record read back from the store (`events`, `evidence`, `model_calls`)."""
     graph = compile_graph(checkpointer or InMemorySaver())
-    return graph.invoke(
+    config = {"configurable": {"thread_id": thread}}
+    graph.invoke(
         {"scenario": scenario, "chooser": chooser},
-        {"configurable": {"thread_id": thread}},
+        config,
         durability="sync",
         context=context or WarrantContext(),
     )
+    return recorded(graph, config)
+
+
+def recorded(graph: CompiledStateGraph, config: dict[str, Any]) -> dict[str, Any]:
+    """The thread's state with its record read back from the graph's store, as readers see it."""
+    values = graph.get_state(config).values
+    return materialized(graph.store, str(config["configurable"]["thread_id"]), values)
 
 
 class FakeClock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gzip
 import json
 import re
@@ -11,19 +12,21 @@ from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
 from graph.render import handover_markdown
-from graph.state import merge_evidence
 from lab import LAB_DIR
 from nodes.choosers import ChooserView, ScriptedChooser, make_view
 from nodes.context import WarrantContext
+from nodes.record import EMPTY_CURSOR, commit, space
 from tests.helpers import (
     R42_HISTORY,
     R42_LOG,
     R42_SPEC,
     FakeClock,
     call,
+    recorded,
     run_embedded,
     stop,
     write_manifest,
@@ -315,18 +318,24 @@ def test_hypotheses_must_cite_existing_evidence(scenario_dir, action_file):
 def test_a_finished_run_resumed_runs_nothing_again():
     graph = compile_graph(InMemorySaver())
     config = {"configurable": {"thread_id": "done"}}
-    first = graph.invoke({"scenario": "R42"}, config, durability="sync")
-    again = graph.invoke(None, config, durability="sync")
-    assert again["events"] == first["events"]
-    assert again["evidence"] == first["evidence"]
+    graph.invoke({"scenario": "R42"}, config, durability="sync")
+    first = recorded(graph, config)
+    graph.invoke(None, config, durability="sync")
+    again = recorded(graph, config)
+    assert again["events"] == first["events"] and len(first["events"]) == 16
+    assert again["evidence"] == first["evidence"] and len(first["evidence"]) == 3
 
 
-def test_the_evidence_reducer_keeps_one_receipt_per_call():
-    item = {"ref": "E1", "call_id": "c1", "summary": "first"}
-    merged = merge_evidence(
-        [item], [{"ref": "E1", "call_id": "c1", "summary": "again"}, {"ref": "E2", "call_id": "c2"}]
-    )
-    assert [entry.get("summary") for entry in merged] == ["first", None]
+def test_a_step_committed_again_after_a_crash_overwrites_what_it_wrote():
+    store = InMemoryStore()
+    receipt = {"ref": "E1", "kind": "observation", "call_id": "c1", "tool": "searchlogs",
+               "args": {"path": "p", "query": "q", "limit": 20}, "summary": "s", "body": None}  # fmt: skip
+    written = {"evidence": [receipt], "events": [{"type": "executed", "turn": 1, "payload": {"ref": "E1"}}]}  # fmt: skip
+    first = commit(store, "t", EMPTY_CURSOR, written)
+    again = commit(store, "t", EMPTY_CURSOR, written)
+    assert first == again and first["events"] == 1 and first["observations"] == 1
+    assert len(store.search(space("t", "events"))) == 1
+    assert len(store.search(space("t", "evidence"))) == 1
 
 
 def test_the_history_tool_reads_the_lab_history():
@@ -375,16 +384,17 @@ def test_unstorable_proposals_are_recorded_as_text_and_refused(tmp_path):
 
 
 def test_the_view_is_a_snapshot_that_holds_no_reference_to_the_state():
+    records = [{"id": "r", "kind": "log"}]
     evidence = [{"ref": "E1", "excerpt": [{"line": 1, "text": "x", "flags": []}]}]
     view = make_view(
-        scenario="S", goal="g", turn=2, budget_left={"steps": 1},
-        catalog=(), records=[], evidence=evidence, refusals=[], unknowns=["u"],
+        scenario="S", goal="g", turn=2, budget_left={"steps": 1}, catalog=(), records=records,
+        record=lambda: {"evidence": copy.deepcopy(evidence), "refusals": [], "unknowns": ["u"]},
     )  # fmt: skip
-    evidence[0]["excerpt"].append({"line": 2, "text": "later", "flags": []})
-    assert len(view.evidence[0]["excerpt"]) == 1  # taken when the view was made
+    records.append({"id": "later", "kind": "log"})
+    assert len(view.records) == 1  # taken when the view was made
     view.evidence[0]["excerpt"].clear()
-    assert len(evidence[0]["excerpt"]) == 2 and view.unknowns == ("u",)
-    assert all(value is not evidence for value in vars(view).values())
+    assert len(evidence[0]["excerpt"]) == 1 and view.unknowns == ("u",)
+    assert view.records[0] is not records[0]
 
 
 def test_a_corrupt_gzip_log_is_a_failed_read_not_a_crash(scenario_dir):

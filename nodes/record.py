@@ -1,0 +1,339 @@
+"""The run record in LangGraph's store: each run's ledger, receipts and model calls, appended as
+items, and the bodies they refer to, written once by content.
+
+A checkpoint holds only the run's `cursor` (how many events, receipts and model calls are
+committed, and the digest of the last event), so a step costs the same at step 1,000 as at step 1.
+Items are keyed by position (`events/0000000042`, `evidence/E7`): a node that runs again after a
+crash writes the same keys again, and readers stop at the committed cursor, so whatever a crashed
+step wrote beyond it is never read. Bodies (excerpt lines, model requests) are keyed by their
+sha256 and checked against it when read; every other item carries its seal (`nodes.integrity`).
+
+Parallel tasks (one `execute` per call, one `human` per interaction) cannot number the ledger:
+they leave `arrivals` in the state, and the next node commits them in a fixed order.
+
+The store is LangGraph's own `BaseStore`: `SqliteStore`/`PostgresStore` embedded, the server's
+store when served (`langgraph.json`). Namespaces: `("warrant", "bodies")` and
+`("warrant", "runs", <lane>, <kind>)`, where the lane is the thread id (hashed when it holds a
+character a namespace label may not).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, PutOp
+
+from guards.decide import call_signature
+from guards.seal import SEAL, canonical, sealed_item
+from nodes.integrity import item_intact, label
+
+ROOT = "warrant"
+BODIES = (ROOT, "bodies")
+EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS = (
+    "events", "evidence", "model_calls", "calls", "signatures", "intents",
+)  # fmt: skip
+EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
+"""Fields the commit adds to an event after its author sealed it."""
+CURSOR = "cursor"
+ARRIVALS = "arrivals"
+EMPTY_CURSOR: dict[str, Any] = {
+    "events": 0, "head": None, "turn": 0, "observations": 0, "answers": 0, "model_calls": 0,
+}  # fmt: skip
+_PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
+
+
+class RecordMissing(RuntimeError):
+    """The store lacks an item the run's cursor says was committed (a store not the run's own)."""
+
+
+def lane(thread: str) -> str:
+    """The namespace label of a thread's items: the id itself, or `~` and its sha256."""
+    if _PLAIN_LANE.fullmatch(thread):
+        return thread
+    return "~" + hashlib.sha256(thread.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def space(thread: str, kind: str) -> tuple[str, ...]:
+    return (ROOT, "runs", lane(thread), kind)
+
+
+def position(number: int) -> str:
+    """The key of the n-th item of a list kind; zero-padded so keys sort as numbers."""
+    return f"{number:010d}"
+
+
+def cursor_of(state: Mapping[str, Any]) -> dict[str, Any]:
+    return {**EMPTY_CURSOR, **(state.get(CURSOR) or {})}
+
+
+# Bodies: written once by content.
+
+
+def body_digest(body: Any) -> str:
+    return hashlib.sha256(_body_bytes(body)).hexdigest()
+
+
+def _body_bytes(body: Any) -> bytes:
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def put_body(store: BaseStore, body: Any) -> str:
+    """Store `body` under its sha256 (again, harmlessly, if it is there) and return the digest."""
+    digest = body_digest(body)
+    store.put(BODIES, digest, {"body": body}, index=False)
+    return digest
+
+
+def bodies(store: BaseStore, digests: Iterable[str | None]) -> dict[str, Any]:
+    """The bodies found for `digests` whose content still has that digest."""
+    wanted = sorted({digest for digest in digests if digest})
+    found = store.batch([GetOp(BODIES, digest) for digest in wanted])
+    return {
+        digest: item.value["body"]
+        for digest, item in zip(wanted, found, strict=True)
+        if item is not None and body_digest(item.value.get("body")) == digest
+    }
+
+
+def stored_receipt(store: BaseStore, item: dict[str, Any]) -> dict[str, Any]:
+    """A receipt as recorded: its excerpt lines a body in the store, referred to by digest."""
+    lines = item.get("excerpt") or []
+    receipt = {key: value for key, value in item.items() if key != "excerpt"}
+    return {**receipt, "body": put_body(store, lines) if lines else None, "lines": len(lines)}
+
+
+# Committing: the events, receipts and model calls of one step, at the cursor.
+
+
+def commit(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], written: Mapping[str, list[Any]]
+) -> dict[str, Any]:
+    """Write `written` (`events`, `evidence`, `model_calls` of one step, each in order) after the
+    cursor in one batch, and return the cursor past them. Every item is sealed for this run;
+    events are numbered and chained here."""
+    after = {**EMPTY_CURSOR, **cursor}
+    ops: list[PutOp] = []
+    for item in written.get(EVIDENCE, ()):
+        ops += _receipt_ops(scope, item)
+        count = "observations" if item.get("kind", "observation") == "observation" else "answers"
+        after[count] = max(after[count], int(item["ref"][1:]))
+    for call in written.get(MODEL_CALLS, ()):
+        after["model_calls"] += 1
+        sealed = sealed_item(label(scope, MODEL_CALLS), call)
+        ops.append(PutOp(space(scope, MODEL_CALLS), position(after["model_calls"]), sealed, index=False))  # fmt: skip
+    for event in written.get(EVENTS, ()):
+        numbered = {**sealed_item(label(scope, EVENTS), event), "seq": after["events"] + 1, "prev": after["head"]}  # fmt: skip
+        after["events"] += 1
+        after["head"] = event_digest(numbered)
+        after["turn"] = max(after["turn"], event.get("turn", 0))
+        ops.append(PutOp(space(scope, EVENTS), position(after["events"]), numbered, index=False))
+    if ops:
+        store.batch(ops)
+    return after
+
+
+def _receipt_ops(scope: str, item: dict[str, Any]) -> list[PutOp]:
+    sealed = sealed_item(label(scope, EVIDENCE), item)
+    ops = [PutOp(space(scope, EVIDENCE), item["ref"], sealed, index=False)]
+    if item.get("kind", "observation") == "observation":
+        signature = call_signature(item["tool"], item["args"])
+        index = {"ref": item["ref"], "signature": signature}
+        ops.append(PutOp(space(scope, CALLS), _key(item["call_id"]), sealed_item(label(scope, CALLS), index), index=False))  # fmt: skip
+        ops.append(PutOp(space(scope, SIGNATURES), _key(signature), sealed_item(label(scope, SIGNATURES), index), index=False))  # fmt: skip
+    return ops
+
+
+def _key(text: str) -> str:
+    """A store key for chooser-given text (a call id, a call's signature): its sha256."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def event_digest(event: Mapping[str, Any]) -> str:
+    """The sha256 of an event as stored (its seq, seal and the digest before it included)."""
+    return hashlib.sha256(canonical(dict(event))).hexdigest()
+
+
+def arrivals_in_order(arrivals: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """What parallel tasks left, in the order the ledger records it: receipts by ref, and the
+    events of the tasks in the order the tasks were given."""
+    receipts = sorted((item["evidence"] for item in arrivals if "evidence" in item), key=_ref_number)  # fmt: skip
+    order = {item["ref"]: index for index, item in enumerate(receipts)}
+    events = [item["event"] for item in arrivals if "event" in item]
+    events.sort(key=lambda event: order.get(event["payload"].get("ref"), -1))
+    return {EVIDENCE: receipts, EVENTS: events}
+
+
+def _ref_number(item: Mapping[str, Any]) -> int:
+    return int(item["ref"][1:])
+
+
+# Reading: never past the committed cursor.
+
+
+def _items(store: BaseStore, scope: str, kind: str, keys: list[str]) -> list[Any]:
+    found = store.batch([GetOp(space(scope, kind), key) for key in keys])
+    return [item.value if item is not None else None for item in found]
+
+
+def events(store: BaseStore, scope: str, cursor: Mapping[str, Any], first: int = 1) -> list[dict[str, Any]]:  # fmt: skip
+    """The ledger from event `first` to the cursor, as stored (a missing event raises)."""
+    count = cursor_of({CURSOR: cursor})["events"]
+    found = _items(store, scope, EVENTS, [position(n) for n in range(first, count + 1)])
+    if any(event is None for event in found):
+        raise RecordMissing(f"the store lacks events of run {scope!r} that its state records")
+    return found
+
+
+def event_at(store: BaseStore, scope: str, number: int) -> dict[str, Any] | None:
+    return _items(store, scope, EVENTS, [position(number)])[0] if number > 0 else None
+
+
+def evidence(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every committed receipt (E refs, then H refs), its excerpt read back from its body."""
+    counted = cursor_of({CURSOR: cursor})
+    refs = [f"E{n}" for n in range(1, counted["observations"] + 1)]
+    refs += [f"H{n}" for n in range(1, counted["answers"] + 1)]
+    items = [item for item in _items(store, scope, EVIDENCE, refs) if item is not None]
+    found = bodies(store, (item.get("body") for item in items))
+    return [with_excerpt(item, found) for item in items]
+
+
+def with_excerpt(item: dict[str, Any], found: Mapping[str, Any]) -> dict[str, Any]:
+    """A receipt with its excerpt lines; a body gone or changed is said, never invented."""
+    digest = item.get("body")
+    if digest is None:
+        return {**item, "excerpt": []}
+    if digest not in found:
+        return {**item, "excerpt": [], "body_missing": True}
+    return {**item, "excerpt": found[digest]}
+
+
+def model_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], last: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The committed model calls, or the `last` few of them, oldest first."""
+    count = cursor_of({CURSOR: cursor})["model_calls"]
+    first = 1 if last is None else max(1, count - last + 1)
+    found = _items(store, scope, MODEL_CALLS, [position(n) for n in range(first, count + 1)])
+    return [call for call in found if call is not None]
+
+
+def receipts_of_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str]) -> dict[str, str]:  # fmt: skip
+    """Call id → signature, for those of `call_ids` that have a committed, sealed receipt."""
+    return _indexed(store, scope, cursor, CALLS, call_ids)
+
+
+def executed_signatures(store: BaseStore, scope: str, cursor: Mapping[str, Any], signatures: list[str]) -> set[str]:  # fmt: skip
+    return set(_indexed(store, scope, cursor, SIGNATURES, signatures))
+
+
+def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], kind: str, wanted: list[str]) -> dict[str, str]:  # fmt: skip
+    committed = cursor_of({CURSOR: cursor})["observations"]
+    unique = sorted(set(wanted))
+    found = _items(store, scope, kind, [_key(text) for text in unique])
+    return {
+        text: entry["signature"]
+        for text, entry in zip(unique, found, strict=True)
+        if entry is not None
+        and item_intact(label(scope, kind), entry)
+        and int(entry["ref"][1:]) <= committed
+    }
+
+
+def sealed_or_not(items: list[dict[str, Any]], scope: str, kind: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """The items this run wrote, and those it did not."""
+    ignore = EVENT_FIELDS_ADDED if kind == EVENTS else frozenset()
+    body_fields = frozenset({"excerpt", "body_missing"}) if kind == EVIDENCE else frozenset()
+    own, foreign = [], []
+    for item in items:
+        intact = item_intact(label(scope, kind), item, ignore | body_fields)
+        (own if intact else foreign).append(item)
+    return own, foreign
+
+
+def receipt_digest(item: Mapping[str, Any]) -> str:
+    """The digest of a receipt as its `executed` event records it (without seal or excerpt)."""
+    return body_digest({key: value for key, value in item.items() if key not in (SEAL, "excerpt", "body_missing")})  # fmt: skip
+
+
+def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{key: value for key, value in item.items() if key != SEAL} for item in items]
+
+
+# Intents: a call that may have run before a crash.
+
+
+def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
+    """Record that a call is about to run; returns which attempt this is (2 and more: an earlier
+    attempt was cut by a crash after it may have run)."""
+    key = _key(call_id)
+    earlier = store.get(space(scope, INTENTS), key)
+    attempt = int(earlier.value.get("attempt", 0)) + 1 if earlier is not None else 1
+    store.put(space(scope, INTENTS), key, {"call_id": call_id, "attempt": attempt, "at": at}, index=False)  # fmt: skip
+    return attempt
+
+
+
+# The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
+
+RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS)
+"""What a node's update may carry that is committed to the store, not kept in the state."""
+
+
+def committed(
+    update: dict[str, Any], state: Mapping[str, Any], store: BaseStore, scope: str
+) -> dict[str, Any]:
+    """The update with its events, receipts and model calls committed after the state's cursor,
+    and the cursor past them."""
+    written = {kind: update[kind] for kind in RECORDED if update.get(kind)}
+    rest = {name: value for name, value in update.items() if name not in RECORDED}
+    if not written:
+        return rest
+    return {**rest, CURSOR: commit(store, scope, cursor_of(state), written)}
+
+
+def commit_arrivals(
+    state: dict[str, Any], store: BaseStore, scope: str, skip: bool = False
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The state with the last step's arrivals committed (only those this run sealed; none when
+    they were found out of step), and the update that clears them."""
+    arrivals = state.get(ARRIVALS)
+    if not arrivals:
+        return state, {}
+    own = [] if skip else [item for item in arrivals if item_intact(label(scope, ARRIVALS), item)]
+    written = arrivals_in_order([{k: v for k, v in item.items() if k != SEAL} for item in own])
+    cursor = commit(store, scope, cursor_of(state), written)
+    update = {ARRIVALS: None, CURSOR: cursor}
+    return {**state, ARRIVALS: [], CURSOR: cursor}, update
+
+
+def as_arrivals(update: dict[str, Any]) -> dict[str, Any]:
+    """A task's update, its receipts and events left for the next node to commit."""
+    arrivals = [{"evidence": item} for item in update.get(EVIDENCE, ())]
+    arrivals += [{"event": event} for event in update.get(EVENTS, ())]
+    rest = {name: value for name, value in update.items() if name not in RECORDED}
+    return {**rest, ARRIVALS: arrivals} if arrivals else rest
+
+
+def materialized(store: BaseStore, scope: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's state with its record read back from the store up to its cursor, as readers show
+    it (`events`, `evidence` with excerpts, `model_calls`); items the store lacks are left out."""
+    cursor = cursor_of(values)
+    count = cursor["events"]
+    ledger = _items(store, scope, EVENTS, [position(n) for n in range(1, count + 1)])
+    return {
+        **values,
+        EVENTS: [event for event in ledger if event is not None],
+        EVIDENCE: evidence(store, scope, cursor),
+        MODEL_CALLS: model_calls(store, scope, cursor),
+    }
+
+
+def new_events(store: BaseStore, scope: str, before: int, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """The events committed after event `before`, up to the cursor (for progress lines)."""
+    count = cursor_of({CURSOR: cursor})["events"]
+    found = _items(store, scope, EVENTS, [position(n) for n in range(before + 1, count + 1)])
+    return [event for event in found if event is not None]
