@@ -5,8 +5,8 @@
 A chooser makes N distinct `searchlogs` calls on one approved log (the lab's R42 log), then stops;
 each run goes through `graph.runner.start` as `warrant run` does (`durability="sync"`, under its
 lease), on a fresh SQLite file and in a fresh PostgreSQL database. Storage per step is what the run
-left in the store divided by its steps (SQLite: the file and its WAL after a checkpoint;
-PostgreSQL: the checkpoint tables' rows of the thread); time per step is taken between successive
+left in the database divided by its steps (SQLite: the file and its WAL after a checkpoint;
+PostgreSQL: the checkpoint tables' rows of the thread and the store's rows: its record and bodies); time per step is taken between successive
 proposals, over the first and the last 30 steps. The peer is the same run at 30 steps: a record
 whose cost does not grow keeps both ratios near 1.
 """
@@ -85,14 +85,18 @@ def sqlite_bytes(path: Path) -> int:
 
 
 def postgres_bytes(url: str, thread: str) -> int:
+    """The thread's checkpoint rows and every row of the store (the database is the run's own:
+    its record and the bodies it wrote)."""
     with psycopg.connect(url) as conn:
-        return sum(
+        checkpoints = sum(
             conn.execute(
                 f"SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM {table} t WHERE thread_id = %s",
                 (thread,),
             ).fetchone()[0]
             for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
         )
+        store = conn.execute("SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM store t").fetchone()[0]  # fmt: skip
+        return checkpoints + store
 
 
 def per_step(proposals: list[float]) -> tuple[float, float]:

@@ -31,7 +31,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command
 
-from graph.crashpoints import POINT, pausable
+from graph.crashpoints import POINT, pausable, stored
 from graph.state import RunInput, WarrantState, apply_update
 from nodes.admit import admit, route_after_admit
 from nodes.choose import choose
@@ -80,7 +80,9 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
             update = _ending(name, found, state, scope, runtime)
         else:
             update = paused(state, **{key: given[key] for key in wants})
-        return seal_update(arrived | committed(update, state, runtime.store, scope), scope)
+        sealed = seal_update(arrived | committed(update, state, runtime.store, scope), scope)
+        stored(name, state)
+        return sealed
 
     return call
 

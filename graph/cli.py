@@ -20,7 +20,7 @@ from rich.text import Text
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
 from graph.ledger import chain_break
-from graph.persistence import checked_db, default_db, missing_folder
+from graph.persistence import Storage, checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
 from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
@@ -367,7 +367,7 @@ def prune(
     try:
         with reading_graph(chosen_db(db)) as graph:
             report = prune_runs(
-                graph.checkpointer,
+                Storage(graph.checkpointer, graph.store),
                 keep_latest=keep_latest,
                 older_than_days=older_than,
                 now=time.time(),
@@ -375,10 +375,11 @@ def prune(
     except RunError as exc:
         fail(exc.code, str(exc))
     if json_output:
-        print_json({"deleted": report.deleted, "pruned": report.pruned})
+        print_json({"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies})  # fmt: skip
     else:
         typer.echo(
-            f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s)"
+            f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s);"
+            f" removed {report.bodies} stored bod{'y' if report.bodies == 1 else 'ies'} no run refers to"
         )
 
 

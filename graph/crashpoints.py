@@ -4,7 +4,8 @@ With `WARRANT_PAUSE_AT=before:guard@2` (or `after:execute@c2`, `before:handover`
 environment, the matching node writes the point's name to `WARRANT_PAUSE_FILE` and waits until a
 file with the suffix `.release` appears next to it; a test kills the process meanwhile (`kill -9`) or
 releases it. Points: `admit`, `choose@<turn it takes>`, `guard@<turn>`, `execute@<call id>`,
-`handover`. Without the variable, nodes are not wrapped at all.
+`handover`. `stored:<point>` pauses after a node's record was written to the store and before its
+checkpoint is. Without the variable, nodes are not wrapped at all.
 """
 
 from __future__ import annotations
@@ -36,6 +37,13 @@ def pausable(name: str, node: Callable[..., Any]) -> Callable[..., Any]:
         return result
 
     return paused
+
+
+def stored(name: str, state: dict[str, Any]) -> None:
+    """The pause between a node's store writes and its checkpoint (`stored:<point>`)."""
+    point = os.environ.get(POINT)
+    if point and point == f"stored:{_key(name, state)}":
+        _wait(point)
 
 
 def _key(name: str, state: dict[str, Any]) -> str:

@@ -1,4 +1,5 @@
-"""Retention: delete old runs and prune checkpoints, so the tables do not grow without bound.
+"""Retention: delete old runs and prune checkpoints, so the tables do not grow without bound;
+a deleted run's record goes with it, and bodies no remaining run refers to are removed.
 
 PostgreSQL uses the saver's own `prune` (`delete` and `keep_latest` strategies). The SQLite saver
 has only `delete_thread`; keeping the latest checkpoint there is two DELETE statements over its
@@ -7,14 +8,18 @@ has only `delete_thread`; keeping the latest checkpoint there is two DELETE stat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore, Item, PutOp
 from psycopg_pool import ConnectionPool
+
+from graph.persistence import Storage
+from nodes.record import BODIES, EVENTS, EVIDENCE, MODEL_CALLS, space
 
 _NOT_LATEST = """
     (thread_id, checkpoint_ns, checkpoint_id) NOT IN (
@@ -30,18 +35,59 @@ class PruneReport:
     """Threads deleted because their last checkpoint was older than the limit."""
     pruned: list[str] = field(default_factory=list)
     """Threads reduced to their latest checkpoint."""
+    bodies: int = 0
+    """Stored bodies (excerpts, model requests) removed because no remaining run refers to them."""
 
 
 def prune(
-    saver: BaseCheckpointSaver, *, keep_latest: bool, older_than_days: float | None, now: float
+    storage: Storage, *, keep_latest: bool, older_than_days: float | None, now: float
 ) -> PruneReport:
+    saver, store = storage
     threads = last_activity(saver)
     cutoff = now - older_than_days * 86400 if older_than_days is not None else None
     old = [thread for thread, at in threads.items() if cutoff is not None and at < cutoff]
     _delete(saver, old)
+    for thread in old:
+        forget_run(store, thread)
     rest = [thread for thread in threads if thread not in old] if keep_latest else []
     _keep_latest(saver, rest)
-    return PruneReport(deleted=old, pruned=rest)
+    kept = [thread for thread in threads if thread not in old]
+    return PruneReport(deleted=old, pruned=rest, bodies=drop_unreferenced_bodies(storage, kept))
+
+
+_PAGE = 500
+
+
+def _all_items(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[Item]:
+    offset = 0
+    while page := store.search(prefix, limit=_PAGE, offset=offset):
+        yield from page
+        offset += len(page)
+
+
+def forget_run(store: BaseStore, thread: str) -> None:
+    """Delete every item of a run's record (its lanes under `("warrant", "runs", <lane>)`)."""
+    prefix = space(thread, EVENTS)[:-1]
+    doomed = [(item.namespace, item.key) for item in _all_items(store, prefix)]
+    for start in range(0, len(doomed), _PAGE):
+        store.batch([PutOp(namespace, key, None) for namespace, key in doomed[start : start + _PAGE]])  # fmt: skip
+
+
+def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
+    """Remove the bodies that no receipt, model call or pending model request of `threads`
+    refers to; returns how many."""
+    saver, store = storage
+    referred: set[str] = set()
+    for thread in threads:
+        referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}  # fmt: skip
+        referred |= {item.value.get("request_body") for item in _all_items(store, space(thread, MODEL_CALLS))}  # fmt: skip
+        latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        request = (latest.checkpoint["channel_values"].get("request") if latest else None) or {}
+        referred.add(request.get("body"))
+    unused = [item.key for item in _all_items(store, BODIES) if item.key not in referred]
+    for start in range(0, len(unused), _PAGE):
+        store.batch([PutOp(BODIES, key, None) for key in unused[start : start + _PAGE]])
+    return len(unused)
 
 
 def last_activity(saver: BaseCheckpointSaver) -> dict[str, float]:

@@ -16,6 +16,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres.aio import AsyncPostgresStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -60,3 +64,32 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
             await saver.conn.execute(SQLITE_FENCE)
             await saver.conn.commit()
             yield saver
+
+
+@asynccontextmanager
+async def store() -> AsyncIterator[BaseStore]:
+    """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
+    each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
+    `warrant show` and `events` read it too."""
+    db = default_db()
+    if db == "memory":
+        yield InMemoryStore()
+    elif is_postgres(db):
+        async with AsyncConnectionPool(
+            db,
+            min_size=1,
+            max_size=pool_size(),
+            kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        ) as pool:
+            shared = AsyncPostgresStore(pool)
+            await shared.setup()
+            yield shared
+    else:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteStore.from_conn_string(db) as shared:
+            await shared.conn.execute("PRAGMA journal_mode=WAL")
+            await shared.conn.execute("PRAGMA busy_timeout=30000")
+            await shared.setup()
+            yield shared

@@ -11,7 +11,9 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
 
-def gather(existing: list[dict[str, Any]], new: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def gather(
+    existing: list[dict[str, Any]], new: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
     """What parallel tasks leave for the next node to commit (`nodes.record`); `None` clears it."""
     return [] if new is None else [*existing, *new]
 

@@ -14,9 +14,9 @@ from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
+from nodes.model import MODEL_KINDS, prepare
 from nodes.record import cursor_of, without_seal
 from nodes.record import evidence as read_evidence
-from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
 from tools.validation import storable_text

@@ -48,7 +48,9 @@ class ChooserView:
 
     @cached_property
     def _read(self) -> dict[str, tuple[Any, ...]]:
-        return {name: tuple(items) for name, items in self._record().items()}
+        # A copy through pickle: a store may hand back its own objects (LangGraph's in-memory store).
+        read = {name: tuple(items) for name, items in self._record().items()}
+        return pickle.loads(pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL))
 
     @property
     def catalog(self) -> tuple[dict[str, Any], ...]:

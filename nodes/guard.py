@@ -29,9 +29,9 @@ from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
 from nodes.human import to_people
 from nodes.integrity import run_scope, sealed_payload
-from nodes.record import cursor_of, executed_signatures, receipts_of_calls, stored_receipt
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.model import route_after_choose
+from nodes.record import cursor_of, executed_signatures, receipts_of_calls, stored_receipt
 from nodes.route import Route
 from tools.records import Scenario
 
@@ -136,9 +136,7 @@ def context_for(
     )
 
 
-def _resolve(
-    state: dict[str, Any], thread: str, at: float, looked_up: _Lookups
-) -> dict[str, Any]:
+def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
@@ -148,7 +146,10 @@ def _resolve(
     if questions:
         first = looked_up.cursor["answers"] + 1
         answers = [
-            stored_receipt(looked_up.store, answer_item(question, replies[question["interaction_id"]], f"H{first + index}"))  # fmt: skip
+            stored_receipt(
+                looked_up.store,
+                answer_item(question, replies[question["interaction_id"]], f"H{first + index}"),
+            )
             for index, question in enumerate(questions)
         ]
         return {
@@ -202,7 +203,9 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         ]
         # Committed before any call runs: a call with `executing` and no `executed` may have run.
         events += [
-            event("executing", turn, GUARD, at, call_id=call["id"], ref=call["ref"], tool=call["name"])  # fmt: skip
+            event(
+                "executing", turn, GUARD, at, call_id=call["id"], ref=call["ref"], tool=call["name"]
+            )
             for call in calls
         ]
     update: dict[str, Any] = {

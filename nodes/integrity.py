@@ -50,7 +50,9 @@ def seal_update(update: dict[str, Any], scope: str) -> dict[str, Any]:
     seals: dict[str, str] = {}
     for name, value in update.items():
         if name in SEALED_ITEMS:
-            sealed[name] = None if value is None else [sealed_item(label(scope, name), item) for item in value]
+            sealed[name] = (
+                None if value is None else [sealed_item(label(scope, name), item) for item in value]
+            )
         elif name == REPLIES:
             where = label(scope, REPLIES)
             sealed[name] = {key: sealed_item(where, reply) for key, reply in value.items()}

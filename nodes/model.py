@@ -102,7 +102,9 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
             return not_asked(turn, clock(), "the deadline has passed")
         text = bodies(store, [request["body"]]).get(request["body"])
         if text is None:
-            raise RecordMissing(f"the store lacks the model request {request['body']} of run {scope!r}")
+            raise RecordMissing(
+                f"the store lacks the model request {request['body']} of run {scope!r}"
+            )
         reply = send(route, text, timeout_s=min(route.timeout_s, left))
     return recorded(state, route, reply, clock(), waited)
 
@@ -117,6 +119,7 @@ def recorded(
         "turn": turn,
         "attempt": attempt,
         "request_sha256": request["sha256"],
+        "request_body": request.get("body"),
         "replay_key": request.get("replay_key"),
         "at": at,
         "waited_s": round(waited, 3),

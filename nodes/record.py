@@ -276,7 +276,6 @@ def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
     return attempt
 
 
-
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
 
 RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS)

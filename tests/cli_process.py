@@ -15,6 +15,7 @@ from typing import Any
 
 from graph.build import compile_graph
 from graph.persistence import open_saver
+from tests.helpers import recorded
 
 WARRANT = str(Path(sys.executable).with_name("warrant"))
 
@@ -96,10 +97,8 @@ def without_thread(handover: dict[str, Any]) -> dict[str, Any]:
 
 def ledger(thread: str, db: str) -> list[dict[str, Any]]:
     """A run's ledger as stored (read in-process; `warrant events` itself is tested in test_cli)."""
-    with open_saver(db) as saver:
-        return (
-            compile_graph(saver).get_state({"configurable": {"thread_id": thread}}).values["events"]
-        )
+    with open_saver(db) as storage:
+        return recorded(compile_graph(*storage), {"configurable": {"thread_id": thread}})["events"]
 
 
 def assert_exactly_once(events: list[dict[str, Any]], calls: set[str]) -> None:

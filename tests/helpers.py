@@ -8,12 +8,11 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.build import compile_graph
-from nodes.record import materialized
 from nodes.context import WarrantContext
+from nodes.record import materialized
 from tools.records import Record, load_scenario
 
 R42_LOG = "lab/runs/R42/reset_smoke.log"

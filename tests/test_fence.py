@@ -35,8 +35,8 @@ def test_a_run_advanced_by_two_workers_at_once_advances_once(db, tmp_path):
     first.kill()  # the run stops before guard@2
     cli = start_paused("resume", "race", "--db", db, point="before:guard@2", cwd=tmp_path)
     cli.wait_paused()  # the CLI holds the lease and has read the same checkpoint
-    with open_saver(db) as saver:  # a worker without the lease, as a served run is
-        graph = compile_graph(saver)
+    with open_saver(db) as storage:  # a worker without the lease, as a served run is
+        graph = compile_graph(*storage)
         graph.invoke(None, {"configurable": {"thread_id": "race"}}, durability="sync")
         assert "handover" in graph.get_state({"configurable": {"thread_id": "race"}}).values
     late = cli.release()

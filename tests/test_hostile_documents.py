@@ -17,16 +17,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from graph.build import compile_graph
 from graph.interactions import InteractionError, reply_from_options
-from graph.persistence import open_run
+from graph.persistence import Storage, open_run
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
 from nodes.context import WarrantContext
 from tests.cli_process import warrant
-from tests.helpers import R42_LOG, stop, write_manifest
+from tests.helpers import R42_LOG, recorded, stop, write_manifest
 from tools.errors import ManifestError
 from tools.records import load_scenario
 
@@ -86,18 +85,18 @@ def sqlite_store(folder: Path) -> Iterator[str]:
 def finish(db: str, thread: str, proposals: list[Any]) -> dict[str, Any]:
     context = WarrantContext(choosers={"hostile": Proposals(tuple(proposals))})
     config = {"configurable": {"thread_id": thread}}
-    with open_run(db, thread) as saver:
-        graph = compile_graph(saver)
+    with open_run(db, thread) as storage:
+        graph = compile_graph(*storage)
         graph.invoke({"scenario": "R42", "chooser": "hostile"}, config, durability="sync",
                      context=context)  # fmt: skip
-        return read_back(saver, config)
+        return read_back(storage, config)
 
 
-def read_back(saver: BaseCheckpointSaver, config: dict[str, Any]) -> dict[str, Any]:
+def read_back(storage: Storage, config: dict[str, Any]) -> dict[str, Any]:
     """The final state as a fresh reader sees it, and a resume that finds nothing to do."""
-    graph = compile_graph(saver)
+    graph = compile_graph(*storage)
     graph.invoke(None, config, durability="sync")
-    return graph.get_state(config).values
+    return recorded(graph, config)
 
 
 def check(state: dict[str, Any], proposals: list[Any]) -> None:

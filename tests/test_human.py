@@ -8,7 +8,8 @@ from langgraph.types import Command
 
 from graph.build import compile_graph
 from graph.interactions import InteractionError, pending_of, resume_command
-from tests.helpers import call, stop, write_manifest
+from nodes.record import receipt_digest
+from tests.helpers import call, recorded, stop, write_manifest
 
 ASK = {
     "summary": "need the tester",
@@ -39,8 +40,10 @@ def start(scenario: str, chooser: str):
 
 
 def reply(graph, body: dict, interaction_id: str | None = None):
+    """Resume with `body`; returns the thread's state with its record (events, evidence)."""
     command = resume_command(graph.get_state(CONFIG), lambda kind: body, interaction_id)
-    return graph.invoke(command, CONFIG, durability="sync")
+    graph.invoke(command, CONFIG, durability="sync")
+    return recorded(graph, CONFIG)
 
 
 def pending(graph):
@@ -48,7 +51,7 @@ def pending(graph):
 
 
 def types(graph):
-    return [event["type"] for event in graph.get_state(CONFIG).values["events"]]
+    return [event["type"] for event in recorded(graph, CONFIG)["events"]]
 
 
 def test_a_question_waits_as_an_interrupt_and_the_answer_becomes_h1(action_file):
@@ -136,12 +139,19 @@ def test_an_approved_call_runs(gated, action_file):
         "name": "searchlogs",
         "args": {"path": "cc/t.log", "query": "UVM_ERROR", "limit": 20},
     }
-    assert (
-        "evidence" not in graph.get_state(CONFIG).values
-        or not graph.get_state(CONFIG).values["evidence"]
-    )
+    assert recorded(graph, CONFIG)["evidence"] == []
+    assert "executing" not in types(graph) and "executed" not in types(graph)
     final = reply(graph, {"decision": "approve"})
     assert [(item["ref"], item["call_id"]) for item in final["evidence"]] == [("E1", "c1")]
+    ran = [e for e in final["events"] if e["type"] in ("approved", "executing", "executed")]
+    assert [event["type"] for event in ran] == ["approved", "executing", "executed"]
+    executing, executed = ran[1]["payload"], ran[2]["payload"]
+    assert (
+        (executing["call_id"], executing["ref"])
+        == (executed["call_id"], executed["ref"])
+        == ("c1", "E1")
+    )
+    assert executed["attempt"] == 1 and executed["receipt"] == receipt_digest(final["evidence"][0])
 
 
 def test_a_rejected_call_never_runs(gated, action_file):
@@ -238,7 +248,8 @@ def test_both_pending_resumed_in_one_command(gated, action_file):
         }
         for item in snapshot.interrupts
     }
-    final = graph.invoke(Command(resume=resume), CONFIG)
+    graph.invoke(Command(resume=resume), CONFIG)
+    final = recorded(graph, CONFIG)
     assert final["evidence"] == []
     assert [(r["code"], r["call"]["id"]) for r in final["refusals"]] == [
         ("rejected", "a"),
@@ -258,7 +269,7 @@ def test_a_new_input_on_a_waiting_thread_is_refused_and_the_run_waits_on(gated, 
     assert {key: after.values[key] for key in ("scenario", "goal", "chooser", "grant")} == {
         key: before.values[key] for key in ("scenario", "goal", "chooser", "grant")
     }
-    assert after.values["events"][-1]["payload"]["code"] == "thread_in_use"
+    assert recorded(graph, CONFIG)["events"][-1]["payload"]["code"] == "thread_in_use"
     assert sorted(i.value["interaction_id"] for i in after.interrupts) == sorted(
         i.value["interaction_id"] for i in before.interrupts
     )
@@ -270,8 +281,10 @@ def test_a_new_input_on_a_waiting_thread_is_refused_and_the_run_waits_on(gated, 
 
 def test_a_new_input_on_a_finished_thread_leaves_its_handover(r42):
     graph = compile_graph(InMemorySaver())
-    first = graph.invoke({"scenario": "R42"}, CONFIG, durability="sync")
-    again = graph.invoke({"scenario": "STA1"}, CONFIG, durability="sync")
+    graph.invoke({"scenario": "R42"}, CONFIG, durability="sync")
+    first = recorded(graph, CONFIG)
+    graph.invoke({"scenario": "STA1"}, CONFIG, durability="sync")
+    again = recorded(graph, CONFIG)
     assert again["handover"] == first["handover"] and again["scenario"] == "R42"
     assert again["events"][:-1] == first["events"]
     assert again["events"][-1]["type"] == "refused"

@@ -91,6 +91,11 @@ def test_the_ledger_is_sequenced_and_complete():
     types = [event["type"] for event in events]
     assert types[0] == "admitted" and types[-2:] == ["stopped", "handover"]
     assert types.count("proposed") == 4 and types.count("executed") == 3
+    # each call is recorded as executing (by the guard, before it runs) and then as executed
+    ran = [(e["type"], e["payload"]["call_id"]) for e in events if e["type"].startswith("execut")]
+    assert ran == [
+        (kind, call_id) for call_id in ("c1", "c2", "c3") for kind in ("executing", "executed")
+    ]
 
 
 @pytest.fixture

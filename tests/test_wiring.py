@@ -6,7 +6,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.build import compile_graph
 from graph.state import apply_update
-from tests.helpers import run_embedded
+from nodes.record import event_digest
+from tests.helpers import recorded, run_embedded
 
 
 def test_a_tool_turn_is_three_checkpoints():
@@ -28,15 +29,37 @@ def test_the_handover_node_ends_the_run():
     assert list(updates[0]) == ["admit"] and list(updates[-1]) == ["handover"]
     last = updates[-1]["handover"]
     assert last["handover"]["status"] == "stopped"
-    assert [event["type"] for event in last["events"]] == ["stopped", "handover"]
+    # The handover's update moves the cursor past the two events it committed to the store.
+    before = next(
+        update[node]["cursor"]
+        for update in reversed(updates[:-1])
+        for node in update
+        if "cursor" in (update[node] or {})
+    )
+    ledger = recorded(graph, config)["events"]
+    assert last["cursor"]["events"] == len(ledger) == before["events"] + 2
+    assert last["cursor"]["head"] == event_digest(ledger[-1])
+    assert [event["type"] for event in ledger[before["events"] :]] == ["stopped", "handover"]
     assert graph.get_state(config).next == ()
 
 
 def test_the_route_reads_the_state_as_the_reducers_will_leave_it():
-    state = {"turn": 1, "events": [{"type": "admitted", "seq": 1}], "refusals": []}
-    after = apply_update(state, {"turn": 2, "events": [{"type": "proposed"}]})
-    assert [event["seq"] for event in after["events"]] == [1, 2]
-    assert after["turn"] == 2 and after["refusals"] == [] and state["turn"] == 1
+    arrived = {"event": {"type": "executed", "payload": {"ref": "E1"}}}
+    state = {
+        "turn": 1,
+        "refusals": [{"code": "a"}],
+        "arrivals": [arrived],
+        "replies": {"ix": {"n": 1}},
+    }
+    after = apply_update(
+        state,
+        {"turn": 2, "refusals": [{"code": "b"}], "arrivals": None, "replies": {"ix": {"n": 2}}},
+    )
+    assert [refusal["code"] for refusal in after["refusals"]] == ["a", "b"]
+    assert after["arrivals"] == [] and after["replies"] == {"ix": {"n": 1}} and after["turn"] == 2
+    assert apply_update(state, {"arrivals": [arrived]})["arrivals"] == [arrived, arrived]
+    assert apply_update({}, {"refusals": [{"code": "c"}]})["refusals"] == [{"code": "c"}]
+    assert state["turn"] == 1 and len(state["refusals"]) == 1 and state["arrivals"] == [arrived]
 
 
 def test_each_compiled_graph_keeps_its_own_checkpointer():
