@@ -12,6 +12,9 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+from nodes.record import EVENTS, space
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
@@ -56,3 +59,15 @@ def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         log.close()
+
+
+def served_values(client: Any, thread_id: str) -> dict[str, Any]:
+    """A served thread's state values with its ledger read back from the server's store (through
+    the SDK, up to the run's cursor), as `warrant events` reads it from a database."""
+    values = client.threads.get_state(thread_id)["values"]
+    count = (values.get("cursor") or {}).get("events", 0)
+    found: list[dict[str, Any]] = []
+    while page := client.store.search_items(space(thread_id, EVENTS), limit=100, offset=len(found))["items"]:  # fmt: skip
+        found += page
+    ledger = sorted((item for item in found if int(item["key"]) <= count), key=lambda item: item["key"])  # fmt: skip
+    return {**values, "events": [item["value"] for item in ledger]}

@@ -70,7 +70,9 @@ def ran_again(handover: dict, ref: str) -> dict:
     receipt is attempt 2, and the unknowns say an earlier attempt may have run."""
     [item] = [item for item in handover["evidence"] if item["ref"] == ref]
     assert item.pop("attempt") == 2
-    said = [line for line in handover["unknowns"] if line.startswith(f"{ref}: the call ran 2 times")]
+    said = [
+        line for line in handover["unknowns"] if line.startswith(f"{ref}: the call ran 2 times")
+    ]
     assert len(said) == 1
     handover["unknowns"].remove(said[0])
     return handover

@@ -16,7 +16,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from tests.cli_process import warrant
-from tests.langgraph_server import langgraph_dev
+from tests.langgraph_server import langgraph_dev, served_values
 
 POINT = "before:execute@c1"
 
@@ -54,7 +54,7 @@ def wait_for_handover(client, thread: str) -> dict:
     while time.monotonic() < deadline:
         values = client.threads.get_state(thread)["values"]
         if "handover" in values and client.threads.get(thread)["status"] == "idle":
-            return values
+            return served_values(client, thread)
         time.sleep(0.2)
     raise AssertionError("no handover")
 
