@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import compile_graph
+from graph.cli import ledger_break
 from graph.persistence import open_saver
 from tests.helpers import recorded
 
@@ -110,3 +111,22 @@ def assert_exactly_once(events: list[dict[str, Any]], calls: set[str]) -> None:
     assert executed == Counter(dict.fromkeys(calls, 1))
     proposed = Counter(event["turn"] for event in events if event["type"] == "proposed")
     assert set(proposed.values()) == {1}
+
+
+def without_reruns(handover: dict[str, Any]) -> dict[str, Any]:
+    """The handover with what says that a call ran again after a crash taken out, once checked:
+    such a receipt is attempt 2 or more, and the unknowns say so once (a read cut after its tool
+    ran and before its receipt was saved runs again; the earlier attempt may have run)."""
+    for item in handover["evidence"]:
+        attempt = item.pop("attempt", 1)
+        if attempt > 1:
+            said = [line for line in handover["unknowns"] if line.startswith(f"{item['ref']}: the call ran {attempt} times")]  # fmt: skip
+            assert len(said) == 1, handover["unknowns"]
+            handover["unknowns"].remove(said[0])
+    return handover
+
+
+def record_break(thread: str, db: str) -> str | None:
+    """What `warrant events THREAD --verify` finds (None: the ledger and receipts hold)."""
+    with open_saver(db) as storage:
+        return ledger_break(thread, recorded(compile_graph(*storage), {"configurable": {"thread_id": thread}}))  # fmt: skip

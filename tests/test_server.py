@@ -156,12 +156,12 @@ def test_a_resume_for_an_unknown_interrupt_records_nothing_and_keeps_waiting(ser
         thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
         reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "x"}
         await client.runs.wait(thread_id, "triage", command={"resume": {"0" * 32: reply}})
-        return await client.threads.get_state(thread_id), pending
+        return await client.threads.get_state(thread_id), pending, thread_id
 
-    state, pending = asyncio.run(scenario())
+    state, pending, thread_id = asyncio.run(scenario())
     assert [item["value"]["interaction_id"] for item in state["interrupts"]] == [
         pending["value"]["interaction_id"]
     ]
     assert state["values"]["refusals"] == [] and (state["values"].get("cursor") or {}).get("answers", 0) == 0  # fmt: skip
-    ledger = served_values(get_sync_client(url=server_url), state["thread_id"])["events"]
+    ledger = served_values(get_sync_client(url=server_url), thread_id)["events"]
     assert [event["type"] for event in ledger].count("resumed") == 0 and ledger

@@ -129,7 +129,7 @@ def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(paused_ser
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert client.runs.list(thread)[0]["status"] == "error"  # fenced out, nothing written
-    values = client.threads.get_state(thread)["values"]
+    values = served_values(client, thread)
     assert_promise_kept(values)
     cli = json.loads(resumed.stdout)
     assert [item["ref"] for item in cli["evidence"]] == ["E1", "E2", "E3"]
