@@ -71,16 +71,18 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         given = {"config": config, "runtime": runtime}
         scope = scope_of(config)
+        found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
+        # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
+        # the state for the handover to find.
+        untrusted = {"cursor", "arrivals"} & set(found)
+        state, arrived = commit_arrivals(state, runtime.store, scope, skip=bool(untrusted))
         # The handover node checks its state itself: it reports what it finds instead of ending.
-        found = name != "handover" and (
-            unsealed_fields(state, scope, inputs) or out_of_step(state) or state.get("tampered")
-        )
-        state, arrived = commit_arrivals(state, runtime.store, scope, skip="arrivals" in (found or ()))  # fmt: skip
-        if found:
+        if name != "handover" and (found or state.get("tampered")):
             update = _ending(name, found, state, scope, runtime)
         else:
             update = paused(state, **{key: given[key] for key in wants})
-        sealed = seal_update(arrived | committed(update, state, runtime.store, scope), scope)
+        recorded = committed(update, state, runtime.store, scope, write="cursor" not in found)
+        sealed = seal_update(arrived | recorded, scope)
         stored(name, state)
         return sealed
 

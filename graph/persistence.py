@@ -116,13 +116,14 @@ def open_saver(db: str) -> Iterator[Storage]:
 @contextmanager
 def open_run(db: str, thread_id: str) -> Iterator[Storage]:
     """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
-    On PostgreSQL both write on the lease's own connection, so a worker that lost its lease can
-    write neither."""
+    On PostgreSQL the checkpoints are written on the lease's own connection (a worker that lost its
+    lease writes none); the store writes on the pool's (parallel tasks write it at once, and one
+    connection cannot hold two pipelines), and readers never read past the committed cursor."""
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
         with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver:
-            yield Storage(saver, PostgresStore(saver.conn))
+            yield Storage(saver, PostgresStore(pool))
     else:
         with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, _sqlite_store(Path(db)) as store:  # fmt: skip
             yield Storage(saver, store)

@@ -15,7 +15,7 @@ from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
 from nodes.model import MODEL_KINDS, prepare
-from nodes.record import cursor_of, without_seal
+from nodes.record import EVIDENCE, cursor_of, sealed_or_not, without_seal
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
@@ -49,7 +49,9 @@ def view_of(
 
     @functools.cache
     def record() -> dict[str, Any]:
-        evidence = without_seal(read_evidence(store, scope, cursor))
+        evidence = without_seal(
+            sealed_or_not(read_evidence(store, scope, cursor), scope, EVIDENCE)[0]
+        )
         return {
             "evidence": evidence,
             "refusals": without_seal(state.get("refusals", [])),

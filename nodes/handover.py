@@ -35,7 +35,7 @@ def handover(
     thread = str(config["configurable"].get("thread_id", ""))
     at, turn = now(runtime), trusted_turn(state, thread)
     record = run_record(runtime.store, thread, state)
-    found = unsealed_fields(state, thread) or out_of_step(state)
+    found = unsealed_fields(state, thread) or out_of_step(state, runtime.store, thread)
     found += ["evidence"] if record.foreign else []
     recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
     if found or state.get("tampered"):

@@ -85,7 +85,7 @@ def unsealed_fields(
     return found
 
 
-def out_of_step(state: dict[str, Any]) -> list[str]:
+def out_of_step(state: dict[str, Any], store: Any = None, scope: str = "") -> list[str]:
     """Fields whose sealed values do not belong together: the run's own values put back out of
     order (a seal proves who wrote a value, not when). A receipt arriving twice (a task
     replayed), a turn behind the ledger's, or people asked about calls of another decision (an
@@ -100,6 +100,10 @@ def out_of_step(state: dict[str, Any]) -> list[str]:
     turn = state.get("turn", 0)
     if isinstance(turn, int) and isinstance(cursor.get("turn"), int) and cursor["turn"] > turn:
         found.append("turn")  # an older turn put back: the ledger has gone further
+    behind = cursor.get("turn") if cursor else turn
+    gap = state.get("status") == "capability_gap"  # a turn that asked nothing and recorded nothing
+    if isinstance(turn, int) and isinstance(behind, int) and behind < turn - (1 if gap else 0):
+        found.append("cursor")  # an older cursor put back: each turn's first step records an event
     decision = state.get("decision") or {}
     decided = {call.get("id") for call in decision.get("calls", [])}
     for interaction in state.get("pending") or []:

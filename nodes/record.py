@@ -283,13 +283,18 @@ RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS)
 
 
 def committed(
-    update: dict[str, Any], state: Mapping[str, Any], store: BaseStore, scope: str
+    update: dict[str, Any],
+    state: Mapping[str, Any],
+    store: BaseStore,
+    scope: str,
+    write: bool = True,
 ) -> dict[str, Any]:
     """The update with its events, receipts and model calls committed after the state's cursor,
-    and the cursor past them."""
+    and the cursor past them. `write=False`: the cursor is not the run's own, so nothing is
+    written where it points (the update's refusals still record what was found)."""
     written = {kind: update[kind] for kind in RECORDED if update.get(kind)}
     rest = {name: value for name, value in update.items() if name not in RECORDED}
-    if not written:
+    if not written or not write:
         return rest
     return {**rest, CURSOR: commit(store, scope, cursor_of(state), written)}
 
@@ -302,7 +307,9 @@ def commit_arrivals(
     arrivals = state.get(ARRIVALS)
     if not arrivals:
         return state, {}
-    own = [] if skip else [item for item in arrivals if item_intact(label(scope, ARRIVALS), item)]
+    if skip:  # left for the handover to find
+        return state, {}
+    own = [item for item in arrivals if item_intact(label(scope, ARRIVALS), item)]
     written = arrivals_in_order([{k: v for k, v in item.items() if k != SEAL} for item in own])
     cursor = commit(store, scope, cursor_of(state), written)
     update = {ARRIVALS: None, CURSOR: cursor}

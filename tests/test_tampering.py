@@ -11,13 +11,15 @@ import pytest
 from langgraph.types import Command, Send
 
 from graph.build import compile_graph
-from graph.persistence import open_run
+from graph.persistence import open_run, open_saver
 from graph.runner import resume
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from nodes.handover import unsealed
 from nodes.record import BODIES, EVENTS, EVIDENCE, position, space
+from nodes.record import events as record_events
+from nodes.record import evidence as record_evidence
 from tests.helpers import R42_LOG, recorded
 from tools.records import load_scenario
 
@@ -345,8 +347,11 @@ def test_an_older_cursor_put_back_ends_the_run(db):
         finished = resume("back", db, lambda _: None, approve)
     assert finished.handover["status"] == "state_tampered"
     count = before["cursor"]["events"]
-    assert finished.values["events"][:count] == before["events"]  # nothing committed was rewritten
-    assert finished.values["evidence"][0] == before["evidence"][0]
+    with open_saver(db) as storage:  # read the store itself: the state's cursor is the older one
+        assert (
+            record_events(storage.store, "back", before["cursor"])[:count] == before["events"]
+        )  # nothing committed was rewritten
+        assert record_evidence(storage.store, "back", before["cursor"])[0] == before["evidence"][0]
 
 
 def test_a_forged_cursor_never_rewrites_the_record(db):
