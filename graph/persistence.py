@@ -15,10 +15,10 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -34,6 +34,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 DEFAULT_DB = ".warrant/warrant.sqlite"
+_Opened = TypeVar("_Opened")
 _SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
 
 
@@ -212,34 +213,49 @@ def _file_lease(db: Path, thread_id: str) -> Iterator[None]:
 
 @contextmanager
 def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        connection.execute("PRAGMA journal_mode=WAL")
-        saver = SqliteSaver(connection)
-        saver.setup()
-        install_sqlite_fence(connection)
-    except (OSError, sqlite3.Error) as exc:
-        raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
-    try:
+    with _sqlite(path, _set_up_saver) as saver:
         yield saver
-    finally:
-        connection.close()
+
+
+def _set_up_saver(connection: sqlite3.Connection) -> SqliteSaver:
+    saver = SqliteSaver(connection)
+    saver.setup()
+    install_sqlite_fence(connection)
+    return saver
 
 
 @contextmanager
 def _sqlite_store(path: Path) -> Iterator[SqliteStore]:
     """The store on its own connection to the same file (each has its own lock and transactions),
     in autocommit mode as `SqliteStore.from_conn_string` makes it."""
+    with _sqlite(path, _set_up_store, isolation_level=None) as store:
+        yield store
+
+
+def _set_up_store(connection: sqlite3.Connection) -> SqliteStore:
+    store = SqliteStore(connection)
+    store.setup()
+    return store
+
+
+@contextmanager
+def _sqlite(
+    path: Path, set_up: Callable[[sqlite3.Connection], _Opened], **options: Any
+) -> Iterator[_Opened]:
+    """A WAL-mode connection to the SQLite file with `set_up` applied to it, closed afterwards;
+    a file that cannot be opened or set up is `StorageUnavailable`."""
     try:
-        connection = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)  # fmt: skip
-        connection.execute("PRAGMA journal_mode=WAL")
-        store = SqliteStore(connection)
-        store.setup()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(path, check_same_thread=False, timeout=30, **options)
     except (OSError, sqlite3.Error) as exc:
         raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
     try:
-        yield store
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            opened = set_up(connection)
+        except (OSError, sqlite3.Error) as exc:
+            raise StorageUnavailable(f"cannot open SQLite database {path}: {exc}") from None
+        yield opened
     finally:
         connection.close()
 

@@ -36,20 +36,25 @@ from graph.persistence import (
 graph = compile_graph(served=True)
 
 
+def _pool(db: str) -> AsyncConnectionPool:
+    """The server's pool for `db`, shared in shape by its checkpointer and its store."""
+    return AsyncConnectionPool(
+        db,
+        min_size=1,
+        max_size=pool_size(),
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    )
+
+
 @asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     db = default_db()
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
-        async with AsyncConnectionPool(
-            db,
-            min_size=1,
-            max_size=pool_size(),
-            kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
-            check=AsyncConnectionPool.check_connection,
-            open=False,
-        ) as pool:
+        async with _pool(db) as pool:
             saver = AsyncPostgresSaver(pool)
             await saver.setup()
             async with pool.connection() as conn:
@@ -75,14 +80,7 @@ async def store() -> AsyncIterator[BaseStore]:
     if db == "memory":
         yield InMemoryStore()
     elif is_postgres(db):
-        async with AsyncConnectionPool(
-            db,
-            min_size=1,
-            max_size=pool_size(),
-            kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
-            check=AsyncConnectionPool.check_connection,
-            open=False,
-        ) as pool:
+        async with _pool(db) as pool:
             shared = AsyncPostgresStore(pool)
             await shared.setup()
             yield shared
