@@ -19,7 +19,7 @@ from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
-from graph.ledger import chain_break
+from graph.ledger import ledger_break
 from graph.persistence import Storage, checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
@@ -28,8 +28,6 @@ from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.cassette import write_cassette
-from nodes.integrity import channel_is_sealed
-from nodes.record import EVENTS, EVIDENCE, receipt_digest, sealed_or_not
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -285,31 +283,6 @@ def verify_ledger(thread_id: str, values: dict[str, Any]) -> None:
     if broken is not None:
         fail(1, f"ledger of {thread_id!r} is broken: {broken}")
     print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events, chain intact, every event sealed by this run")  # fmt: skip
-
-
-def ledger_break(thread_id: str, values: dict[str, Any]) -> str | None:
-    """Where a run's ledger breaks: its chain, its length and last digest against the run's own
-    cursor, an event or a receipt it did not write, a receipt other than its `executed` event
-    recorded."""
-    ledger = values.get("events", [])
-    cursor = values.get("cursor") or {}
-    if ledger and not channel_is_sealed(values, thread_id, "cursor"):
-        return "the run's cursor (its count of events and the last one's digest) was not written by this run"  # fmt: skip
-    if broken := chain_break(ledger, cursor.get("head")):
-        return broken
-    if len(ledger) != cursor.get("events", 0):
-        return f"the store holds {len(ledger)} of the {cursor.get('events', 0)} events the run committed"  # fmt: skip
-    if foreign := sealed_or_not(ledger, thread_id, EVENTS)[1]:
-        return f"event {foreign[0].get('seq')} was not written by this run (its seal does not match)"  # fmt: skip
-    receipts = {item.get("ref"): item for item in values.get("evidence", [])}
-    if foreign := sealed_or_not(list(receipts.values()), thread_id, EVIDENCE)[1]:
-        return f"receipt {foreign[0].get('ref')} was not written by this run (its seal does not match)"  # fmt: skip
-    for event in ledger:
-        recorded = event["payload"].get("receipt") if event["type"] == "executed" else None
-        item = receipts.get(event["payload"].get("ref"))
-        if recorded and (item is None or receipt_digest(item) != recorded):
-            return f"receipt {event['payload'].get('ref')} is not the one event {event['seq']} recorded"  # fmt: skip
-    return None
 
 
 @app.command()

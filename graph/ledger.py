@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes.record import event_digest
+from nodes.integrity import channel_is_sealed
+from nodes.record import EVENTS, EVIDENCE, event_digest, receipt_digest, sealed_or_not
 
 __all__ = ["chain_break", "event_digest"]
 
@@ -27,4 +28,29 @@ def chain_break(ledger: list[dict[str, Any]], head: str | None = None) -> str | 
         previous = event_digest(event)
     if head is not None and previous != head:
         return f"event {len(ledger)} is not the event the run's state recorded last (its digest differs)"
+    return None
+
+
+def ledger_break(thread_id: str, values: dict[str, Any]) -> str | None:
+    """Where a run's ledger breaks: its chain, its length and last digest against the run's own
+    cursor, an event or a receipt it did not write, a receipt other than its `executed` event
+    recorded."""
+    ledger = values.get("events", [])
+    cursor = values.get("cursor") or {}
+    if ledger and not channel_is_sealed(values, thread_id, "cursor"):
+        return "the run's cursor (its count of events and the last one's digest) was not written by this run"  # fmt: skip
+    if broken := chain_break(ledger, cursor.get("head")):
+        return broken
+    if len(ledger) != cursor.get("events", 0):
+        return f"the store holds {len(ledger)} of the {cursor.get('events', 0)} events the run committed"  # fmt: skip
+    if foreign := sealed_or_not(ledger, thread_id, EVENTS)[1]:
+        return f"event {foreign[0].get('seq')} was not written by this run (its seal does not match)"  # fmt: skip
+    receipts = {item.get("ref"): item for item in values.get("evidence", [])}
+    if foreign := sealed_or_not(list(receipts.values()), thread_id, EVIDENCE)[1]:
+        return f"receipt {foreign[0].get('ref')} was not written by this run (its seal does not match)"  # fmt: skip
+    for event in ledger:
+        recorded = event["payload"].get("receipt") if event["type"] == "executed" else None
+        item = receipts.get(event["payload"].get("ref"))
+        if recorded and (item is None or receipt_digest(item) != recorded):
+            return f"receipt {event['payload'].get('ref')} is not the one event {event['seq']} recorded"  # fmt: skip
     return None

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import compile_graph
-from graph.cli import ledger_break
+from graph.ledger import ledger_break
 from graph.persistence import open_saver
 from tests.helpers import recorded
 
