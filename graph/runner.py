@@ -28,9 +28,9 @@ from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
 from nodes.context import WarrantContext
 from nodes.guard import where_it_stood
-from nodes.handover import build_handover, trusted_view
+from nodes.handover import admitted_payload, build_handover, trusted_view
 from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
-from nodes.record import EVENTS, EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
+from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
 from nodes.route import Route
 from nodes.transport import probe
 
@@ -71,9 +71,7 @@ class Outcome:
     @property
     def admitted(self) -> dict[str, Any]:
         """The payload of the run's own `admitted` event (its first), or nothing."""
-        first = (self.values.get("events") or [{}])[0]
-        own = first and sealed_or_not([first], self.thread, EVENTS)[0]
-        return first.get("payload", {}) if own and first.get("type") == "admitted" else {}
+        return admitted_payload(next(iter(self.values.get("events") or []), None), self.thread)
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,13 @@ def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecor
     cursor = cursor_of(trusted(state, thread))
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
     first = event_at(store, thread, 1) if cursor["events"] else None
-    admitted = first if first and sealed_or_not([first], thread, EVENTS)[0] else {}
-    return RunRecord(own, foreign, admitted.get("payload", {}) if admitted.get("type") == "admitted" else {})  # fmt: skip
+    return RunRecord(own, foreign, admitted_payload(first, thread))
+
+
+def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:
+    """The payload of a run's first event if it is the run's own `admitted` event, else nothing."""
+    own = first is not None and sealed_or_not([first], thread, EVENTS)[0]
+    return first.get("payload", {}) if own and first.get("type") == "admitted" else {}
 
 
 def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -> dict[str, Any]:

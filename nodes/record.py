@@ -328,11 +328,9 @@ def materialized(store: BaseStore, scope: str, values: Mapping[str, Any]) -> dic
     """A run's state with its record read back from the store up to its cursor, as readers show
     it (`events`, `evidence` with excerpts, `model_calls`); items the store lacks are left out."""
     cursor = cursor_of(values)
-    count = cursor["events"]
-    ledger = _items(store, scope, EVENTS, [position(n) for n in range(1, count + 1)])
     return {
         **values,
-        EVENTS: [event for event in ledger if event is not None],
+        EVENTS: new_events(store, scope, 0, cursor),
         EVIDENCE: evidence(store, scope, cursor),
         MODEL_CALLS: model_calls(store, scope, cursor),
     }
