@@ -1,6 +1,6 @@
 """searchlogs against grep on generated logs, in the same run.
 
-    .venv/bin/python bench/searchlogs.py [--sizes 100M,1G,5G] [--reps 5] [--dir .]
+    .venv/bin/python bench/searchlogs.py [--sizes 100M,1G,5G] [--reps 5] [--dir .] [--cli 256M]
 
 For each size: a deterministic UVM log is generated (and deleted afterwards, before the next size is
 generated), flushed to disk and read once so that every timed run finds it in the page cache; then,
@@ -8,11 +8,17 @@ interleaved, the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`),
 scan for a string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of
 a searchlogs full scan in a fresh process (its VmHWM, where Linux has it, else `ru_maxrss`, which
 also holds the parent's peak: the whole Python process, interpreter and imports included).
+
+With `--cli SIZE`: the search's cost through the CLI, as a user pays it. `warrant run` on a
+manifest approving the log whose script makes one full-scan search, minus `warrant run` on the same
+manifest whose script only stops (both admit, and so hash, the log), against `grep -F -c` on the
+same file; and the extra peak memory of the run with the search.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -26,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.loggen import write_log
 from tools import searchlogs
+from tools.digests import QUIET_NS, forget_all
 from tools.reading import reading
 from tools.records import Record, load_scenario
 from tools.searchlogs import SearchLogsArgs
@@ -62,6 +69,7 @@ def generate(folder: Path, label: str) -> Path:
         os.fsync(stream.fileno())
         while stream.read(1 << 20):
             pass
+    time.sleep(QUIET_NS / 1e9)  # a log written this instant is never trusted by its identity
     return path
 
 
@@ -91,8 +99,11 @@ def admitted(path: Path) -> Record:
     return load_scenario(manifest).records["log"]
 
 
-def executed_seconds(record: Record, needle: bytes) -> float:
-    """As the executor runs it: through the hashed stream, the rest of the file hashed after."""
+def executed_seconds(record: Record, needle: bytes, remembered: bool) -> float:
+    """As the executor runs it: through the hashed stream, the rest of the file hashed after;
+    or, `remembered`, in the process that admitted the record (its digest known by identity)."""
+    if not remembered:
+        forget_all()
     started = time.perf_counter()
     with reading(None) as session:
         searchlogs.run(
@@ -100,6 +111,91 @@ def executed_seconds(record: Record, needle: bytes) -> float:
         )
         session.verify()
     return time.perf_counter() - started
+
+
+CLI_MANIFEST = """id = "BENCHCLI"
+profile = "triage"
+goal = "Where does the reset checker report?"
+[budget]
+steps = 4
+evidence = 2
+deadline_s = 600
+call_s = 600
+[[record]]
+id = "log"
+kind = "log"
+path = "{log}"
+{search}
+[[script]]
+summary = "done"
+message = {{ kind = "stop", text = "done" }}
+"""
+CLI_SEARCH = """[[script]]
+summary = "full scan"
+tool_calls = [{ id = "c1", name = "searchlogs", args = { path = "log", query = "[RST_CHK]", limit = 20 } }]
+"""
+
+
+def cli_manifests(path: Path) -> tuple[Path, Path]:
+    """Two manifests approving the log: one whose script searches it once, one that only stops."""
+    searching = path.with_name("with_search.toml")
+    searching.write_text(CLI_MANIFEST.format(log=path.name, search=CLI_SEARCH))
+    stopping = path.with_name("without_search.toml")
+    stopping.write_text(CLI_MANIFEST.format(log=path.name, search=""))
+    return searching, stopping
+
+
+def cli_run(manifest: Path) -> tuple[float, int, str]:
+    """Wall time, peak RSS (KiB) and printed JSON of `warrant run` on the manifest, in a fresh
+    process (its own rusage, from `wait4`)."""
+    warrant = Path(sys.executable).with_name("warrant")
+    command = [str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"]
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=out)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        printed = out.read().decode()
+    if child.returncode != 0:
+        sys.exit(f"warrant run {manifest.name} exited {child.returncode}: {printed[-500:]}")
+    return seconds, usage.ru_maxrss, printed
+
+
+def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
+    """Medians of interleaved CLI runs with and without the search, and of `grep -F -c`."""
+    path = generate(folder, label)
+    searching, stopping = cli_manifests(path)
+    grep = subprocess.run(["grep", "-n", "-F", "[RST_CHK]", str(path)], capture_output=True, check=False)  # fmt: skip
+    expected = [int(line.split(b":", 1)[0]) for line in grep.stdout.splitlines()[:20]]
+    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "grep -c": [], "grep -n": [], "extra peak": []}  # fmt: skip
+    for _ in range(reps):
+        seconds, peak, printed = cli_run(searching)
+        found = [line["line"] for line in json.loads(printed)["evidence"][0]["excerpt"]]
+        if found != expected:
+            sys.exit(f"{label}: warrant found lines {found}, grep -n {expected}")
+        bare_seconds, bare_peak, _ = cli_run(stopping)
+        times["with"].append(seconds)
+        times["without"].append(bare_seconds)
+        times["search"].append(seconds - bare_seconds)  # paired: the process start's noise cancels
+        times["extra peak"].append(peak - bare_peak)
+        times["grep -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
+        times["grep -n"].append(timed(["grep", "-F", "-n", "-m", "20", "[RST_CHK]", str(path)]))
+    path.unlink()
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def print_cli(label: str, m: dict[str, float], reps: int) -> None:
+    search = m["search"]
+    print(f"\nThrough the CLI (`warrant run --db memory`, medians of {reps} interleaved runs; search: the median of each pair's difference)\n")  # fmt: skip
+    print("| log | run with the search | run without | search | grep -F -c | ratio | grep -F -n -m 20 | ratio | extra peak memory |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        f"| {label} | {m['with'] * 1000:.0f} ms | {m['without'] * 1000:.0f} ms | {search * 1000:.0f} ms "
+        f"| {m['grep -c'] * 1000:.0f} ms | {search / m['grep -c']:.2f}× | {m['grep -n'] * 1000:.0f} ms | {search / m['grep -n']:.2f}× "
+        f"| {m['extra peak'] / 1024:.1f} MiB |"
+    )
 
 
 def peak_kib(path: Path, needle: bytes) -> int:
@@ -128,7 +224,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="100M,1G")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--dir", default=".", help="where the logs are generated")
+    parser.add_argument("--cli", default="", help="a size to measure through `warrant run` only")
     args = parser.parse_args()
+    if args.cli:
+        with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+            print_cli(args.cli, cli_rows(Path(folder), args.cli, args.reps), args.reps)
+        return
     rows = []
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         for label in args.sizes.split(","):
@@ -136,9 +237,10 @@ def main() -> None:
             print(f"timing {label}…", file=sys.stderr, flush=True)
             record = admitted(path)
             times: dict[str, list[float]] = {"first": [], "grep -m": [], "full": [], "grep -c": [],
-                                             "executed": [], "sha256sum": []}  # fmt: skip
+                                             "executed": [], "remembered": [], "sha256sum": []}  # fmt: skip
             for _ in range(args.reps):  # interleaved
-                times["executed"].append(executed_seconds(record, b"[DMA]"))
+                times["executed"].append(executed_seconds(record, b"[DMA]", remembered=False))
+                times["remembered"].append(executed_seconds(record, b"[DMA]", remembered=True))
                 times["sha256sum"].append(timed(["sha256sum", str(path)]))
                 times["first"].append(searchlogs_seconds(path, b"[DMA]"))
                 times["grep -m"].append(timed(["grep", "-F", "-m", "20", "[DMA]", str(path)]))
@@ -166,14 +268,18 @@ def main() -> None:
         )
     print(
         "\nAs executed: first 20 through the hashed stream, then the rest of the file hashed and "
-        "checked against the admitted sha256 (`tools/reading.py`)\n"
+        "checked against the admitted sha256, as a run resumed in a new process does; and in the "
+        "process that admitted the record, whose digest is known by the file's identity "
+        "(`tools/reading.py`, `tools/digests.py`)\n"
     )
-    print("| log | searchlogs as executed | sha256sum | ratio | grep -F -m 20 | ratio |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| log | as executed, hashed | sha256sum | ratio | digest known | grep -F -m 20 | ratio |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, m, _ in rows:
         print(
             f"| {label} | {m['executed'] * 1000:.0f} ms | {m['sha256sum'] * 1000:.0f} ms | {m['executed'] / m['sha256sum']:.2f}× "
-            f"| {m['grep -m'] * 1000:.1f} ms | {m['executed'] / m['grep -m']:.0f}× |"
+            f"| {m['remembered'] * 1000:.1f} ms | {m['grep -m'] * 1000:.1f} ms | {m['remembered'] / m['grep -m']:.2f}× |"
         )
 
 

@@ -5,7 +5,9 @@ A tool call reads inside a `reading` session (the executor opens one per call):
   same regular file of one link, so a FIFO, a device or a swapped file is refused, never waited on;
 - every byte read from the file is hashed as it is read (one pass), and at the end of the call the
   rest of the file is hashed from the same descriptor: the evidence stands only if that sha256 is
-  the one pinned at admission (`record_changed` otherwise);
+  the one pinned at admission (`record_changed` otherwise); a file whose identity (inode, size,
+  mtime, ctime) still carries the digest this process computed is not hashed again, and instead
+  must keep that identity to the end of the call (`tools/digests.py`);
 - every read checks the call's time limit (`tool_timeout`) and the run's deadline
   (`deadline_passed`), and decompressed bytes are capped per record kind, so no record can hold
   a call past its limits.
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from tools.digests import FileIdentity, identity_of, known, remember
 from tools.errors import RecordRefusal
 from tools.files import NON_BLOCKING
 from tools.records import GZIP_MAGIC, MAX_RECORD_BYTES, Record
@@ -88,7 +91,7 @@ def open_record(record: Record) -> Iterator[IO[bytes]]:
     """A binary stream of an approved record's content, gzip decompressed, read within the
     session's limits and hashed as it is read."""
     session = _CURRENT.get()
-    raw = _HashedFile(_open_regular(record), record, session)
+    raw = _HashedFile(*_open_regular(record), record, session)
     if session is not None:
         session.opened.append(raw)
     try:
@@ -104,9 +107,10 @@ def open_record(record: Record) -> Iterator[IO[bytes]]:
             raw.release()
 
 
-def _open_regular(record: Record) -> int:
+def _open_regular(record: Record) -> tuple[int, FileIdentity]:
     """A descriptor of the record's file, opened without blocking or following a last symlink,
-    and only if it is still the admitted regular file of one link inside its root."""
+    and only if it is still the admitted regular file of one link inside its root; with the
+    identity it had when opened."""
     path = Path(record.path)
     try:
         resolved = path.resolve(strict=True)
@@ -121,11 +125,12 @@ def _open_regular(record: Record) -> int:
             "record_unavailable", f"{record.id} can no longer be read: {exc.strerror or exc}"
         ) from None
     try:
-        _check_opened(os.fstat(fd), record)
+        found = os.fstat(fd)
+        _check_opened(found, record)
     except RecordRefusal:
         os.close(fd)
         raise
-    return fd
+    return fd, identity_of(found)
 
 
 def _check_opened(found: os.stat_result, record: Record) -> None:
@@ -135,22 +140,31 @@ def _check_opened(found: os.stat_result, record: Record) -> None:
         raise RecordRefusal(
             "record_unavailable", f"{record.id} now has {found.st_nlink} hard links"
         )
-    if (found.st_size, found.st_mtime_ns) != (record.size, record.mtime_ns):
+    pinned = (record.size, record.mtime_ns, record.inode or found.st_ino)
+    if (found.st_size, found.st_mtime_ns, found.st_ino) != pinned:
         raise RecordRefusal("record_changed", f"{record.id} changed after the run was admitted")
 
 
 class _HashedFile(io.RawIOBase):
     """The file's bytes in order, each hashed once as it passes; seeks go forward only (what is
     skipped is hashed too). Closing it leaves the descriptor to the session, which hashes the
-    rest of the file at the end of the call."""
+    rest of the file at the end of the call.
 
-    def __init__(self, fd: int, record: Record, session: Reading | None) -> None:
+    A file whose identity at open has the admitted sha256 remembered (`tools/digests.py`) is
+    not hashed again: its check at the end is that the identity did not move while it was read."""
+
+    def __init__(
+        self, fd: int, identity: FileIdentity, record: Record, session: Reading | None
+    ) -> None:
         super().__init__()
         self._fd = fd
+        self._identity = identity
         self._record = record
         self._session = session
         self._digest = hashlib.sha256()
         self._position = 0
+        self._opened_ns = time.time_ns()
+        self._trusted = known(identity) == record.sha256
 
     def readable(self) -> bool:
         return True
@@ -170,7 +184,8 @@ class _HashedFile(io.RawIOBase):
             self._session.check_time()
         count = os.readv(self._fd, [buffer])
         if count:
-            self._digest.update(memoryview(buffer)[:count])
+            if not self._trusted:
+                self._digest.update(memoryview(buffer)[:count])
             self._position += count
         return count
 
@@ -182,6 +197,10 @@ class _HashedFile(io.RawIOBase):
         return self._position
 
     def _hash_until(self, target: int | None) -> None:
+        if self._trusted:  # nothing to hash: skip to the target (the end, for `verify`)
+            end = self._record.size if target is None else min(target, self._record.size)
+            self._position = max(self._position, os.lseek(self._fd, end, os.SEEK_SET))
+            return
         block = bytearray(min(HASH_BLOCK, max(self._record.size - self._position, 0) + 1))
         while target is None or self._position < target:
             wanted = len(block) if target is None else min(len(block), target - self._position)
@@ -193,12 +212,18 @@ class _HashedFile(io.RawIOBase):
 
     def verify(self) -> None:
         """The whole file as read through this descriptor has the admitted sha256 and size."""
+        if self._trusted:
+            if identity_of(os.fstat(self._fd)) != self._identity:
+                raise RecordRefusal("record_changed", f"{self._record.id} changed while it was read")  # fmt: skip
+            return
         self._hash_until(None)
         if (self._position, self._digest.hexdigest()) != (self._record.size, self._record.sha256):
             raise RecordRefusal(
                 "record_changed",
                 f"{self._record.id} read differs from the version admitted (sha256 {self._digest.hexdigest()[:16]}…)",
             )
+        now = identity_of(os.fstat(self._fd))
+        remember(self._identity, now, self._record.sha256, self._opened_ns)
 
     def release(self) -> None:
         if self._fd >= 0:

@@ -13,6 +13,7 @@ import functools
 import gzip
 import hashlib
 import os
+import time
 import tomllib
 import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -21,6 +22,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
 from tools.files import NON_BLOCKING, open_regular
 from tools.validation import describe_validation_error
@@ -104,6 +106,9 @@ class Record(BaseModel):
     sha256: str
     size: int
     mtime_ns: int
+    inode: int = 0
+    """With size and mtime, the file's identity pinned at admission (0: admitted before inodes
+    were pinned, and not compared)."""
 
 
 class Scenario(BaseModel):
@@ -231,7 +236,7 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     try:
         with _open_admissible(entry, resolved, where) as handle:
             stat = os.fstat(handle.fileno())
-            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            digest = _digest_once(handle, stat, where)
             if entry.kind == "history":
                 handle.seek(0)
                 _check_history_header(handle, where)
@@ -247,7 +252,24 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         sha256=digest,
         size=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
+        inode=stat.st_ino,
     )
+
+
+def _digest_once(handle: IO[bytes], found: os.stat_result, where: str) -> str:
+    """The file's sha256: remembered for this identity, or hashed now (and remembered if the file
+    held still and had been quiet, `tools/digests.py`)."""
+    before = identity_of(found)
+    digest = known(before)
+    if digest is not None:
+        return digest
+    started = time.time_ns()
+    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    after = identity_of(os.fstat(handle.fileno()))
+    if after != before:
+        raise ManifestError(f"{where}: the file changed while it was admitted; admit a finished record")  # fmt: skip
+    remember(before, after, digest, started)
+    return digest
 
 
 def _open_admissible(entry: RecordEntry, path: Path, where: str) -> IO[bytes]:

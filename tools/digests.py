@@ -1,0 +1,59 @@
+"""Each record's sha256 computed once per content version, as git's index does.
+
+A file's identity is what `fstat` says of it: device, inode, size, mtime and ctime. Admission hashes
+a record and remembers its digest under that identity; a later read of the same identity in this
+process trusts the digest instead of hashing the file again, and checks at its end that the
+identity did not move while it read. Any write to the file moves its ctime, which no user can set
+back, so a changed file is hashed again (and refused if its bytes differ).
+
+A digest is remembered only when the file had been quiet for `QUIET_NS` before hashing began: a
+write in the same timestamp tick as the hash would not move ctime (git's "racily clean" entries).
+The memory is per process and bounded; a resumed run in a new process hashes in its read pass.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from typing import NamedTuple
+
+QUIET_NS = 1_000_000_000
+"""A file changed less than this long before its hash began is never trusted by identity."""
+REMEMBERED = 4096
+
+
+class FileIdentity(NamedTuple):
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+
+_KNOWN: OrderedDict[FileIdentity, str] = OrderedDict()
+
+
+def identity_of(found: os.stat_result) -> FileIdentity:
+    return FileIdentity(found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)  # fmt: skip
+
+
+def remember(before: FileIdentity, after: FileIdentity, sha256: str, hashed_from_ns: int) -> None:
+    """Keep `sha256` for this identity if the file stood still while it was hashed (`before` and
+    `after` were taken around the hash) and had been quiet before `hashed_from_ns`."""
+    quiet_since = hashed_from_ns - QUIET_NS
+    if before != after or max(before.mtime_ns, before.ctime_ns) >= quiet_since:
+        return
+    _KNOWN[before] = sha256
+    _KNOWN.move_to_end(before)
+    while len(_KNOWN) > REMEMBERED:
+        _KNOWN.popitem(last=False)
+
+
+def known(identity: FileIdentity) -> str | None:
+    """The digest remembered for exactly this identity, if any."""
+    return _KNOWN.get(identity)
+
+
+def forget_all() -> None:
+    """Drop every remembered digest (tests, and a process that wants to hash again)."""
+    _KNOWN.clear()
