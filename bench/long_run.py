@@ -1,6 +1,6 @@
 """Long runs: does a run's cost grow with its length? Storage and time per step at 30, 300, 1,000.
 
-    .venv/bin/python bench/long_run.py [--steps 30,300,1000] [--postgres postgresql://…/postgres]
+    .venv/bin/python bench/long_run.py [--steps 30,300,1000] [--reps 3] [--postgres postgresql://…/postgres]
 
 A chooser makes N distinct `searchlogs` calls on one approved log (the lab's R42 log), then stops;
 each run goes through `graph.runner.start` as `warrant run` does (`durability="sync"`, under its
@@ -8,7 +8,9 @@ lease), on a fresh SQLite file and in a fresh PostgreSQL database. Storage per s
 left in the database divided by its steps (SQLite: the file and its WAL after a checkpoint;
 PostgreSQL: the checkpoint tables' rows of the thread and the store's rows: its record and bodies); time per step is taken between successive
 proposals, over the first and the last 30 steps. The peer is the same run at 30 steps: a record
-whose cost does not grow keeps both ratios near 1.
+whose cost does not grow keeps both ratios near 1. Each length runs `--reps` times, taking turns
+with the other lengths (the machine's speed drifts over a long run); the table shows medians, and
+the median of each run's own last / first.
 """
 
 from __future__ import annotations
@@ -130,20 +132,29 @@ def measure(backend: str, steps: int, admin: str | None) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", default="30,300,1000")
+    parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres")
     args = parser.parse_args()
     lengths = [int(part) for part in args.steps.split(",")]
+    print(f"medians of {args.reps} runs per row\n")
     print("| store | steps | KiB per step | vs 30 steps | ms/step, first 30 | ms/step, last 30 | last / first |")  # fmt: skip
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for backend in ("sqlite", "postgres"):
+        runs: dict[int, list[dict[str, float]]] = {steps: [] for steps in lengths}
+        for rep in range(args.reps):
+            for steps in lengths:
+                print(f"{backend}: {steps} steps, run {rep + 1}…", file=sys.stderr, flush=True)
+                runs[steps].append(measure(backend, steps, args.postgres))
         base = None
         for steps in lengths:
-            print(f"{backend}: {steps} steps…", file=sys.stderr, flush=True)
-            row = measure(backend, steps, args.postgres)
+            row = {
+                key: statistics.median(run[key] for run in runs[steps]) for key in runs[steps][0]
+            }
+            growth = statistics.median(run["last_ms"] / run["first_ms"] for run in runs[steps])
             base = base or row
             print(
                 f"| {backend} | {steps} | {row['kib_per_step']:.1f} | {row['kib_per_step'] / base['kib_per_step']:.2f}× "
-                f"| {row['first_ms']:.1f} | {row['last_ms']:.1f} | {row['last_ms'] / row['first_ms']:.2f}× |",
+                f"| {row['first_ms']:.1f} | {row['last_ms']:.1f} | {growth:.2f}× |",
                 flush=True,
             )
 

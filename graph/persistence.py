@@ -143,7 +143,15 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
         url,
         min_size=1,
         max_size=max_size or pool_size(),
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            # A statement prepared while the store was nearly empty would keep a generic plan
+            # that scans it (planned before autovacuum's first ANALYZE): each step's reads
+            # would grow with the run. Plans made for each execution's values use the index.
+            "options": "-c plan_cache_mode=force_custom_plan",
+        },
         check=ConnectionPool.check_connection,
         open=False,
     )

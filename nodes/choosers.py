@@ -9,6 +9,7 @@ exactly where it stopped.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import pickle
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -131,24 +132,25 @@ class FileChooser:
     actor: str = "chooser:file"
 
     def choose(self, view: ChooserView) -> Proposal:
-        lines = _document_lines(self.path, up_to=view.turn)
+        lines = _document_lines(self.path)
         return lines[view.turn - 1] if len(lines) >= view.turn else _end_of("action file")
 
 
-def _document_lines(path: Path, up_to: int) -> list[str]:
-    """The first `up_to` non-blank lines, decoded leniently."""
-    found: list[str] = []
+def _document_lines(path: Path) -> tuple[str, ...]:
+    """The file's non-blank lines, decoded leniently. The file is read
+    whole at every turn (a person may append to it), and split only when its bytes change."""
     try:
         with open_regular(path) as handle:
-            for raw in handle:
-                text = raw.decode("utf-8", "replace").strip()
-                if text:
-                    found.append(text)
-                    if len(found) == up_to:
-                        break
+            data = handle.read()
     except OSError as exc:
         raise ChooserError(f"cannot read action file {path}: {exc.strerror or exc}") from None
-    return found
+    return _nonblank_lines(data)
+
+
+@functools.lru_cache(maxsize=8)
+def _nonblank_lines(data: bytes) -> tuple[str, ...]:
+    lines = (raw.decode("utf-8", "replace").strip() for raw in data.split(b"\n"))
+    return tuple(line for line in lines if line)
 
 
 def check_action_file(path: Path) -> None:
