@@ -40,9 +40,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence import postgres_pool
+from graph.persistence import postgres_pool, postgres_store, sqlite_store
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -90,13 +92,13 @@ def run_tool(scenario: Scenario, name: str, args: dict[str, Any]) -> str:
 # --- Warrant -------------------------------------------------------------------------------------
 
 
-def warrant_runner(manifest: Path, saver: Any) -> Callable[[str], None]:
+def warrant_runner(manifest: Path, saver: Any, store: BaseStore) -> Callable[[str], None]:
     script = [
         {"summary": name, "tool_calls": [{"id": f"c{n}", "name": name, "args": args}]}
         for n, (name, args) in enumerate(CALLS, 1)
     ]
     script.append({"summary": "stop", "message": {"kind": "stop", "text": "done"}})
-    graph = compile_graph(saver)
+    graph = compile_graph(saver, store)
     context = WarrantContext(choosers={"bench": ScriptedChooser(script)})
 
     def run(thread: str) -> None:
@@ -106,9 +108,8 @@ def warrant_runner(manifest: Path, saver: Any) -> Callable[[str], None]:
             context=context,
             **durability(saver),
         )
-        assert len(state["evidence"]) == len(CALLS) and state["status"] == "stopped", state.get(
-            "status"
-        )
+        evidence = state["handover"]["evidence"]
+        assert len(evidence) == len(CALLS) and state["status"] == "stopped", state.get("status")
 
     return run
 
@@ -223,26 +224,35 @@ def thread_config(thread: str) -> dict[str, Any]:
 
 
 @contextmanager
-def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any]]]:
+def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, BaseStore]]]:
+    """Each mode's checkpointer, and the store Warrant's record goes to in that mode (as
+    `graph.persistence.open_run` opens them; the peers keep no record)."""
     sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)
     sqlite_conn.execute("PRAGMA journal_mode=WAL")
     sqlite_saver = SqliteSaver(sqlite_conn)
     sqlite_saver.setup()
-    modes: list[tuple[str, Any]] = [
-        ("none", None),
-        ("memory", InMemorySaver()),
-        ("sqlite", sqlite_saver),
-    ]
-    if not postgres:
-        yield modes
-        return
+    with sqlite_store(folder / "bench.sqlite") as store:
+        modes: list[tuple[str, Any, BaseStore]] = [
+            ("none", None, InMemoryStore()),
+            ("memory", InMemorySaver(), InMemoryStore()),
+            ("sqlite", sqlite_saver, store),
+        ]
+        if not postgres:
+            yield modes
+            return
+        with postgres_modes(postgres) as served:
+            yield [*modes, *served]
+
+
+@contextmanager
+def postgres_modes(postgres: str) -> Iterator[list[tuple[str, Any, BaseStore]]]:
     name = f"warrant_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(postgres, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     url = postgres.rsplit("/", 1)[0] + f"/{name}"
     try:
-        with postgres_pool(url) as pool:
-            yield [*modes, ("postgres", PostgresSaver(pool))]
+        with postgres_pool(url) as pool, postgres_store(url) as store:
+            yield [("postgres", PostgresSaver(pool), store)]
     finally:
         with psycopg.connect(postgres, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -264,9 +274,9 @@ def main() -> None:
         scenario = load_scenario(manifest)
         rows = []
         with savers(Path(folder), args.postgres or None) as modes:
-            for mode, saver in modes:
+            for mode, saver, store in modes:
                 systems = {
-                    "warrant": warrant_runner(manifest, saver),
+                    "warrant": warrant_runner(manifest, saver, store),
                     "bare": bare_runner(scenario, saver),
                     "agent": agent_runner(scenario, saver),
                 }

@@ -107,10 +107,10 @@ def open_saver(db: str) -> Iterator[Storage]:
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
-        with postgres_pool(db) as pool:
-            yield Storage(PostgresSaver(pool), PostgresStore(pool))
+        with postgres_pool(db) as pool, postgres_store(db) as store:
+            yield Storage(PostgresSaver(pool), store)
     else:
-        with _sqlite_saver(Path(db)) as saver, _sqlite_store(Path(db)) as store:
+        with _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:
             yield Storage(saver, store)
 
 
@@ -118,15 +118,15 @@ def open_saver(db: str) -> Iterator[Storage]:
 def open_run(db: str, thread_id: str) -> Iterator[Storage]:
     """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
     On PostgreSQL the checkpoints are written on the lease's own connection (a worker that lost its
-    lease writes none); the store writes on the pool's (parallel tasks write it at once, and one
+    lease writes none); the store writes on its own pool's (parallel tasks write it at once, and one
     connection cannot hold two pipelines), and readers never read past the committed cursor."""
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
-        with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver:
-            yield Storage(saver, PostgresStore(pool))
+        with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver, postgres_store(db) as store:  # fmt: skip
+            yield Storage(saver, store)
     else:
-        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, _sqlite_store(Path(db)) as store:  # fmt: skip
+        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:  # fmt: skip
             yield Storage(saver, store)
 
 
@@ -143,15 +143,7 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
         url,
         min_size=1,
         max_size=max_size or pool_size(),
-        kwargs={
-            "autocommit": True,
-            "prepare_threshold": 0,
-            "row_factory": dict_row,
-            # A statement prepared while the store was nearly empty would keep a generic plan
-            # that scans it (planned before autovacuum's first ANALYZE): each step's reads
-            # would grow with the run. Plans made for each execution's values use the index.
-            "options": "-c plan_cache_mode=force_custom_plan",
-        },
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
         check=ConnectionPool.check_connection,
         open=False,
     )
@@ -172,6 +164,32 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
         ) from None
     try:
         yield pool
+    finally:
+        pool.close()
+
+
+@contextmanager
+def postgres_store(url: str) -> Iterator[PostgresStore]:
+    """The store on its own pool, its statements never prepared (after `postgres_pool` has set the
+    tables up). A statement prepared while the store is nearly empty keeps a generic plan that
+    scans it, chosen before autovacuum's first ANALYZE: each step's reads would grow with the run.
+    Unprepared, each read is planned for its values and uses the primary key. A connection is not
+    checked each time it is taken (a round trip per store read or write, some 10% of a step): one
+    that died fails its operation, which stops the run where it can be resumed."""
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=pool_size(),
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=10)
+    except PoolTimeout as exc:
+        pool.close()
+        raise StorageUnavailable(f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}") from None  # fmt: skip
+    try:
+        yield PostgresStore(pool)
     finally:
         pool.close()
 
@@ -233,7 +251,7 @@ def _set_up_saver(connection: sqlite3.Connection) -> SqliteSaver:
 
 
 @contextmanager
-def _sqlite_store(path: Path) -> Iterator[SqliteStore]:
+def sqlite_store(path: Path) -> Iterator[SqliteStore]:
     """The store on its own connection to the same file (each has its own lock and transactions),
     in autocommit mode as `SqliteStore.from_conn_string` makes it."""
     with _sqlite(path, _set_up_store, isolation_level=None) as store:
@@ -241,6 +259,11 @@ def _sqlite_store(path: Path) -> Iterator[SqliteStore]:
 
 
 def _set_up_store(connection: sqlite3.Connection) -> SqliteStore:
+    # The store's commits need not sync the WAL themselves: every store write is followed by the
+    # checkpoint that refers to it, whose commit (synchronous=FULL, on the saver's connection)
+    # syncs the one WAL file both connections append to, these frames included. A write whose
+    # checkpoint never came is one the node writes again when it runs again.
+    connection.execute("PRAGMA synchronous=NORMAL")
     store = SqliteStore(connection)
     store.setup()
     return store
