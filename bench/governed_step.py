@@ -44,7 +44,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence import postgres_pool, postgres_store, sqlite_store
+from graph.persistence import postgres_lease, postgres_pool, sqlite_store
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -251,8 +251,9 @@ def postgres_modes(postgres: str) -> Iterator[list[tuple[str, Any, BaseStore]]]:
         admin.execute(f'CREATE DATABASE "{name}"')
     url = postgres.rsplit("/", 1)[0] + f"/{name}"
     try:
-        with postgres_pool(url) as pool, postgres_store(url) as store:
-            yield [("postgres", PostgresSaver(pool), store)]
+        with postgres_pool(url) as pool, postgres_lease(pool, "bench") as storage:
+            # Warrant's record on its run's lease connection, as `open_run` writes it.
+            yield [("postgres", PostgresSaver(pool), storage.store)]
     finally:
         with psycopg.connect(postgres, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -26,12 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
-from langgraph.store.postgres import PostgresStore
 from psycopg_pool import ConnectionPool
 
 from bench.governed_step import CALLS, TURNS, bench_lab
 from graph.build import compile_graph
-from graph.persistence import postgres_lease, postgres_pool, postgres_store
+from graph.persistence import postgres_lease, postgres_pool
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 
@@ -48,10 +47,10 @@ CONCURRENCY = {
 }
 
 
-def one_run(pool: ConnectionPool, store: PostgresStore, manifest: Path) -> None:
+def one_run(pool: ConnectionPool, manifest: Path) -> None:
     thread = uuid.uuid4().hex
-    with postgres_lease(pool, thread) as saver:
-        state = compile_graph(saver, store).invoke(
+    with postgres_lease(pool, thread) as storage:
+        state = compile_graph(*storage).invoke(
             {"scenario": str(manifest), "chooser": "bench"},
             {"configurable": {"thread_id": thread}},
             durability="sync",
@@ -61,24 +60,24 @@ def one_run(pool: ConnectionPool, store: PostgresStore, manifest: Path) -> None:
 
 
 def steps_per_second(url: str, manifest: Path, runs: int, concurrency: int) -> float:
-    with postgres_pool(url, max_size=concurrency + 2) as pool, postgres_store(url) as store:
-        one_run(pool, store, manifest)  # warm-up
+    with postgres_pool(url, max_size=concurrency + 2) as pool:
+        one_run(pool, manifest)  # warm-up
         started = time.perf_counter()
         with ThreadPoolExecutor(concurrency) as executor:
-            list(executor.map(lambda _: one_run(pool, store, manifest), range(runs)))
+            list(executor.map(lambda _: one_run(pool, manifest), range(runs)))
         return runs * TURNS / (time.perf_counter() - started)
 
 
 def worker(args: tuple[str, str, int, float]) -> tuple[float, float]:
     """Warm up, wait for the common start, run; returns when this worker started and finished."""
     url, manifest, runs, start_at = args
-    with postgres_pool(url, max_size=3) as pool, postgres_store(url) as store:
-        one_run(pool, store, Path(manifest))
+    with postgres_pool(url, max_size=3) as pool:
+        one_run(pool, Path(manifest))
         late = time.time() > start_at
         time.sleep(max(0.0, start_at - time.time()))
         started = time.time()
         for _ in range(runs):
-            one_run(pool, store, Path(manifest))
+            one_run(pool, Path(manifest))
     if late:
         print(f"warning: worker {os.getpid()} was ready after the common start", file=sys.stderr)
     return started, time.time()

@@ -107,8 +107,8 @@ def open_saver(db: str) -> Iterator[Storage]:
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
-        with postgres_pool(db) as pool, postgres_store(db) as store:
-            yield Storage(PostgresSaver(pool), store)
+        with postgres_pool(db) as pool:
+            yield Storage(PostgresSaver(pool), PostgresStore(pool))
     else:
         with _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:
             yield Storage(saver, store)
@@ -117,14 +117,13 @@ def open_saver(db: str) -> Iterator[Storage]:
 @contextmanager
 def open_run(db: str, thread_id: str) -> Iterator[Storage]:
     """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
-    On PostgreSQL the checkpoints are written on the lease's own connection (a worker that lost its
-    lease writes none); the store writes on its own pool's (parallel tasks write it at once, and one
-    connection cannot hold two pipelines), and readers never read past the committed cursor."""
+    On PostgreSQL the checkpoints and the record are written on the lease's own connection (a
+    worker that lost its lease writes neither), and readers never read past the committed cursor."""
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
-        with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as saver, postgres_store(db) as store:  # fmt: skip
-            yield Storage(saver, store)
+        with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as storage:
+            yield storage
     else:
         with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:  # fmt: skip
             yield Storage(saver, store)
@@ -169,48 +168,36 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
 
 
 @contextmanager
-def postgres_store(url: str) -> Iterator[PostgresStore]:
-    """The store on its own pool, its statements never prepared (after `postgres_pool` has set the
-    tables up). A statement prepared while the store is nearly empty keeps a generic plan that
-    scans it, chosen before autovacuum's first ANALYZE: each step's reads would grow with the run.
-    Unprepared, each read is planned for its values and uses the primary key. A connection is not
-    checked each time it is taken (a round trip per store read or write, some 10% of a step): one
-    that died fails its operation, which stops the run where it can be resumed."""
-    pool = ConnectionPool(
-        url,
-        min_size=1,
-        max_size=pool_size(),
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
-        open=False,
-    )
-    try:
-        pool.open(wait=True, timeout=10)
-    except PoolTimeout as exc:
-        pool.close()
-        raise StorageUnavailable(f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}") from None  # fmt: skip
-    try:
-        yield PostgresStore(pool)
-    finally:
-        pool.close()
+def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[Storage]:
+    """Hold the thread's advisory lock on one connection, and write the run's checkpoints and its
+    record (the store) on that connection only: a worker that lost its session writes nothing.
 
-
-@contextmanager
-def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[PostgresSaver]:
-    """Hold the thread's advisory lock on one connection and write checkpoints on that connection."""
+    The saver and the store share one lock, since one connection holds one pipeline at a time
+    (parallel tasks write the store at once). The session plans each statement for its values
+    (`plan_cache_mode`): a statement prepared while the store was nearly empty would otherwise
+    keep a generic plan that scans every row of a namespace (chosen before autovacuum's first
+    ANALYZE), and each step's reads grew with the run."""
     with pool.connection() as conn:
         held = conn.execute(
             "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
         ).fetchone()["held"]
         if not held:
             raise RunBusy(f"run {thread_id!r} is being advanced elsewhere; try again when it stops")
-        conn.execute("SELECT set_config('application_name', %s, false)", (lease_name(thread_id),))
+        conn.execute(
+            "SELECT set_config('application_name', %s, false),"
+            " set_config('plan_cache_mode', 'force_custom_plan', false)",
+            (lease_name(thread_id),),
+        )
         try:
-            yield PostgresSaver(conn)
+            saver, store = PostgresSaver(conn), PostgresStore(conn)
+            store.lock = saver.lock
+            yield Storage(saver, store)
         finally:
             # If the session is gone, so is its lock; nothing to release.
             with contextlib.suppress(psycopg.Error):
                 conn.execute(
-                    "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false)"
+                    "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false),"
+                    " set_config('plan_cache_mode', 'auto', false)"
                 )
 
 
