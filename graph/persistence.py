@@ -241,8 +241,18 @@ def _set_up_saver(connection: sqlite3.Connection) -> SqliteSaver:
 def sqlite_store(path: Path) -> Iterator[SqliteStore]:
     """The store on its own connection to the same file (each has its own lock and transactions),
     in autocommit mode as `SqliteStore.from_conn_string` makes it."""
-    with _sqlite(path, _set_up_store, isolation_level=None) as store:
+    with _sqlite(path, _set_up_store, isolation_level=None, factory=_WriterConnection) as store:
         yield store
+
+
+class _WriterConnection(sqlite3.Connection):
+    """A connection whose explicit transactions take the write lock when they begin. A store batch
+    that reads and then writes (a call's intent) would otherwise fail at once with "database is
+    locked" whenever the checkpointer committed between its read and its write: in WAL mode a
+    transaction cannot upgrade a snapshot that is no longer the latest, and no busy wait helps."""
+
+    def execute(self, sql: str, *parameters: Any) -> sqlite3.Cursor:
+        return super().execute("BEGIN IMMEDIATE" if sql == "BEGIN" else sql, *parameters)
 
 
 def _set_up_store(connection: sqlite3.Connection) -> SqliteStore:

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
 from nodes.integrity import run_scope
-from nodes.record import intend, receipt_digest, stored_receipt
+from nodes.record import intend, receipt_digest, with_body_ref
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -45,7 +45,7 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         excerpt, error = None, RecordRefusal("record_unavailable", f"read failed: {reason}")
-    item = stored_receipt(store, evidence_item(call, records, excerpt, error, task["turn"]))
+    item = with_body_ref(evidence_item(call, records, excerpt, error, task["turn"]))
     if attempt > 1:
         item["attempt"] = attempt
     done = event(

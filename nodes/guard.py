@@ -31,7 +31,7 @@ from nodes.human import to_people
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.model import route_after_choose
-from nodes.record import cursor_of, executed_signatures, receipts_of_calls, stored_receipt
+from nodes.record import cursor_of, executed_signatures, receipts_of_calls, with_body_ref
 from nodes.route import Route
 from tools.records import Scenario
 
@@ -146,9 +146,8 @@ def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups)
     if questions:
         first = looked_up.cursor["answers"] + 1
         answers = [
-            stored_receipt(
-                looked_up.store,
-                answer_item(question, replies[question["interaction_id"]], f"H{first + index}"),
+            with_body_ref(
+                answer_item(question, replies[question["interaction_id"]], f"H{first + index}")
             )
             for index, question in enumerate(questions)
         ]

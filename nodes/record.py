@@ -22,10 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
 
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
@@ -36,6 +37,9 @@ BODIES = (ROOT, "bodies")
 EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS = (
     "events", "evidence", "model_calls", "calls", "signatures", "intents",
 )  # fmt: skip
+ATTEMPTS_COUNTED = 1000
+"""Attempts of one call the store is asked for (a call cut by more crashes is still said to
+have run that many times)."""
 EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
 """Fields the commit adds to an event after its author sealed it."""
 CURSOR = "cursor"
@@ -100,11 +104,12 @@ def bodies(store: BaseStore, digests: Iterable[str | None]) -> dict[str, Any]:
     }
 
 
-def stored_receipt(store: BaseStore, item: dict[str, Any]) -> dict[str, Any]:
-    """A receipt as recorded: its excerpt lines a body in the store, referred to by digest."""
+def with_body_ref(item: dict[str, Any]) -> dict[str, Any]:
+    """A receipt with the digest and count of its excerpt lines beside them. `commit` writes the
+    lines once as a body, in the batch that records the receipt, and stores the receipt without
+    them: a receipt and its body are in the store together or not at all."""
     lines = item.get("excerpt") or []
-    receipt = {key: value for key, value in item.items() if key != "excerpt"}
-    return {**receipt, "body": put_body(store, lines) if lines else None, "lines": len(lines)}
+    return {**item, "body": body_digest(lines) if lines else None, "lines": len(lines)}
 
 
 # Committing: the events, receipts and model calls of one step, at the cursor.
@@ -138,8 +143,12 @@ def commit(
 
 
 def _receipt_ops(scope: str, item: dict[str, Any]) -> list[PutOp]:
-    sealed = sealed_item(label(scope, EVIDENCE), item)
+    lines = item.get("excerpt")
+    stored = {key: value for key, value in item.items() if key != "excerpt"}
+    sealed = sealed_item(label(scope, EVIDENCE), stored)
     ops = [PutOp(space(scope, EVIDENCE), item["ref"], sealed, index=False)]
+    if lines and stored.get("body") == body_digest(lines):
+        ops.append(PutOp(BODIES, stored["body"], {"body": lines}, index=False))
     if item.get("kind", "observation") == "observation":
         signature = call_signature(item["tool"], item["args"])
         index = {"ref": item["ref"], "signature": signature}
@@ -267,13 +276,14 @@ def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
-    """Record that a call is about to run; returns which attempt this is (2 and more: an earlier
-    attempt was cut by a crash after it may have run)."""
-    key = _key(call_id)
-    earlier = store.get(space(scope, INTENTS), key)
-    attempt = int(earlier.value.get("attempt", 0)) + 1 if earlier is not None else 1
-    store.put(space(scope, INTENTS), key, {"call_id": call_id, "attempt": attempt, "at": at}, index=False)  # fmt: skip
-    return attempt
+    """Record that a call is about to run, in one batch that also reads its earlier attempts
+    (a batch reads before it writes); returns which attempt this is (2 and more: an earlier
+    attempt was cut by a crash after it may have run). Each attempt is its own item, under a
+    namespace of the call's own, so the count is what the store holds, whatever crashed when."""
+    attempts = (*space(scope, INTENTS), _key(call_id))
+    mark = PutOp(attempts, uuid.uuid4().hex, {"call_id": call_id, "at": at}, index=False)
+    earlier, _ = store.batch([SearchOp(attempts, limit=ATTEMPTS_COUNTED), mark])
+    return len(earlier) + 1
 
 
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
