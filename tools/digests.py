@@ -9,11 +9,17 @@ back, so a changed file is hashed again (and refused if its bytes differ).
 A digest is remembered only when the file had been quiet for `QUIET_NS` before hashing began: a
 write in the same timestamp tick as the hash would not move ctime (git's "racily clean" entries).
 The memory is per process and bounded; a resumed run in a new process hashes in its read pass.
+
+What this trusts, as git does: ctime as the kernel keeps it. A writer that holds the file mapped
+shared and writes again into a page it already dirtied moves no timestamp until the kernel writes
+that page back (seconds); a file system that does not keep ctime (some FUSE or network mounts)
+never moves it.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -31,6 +37,8 @@ class FileIdentity(NamedTuple):
 
 
 _KNOWN: OrderedDict[FileIdentity, str] = OrderedDict()
+_WRITING = threading.Lock()
+"""Parallel calls remember digests at once; reads need no lock."""
 
 
 def identity_of(found: os.stat_result) -> FileIdentity:
@@ -43,10 +51,11 @@ def remember(before: FileIdentity, after: FileIdentity, sha256: str, hashed_from
     quiet_since = hashed_from_ns - QUIET_NS
     if before != after or max(before.mtime_ns, before.ctime_ns) >= quiet_since:
         return
-    _KNOWN[before] = sha256
-    _KNOWN.move_to_end(before)
-    while len(_KNOWN) > REMEMBERED:
-        _KNOWN.popitem(last=False)
+    with _WRITING:
+        _KNOWN[before] = sha256
+        _KNOWN.move_to_end(before)
+        while len(_KNOWN) > REMEMBERED:
+            _KNOWN.popitem(last=False)
 
 
 def known(identity: FileIdentity) -> str | None:
@@ -56,4 +65,5 @@ def known(identity: FileIdentity) -> str | None:
 
 def forget_all() -> None:
     """Drop every remembered digest (tests, and a process that wants to hash again)."""
-    _KNOWN.clear()
+    with _WRITING:
+        _KNOWN.clear()
