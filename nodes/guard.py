@@ -21,18 +21,27 @@ from langgraph.config import RunnableConfig, get_store
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
+from pydantic import ValidationError
 
-from guards.decide import Decision, GuardContext, Refs, decide, decide_after_people
+from guards.action import parse_action
+from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
 from guards.human import apply_decisions
-from guards.refusals import RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
 from nodes.human import to_people
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.model import route_after_choose
-from nodes.record import cursor_of, executed_signatures, receipts_of_calls, with_body_ref
+from nodes.record import (
+    cursor_of,
+    executed_signatures,
+    receipts_asked,
+    receipts_of_calls,
+    with_body_ref,
+)
 from nodes.route import Route
+from tools.catalog import tools_of
 from tools.records import Scenario
 
 GUARD = "guard"
@@ -49,8 +58,10 @@ def guard(
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
+    raw = state["proposal"]["raw"]
+    looked_up = _asked_at_once(looked_up, raw, Scenario.model_validate(state["grant"]))
     decision, attempts = _count_model_failures(
-        decide(state["proposal"]["raw"], context_for(state, decided_at, looked_up)), state
+        decide(raw, context_for(state, decided_at, looked_up)), state
     )
     return record(decision, state, thread, at) | attempts
 
@@ -76,11 +87,17 @@ def _count_model_failures(
 @dataclass(frozen=True)
 class _Lookups:
     """The run's receipts as the guard asks for them: by call id and by signature, each a store
-    read of committed receipts only (a run's record is never listed to decide one proposal)."""
+    read of committed receipts only (a run's record is never listed to decide one proposal).
+    What a proposal will be asked about is read in one batch beforehand (`_asked_at_once`)."""
 
     store: BaseStore
     scope: str
     cursor: dict[str, Any]
+    read_ids: Mapping[str, str] | None = None
+    """Call id → signature of the receipts found for the ids in `asked_ids`."""
+    asked_ids: frozenset[str] = frozenset()
+    read_signatures: frozenset[str] = frozenset()
+    asked_signatures: frozenset[str] = frozenset()
 
     def receipts(self) -> Mapping[str, str]:
         return _ByCallId(self)
@@ -94,6 +111,8 @@ class _ByCallId(Mapping[str, str]):
     lookups: _Lookups
 
     def __getitem__(self, call_id: str) -> str:
+        if call_id in self.lookups.asked_ids and self.lookups.read_ids is not None:
+            return self.lookups.read_ids[call_id]
         found = receipts_of_calls(self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id])  # fmt: skip
         return found[call_id]
 
@@ -111,8 +130,30 @@ class _BySignature(Container[str]):
     def __contains__(self, signature: object) -> bool:
         if not isinstance(signature, str):
             return False
+        if signature in self.lookups.asked_signatures:
+            return signature in self.lookups.read_signatures
         found = executed_signatures(self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature])  # fmt: skip
         return signature in found
+
+
+def _asked_at_once(looked_up: _Lookups, raw: object, scenario: Scenario) -> _Lookups:
+    """The lookups with the receipts the guard will ask about for this proposal read in one
+    batch: its calls' ids, and the signatures of those whose arguments validate (the guard's own
+    parse and validation, done once more here; a call they refuse is never looked up)."""
+    document = parse_action(raw)
+    if isinstance(document, Refusal) or not document.tool_calls:
+        return looked_up
+    catalog = tools_of(scenario.profile)
+    ids = [call.id for call in document.tool_calls]
+    signatures = []
+    for call in document.tool_calls:
+        spec = catalog.get(call.name)
+        with contextlib.suppress(ValidationError, RecursionError):
+            if spec is not None:
+                signatures.append(call_signature(spec.name, spec.args_model.model_validate(call.args).model_dump()))  # fmt: skip
+    receipts, seen = receipts_asked(looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures)  # fmt: skip
+    return replace(looked_up, read_ids=receipts, asked_ids=frozenset(ids),
+                   read_signatures=frozenset(seen), asked_signatures=frozenset(signatures))  # fmt: skip
 
 
 def context_for(

@@ -232,24 +232,31 @@ def model_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], last: i
 
 def receipts_of_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str]) -> dict[str, str]:  # fmt: skip
     """Call id → signature, for those of `call_ids` that have a committed, sealed receipt."""
-    return _indexed(store, scope, cursor, CALLS, call_ids)
+    return _indexed(store, scope, cursor, {CALLS: call_ids})[CALLS]
 
 
 def executed_signatures(store: BaseStore, scope: str, cursor: Mapping[str, Any], signatures: list[str]) -> set[str]:  # fmt: skip
-    return set(_indexed(store, scope, cursor, SIGNATURES, signatures))
+    return set(_indexed(store, scope, cursor, {SIGNATURES: signatures})[SIGNATURES])
 
 
-def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], kind: str, wanted: list[str]) -> dict[str, str]:  # fmt: skip
+def receipts_asked(store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str], signatures: list[str]) -> tuple[dict[str, str], set[str]]:  # fmt: skip
+    """`receipts_of_calls` and `executed_signatures` together, in one read."""
+    found = _indexed(store, scope, cursor, {CALLS: call_ids, SIGNATURES: signatures})
+    return found[CALLS], set(found[SIGNATURES])
+
+
+def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], wanted: Mapping[str, list[str]]) -> dict[str, dict[str, str]]:  # fmt: skip
+    """For each kind (`calls`, `signatures`), text → signature of the committed, sealed index
+    entries found for `wanted`; one store batch for all."""
     committed = cursor_of({CURSOR: cursor})["observations"]
-    unique = sorted(set(wanted))
-    found = _items(store, scope, kind, [_key(text) for text in unique])
-    return {
-        text: entry["signature"]
-        for text, entry in zip(unique, found, strict=True)
-        if entry is not None
-        and item_intact(label(scope, kind), entry)
-        and int(entry["ref"][1:]) <= committed
-    }
+    asked = [(kind, text) for kind, texts in wanted.items() for text in sorted(set(texts))]
+    found = store.batch([GetOp(space(scope, kind), _key(text)) for kind, text in asked])
+    result: dict[str, dict[str, str]] = {kind: {} for kind in wanted}
+    for (kind, text), item in zip(asked, found, strict=True):
+        entry = item.value if item is not None else None
+        if entry is not None and item_intact(label(scope, kind), entry) and int(entry["ref"][1:]) <= committed:  # fmt: skip
+            result[kind][text] = entry["signature"]
+    return result
 
 
 def sealed_or_not(items: list[dict[str, Any]], scope: str, kind: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
