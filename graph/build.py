@@ -53,6 +53,7 @@ from nodes.integrity import (
 )
 from nodes.model import model, route_after_choose, route_after_model
 from nodes.record import as_arrivals, commit_arrivals, committed
+from nodes.staged import StagedWrites
 
 State = dict[str, Any]
 Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
@@ -69,19 +70,22 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     inputs = INPUTS if name == "admit" else frozenset()
 
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
-        given = {"config": config, "runtime": runtime}
         scope = scope_of(config)
         found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
+        staged = StagedWrites(runtime.store)  # the step's writes, in one batch at its end
+        runtime = runtime.override(store=staged)
+        given = {"config": config, "runtime": runtime}
         # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
         # the state for the handover to find.
         untrusted = {"cursor", "arrivals"} & set(found)
-        state, arrived = commit_arrivals(state, runtime.store, scope, skip=bool(untrusted))
+        state, arrived = commit_arrivals(state, staged, scope, skip=bool(untrusted))
         # The handover node checks its state itself: it reports what it finds instead of ending.
         if name != "handover" and (found or state.get("tampered")):
             update = _ending(name, found, state, scope, runtime)
         else:
             update = paused(state, **{key: given[key] for key in wants})
-        recorded = committed(update, state, runtime.store, scope, write="cursor" not in found)
+        recorded = committed(update, state, staged, scope, write="cursor" not in found)
+        staged.flush()
         sealed = seal_update(arrived | recorded, scope)
         stored(name, state)
         return sealed

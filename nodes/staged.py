@@ -1,0 +1,58 @@
+"""One store write per step: a node's record is written in one batch when the node is done.
+
+A step commits the last step's arrivals, runs its node, and commits what the node recorded; each
+was its own store batch, a round trip each on PostgreSQL. `StagedWrites` keeps the writes of a
+step and reads them back to the node (a `GetOp` of a key written in this step sees the write),
+and `flush` sends them all in one batch before the step's checkpoint. A crash before the flush
+leaves nothing of the step in the store; the step runs again and writes the same keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+
+
+class StagedWrites(BaseStore):
+    """A store whose writes wait for `flush`; reads see them first, then the store beneath."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self._store = store
+        self._puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        results: list[Result] = [None] * len(ops)
+        passed: list[tuple[int, Op]] = []
+        for index, op in enumerate(ops):
+            if isinstance(op, PutOp):
+                self._puts[(op.namespace, op.key)] = op
+            elif isinstance(op, GetOp) and (op.namespace, op.key) in self._puts:
+                results[index] = _as_item(self._puts[(op.namespace, op.key)])
+            else:
+                passed.append((index, op))
+        if passed:
+            found = self._store.batch([op for _, op in passed])
+            for (index, _), result in zip(passed, found, strict=True):
+                results[index] = result
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError("a step's writes are staged by the synchronous graph only")
+
+    def flush(self) -> None:
+        """Write everything staged, in one batch."""
+        if self._puts:
+            self._store.batch(list(self._puts.values()))
+            self._puts.clear()
+
+
+def _as_item(put: PutOp) -> Item | None:
+    if put.value is None:
+        return None
+    now = datetime.now(UTC)
+    value: dict[str, Any] = put.value
+    return Item(value=value, key=put.key, namespace=put.namespace, created_at=now, updated_at=now)
