@@ -15,7 +15,8 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -26,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
@@ -172,33 +173,50 @@ def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[Storage]:
     """Hold the thread's advisory lock on one connection, and write the run's checkpoints and its
     record (the store) on that connection only: a worker that lost its session writes nothing.
 
-    The saver and the store share one lock, since one connection holds one pipeline at a time
-    (parallel tasks write the store at once). The session plans each statement for its values
-    (`plan_cache_mode`): a statement prepared while the store was nearly empty would otherwise
-    keep a generic plan that scans every row of a namespace (chosen before autovacuum's first
-    ANALYZE), and each step's reads grew with the run."""
+    The saver and the store share one (reentrant) lock, since one connection holds one pipeline
+    at a time (parallel tasks write the store at once). The store's statements are never prepared
+    (`UnpreparedStore`)."""
     with pool.connection() as conn:
         held = conn.execute(
             "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
         ).fetchone()["held"]
         if not held:
             raise RunBusy(f"run {thread_id!r} is being advanced elsewhere; try again when it stops")
-        conn.execute(
-            "SELECT set_config('application_name', %s, false),"
-            " set_config('plan_cache_mode', 'force_custom_plan', false)",
-            (lease_name(thread_id),),
-        )
+        conn.execute("SELECT set_config('application_name', %s, false)", (lease_name(thread_id),))
         try:
             saver, store = PostgresSaver(conn), PostgresStore(conn)
-            store.lock = saver.lock
-            yield Storage(saver, store)
+            saver.lock = store.lock = threading.RLock()
+            yield Storage(saver, UnpreparedStore(store))
         finally:
             # If the session is gone, so is its lock; nothing to release.
             with contextlib.suppress(psycopg.Error):
                 conn.execute(
-                    "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false),"
-                    " set_config('plan_cache_mode', 'auto', false)"
+                    "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false)"
                 )
+
+
+class UnpreparedStore(BaseStore):
+    """A `PostgresStore` on a connection that prepares statements, whose own statements are not
+    prepared: each is planned for its values. A statement prepared while the store is nearly
+    empty keeps a generic plan that reads every row of a namespace (chosen before autovacuum's
+    first ANALYZE), and a long run's steps slowed as it grew; the checkpointer's statements on
+    the same connection stay prepared."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self.store = store
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        conn = self.store.conn
+        with self.store.lock:  # the connection's lock, which the checkpointer takes too
+            threshold = conn.prepare_threshold
+            conn.prepare_threshold = None
+            try:
+                return self.store.batch(ops)
+            finally:
+                conn.prepare_threshold = threshold
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError("the embedded store is synchronous")
 
 
 def lease_name(thread_id: str) -> str:
