@@ -19,17 +19,19 @@ import threading
 import time
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
-import openai
 from langchain_core.messages import AIMessage, HumanMessage
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from guards.action import MAX_DOCUMENT_CHARS
 from nodes.route import Route, RouteError, check_base_url
 from tools.validation import one_line, storable_text
+
+if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every command's start
+    import openai
+    from langchain_openai import ChatOpenAI
 
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
 TRUNCATED = "the response ended without a finish reason (truncated)"
@@ -112,6 +114,9 @@ GRACE_S = 0.05
 
 
 def _attempt(route: Route, text: str, timeout: float) -> Reply:
+    import openai
+    from langchain_openai import ChatOpenAI
+
     responses: list[httpx.Response] = []  # what the server answered, to say why a body is unusable
     with openai.DefaultHttpxClient(event_hooks={"response": [responses.append]}) as http:
         client = ChatOpenAI(
@@ -154,6 +159,8 @@ def _attempt(route: Route, text: str, timeout: float) -> Reply:
 
 def _streamed(client: ChatOpenAI, messages: list[HumanMessage], timeout: float) -> AIMessage:
     """The merged stream; `timeout` bounds the whole stream, not only the wait between chunks."""
+    import openai
+
     ends = time.monotonic() + timeout
     merged = None
     for chunk in client.stream(messages):
