@@ -145,9 +145,9 @@ def cli_manifests(path: Path) -> tuple[Path, Path]:
     return searching, stopping
 
 
-def cli_run(manifest: Path) -> tuple[float, int, str]:
-    """Wall time, peak RSS (KiB) and printed JSON of `warrant run` on the manifest, in a fresh
-    process (its own rusage, from `wait4`)."""
+def cli_run(manifest: Path) -> tuple[float, int, str, float]:
+    """Wall time, peak RSS (KiB), printed JSON and CPU seconds (user and system) of `warrant run`
+    on the manifest, in a fresh process (its own rusage, from `wait4`)."""
     warrant = Path(sys.executable).with_name("warrant")
     command = [str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"]
     with tempfile.TemporaryFile() as out:
@@ -160,7 +160,17 @@ def cli_run(manifest: Path) -> tuple[float, int, str]:
         printed = out.read().decode()
     if child.returncode != 0:
         sys.exit(f"warrant run {manifest.name} exited {child.returncode}: {printed[-500:]}")
-    return seconds, usage.ru_maxrss, printed
+    return seconds, usage.ru_maxrss, printed, usage.ru_utime + usage.ru_stime
+
+
+def grep_cpu(command: list[str]) -> float:
+    """CPU seconds (user and system) of a command, its output to a temporary file (a pipe left
+    unread could block it; GNU grep stops early on /dev/null)."""
+    with tempfile.TemporaryFile() as out:
+        child = subprocess.Popen(command, stdout=out)
+        _, _, usage = os.wait4(child.pid, 0)
+        child.returncode = 0
+    return usage.ru_utime + usage.ru_stime
 
 
 def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
@@ -169,19 +179,21 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
     searching, stopping = cli_manifests(path)
     grep = subprocess.run(["grep", "-n", "-F", "[RST_CHK]", str(path)], capture_output=True, check=False)  # fmt: skip
     expected = [int(line.split(b":", 1)[0]) for line in grep.stdout.splitlines()[:20]]
-    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "grep -c": [], "grep -n": [], "extra peak": []}  # fmt: skip
+    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "search cpu": [], "grep -c": [], "grep -c cpu": [], "grep -n": [], "extra peak": []}  # fmt: skip
     for _ in range(reps):
-        seconds, peak, printed = cli_run(searching)
+        seconds, peak, printed, cpu = cli_run(searching)
         found = [line["line"] for line in json.loads(printed)["evidence"][0]["excerpt"]]
         if found != expected:
             sys.exit(f"{label}: warrant found lines {found}, grep -n {expected}")
-        bare_seconds, bare_peak, _ = cli_run(stopping)
+        bare_seconds, bare_peak, _, bare_cpu = cli_run(stopping)
+        times["search cpu"].append(cpu - bare_cpu)
         times["with"].append(seconds)
         times["without"].append(bare_seconds)
         times["search"].append(seconds - bare_seconds)  # paired: the process start's noise cancels
         times["extra peak"].append(peak - bare_peak)
         times["grep -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
         times["grep -n"].append(timed(["grep", "-F", "-n", "-m", "20", "[RST_CHK]", str(path)]))
+        times["grep -c cpu"].append(grep_cpu(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
     path.unlink()
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -195,6 +207,11 @@ def print_cli(label: str, m: dict[str, float], reps: int) -> None:
         f"| {label} | {m['with'] * 1000:.0f} ms | {m['without'] * 1000:.0f} ms | {search * 1000:.0f} ms "
         f"| {m['grep -c'] * 1000:.0f} ms | {search / m['grep -c']:.2f}× | {m['grep -n'] * 1000:.0f} ms | {search / m['grep -n']:.2f}× "
         f"| {m['extra peak'] / 1024:.1f} MiB |"
+    )
+    print(
+        f"\nThe same pairs in CPU time (user and system, from each process's own rusage; a process "
+        f"start's wall time varies more): search {m['search cpu'] * 1000:.0f} ms, `grep -F -c` "
+        f"{m['grep -c cpu'] * 1000:.0f} ms, {m['search cpu'] / m['grep -c cpu']:.2f}×."
     )
 
 
