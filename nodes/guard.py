@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Container, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from langgraph.config import RunnableConfig, get_store
@@ -59,7 +59,7 @@ def guard(
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
     raw = state["proposal"]["raw"]
-    looked_up = _asked_at_once(looked_up, raw, Scenario.model_validate(state["grant"]))
+    looked_up = _asked_at_once(looked_up, raw, state["grant"]["profile"])
     decision, attempts = _count_model_failures(
         decide(raw, context_for(state, decided_at, looked_up)), state
     )
@@ -93,11 +93,10 @@ class _Lookups:
     store: BaseStore
     scope: str
     cursor: dict[str, Any]
-    read_ids: Mapping[str, str] | None = None
-    """Call id → signature of the receipts found for the ids in `asked_ids`."""
-    asked_ids: frozenset[str] = frozenset()
-    read_signatures: frozenset[str] = frozenset()
-    asked_signatures: frozenset[str] = frozenset()
+    read_ids: Mapping[str, str | None] = field(default_factory=dict)
+    """Call id read beforehand → the signature of its receipt, or None for no receipt."""
+    read_signatures: Mapping[str, bool] = field(default_factory=dict)
+    """Signature read beforehand → whether a receipt has it."""
 
     def receipts(self) -> Mapping[str, str]:
         return _ByCallId(self)
@@ -111,8 +110,11 @@ class _ByCallId(Mapping[str, str]):
     lookups: _Lookups
 
     def __getitem__(self, call_id: str) -> str:
-        if call_id in self.lookups.asked_ids and self.lookups.read_ids is not None:
-            return self.lookups.read_ids[call_id]
+        if call_id in self.lookups.read_ids:
+            signature = self.lookups.read_ids[call_id]
+            if signature is None:
+                raise KeyError(call_id)
+            return signature
         found = receipts_of_calls(self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id])  # fmt: skip
         return found[call_id]
 
@@ -130,20 +132,20 @@ class _BySignature(Container[str]):
     def __contains__(self, signature: object) -> bool:
         if not isinstance(signature, str):
             return False
-        if signature in self.lookups.asked_signatures:
-            return signature in self.lookups.read_signatures
+        if signature in self.lookups.read_signatures:
+            return self.lookups.read_signatures[signature]
         found = executed_signatures(self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature])  # fmt: skip
         return signature in found
 
 
-def _asked_at_once(looked_up: _Lookups, raw: object, scenario: Scenario) -> _Lookups:
+def _asked_at_once(looked_up: _Lookups, raw: object, profile: str) -> _Lookups:
     """The lookups with the receipts the guard will ask about for this proposal read in one
     batch: its calls' ids, and the signatures of those whose arguments validate (the guard's own
     parse and validation, done once more here; a call they refuse is never looked up)."""
     document = parse_action(raw)
     if isinstance(document, Refusal) or not document.tool_calls:
         return looked_up
-    catalog = tools_of(scenario.profile)
+    catalog = tools_of(profile)
     ids = [call.id for call in document.tool_calls]
     signatures = []
     for call in document.tool_calls:
@@ -152,8 +154,11 @@ def _asked_at_once(looked_up: _Lookups, raw: object, scenario: Scenario) -> _Loo
             if spec is not None:
                 signatures.append(call_signature(spec.name, spec.args_model.model_validate(call.args).model_dump()))  # fmt: skip
     receipts, seen = receipts_asked(looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures)  # fmt: skip
-    return replace(looked_up, read_ids=receipts, asked_ids=frozenset(ids),
-                   read_signatures=frozenset(seen), asked_signatures=frozenset(signatures))  # fmt: skip
+    return replace(
+        looked_up,
+        read_ids={call_id: receipts.get(call_id) for call_id in ids},
+        read_signatures={signature: signature in seen for signature in signatures},
+    )
 
 
 def context_for(
