@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -145,11 +146,10 @@ def cli_manifests(path: Path) -> tuple[Path, Path]:
     return searching, stopping
 
 
-def cli_run(manifest: Path) -> tuple[float, int, str, float]:
-    """Wall time, peak RSS (KiB), printed JSON and CPU seconds (user and system) of `warrant run`
-    on the manifest, in a fresh process (its own rusage, from `wait4`)."""
-    warrant = Path(sys.executable).with_name("warrant")
-    command = [str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"]
+def waited(command: list[str]) -> tuple[float, int, resource.struct_rusage, str]:
+    """Wall time, exit code, the process's own rusage (from `wait4`) and output of a command. The
+    output goes to a temporary file: a pipe left unread could block it, and GNU grep stops early
+    on /dev/null."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=out)
@@ -157,19 +157,22 @@ def cli_run(manifest: Path) -> tuple[float, int, str, float]:
         seconds = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
-        printed = out.read().decode()
-    if child.returncode != 0:
-        sys.exit(f"warrant run {manifest.name} exited {child.returncode}: {printed[-500:]}")
+        return seconds, child.returncode, usage, out.read().decode(errors="replace")
+
+
+def cli_run(manifest: Path) -> tuple[float, int, str, float]:
+    """Wall time, peak RSS (KiB), printed JSON and CPU seconds (user and system) of `warrant run`
+    on the manifest, in a fresh process."""
+    warrant = Path(sys.executable).with_name("warrant")
+    seconds, code, usage, printed = waited([str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"])  # fmt: skip
+    if code != 0:
+        sys.exit(f"warrant run {manifest.name} exited {code}: {printed[-500:]}")
     return seconds, usage.ru_maxrss, printed, usage.ru_utime + usage.ru_stime
 
 
 def grep_cpu(command: list[str]) -> float:
-    """CPU seconds (user and system) of a command, its output to a temporary file (a pipe left
-    unread could block it; GNU grep stops early on /dev/null)."""
-    with tempfile.TemporaryFile() as out:
-        child = subprocess.Popen(command, stdout=out)
-        _, _, usage = os.wait4(child.pid, 0)
-        child.returncode = 0
+    """CPU seconds (user and system) of a command."""
+    usage = waited(command)[2]
     return usage.ru_utime + usage.ru_stime
 
 
