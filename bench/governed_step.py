@@ -44,7 +44,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence import postgres_lease, postgres_pool, sqlite_store
+from graph.persistence import Storage, postgres_lease, postgres_pool, sqlite_store
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -224,18 +224,21 @@ def thread_config(thread: str) -> dict[str, Any]:
 
 
 @contextmanager
-def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, BaseStore]]]:
-    """Each mode's checkpointer, and the store Warrant's record goes to in that mode (as
-    `graph.persistence.open_run` opens them; the peers keep no record)."""
+def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, Storage]]]:
+    """Each mode's checkpointer for the peers, and the checkpointer and store Warrant's run writes
+    in that mode (as `graph.persistence.open_run` opens them: on PostgreSQL, the run's lease
+    connection, whose saver commits a task's writes without waiting for the WAL flush; the peers
+    keep no record and use LangGraph's saver as it comes)."""
     sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)
     sqlite_conn.execute("PRAGMA journal_mode=WAL")
     sqlite_saver = SqliteSaver(sqlite_conn)
     sqlite_saver.setup()
     with sqlite_store(folder / "bench.sqlite") as store:
-        modes: list[tuple[str, Any, BaseStore]] = [
-            ("none", None, InMemoryStore()),
-            ("memory", InMemorySaver(), InMemoryStore()),
-            ("sqlite", sqlite_saver, store),
+        memory = InMemorySaver()
+        modes: list[tuple[str, Any, Storage]] = [
+            ("none", None, Storage(None, InMemoryStore())),  # type: ignore[arg-type]
+            ("memory", memory, Storage(memory, InMemoryStore())),
+            ("sqlite", sqlite_saver, Storage(sqlite_saver, store)),
         ]
         if not postgres:
             yield modes
@@ -245,15 +248,14 @@ def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, 
 
 
 @contextmanager
-def postgres_modes(postgres: str) -> Iterator[list[tuple[str, Any, BaseStore]]]:
+def postgres_modes(postgres: str) -> Iterator[list[tuple[str, Any, Storage]]]:
     name = f"warrant_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(postgres, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     url = postgres.rsplit("/", 1)[0] + f"/{name}"
     try:
         with postgres_pool(url) as pool, postgres_lease(pool, "bench") as storage:
-            # Warrant's record on its run's lease connection, as `open_run` writes it.
-            yield [("postgres", PostgresSaver(pool), storage.store)]
+            yield [("postgres", PostgresSaver(pool), storage)]
     finally:
         with psycopg.connect(postgres, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -275,9 +277,9 @@ def main() -> None:
         scenario = load_scenario(manifest)
         rows = []
         with savers(Path(folder), args.postgres or None) as modes:
-            for mode, saver, store in modes:
+            for mode, saver, warrant in modes:
                 systems = {
-                    "warrant": warrant_runner(manifest, saver, store),
+                    "warrant": warrant_runner(manifest, warrant.saver, warrant.store),
                     "bare": bare_runner(scenario, saver),
                     "agent": agent_runner(scenario, saver),
                 }
@@ -291,7 +293,9 @@ def main() -> None:
                         elapsed = time.perf_counter() - started
                         if rep:  # the first round warms caches and is not counted
                             times[name].append(elapsed / TURNS)
-                        written[name] = checkpoints(saver, thread)
+                        written[name] = checkpoints(
+                            warrant.saver if name == "warrant" else saver, thread
+                        )
                 rows.append(
                     (
                         mode,

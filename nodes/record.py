@@ -22,11 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
@@ -37,9 +36,6 @@ BODIES = (ROOT, "bodies")
 EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS = (
     "events", "evidence", "model_calls", "calls", "signatures", "intents",
 )  # fmt: skip
-ATTEMPTS_COUNTED = 1000
-"""Attempts of one call the store is asked for (a call cut by more crashes is still said to
-have run that many times)."""
 EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
 """Fields the commit adds to an event after its author sealed it."""
 CURSOR = "cursor"
@@ -283,14 +279,25 @@ def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
-    """Record that a call is about to run, in one batch that also reads its earlier attempts
-    (a batch reads before it writes); returns which attempt this is (2 and more: an earlier
-    attempt was cut by a crash after it may have run). Each attempt is its own item, under a
-    namespace of the call's own, so the count is what the store holds, whatever crashed when."""
-    attempts = (*space(scope, INTENTS), _key(call_id))
-    mark = PutOp(attempts, uuid.uuid4().hex, {"call_id": call_id, "at": at}, index=False)
-    earlier, _ = store.batch([SearchOp(attempts, limit=ATTEMPTS_COUNTED), mark])
-    return len(earlier) + 1
+    """Record that a call is about to run; returns which attempt this is (2 and more: an
+    earlier attempt was cut by a crash after it may have run). The call's item counts its
+    attempts: read, then written with one more before the tool runs. A crash between the two
+    leaves the count as it was, and the tool has not run. One item per call under one namespace
+    per run (a search would read every namespace of an in-memory store, a cost that grows with
+    the run)."""
+    key = _key(call_id)
+    found = store.batch([GetOp(space(scope, INTENTS), key)])[0]
+    attempt = _attempts_before(found.value) + 1 if found else 1
+    mark = {"call_id": call_id, "attempts": attempt, "at": at}
+    store.batch([PutOp(space(scope, INTENTS), key, mark, index=False)])
+    return attempt
+
+
+def _attempts_before(mark: dict[str, Any]) -> int:
+    """The count an item holds; an item without a plausible count says at least one attempt
+    started (an uncertain effect stays uncertain)."""
+    count = mark.get("attempts")
+    return count if type(count) is int and count >= 1 else 1
 
 
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
