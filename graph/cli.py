@@ -27,7 +27,7 @@ from graph.runner import Outcome, RunError, admit_request, outcome, reading_grap
 from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
-from nodes.cassette import write_cassette
+from nodes.choosers.cassette import write_cassette
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",

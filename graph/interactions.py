@@ -13,6 +13,7 @@ from typing import Any
 
 from langgraph.types import Command, StateSnapshot
 
+from contract.codes import InteractionKind
 from guards.action import storable_problem, unique_keys
 
 
@@ -69,7 +70,7 @@ def reply_from_options(
     ]
     if len(chosen) != 1:
         raise InteractionError("give exactly one of --answer, --approve, --reject, --edit")
-    if interaction_kind == "question":
+    if interaction_kind == InteractionKind.QUESTION:
         if answer is None:
             raise InteractionError(
                 f"the pending interaction is a question; answer it with --answer, not {chosen[0]}"

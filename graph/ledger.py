@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.codes import EventKind
 from nodes.integrity import channel_is_sealed
 from nodes.record import EVENTS, EVIDENCE, event_digest, receipt_digest, sealed_or_not
 
@@ -49,7 +50,7 @@ def ledger_break(thread_id: str, values: dict[str, Any]) -> str | None:
     if foreign := sealed_or_not(list(receipts.values()), thread_id, EVIDENCE)[1]:
         return f"receipt {foreign[0].get('ref')} was not written by this run (its seal does not match)"  # fmt: skip
     for event in ledger:
-        recorded = event["payload"].get("receipt") if event["type"] == "executed" else None
+        recorded = event["payload"].get("receipt") if event["type"] == EventKind.EXECUTED else None
         item = receipts.get(event["payload"].get("ref"))
         if recorded and (item is None or receipt_digest(item) != recorded):
             return f"receipt {event['payload'].get('ref')} is not the one event {event['seq']} recorded"  # fmt: skip

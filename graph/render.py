@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from contract.codes import EventKind, InteractionKind
 from tools.validation import storable_text
 
 _ESCAPES = {
@@ -73,7 +74,7 @@ def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:
 
 
 def interaction_summary(interaction: Mapping[str, Any]) -> str:
-    if interaction["kind"] == "question":
+    if interaction["kind"] == InteractionKind.QUESTION:
         return f"question: {interaction['question']}"
     call = interaction["call"]
     args = json.dumps(call["args"], ensure_ascii=False)
@@ -140,42 +141,42 @@ def event_summary(event: Mapping[str, Any]) -> str:
 def _event_summary(event: Mapping[str, Any]) -> str:
     payload = event["payload"]
     kind = event["type"]
-    if kind == "admitted":
+    if kind == EventKind.ADMITTED:
         return f"{payload['scenario']} · {len(payload['records'])} records · chooser {payload['chooser']}"
-    if kind == "proposed":
+    if kind == EventKind.PROPOSED:
         return _proposal_summary(payload["raw"])
-    if kind == "approved":
+    if kind == EventKind.APPROVED:
         call = payload["call"]
         return f"{call['id']} {call['name']} → {call['ref']}"
-    if kind == "refused":
+    if kind == EventKind.REFUSED:
         return f"{payload['code']} ({payload['owner']}): {payload['detail']}"
-    if kind == "executing":
+    if kind == EventKind.EXECUTING:
         return f"{payload['call_id']} {payload['tool']} → {payload['ref']} · dispatched"
-    if kind == "executed":
+    if kind == EventKind.EXECUTED:
         again = f" · attempt {payload['attempt']}: may have run before" if payload.get("attempt", 1) > 1 else ""  # fmt: skip
         return f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}{again}"  # fmt: skip
-    if kind == "requested":
+    if kind == EventKind.REQUESTED:
         manifest = payload["manifest"]
         used = sum(section["tokens"] for section in manifest["sections"])
         omitted = ", ".join(item["ref"] for item in manifest["omitted"]) or "none"
         return f"sha256 {payload['sha256'][:12]}… · {len(manifest['sections'])} sections · ~{used}/{manifest['budget_tokens']} tokens · omitted: {omitted}"
-    if kind == "model_replied":
+    if kind == EventKind.MODEL_REPLIED:
         total = (payload["usage"] or {}).get("total_tokens")
         spent = f"{total} tokens" if total is not None else "usage unknown"
         outcome = (
             f"error: {payload['error']}" if payload["error"] else f"{payload['model']} · {spent}"
         )
         return f"attempt {payload['attempt']} · {outcome}"
-    if kind == "interrupted":
+    if kind == EventKind.INTERRUPTED:
         interaction = payload["interaction"]
         return f"{interaction['interaction_id']} · {interaction_summary(interaction)}"
-    if kind == "resumed":
+    if kind == EventKind.RESUMED:
         reply = payload["reply"]
         said = reply.get("answer") or reply.get("decision")
         return f"{payload['interaction_id']} · {str(said)[:100]}"
-    if kind == "handover":
+    if kind == EventKind.HANDOVER:
         return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
-    if kind == "stopped":
+    if kind == EventKind.STOPPED:
         return f"{payload['status']}" + (f" · {payload['text']}" if payload.get("text") else "")
     return json.dumps(payload, ensure_ascii=False)[:160]
 

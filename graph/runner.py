@@ -17,6 +17,7 @@ import psycopg
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
+from contract.codes import Status
 from graph.build import compile_graph
 from graph.identity import thread_for_message
 from graph.interactions import InteractionError, pending_of, resume_command
@@ -26,13 +27,13 @@ from graph.retention import thread_ids
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
+from nodes.choosers.route import Route
+from nodes.choosers.transport import probe
 from nodes.context import WarrantContext
 from nodes.guard import where_it_stood
 from nodes.handover import admitted_payload, build_handover, trusted_view
 from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
 from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
-from nodes.route import Route
-from nodes.transport import probe
 
 OnEvent = Callable[[dict[str, Any]], None]
 Reply = Callable[[str], dict[str, Any]]
@@ -62,7 +63,7 @@ class Outcome:
         only from values the run wrote itself (a handover it did not write is shown as what the
         run's own values say, `state_tampered`, until `resume` records it)."""
         if self.pending or not handover_is_sealed(self.values, self.thread):
-            status = "awaiting_human" if self.pending else TAMPERED
+            status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
             own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
             shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
             return {**build_handover(shown, self.thread, own), "pending": self.pending}

@@ -25,18 +25,17 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
+from contract.codes import Outcome, Status
 from guards.action import ActionDocument, StopMessage, ToolCall, parse_action
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.records import Record, Scenario
 from tools.validation import describe_validation_error
-
-Outcome = Literal["execute", "refused", "stop", "end", "ask", "approval"]
 
 
 @dataclass(frozen=True)
@@ -101,7 +100,7 @@ class Decision:
     outcome: Outcome
     calls: tuple[ApprovedCall, ...] = ()
     refusals: tuple[Refusal, ...] = ()
-    status: str | None = None
+    status: Status | None = None
     """The run's terminal status for `stop` and `end`."""
     stop: StopMessage | None = None
     question: str | None = None
@@ -115,10 +114,10 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
     budget = ctx.scenario.budget
     if ctx.turn > budget.steps:
         detail = f"choice {ctx.turn} exceeds the step budget of {budget.steps}"
-        return _end("step_budget_exhausted", RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
+        return _end(Status.STEP_BUDGET_EXHAUSTED, RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
     if ctx.now >= ctx.deadline_at:
         detail = f"the deadline of {budget.deadline_s}s from admission has passed"
-        return _end("deadline_passed", RefusalCode.DEADLINE_PASSED, detail)
+        return _end(Status.DEADLINE_PASSED, RefusalCode.DEADLINE_PASSED, detail)
     document = parse_action(proposal)
     if isinstance(document, Refusal):
         return _refused(ctx, [document])
@@ -133,13 +132,13 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         if ctx.questions_asked >= ctx.scenario.budget.questions:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
-        return Decision("ask", question=message.question)
+        return Decision(Outcome.ASK, question=message.question)
     cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
     missing = sorted(ref for ref in cited if ref not in ctx.evidence_refs)
     if missing:
         detail = f"hypotheses cite evidence that does not exist: {', '.join(missing)}"
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
-    return Decision("stop", status="stopped", stop=message)
+    return Decision(Outcome.STOP, status=Status.STOPPED, stop=message)
 
 
 def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
@@ -176,8 +175,8 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
         if call.id not in ctx.person_approved and _needs_approval(call, catalog)
     )
     if needs_person:
-        return Decision("approval", calls=tuple(approved), needs_person=needs_person)
-    return Decision("execute", calls=tuple(approved))
+        return Decision(Outcome.APPROVAL, calls=tuple(approved), needs_person=needs_person)
+    return Decision(Outcome.EXECUTE, calls=tuple(approved))
 
 
 def _observations(refs: Collection[str]) -> int:
@@ -214,8 +213,7 @@ def _check_call(
         try:
             resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
         except RecordRefusal as refusal:
-            code = RefusalCode(refusal.code)
-            return Refusal(code, tool_owner(spec.name), refusal.detail, offending)
+            return Refusal(refusal.code, tool_owner(spec.name), refusal.detail, offending)
     if seen_signature(signature):
         detail = f"{spec.name} with these arguments was already requested in this run"
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
@@ -248,9 +246,9 @@ def _needs_approval(call: ApprovedCall, catalog: Mapping[str, ToolSpec]) -> bool
 def _refused(ctx: GuardContext, refusals: list[Refusal]) -> Decision:
     limit = ctx.scenario.budget.refusal_limit
     if ctx.refused_choices + 1 > limit:
-        return Decision("end", refusals=tuple(refusals), status="refusal_limit")
-    return Decision("refused", refusals=tuple(refusals))
+        return Decision(Outcome.END, refusals=tuple(refusals), status=Status.REFUSAL_LIMIT)
+    return Decision(Outcome.REFUSED, refusals=tuple(refusals))
 
 
-def _end(status: str, code: RefusalCode, detail: str) -> Decision:
-    return Decision("end", refusals=(Refusal(code, GUARD, detail),), status=status)
+def _end(status: Status, code: RefusalCode, detail: str) -> Decision:
+    return Decision(Outcome.END, refusals=(Refusal(code, GUARD, detail),), status=status)

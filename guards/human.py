@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
+from contract.codes import InteractionKind
 from guards.action import storable_problem
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from tools.validation import describe_validation_error, one_line
@@ -50,7 +51,7 @@ def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any]
             f"the reply names interaction {one_line(repr(named), 80)}, not the pending {expected}"
         )
         return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
-    model = QuestionReply if interaction["kind"] == "question" else ApprovalReply
+    model = QuestionReply if interaction["kind"] == InteractionKind.QUESTION else ApprovalReply
     try:
         return model.model_validate(reply).model_dump(exclude_none=True)
     except ValidationError as exc:

@@ -1,51 +1,22 @@
 """Refusal codes and the one value type that carries a refusal.
 
-Find the owner of any refusal in one hop: code → `RefusalCode` → the one check that emits it
-(`guards/decide.py`, the tool's argument model or record registry, or the human node).
+The codes and owners are the contract's (`contract/codes.py`); find the owner of any refusal in
+one hop: code → `RefusalCode` → the one check that emits it (`guards/decide.py`, the tool's
+argument model or record registry, or the human node).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
+from contract.codes import Owner, RefusalCode, tool_owner
 from tools.validation import storable_text
 
-
-class RefusalCode(StrEnum):
-    # Owned by a tool (its strict argument model or its record registry).
-    INVALID_ARGUMENT = "invalid_argument"
-    UNAPPROVED_RECORD = "unapproved_record"
-    RECORD_CHANGED = "record_changed"
-    RECORD_UNAVAILABLE = "record_unavailable"
-    TOOL_TIMEOUT = "tool_timeout"
-    # Owned by the guard.
-    MALFORMED_ACTION = "malformed_action"
-    UNKNOWN_TOOL = "unknown_tool"
-    UNKNOWN_REFERENCE = "unknown_reference"
-    STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
-    EVIDENCE_BUDGET_EXHAUSTED = "evidence_budget_exhausted"
-    DEADLINE_PASSED = "deadline_passed"
-    REPEATED_REQUEST = "repeated_request"
-    DUPLICATE_CALL_ID = "duplicate_call_id"
-    QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
-    # Owned by a person, or by the human node that receives their reply.
-    REJECTED = "rejected"
-    INTERACTION_MISMATCH = "interaction_mismatch"
-    MALFORMED_REPLY = "malformed_reply"
-    # Owned by the runtime (admission and the run's own bookkeeping).
-    THREAD_IN_USE = "thread_in_use"
-    STATE_TAMPERED = "state_tampered"
+__all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
 
 
-GUARD = "guard"
-HUMAN = "human"
-RUNTIME = "runtime"
-
-
-def tool_owner(name: str) -> str:
-    return f"tool:{name}"
+GUARD, HUMAN, RUNTIME = Owner.GUARD, Owner.HUMAN, Owner.RUNTIME
 
 
 @dataclass(frozen=True)

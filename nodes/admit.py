@@ -12,15 +12,16 @@ from typing import Any
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 
+from contract.codes import EventKind
 from guards.action import shape_problem
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
+from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.guard import where_it_stood
 from nodes.integrity import run_scope
 from nodes.record import event_at
-from nodes.route import Route, route_from_env
 from tools.records import Scenario, load_scenario
 
 
@@ -105,7 +106,7 @@ def admit(
         for record_id, record in grant["records"].items()
     ]
     admitted = event(
-        "admitted", 0, RUNTIME, at,
+        EventKind.ADMITTED, 0, RUNTIME, at,
         scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
         goal=pinned["goal"], chooser=pinned["chooser"], budget=grant["budget"], records=records,
         reference=reference, message_id=state.get("message_id"),
@@ -154,7 +155,7 @@ def refused_input(admitted: dict[str, Any], state: dict[str, Any], at: float) ->
     }
     detail = "this thread already has a run; a new run needs a new thread"
     refusal = Refusal(RefusalCode.THREAD_IN_USE, RUNTIME, detail).to_dict()
-    refused = event("refused", state.get("turn", 0), RUNTIME, at, **refusal)
+    refused = event(EventKind.REFUSED, state.get("turn", 0), RUNTIME, at, **refusal)
     return {
         **restored,  # message_id too when it was None: the new input's own is not kept
         "events": [refused],

@@ -10,8 +10,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from contract.codes import EventKind
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
-from nodes.choosers import ChooserView, Proposal, chooser_for, make_view
+from nodes.choosers import chooser_for
+from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
 from nodes.model import MODEL_KINDS, prepare
@@ -34,7 +36,7 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     return {
         "turn": turn,
         "proposal": proposal,
-        "events": [event("proposed", turn, chooser.actor, at, raw=raw)],
+        "events": [event(EventKind.PROPOSED, turn, chooser.actor, at, raw=raw)],
     }
 
 

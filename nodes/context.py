@@ -10,6 +10,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from contract.codes import EventKind
+
 
 @dataclass(frozen=True)
 class WarrantContext:
@@ -28,7 +30,7 @@ def now(runtime: Runtime[WarrantContext] | None) -> float:
     return context_of(runtime).clock()
 
 
-def event(kind: str, turn: int, actor: str, at: float, **payload: Any) -> dict[str, Any]:
+def event(kind: EventKind, turn: int, actor: str, at: float, **payload: Any) -> dict[str, Any]:
     """One ledger entry; the state's reducer assigns its sequence number."""
     stamp = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
-    return {"type": kind, "time": stamp, "turn": turn, "actor": actor, "payload": payload}
+    return {"type": kind.value, "time": stamp, "turn": turn, "actor": actor, "payload": payload}

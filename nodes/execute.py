@@ -16,6 +16,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from contract.codes import EventKind, RefusalCode
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
 from nodes.integrity import run_scope
@@ -44,12 +45,15 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
         excerpt, error = None, refusal
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        excerpt, error = None, RecordRefusal("record_unavailable", f"read failed: {reason}")
+        excerpt, error = (
+            None,
+            RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"read failed: {reason}"),
+        )
     item = with_body_ref(evidence_item(call, records, excerpt, error, task["turn"]))
     if attempt > 1:
         item["attempt"] = attempt
     done = event(
-        "executed", task["turn"], f"tool:{spec.name}", now(runtime),
+        EventKind.EXECUTED, task["turn"], f"tool:{spec.name}", now(runtime),
         call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
         attempt=attempt, receipt=receipt_digest(item),
     )  # fmt: skip
@@ -64,11 +68,16 @@ def _read(
     left = task["deadline_at"] - at
     call_s = task["call_s"]
     if left <= 0:
-        raise RecordRefusal("deadline_passed", "the run's deadline passed before the call ran")
+        raise RecordRefusal(
+            RefusalCode.DEADLINE_PASSED, "the run's deadline passed before the call ran"
+        )
     if left < call_s:
-        cut = ("deadline_passed", "the run's deadline passed while the call ran")
+        cut = (RefusalCode.DEADLINE_PASSED, "the run's deadline passed while the call ran")
     else:
-        cut = ("tool_timeout", f"the call ran past its limit of {call_s}s (budget.call_s)")
+        cut = (
+            RefusalCode.TOOL_TIMEOUT,
+            f"the call ran past its limit of {call_s}s (budget.call_s)",
+        )
     with reading(min(left, call_s), *cut) as session:
         excerpt = spec.run(args, records)
         session.verify()

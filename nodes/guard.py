@@ -23,10 +23,12 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 from pydantic import ValidationError
 
+from contract.codes import EventKind, InteractionKind, Outcome, Status
 from guards.action import parse_action
 from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
 from guards.human import apply_decisions
 from guards.refusals import Refusal, RefusalCode
+from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
 from nodes.human import to_people
@@ -40,7 +42,6 @@ from nodes.record import (
     receipts_of_calls,
     with_body_ref,
 )
-from nodes.route import Route
 from tools.catalog import tools_of
 from tools.records import Scenario
 
@@ -77,10 +78,10 @@ def _count_model_failures(
         return decision, {"failed_attempts": 0}
     failed = state.get("failed_attempts", 0) + 1
     if (
-        decision.outcome == "refused"
+        decision.outcome == Outcome.REFUSED
         and failed >= Route.model_validate(state["route"]).max_attempts
     ):
-        decision = replace(decision, outcome="end", status="model_failed")
+        decision = replace(decision, outcome=Outcome.END, status=Status.MODEL_FAILED)
     return decision, {"failed_attempts": failed}
 
 
@@ -186,9 +187,11 @@ def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups)
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
-        return {"decision": {**state["decision"], "outcome": "await"}}
+        return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
     turn = state["turn"]
-    questions = [interaction for interaction in pending if interaction["kind"] == "question"]
+    questions = [
+        interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
+    ]
     if questions:
         first = looked_up.cursor["answers"] + 1
         answers = [
@@ -200,7 +203,12 @@ def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups)
         return {
             "pending": [],
             "evidence": answers,
-            "decision": {"turn": turn, "outcome": "answered", "calls": [], "status": None},
+            "decision": {
+                "turn": turn,
+                "outcome": Outcome.ANSWERED.value,
+                "calls": [],
+                "status": None,
+            },
         }
     decisions = {
         interaction["call"]["id"]: replies[interaction["interaction_id"]] for interaction in pending
@@ -219,7 +227,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         {"id": call.id, "name": call.name, "args": call.args, "records": call.records}
         for call in decision.calls
     ]
-    if decision.outcome == "execute":
+    if decision.outcome == Outcome.EXECUTE:
         first_ref = cursor_of(state)["observations"] + 1
         calls = [
             {
@@ -233,12 +241,13 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         ]
     refusals = [{"turn": turn, **refusal.to_dict()} for refusal in decision.refusals]
     events = [
-        event("refused", turn, GUARD, at, **refusal.to_dict()) for refusal in decision.refusals
+        event(EventKind.REFUSED, turn, GUARD, at, **refusal.to_dict())
+        for refusal in decision.refusals
     ]
-    if decision.outcome == "execute":
+    if decision.outcome == Outcome.EXECUTE:
         events += [
             event(
-                "approved",
+                EventKind.APPROVED,
                 turn,
                 GUARD,
                 at,
@@ -249,16 +258,22 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         # Committed before any call runs: a call with `executing` and no `executed` may have run.
         events += [
             event(
-                "executing", turn, GUARD, at, call_id=call["id"], ref=call["ref"], tool=call["name"]
+                EventKind.EXECUTING,
+                turn,
+                GUARD,
+                at,
+                call_id=call["id"],
+                ref=call["ref"],
+                tool=call["name"],
             )
             for call in calls
         ]
     update: dict[str, Any] = {
         "decision": {
             "turn": turn,
-            "outcome": decision.outcome,
+            "outcome": decision.outcome.value,
             "calls": calls,
-            "status": decision.status,
+            "status": decision.status and decision.status.value,
             "summary": _summary(state),
         },
     }
@@ -266,7 +281,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         update["refusals"] = refusals
         update["refused_choices"] = state.get("refused_choices", 0) + 1
     if decision.status:
-        update["status"] = decision.status
+        update["status"] = decision.status.value
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = [hypothesis.model_dump() for hypothesis in decision.stop.hypotheses]
@@ -274,10 +289,10 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
     if interactions:
         update["pending"] = interactions
         events += [
-            event("interrupted", turn, GUARD, at, interaction=interaction)
+            event(EventKind.INTERRUPTED, turn, GUARD, at, interaction=interaction)
             for interaction in interactions
         ]
-        if decision.outcome == "ask":
+        if decision.outcome == Outcome.ASK:
             update["questions_asked"] = state.get("questions_asked", 0) + 1
     update["events"] = events
     return update
@@ -287,17 +302,17 @@ def _interactions(
     decision: Decision, calls: list[dict[str, Any]], thread: str, turn: int, at: float
 ) -> list[dict[str, Any]]:
     base = {"thread": thread, "turn": turn, "asked_at": at}
-    if decision.outcome == "ask":
+    if decision.outcome == Outcome.ASK:
         return [
             {
-                "interaction_id": interaction_id(thread, turn, "question"),
-                "kind": "question",
+                "interaction_id": interaction_id(thread, turn, InteractionKind.QUESTION.value),
+                "kind": InteractionKind.QUESTION.value,
                 **base,
                 "question": decision.question,
             }
         ]
     return [
-        {"interaction_id": interaction_id(thread, turn, call["id"]), "kind": "approval", **base,
+        {"interaction_id": interaction_id(thread, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
          "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values())}
         for call in calls
         if call["id"] in decision.needs_person
@@ -319,16 +334,20 @@ def _summary(state: dict[str, Any]) -> str:
     return summary if isinstance(summary, str) and summary else "proposal"
 
 
+WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT)
+"""Outcomes whose batch waits for people."""
+
+
 def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "handover"]:
     """Approved calls → one `execute` task each; a person needed → one `human` task per pending
     interaction; refused or answered → choose again; stop or end → handover."""
     decision = state["decision"]
     outcome = decision["outcome"]
-    if outcome == "execute":
+    if outcome == Outcome.EXECUTE:
         return execute_tasks(state, decision["calls"])
-    if outcome in ("ask", "approval", "await"):
+    if outcome in WAITING:
         return to_people(state)
-    if outcome in ("refused", "answered"):
+    if outcome in (Outcome.REFUSED, Outcome.ANSWERED):
         return "choose"
     return "handover"
 
@@ -365,11 +384,11 @@ def where_it_stood(state: dict[str, Any], scope: str | None = None) -> list[Send
         return "choose"
     if decision.get("turn") != turn:
         return route_after_choose(state)
-    if decision["outcome"] == "execute":
+    if decision["outcome"] == Outcome.EXECUTE:
         done = {item["evidence"]["call_id"] for item in state.get("arrivals") or () if "evidence" in item}  # fmt: skip
         done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
         missing = [call for call in decision["calls"] if call["id"] not in done]
         return execute_tasks(state, missing, scope) if missing else "choose"
-    if decision["outcome"] in ("ask", "approval", "await"):
+    if decision["outcome"] in WAITING:
         return to_people(state, scope) or "guard"
     return route_after_guard(state)

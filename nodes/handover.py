@@ -13,6 +13,7 @@ from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
+from contract.codes import EventKind, Status
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
@@ -43,13 +44,13 @@ def handover(
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
         status = TAMPERED
     else:
-        status = state.get("status") or "stopped"
+        status = state.get("status") or Status.STOPPED.value
     report = build_handover({**state, "status": status}, thread, record.evidence)
     events = [
         *recorded.get("events", []),
-        event("stopped", turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
+        event(EventKind.STOPPED, turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
         event(
-            "handover",
+            EventKind.HANDOVER,
             turn,
             RUNTIME,
             at,
@@ -80,7 +81,7 @@ def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecor
 def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:
     """The payload of a run's first event if it is the run's own `admitted` event, else nothing."""
     own = first is not None and sealed_or_not([first], thread, EVENTS)[0]
-    return first.get("payload", {}) if own and first.get("type") == "admitted" else {}
+    return first.get("payload", {}) if own and first.get("type") == EventKind.ADMITTED else {}
 
 
 def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -> dict[str, Any]:

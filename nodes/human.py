@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
+from contract.codes import EventKind
 from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
@@ -29,10 +30,15 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
         refusal = checked.to_dict()
         return {
             "refusals": [{"turn": turn, **refusal}],
-            "events": [event("refused", turn, PERSON, at, **refusal)],
+            "events": [event(EventKind.REFUSED, turn, PERSON, at, **refusal)],
         }
     resumed = event(
-        "resumed", turn, PERSON, at, interaction_id=interaction["interaction_id"], reply=checked
+        EventKind.RESUMED,
+        turn,
+        PERSON,
+        at,
+        interaction_id=interaction["interaction_id"],
+        reply=checked,
     )
     return {"replies": {interaction["interaction_id"]: checked}, "events": [resumed]}
 

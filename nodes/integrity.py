@@ -22,6 +22,7 @@ from typing import Any
 
 from langgraph.config import get_config
 
+from contract.codes import EventKind, Status
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
 from nodes.context import event
@@ -32,7 +33,8 @@ SEALED_ITEMS = frozenset({"refusals", "tampered", "arrivals"})
 """List channels, each item sealed on its own."""
 REPLIES = "replies"
 SEALS = "seals"
-TAMPERED = "state_tampered"
+TAMPERED = Status.STATE_TAMPERED.value
+"""The status of a run that found values it did not write (a plain string, as the state holds)."""
 
 
 def run_scope() -> str:
@@ -101,7 +103,9 @@ def out_of_step(state: dict[str, Any], store: Any = None, scope: str = "") -> li
     if isinstance(turn, int) and isinstance(cursor.get("turn"), int) and cursor["turn"] > turn:
         found.append("turn")  # an older turn put back: the ledger has gone further
     behind = cursor.get("turn") if cursor else turn
-    gap = state.get("status") == "capability_gap"  # a turn that asked nothing and recorded nothing
+    gap = (
+        state.get("status") == Status.CAPABILITY_GAP
+    )  # a turn that asked nothing and recorded nothing
     if isinstance(turn, int) and isinstance(behind, int) and behind < turn - (1 if gap else 0):
         found.append("cursor")  # an older cursor put back: each turn's first step records an event
     decision = state.get("decision") or {}
@@ -152,7 +156,7 @@ def tampering(where: str, fields: list[str], turn: int, at: float) -> dict[str, 
     return {
         "tampered": [{"turn": turn, "where": where, "fields": sorted(fields)}],
         "refusals": [{"turn": turn, **refusal}],
-        "events": [event("refused", turn, RUNTIME, at, **refusal)],
+        "events": [event(EventKind.REFUSED, turn, RUNTIME, at, **refusal)],
     }
 
 

@@ -21,14 +21,15 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from nodes.cassette import replay
-from nodes.choosers import ChooserView
+from contract.codes import EventKind, Status
+from nodes.choosers.cassette import replay
+from nodes.choosers.projector import CapabilityGap, assemble
+from nodes.choosers.route import Route
+from nodes.choosers.transport import Reply, send
+from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext, context_of, event
 from nodes.integrity import run_scope
-from nodes.projector import CapabilityGap, assemble
 from nodes.record import RecordMissing, bodies, cursor_of, model_calls, put_body
-from nodes.route import Route
-from nodes.transport import Reply, send
 from tools.validation import one_line
 
 MODEL_KINDS = ("model", "replay")
@@ -51,7 +52,7 @@ def prepare(
         request = assemble(view, state["grant"], route)
         key = assemble(_without_clock(view), state["grant"], route).sha256
     except CapabilityGap as gap:  # the handover records the stop: no event here
-        return {"turn": turn, "proposal": None, "status": "capability_gap", "stop_text": f"Capability gap: {gap}"}  # fmt: skip
+        return {"turn": turn, "proposal": None, "status": Status.CAPABILITY_GAP.value, "stop_text": f"Capability gap: {gap}"}  # fmt: skip
     recorded = {
         "turn": turn,
         "sha256": request.sha256,
@@ -60,7 +61,7 @@ def prepare(
         "body": put_body(store, request.text),
     }
     requested = event(
-        "requested",
+        EventKind.REQUESTED,
         turn,
         ACTOR,
         at,
@@ -80,7 +81,7 @@ def _without_clock(view: ChooserView) -> ChooserView:
 def not_asked(turn: int, at: float, why: str) -> dict[str, Any]:
     """A turn the model is not asked for: the guard decides it on its budget or deadline."""
     proposal = {"turn": turn, "actor": ACTOR, "raw": None, "not_asked": why, "at": at}
-    return {"proposal": proposal, "events": [event("proposed", turn, ACTOR, at, raw=None)]}
+    return {"proposal": proposal, "events": [event(EventKind.PROPOSED, turn, ACTOR, at, raw=None)]}
 
 
 def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
@@ -125,11 +126,11 @@ def recorded(
         "waited_s": round(waited, 3),
         "reply": reply.to_dict(),
     }
-    replied = event("model_replied", turn, ACTOR, at, attempt=attempt, request_sha256=request["sha256"],
+    replied = event(EventKind.MODEL_REPLIED, turn, ACTOR, at, attempt=attempt, request_sha256=request["sha256"],
                     error=reply.error, usage=reply.usage, model=reply.model, request_id=reply.request_id,
                     waited_s=call["waited_s"])  # fmt: skip
     if reply.error is None:
-        proposed = event("proposed", turn, ACTOR, at, raw=reply.content)
+        proposed = event(EventKind.PROPOSED, turn, ACTOR, at, raw=reply.content)
         proposal = {"turn": turn, "actor": ACTOR, "raw": reply.content}
         return {"model_calls": [call], "proposal": proposal, "events": [replied, proposed]}
     failed = state.get("failed_attempts", 0) + 1
@@ -138,10 +139,10 @@ def recorded(
         ended = not_asked(turn, at, "the deadline has passed")
         return update | {"proposal": ended["proposal"], "events": [replied, *ended["events"]]}
     if not reply.retryable:
-        return update | {"status": "model_failed",
+        return update | {"status": Status.MODEL_FAILED.value,
                          "stop_text": f"Model attempt {attempt} failed and another cannot help: {one_line(reply.error, 300)}"}  # fmt: skip
     if failed >= route.max_attempts:
-        return update | {"status": "model_failed",
+        return update | {"status": Status.MODEL_FAILED.value,
                          "stop_text": f"The model failed {failed} attempt(s) in a row: {one_line(reply.error, 300)}"}  # fmt: skip
     return update
 
@@ -182,12 +183,12 @@ def wait_to_retry(
 
 
 def route_after_choose(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:
-    if state.get("status") == "capability_gap":
+    if state.get("status") == Status.CAPABILITY_GAP:
         return "handover"
     return "model" if state.get("proposal") is None else "guard"
 
 
 def route_after_model(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:
-    if state.get("status") == "model_failed":
+    if state.get("status") == Status.MODEL_FAILED:
         return "handover"
     return "model" if state.get("proposal") is None else "guard"

@@ -5,16 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from contract.codes import RefusalCode, Status
+
 NO_ROOT_CAUSE = (
     "Root cause: not established. This handover reports evidence and what remains unknown."
 )
 
 _STATUS_NOTES = {
-    "step_budget_exhausted": "The step budget ran out; evidence that further steps would have found is unknown.",
-    "deadline_passed": "The deadline passed; evidence that further steps would have found is unknown.",
-    "refusal_limit": "The run ended after too many refused proposals; the investigation is incomplete.",
-    "model_failed": "The model failed repeatedly (see the ledger's model attempts); the investigation is incomplete.",
-    "capability_gap": "The request did not fit the model route's context budget; the investigation is incomplete.",
+    Status.STEP_BUDGET_EXHAUSTED: "The step budget ran out; evidence that further steps would have found is unknown.",
+    Status.DEADLINE_PASSED: "The deadline passed; evidence that further steps would have found is unknown.",
+    Status.REFUSAL_LIMIT: "The run ended after too many refused proposals; the investigation is incomplete.",
+    Status.MODEL_FAILED: "The model failed repeatedly (see the ledger's model attempts); the investigation is incomplete.",
+    Status.CAPABILITY_GAP: "The request did not fit the model route's context budget; the investigation is incomplete.",
 }
 
 
@@ -57,6 +59,6 @@ def _unread_records(grant: Mapping[str, Any], evidence: list[Mapping[str, Any]])
 def _refused_records(refusals: list[Mapping[str, Any]]) -> list[str]:
     notes: dict[str, str] = {}
     for refusal in refusals:
-        if refusal["code"] == "unapproved_record":
+        if refusal["code"] == RefusalCode.UNAPPROVED_RECORD:
             notes.setdefault(refusal["detail"], f"Not examined: {refusal['detail']}.")
     return list(notes.values())

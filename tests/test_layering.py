@@ -70,3 +70,103 @@ def test_only_the_execute_node_calls_a_tool_run_function():
                 ):
                     callers.add(str(path.relative_to(ROOT)))
     assert callers == {"nodes/execute.py"}
+
+
+def _string_literals(path: Path) -> set[str]:
+    """String constants of a module that are values: not docstrings, and not field names (a
+    dict's keys, a subscript, `.get`'s first argument)."""
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.body and isinstance(node.body[0], ast.Expr):
+                names.add(id(node.body[0].value))
+        elif isinstance(node, ast.Dict):
+            names |= {id(key) for key in node.keys if key is not None}
+        elif isinstance(node, ast.Subscript):
+            names.add(id(node.slice))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get" and node.args:
+            names.add(id(node.args[0]))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in names
+    }
+
+
+def test_every_code_status_and_outcome_is_named_through_the_contract():
+    from contract.codes import EventKind, InteractionKind, Outcome, RefusalCode, Status
+
+    vocabulary = {*RefusalCode, *Status, *Outcome, *EventKind, *InteractionKind}
+    vocabulary -= {"stop", "end", "execute", "handover"}
+    # Also an action's kind, the graph's end and two nodes' names.
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(_string_literals(path) & vocabulary)
+        for package in ("tools", "guards", "nodes", "graph")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if _string_literals(path) & vocabulary
+    }
+    assert offenders == {}
+
+
+def test_the_contract_imports_nothing_of_the_project():
+    project = {"graph", "nodes", "guards", "tools", "lab"}
+    assert {path: names & project for path, names in imported_modules("contract").items() if names & project} == {}  # fmt: skip
+
+
+def _project_imports(path: Path) -> set[str]:
+    """The project modules a module imports (`nodes.record`, `guards.seal`, …)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return found
+
+
+def test_no_import_cycle():
+    packages = ("contract", "tools", "guards", "nodes", "graph")
+    modules = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
+        for package in packages
+        for path in (ROOT / package).rglob("*.py")
+    }
+    graph = {name: _project_imports(path) & modules.keys() for name, path in modules.items()}
+    cycles = []
+
+    def visit(name: str, trail: list[str]) -> None:
+        if name in trail:
+            cycles.append([*trail[trail.index(name) :], name])
+            return
+        for imported in sorted(graph[name]):
+            if imported not in done:
+                visit(imported, [*trail, name])
+        done.add(name)
+
+    done: set[str] = set()
+    for name in sorted(graph):
+        visit(name, [])
+    assert cycles == []
+
+
+def test_the_literal_scan_finds_a_code_written_as_a_string(tmp_path):
+    module = tmp_path / "emitter.py"
+    module.write_text(
+        '"""A docstring naming record_changed is prose."""\n'
+        'def read(record):\n    raise RecordRefusal("record_changed", record["record_changed"])\n'
+    )
+    assert _string_literals(module) == {"record_changed"}
+
+
+def test_the_model_stack_is_reached_only_through_the_chooser_package():
+    stack = {"openai", "langchain_openai"}
+    for name in ("route", "transport", "projector", "cassette", "adversary"):
+        assert (ROOT / "nodes" / "choosers" / f"{name}.py").is_file()
+    outside = {
+        path: names & stack
+        for package in ("nodes", "graph", "guards", "tools")
+        for path, names in imported_modules(package).items()
+        if names & stack and not path.startswith("nodes/choosers/")
+    }
+    assert outside == {}

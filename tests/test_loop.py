@@ -17,7 +17,8 @@ from langgraph.store.memory import InMemoryStore
 from graph.build import compile_graph
 from graph.render import handover_markdown
 from lab import LAB_DIR
-from nodes.choosers import ChooserView, ScriptedChooser, make_view
+from nodes.choosers import ScriptedChooser
+from nodes.choosers.view import ChooserView, make_view
 from nodes.context import WarrantContext
 from nodes.record import EMPTY_CURSOR, commit, space
 from tests.helpers import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nodes.cassette import replay, write_cassette
+from nodes.choosers.cassette import replay, write_cassette
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import run_embedded

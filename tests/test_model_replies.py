@@ -8,8 +8,8 @@ import json
 import pytest
 
 from guards.action import MAX_DOCUMENT_CHARS
-from nodes.cassette import write_cassette
-from nodes.transport import NATIVE_TOOL_CALLS
+from nodes.choosers.cassette import write_cassette
+from nodes.choosers.transport import NATIVE_TOOL_CALLS
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import R42_LOG, call
 from tests.test_model import STOP, run_model

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from contract.codes import RefusalCode
+
 
 class ManifestError(ValueError):
     """A scenario manifest that cannot be admitted; the message names what was wrong."""
@@ -14,7 +16,7 @@ class ManifestError(ValueError):
 class RecordRefusal(Exception):
     """A tool refused a call: `code` is a refusal code, `detail` one line for people."""
 
-    def __init__(self, code: str, detail: str) -> None:
+    def __init__(self, code: RefusalCode, detail: str) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail

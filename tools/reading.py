@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from contract.codes import RefusalCode
 from tools.digests import FileIdentity, identity_of, known, remember
 from tools.errors import RecordRefusal
 from tools.files import NON_BLOCKING
@@ -50,7 +51,7 @@ class Reading:
 
     until: float | None = None
     """`time.monotonic()` after which a read is cut."""
-    cut_code: str = "tool_timeout"
+    cut_code: RefusalCode = RefusalCode.TOOL_TIMEOUT
     cut_detail: str = ""
     opened: list[_HashedFile] = field(default_factory=list)
 
@@ -69,7 +70,7 @@ _CURRENT: ContextVar[Reading | None] = ContextVar("warrant_reading", default=Non
 
 @contextmanager
 def reading(
-    seconds: float | None, cut_code: str = "tool_timeout", cut_detail: str = ""
+    seconds: float | None, cut_code: RefusalCode = RefusalCode.TOOL_TIMEOUT, cut_detail: str = ""
 ) -> Iterator[Reading]:
     """A session for one tool call: reads are cut `seconds` from now; every file is closed after."""
     session = Reading(
@@ -115,14 +116,19 @@ def _open_regular(record: Record) -> tuple[int, FileIdentity]:
     try:
         resolved = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        raise RecordRefusal("record_unavailable", f"{record.id} can no longer be read") from None
+        raise RecordRefusal(
+            RefusalCode.RECORD_UNAVAILABLE, f"{record.id} can no longer be read"
+        ) from None
     if resolved != path or not resolved.is_relative_to(record.root):
-        raise RecordRefusal("record_unavailable", f"{record.id} no longer resolves to its file")
+        raise RecordRefusal(
+            RefusalCode.RECORD_UNAVAILABLE, f"{record.id} no longer resolves to its file"
+        )
     try:
         fd = os.open(resolved, NON_BLOCKING | os.O_NOFOLLOW)
     except OSError as exc:
         raise RecordRefusal(
-            "record_unavailable", f"{record.id} can no longer be read: {exc.strerror or exc}"
+            RefusalCode.RECORD_UNAVAILABLE,
+            f"{record.id} can no longer be read: {exc.strerror or exc}",
         ) from None
     try:
         found = os.fstat(fd)
@@ -135,14 +141,18 @@ def _open_regular(record: Record) -> tuple[int, FileIdentity]:
 
 def _check_opened(found: os.stat_result, record: Record) -> None:
     if not stat.S_ISREG(found.st_mode):
-        raise RecordRefusal("record_unavailable", f"{record.id} is no longer a regular file")
+        raise RecordRefusal(
+            RefusalCode.RECORD_UNAVAILABLE, f"{record.id} is no longer a regular file"
+        )
     if found.st_nlink != 1:
         raise RecordRefusal(
-            "record_unavailable", f"{record.id} now has {found.st_nlink} hard links"
+            RefusalCode.RECORD_UNAVAILABLE, f"{record.id} now has {found.st_nlink} hard links"
         )
     pinned = (record.size, record.mtime_ns, record.inode or found.st_ino)
     if (found.st_size, found.st_mtime_ns, found.st_ino) != pinned:
-        raise RecordRefusal("record_changed", f"{record.id} changed after the run was admitted")
+        raise RecordRefusal(
+            RefusalCode.RECORD_CHANGED, f"{record.id} changed after the run was admitted"
+        )
 
 
 class _HashedFile(io.RawIOBase):
@@ -214,12 +224,12 @@ class _HashedFile(io.RawIOBase):
         """The whole file as read through this descriptor has the admitted sha256 and size."""
         if self._trusted:
             if identity_of(os.fstat(self._fd)) != self._identity:
-                raise RecordRefusal("record_changed", f"{self._record.id} changed while it was read")  # fmt: skip
+                raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"{self._record.id} changed while it was read")  # fmt: skip
             return
         self._hash_until(None)
         if (self._position, self._digest.hexdigest()) != (self._record.size, self._record.sha256):
             raise RecordRefusal(
-                "record_changed",
+                RefusalCode.RECORD_CHANGED,
                 f"{self._record.id} read differs from the version admitted (sha256 {self._digest.hexdigest()[:16]}…)",
             )
         now = identity_of(os.fstat(self._fd))
@@ -254,7 +264,7 @@ class _Capped(io.RawIOBase):
         self._count += count
         if self._count > self._cap:
             raise RecordRefusal(
-                "record_unavailable",
+                RefusalCode.RECORD_UNAVAILABLE,
                 f"{self._record.id} decompresses to more than {self._cap >> 20} MiB, the limit for a {self._record.kind} record",
             )
         return count

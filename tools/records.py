@@ -22,6 +22,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from contract.codes import RefusalCode
 from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
 from tools.files import NON_BLOCKING, open_regular
@@ -133,12 +134,12 @@ class Scenario(BaseModel):
         record = self.records.get(record_id) if isinstance(record_id, str) else None
         if record is None:
             raise RecordRefusal(
-                "unapproved_record",
+                RefusalCode.UNAPPROVED_RECORD,
                 f"{_clip(record_id)} is not an approved record of scenario {self.id}",
             )
         if record.kind != kind:
             raise RecordRefusal(
-                "invalid_argument",
+                RefusalCode.INVALID_ARGUMENT,
                 f"{_clip(record_id)} is a {record.kind} record; {tool} reads {kind}",
             )
         return record
@@ -207,15 +208,15 @@ def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Reco
     try:
         raw = _manifest_bytes(path)
     except ManifestError as exc:
-        raise RecordRefusal("record_unavailable", str(exc)) from None
+        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, str(exc)) from None
     if hashlib.sha256(raw).hexdigest() != manifest_sha256:
-        raise RecordRefusal("record_changed", f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
+        raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
     try:
         document = _parse_or_refuse(path, raw)
         [entry] = [entry for entry in document.record if entry.id == admitted.id]
         resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
     except (ManifestError, ValueError):
-        raise RecordRefusal("record_unavailable", f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
+        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
     return admitted.model_copy(update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind})  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
 from guards.action import storable_problem
-from nodes.transport import RECORDED_CHARS, Reply, recorded_text
+from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
 from tools.files import open_regular
 from tools.validation import describe_validation_error
 

@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
 from guards.action import MAX_DOCUMENT_CHARS
-from nodes.route import Route, RouteError, check_base_url
+from nodes.choosers.route import Route, RouteError, check_base_url
 from tools.validation import one_line, storable_text
 
 if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every command's start

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tools.flags import INSTRUCTION_LIKE
 
 if TYPE_CHECKING:
-    from nodes.choosers import ChooserView
+    from nodes.choosers.view import ChooserView
 
 ACTOR = "chooser:adversary"
 _PATHISH = re.compile(

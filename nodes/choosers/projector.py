@@ -19,8 +19,8 @@ from functools import cache
 from typing import Any
 
 from guards.action import ActionDocument
-from nodes.choosers import ChooserView
-from nodes.route import Route
+from nodes.choosers.route import Route
+from nodes.choosers.view import ChooserView
 
 CHARS_PER_TOKEN = 4
 """A conservative estimate that needs no tokenizer; recorded in the manifest."""

@@ -1,0 +1,105 @@
+"""The run's vocabulary: refusal codes, who owns a refusal, a run's status, a decision's outcome.
+
+Every module that emits or compares one of these uses the enum, never the string: a code is
+decided in one place (the README's "who rejects what" table names the function), and
+`tests/test_layering.py` finds any string literal equal to a code outside this module. This
+module imports nothing of the project, so `tools/`, `guards/`, `nodes/` and `graph/` all can.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RefusalCode(StrEnum):
+    # Owned by a tool (its strict argument model or its record registry).
+    INVALID_ARGUMENT = "invalid_argument"
+    UNAPPROVED_RECORD = "unapproved_record"
+    RECORD_CHANGED = "record_changed"
+    RECORD_UNAVAILABLE = "record_unavailable"
+    TOOL_TIMEOUT = "tool_timeout"
+    # Owned by the guard.
+    MALFORMED_ACTION = "malformed_action"
+    UNKNOWN_TOOL = "unknown_tool"
+    UNKNOWN_REFERENCE = "unknown_reference"
+    STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
+    EVIDENCE_BUDGET_EXHAUSTED = "evidence_budget_exhausted"
+    DEADLINE_PASSED = "deadline_passed"
+    REPEATED_REQUEST = "repeated_request"
+    DUPLICATE_CALL_ID = "duplicate_call_id"
+    QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
+    # Owned by a person, or by the human node that receives their reply.
+    REJECTED = "rejected"
+    INTERACTION_MISMATCH = "interaction_mismatch"
+    MALFORMED_REPLY = "malformed_reply"
+    # Owned by the runtime (admission and the run's own bookkeeping).
+    THREAD_IN_USE = "thread_in_use"
+    STATE_TAMPERED = "state_tampered"
+
+
+class Owner(StrEnum):
+    """Who refused; a tool's refusals are owned by `tool_owner(name)`."""
+
+    GUARD = "guard"
+    HUMAN = "human"
+    RUNTIME = "runtime"
+
+
+def tool_owner(name: str) -> str:
+    return f"tool:{name}"
+
+
+class Status(StrEnum):
+    """A run's status in its handover (DESIGN §6), and the ends a run can reach."""
+
+    STOPPED = "stopped"
+    STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
+    DEADLINE_PASSED = "deadline_passed"
+    REFUSAL_LIMIT = "refusal_limit"
+    AWAITING_HUMAN = "awaiting_human"
+    MODEL_FAILED = "model_failed"
+    CAPABILITY_GAP = "capability_gap"
+    """The request did not fit the model route's context budget."""
+    STATE_TAMPERED = "state_tampered"
+    """The run found values it did not write; the handover says which."""
+
+
+class Outcome(StrEnum):
+    """What the guard decided of a proposal; the last two are the human node's."""
+
+    EXECUTE = "execute"
+    REFUSED = "refused"
+    STOP = "stop"
+    END = "end"
+    ASK = "ask"
+    APPROVAL = "approval"
+    AWAIT = "await"
+    """A batch waits for people: asked again, not decided again."""
+    ANSWERED = "answered"
+    """People answered a question; the chooser takes the next turn."""
+
+
+class EventKind(StrEnum):
+    """The ledger's event types (DESIGN §6)."""
+
+    ADMITTED = "admitted"
+    PROPOSED = "proposed"
+    REFUSED = "refused"
+    APPROVED = "approved"
+    EXECUTING = "executing"
+    """A call is about to run (its intent): it may have run if no `executed` follows."""
+    EXECUTED = "executed"
+    REQUESTED = "requested"
+    """A model request was sent."""
+    MODEL_REPLIED = "model_replied"
+    INTERRUPTED = "interrupted"
+    RESUMED = "resumed"
+    STOPPED = "stopped"
+    HANDOVER = "handover"
+
+
+class InteractionKind(StrEnum):
+    """What a person is asked: to answer a question, or to approve (or edit, or reject) a call."""
+
+    QUESTION = "question"
+    APPROVAL = "approval"

@@ -1,0 +1,88 @@
+"""What a chooser sees on one turn, and what a chooser is: the `ChooserView` it is given and the
+`Chooser` protocol it implements."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+Proposal = str | Mapping[str, Any]
+"""JSON text or an already-decoded document; the guard parses both the same way."""
+
+
+@dataclass(frozen=True)
+class ChooserView:
+    """What a chooser sees on one turn (DESIGN §2 invariant 2: a private copy).
+
+    The catalog and records are taken from a pickle made with the view; the evidence, refusals
+    and unknowns are read from the run's record (the store) when the chooser first reads one. Either
+    way the chooser gets objects of its own, and a chooser that never looks (a script, a file) pays
+    for none of it."""
+
+    scenario: str
+    goal: str
+    turn: int
+    budget_left: dict[str, float]
+    _frozen: bytes = field(repr=False, compare=False)
+    _record: Callable[[], Mapping[str, Sequence[Any]]] = field(repr=False, compare=False)
+
+    @cached_property
+    def _thawed(self) -> dict[str, tuple[Any, ...]]:
+        return pickle.loads(self._frozen)
+
+    @cached_property
+    def _read(self) -> dict[str, tuple[Any, ...]]:
+        # A copy through pickle: a store may hand back its own objects (LangGraph's in-memory store).
+        read = {name: tuple(items) for name, items in self._record().items()}
+        return pickle.loads(pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL))
+
+    @property
+    def catalog(self) -> tuple[dict[str, Any], ...]:
+        """Documentation of the tools: names, descriptions, argument schemas. Not authority."""
+        return self._thawed["catalog"]
+
+    @property
+    def records(self) -> tuple[dict[str, str], ...]:
+        """Approved record ids and kinds."""
+        return self._thawed["records"]
+
+    @property
+    def evidence(self) -> tuple[dict[str, Any], ...]:
+        return self._read["evidence"]
+
+    @property
+    def refusals(self) -> tuple[dict[str, Any], ...]:
+        return self._read["refusals"]
+
+    @property
+    def unknowns(self) -> tuple[str, ...]:
+        return self._read["unknowns"]
+
+
+def make_view(
+    *,
+    scenario: str,
+    goal: str,
+    turn: int,
+    budget_left: dict[str, float],
+    catalog: Sequence[Any],
+    records: Sequence[Any],
+    record: Callable[[], Mapping[str, Sequence[Any]]],
+) -> ChooserView:
+    """A view of `catalog` and `records` (snapshotted now, a pickle: several times faster than
+    `copy.deepcopy`) and of what `record()` returns (`evidence`, `refusals`, `unknowns`: new
+    objects read from the store, when first asked for)."""
+    frozen = pickle.dumps(
+        {"catalog": tuple(catalog), "records": tuple(records)}, protocol=pickle.HIGHEST_PROTOCOL
+    )
+    return ChooserView(scenario, goal, turn, dict(budget_left), frozen, record)
+
+
+class Chooser(Protocol):
+    actor: str
+    """Who is proposing, as recorded in the ledger (`chooser:scripted`, `chooser:file`)."""
+
+    def choose(self, view: ChooserView) -> Proposal: ...
