@@ -361,7 +361,9 @@ def main() -> None:
     bad input (Typer would print a usage block and a framed message); no arguments show the help."""
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=sys.argv[1:] or ["--help"], standalone_mode=False)
+        code = command.main(
+            args=sys.argv[1:] or ["--help"], prog_name="warrant", standalone_mode=False
+        )
     except typer.Abort:
         typer.echo("error: interrupted", err=True)
         code = 130

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 from collections import ChainMap
-from collections.abc import Callable, Collection, Container, Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
 from contract.codes import Outcome, Status
-from guards.action import ActionDocument, StopMessage, ToolCall, parse_action
+from guards.action import ActionDocument, AskUserMessage, StopMessage, ToolCall, parse_action
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -128,11 +128,13 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
 
 def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     message = document.message
-    if not isinstance(message, StopMessage):
+    if isinstance(message, AskUserMessage):
         if ctx.questions_asked >= ctx.scenario.budget.questions:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
         return Decision(Outcome.ASK, question=message.question)
+    if not isinstance(message, StopMessage):  # the document's schema admits no other message
+        return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
     cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
     missing = sorted(ref for ref in cited if ref not in ctx.evidence_refs)
     if missing:
@@ -150,7 +152,8 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
         if ctx.executed_signatures is not None
         else frozenset(ctx.executed.values())
     )
-    seen_ids: ChainMap[str, str] = ChainMap({}, ctx.executed)
+    # A ChainMap writes to its first map only: the run's executed calls are read, never written.
+    seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
     batch: set[str] = set()
     for call in document.tool_calls or ():
         checked = _check_call(call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier)  # fmt: skip

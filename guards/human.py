@@ -96,6 +96,6 @@ def apply_decisions(
 def _refused_with(calls: list[dict[str, Any]], rejections: list[Refusal]) -> list[Refusal]:
     """The batch's other calls, refused with it: each leaves a record of why it did not run,
     also when a person approved it."""
-    rejected = ", ".join(refusal.call["id"] for refusal in rejections)
+    rejected = ", ".join(str((refusal.call or {}).get("id")) for refusal in rejections)
     detail = f"not run: a person rejected {rejected} of the same batch, which refuses the batch"
     return [Refusal(RefusalCode.REJECTED, HUMAN, detail, call) for call in calls]

@@ -1,7 +1,10 @@
-"""Running the installed `warrant` command in subprocesses, including paused and killed ones."""
+"""Running the `warrant` command: in this process (as the console script's `main`, the default),
+or as the installed command in a subprocess (smoke tests, and paused and killed runs)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -14,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import compile_graph
+from graph.cli import main
 from graph.ledger import ledger_break
 from graph.persistence import open_saver
 from tests.helpers import recorded
@@ -22,8 +26,13 @@ WARRANT = str(Path(sys.executable).with_name("warrant"))
 
 
 def warrant(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
+    *args: str, cwd: Path, env: dict[str, str] | None = None, subprocess_: bool = False
 ) -> subprocess.CompletedProcess[str]:
+    """`warrant ARGS` in `cwd` with `env` added (and no `WARRANT_DB` unless given): its exit code,
+    stdout and stderr. In this process unless `subprocess_`: the same `main` the console script
+    runs, without a Python start and imports per command."""
+    if not subprocess_:
+        return _in_process(list(args), cwd, {"WARRANT_DB": "", **(env or {})})
     return subprocess.run(
         [WARRANT, *args],
         cwd=cwd,
@@ -32,6 +41,31 @@ def warrant(
         timeout=180,
         env={**os.environ, "WARRANT_DB": "", **(env or {})},
     )
+
+
+def _in_process(
+    args: list[str], cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_argv = dict(os.environ), Path.cwd(), sys.argv
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.argv = [WARRANT, *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+                code = 0
+            except SystemExit as exit_:
+                code = (
+                    exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+                )
+    finally:
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess([WARRANT, *args], code, out.getvalue(), err.getvalue())
 
 
 def run_json(*args: str, cwd: Path) -> dict[str, Any]:

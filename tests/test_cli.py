@@ -19,18 +19,19 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_run_r42_on_the_embedded_default_then_events_and_show(tmp_path):
-    result = warrant("run", "R42", "--json", cwd=tmp_path)
+    """A smoke test of the installed command, each command its own process."""
+    result = warrant("run", "R42", "--json", cwd=tmp_path, subprocess_=True)
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
     assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
     assert (tmp_path / ".warrant" / "warrant.sqlite").is_file()
     assert "turn 1 proposed" in result.stderr
 
-    events = warrant("events", handover["thread_id"], "--json", cwd=tmp_path)
+    events = warrant("events", handover["thread_id"], "--json", cwd=tmp_path, subprocess_=True)
     ledger = json.loads(events.stdout)
     assert [event["type"] for event in ledger].count("executed") == 3
 
-    shown = warrant("show", handover["thread_id"], cwd=tmp_path)
+    shown = warrant("show", handover["thread_id"], cwd=tmp_path, subprocess_=True)
     assert shown.returncode == 0
     assert "RST-5" in shown.stdout and "## Unknowns" in shown.stdout
 
@@ -184,7 +185,7 @@ def test_no_text_from_a_record_or_a_chooser_forges_lines_or_drives_the_terminal(
 def test_a_db_value_that_names_no_store_is_bad_input(tmp_path, db, says):
     before = sorted(tmp_path.rglob("*"))
     for command in (["run", "R42"], ["inbox"], ["show", "T"]):
-        result = warrant(*command, "--db", db, cwd=tmp_path)
+        result = warrant(*command, "--db", db, cwd=tmp_path, subprocess_=db == ".")
         assert result.returncode == 2 and says in one_line_error(result)
     assert sorted(tmp_path.rglob("*")) == before
 
@@ -213,5 +214,5 @@ def test_a_mistyped_command_line_is_one_line_and_exit_2(tmp_path, args, says):
 
 
 def test_no_arguments_show_the_help(tmp_path):
-    result = warrant(cwd=tmp_path)
+    result = warrant(cwd=tmp_path, subprocess_=True)
     assert result.returncode == 0 and "Usage: warrant" in result.stdout

@@ -18,6 +18,8 @@ from tests.cli_process import (
     without_thread,
 )
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 R42_CALLS = {"c1", "c2", "c3"}
 
 

@@ -27,6 +27,8 @@ from tests.cli_process import (
     without_thread,
 )
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 TRIALS = int(os.environ.get("WARRANT_KILL_TRIALS", "100"))
 R42_CALLS = {"c1", "c2", "c3"}
 FORK = multiprocessing.get_context("fork")

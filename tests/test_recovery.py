@@ -21,6 +21,8 @@ from tests.cli_process import (
     without_thread,
 )
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 R42_CALLS = {"c1", "c2", "c3"}
 # Every node boundary of the R42 run: after admit, after each choose, after each guard, after each
 # execute, before the handover — and inside an execute whose tool ran but whose receipt was not saved.

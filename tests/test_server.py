@@ -13,6 +13,8 @@ from langgraph_sdk import get_client, get_sync_client
 from tests.cli_process import warrant
 from tests.langgraph_server import served_values
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
 

@@ -14,6 +14,8 @@ from langgraph_sdk import get_sync_client
 from lab import LAB_DIR
 from tests.helpers import write_manifest
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 GATED = str(LAB_DIR / "R42-gated.toml")
 OUTSIDE = LAB_DIR / "protected" / "design.txt"
 SECRET = "PROTECTED DESIGN NOTES"

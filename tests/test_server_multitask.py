@@ -18,6 +18,8 @@ from langgraph_sdk import get_sync_client
 from tests.cli_process import warrant
 from tests.langgraph_server import langgraph_dev, served_values
 
+pytestmark = pytest.mark.slow  # real processes: killed workers, servers
+
 POINT = "before:execute@c1"
 
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Iterable, Iterator
-from typing import IO
 
 MAX_LINE_BYTES = 64 * 1024
 """A longer line is cut here; the rest of it is skipped, so line numbers stay right."""
 
 
-def iter_lines(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    stream: io.BufferedIOBase, max_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes]]:
     """Yield `(line number, line bytes without its ending)`, holding at most one line."""
     number = 0
     while True:
@@ -23,7 +25,7 @@ def iter_lines(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[t
         yield number, line.rstrip(b"\r\n")
 
 
-def _skip_rest_of_line(stream: IO[bytes], max_bytes: int) -> None:
+def _skip_rest_of_line(stream: io.BufferedIOBase, max_bytes: int) -> None:
     while True:
         rest = stream.readline(max_bytes)
         if not rest or rest.endswith(b"\n"):

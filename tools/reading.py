@@ -27,7 +27,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from contract.codes import RefusalCode
 from tools.digests import FileIdentity, identity_of, known, remember
@@ -88,7 +87,7 @@ def reading(
 
 
 @contextmanager
-def open_record(record: Record) -> Iterator[IO[bytes]]:
+def open_record(record: Record) -> Iterator[io.BufferedIOBase]:
     """A binary stream of an approved record's content, gzip decompressed, read within the
     session's limits and hashed as it is read."""
     session = _CURRENT.get()

@@ -12,13 +12,14 @@ import csv
 import functools
 import gzip
 import hashlib
+import io
 import os
 import time
 import tomllib
 import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -257,7 +258,7 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     )
 
 
-def _digest_once(handle: IO[bytes], found: os.stat_result, where: str) -> str:
+def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -> str:
     """The file's sha256: remembered for this identity, or hashed now (and remembered if the file
     held still and had been quiet, `tools/digests.py`)."""
     before = identity_of(found)
@@ -273,7 +274,7 @@ def _digest_once(handle: IO[bytes], found: os.stat_result, where: str) -> str:
     return digest
 
 
-def _open_admissible(entry: RecordEntry, path: Path, where: str) -> IO[bytes]:
+def _open_admissible(entry: RecordEntry, path: Path, where: str) -> io.BufferedIOBase:
     """The record's file, opened without blocking (a FIFO is refused by `fstat`, never waited on)
     and without following a symlink in its last component, if it may be admitted."""
     fd = os.open(path, NON_BLOCKING | os.O_NOFOLLOW)
@@ -314,7 +315,7 @@ def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
     return path
 
 
-def _check_history_header(handle: IO[bytes], where: str) -> None:
+def _check_history_header(handle: io.BufferedIOBase, where: str) -> None:
     magic = handle.read(2)
     handle.seek(0)
     stream = gzip.GzipFile(fileobj=handle) if magic == GZIP_MAGIC else handle

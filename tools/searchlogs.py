@@ -12,8 +12,9 @@ stream (gzip) goes through one reusable buffer whose newlines are counted before
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
-from typing import IO, Annotated
+from typing import Annotated
 
 from pydantic import Field
 
@@ -63,7 +64,7 @@ def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
     return make_excerpt(summary, hits, truncated=more)
 
 
-def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
+def find_lines(stream: io.BufferedIOBase, needle: bytes, limit: int) -> tuple[list[Line], bool]:
     """The first `limit` lines containing `needle`, and whether another one follows.
 
     A hit's line is shown whole, or for a long line the stretch around the hit, however far into
@@ -76,7 +77,7 @@ def find_lines(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line]
 # A stream: one reusable buffer, newlines counted up to a hit or before the buffer is refilled.
 
 
-def _search_stream(stream: IO[bytes], needle: bytes, limit: int) -> tuple[list[Line], bool]:
+def _search_stream(stream: io.BufferedIOBase, needle: bytes, limit: int) -> tuple[list[Line], bool]:
     """Reads into one buffer (`readinto`, no per-chunk allocation); the incomplete line at the end
     of a chunk moves to the buffer's front before the next read. A line longer than the buffer is
     searched piece by piece; each piece keeps enough of the one before that a hit straddling the
@@ -184,6 +185,8 @@ class _StreamScan:
         """The pending hit's line, once the buffer shows where that line ends."""
         newline = buffer.find(b"\n", 0, end)
         if newline == -1 and not at_end:
+            return
+        if self.pending is None:
             return
         number, shown, before, shown_end = self.pending
         length = self.carried + (end if newline == -1 else newline)

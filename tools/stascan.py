@@ -15,11 +15,12 @@ tool describes only the rows it shows, from the block's text, through the line p
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
 from operator import add
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
 from tools.stareport import EndRow, Metric, Notice, Parser, StaPath, SummaryRow, parse
@@ -92,7 +93,7 @@ Scanned = Row | Metric | Notice | EndRow | SummaryRow
 """A path as a row; every other item as the line parser reads it."""
 
 
-def scan(stream: IO[bytes], chunk_bytes: int = CHUNK_BYTES) -> Iterator[Scanned]:
+def scan(stream: io.BufferedIOBase, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Scanned]:
     """Rows and tns/wns metrics in report order, reading `chunk_bytes` at a time."""
     reader = _Reader()
     carry = b""
@@ -277,7 +278,7 @@ def encoded(text: str | None) -> bytes | None:
     return None if text is None else text.encode("utf-8", "surrogateescape")
 
 
-def describe(rows: Iterable[Row], stream: IO[bytes]) -> dict[int, StaPath]:
+def describe(rows: Iterable[Row], stream: io.BufferedIOBase) -> dict[int, StaPath]:
     """The line parser's reading of the blocks these rows came from, by line number; each block
     is found by seeking to its offset (in order, so a gzip stream is decompressed once)."""
     found: dict[int, StaPath] = {}
@@ -287,7 +288,7 @@ def describe(rows: Iterable[Row], stream: IO[bytes]) -> dict[int, StaPath]:
     return found
 
 
-def _first_path(stream: IO[bytes], line: int) -> StaPath:
+def _first_path(stream: io.BufferedIOBase, line: int) -> StaPath:
     """The first path read from here on (`parse` is lazy: it reads no further than that path)."""
     lines = (
         (line + number - 1, raw.decode("utf-8", "replace")) for number, raw in iter_lines(stream)
