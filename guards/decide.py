@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from contract.codes import Outcome, Status
 from guards.action import ActionDocument, AskUserMessage, StopMessage, ToolCall, parse_action
+from guards.budget import BudgetLeft, budget_left
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -112,10 +113,11 @@ class Decision:
 def decide(proposal: object, ctx: GuardContext) -> Decision:
     """Decide one proposal. Deny by default: only a fully checked batch is approved."""
     budget = ctx.scenario.budget
-    if ctx.turn > budget.steps:
+    left = _left(ctx)
+    if left.end is Status.STEP_BUDGET_EXHAUSTED:
         detail = f"choice {ctx.turn} exceeds the step budget of {budget.steps}"
         return _end(Status.STEP_BUDGET_EXHAUSTED, RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
-    if ctx.now >= ctx.deadline_at:
+    if left.end is Status.DEADLINE_PASSED:
         detail = f"the deadline of {budget.deadline_s}s from admission has passed"
         return _end(Status.DEADLINE_PASSED, RefusalCode.DEADLINE_PASSED, detail)
     document = parse_action(proposal)
@@ -165,7 +167,7 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
         batch.add(checked.signature)
     if refusals:
         return _refused(ctx, refusals)
-    room = ctx.scenario.budget.evidence - _observations(ctx.evidence_refs)
+    room = _left(ctx).evidence
     if len(approved) > room:
         detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
         return _refused(ctx, [
@@ -180,6 +182,14 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     if needs_person:
         return Decision(Outcome.APPROVAL, calls=tuple(approved), needs_person=needs_person)
     return Decision(Outcome.EXECUTE, calls=tuple(approved))
+
+
+def _left(ctx: GuardContext) -> BudgetLeft:
+    budget = ctx.scenario.budget
+    return budget_left(
+        steps=budget.steps, evidence=budget.evidence, turn=ctx.turn,
+        observations=_observations(ctx.evidence_refs), deadline_at=ctx.deadline_at, now=ctx.now,
+    )  # fmt: skip
 
 
 def _observations(refs: Collection[str]) -> int:

@@ -12,12 +12,13 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
+from guards.budget import BudgetLeft
 from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
 from nodes.model import MODEL_KINDS, prepare
-from nodes.record import EVIDENCE, cursor_of, sealed_or_not, without_seal
+from nodes.record import EVIDENCE, cursor_of, left_at, sealed_or_not, without_seal
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
@@ -46,7 +47,6 @@ def view_of(
     """The chooser's view, read from the grant pinned at admission (already validated there) and
     from the run's record, which is read only if the chooser looks at it."""
     grant = state["grant"]
-    budget = grant["budget"]
     cursor = cursor_of(state)
 
     @functools.cache
@@ -64,11 +64,7 @@ def view_of(
         scenario=grant["id"],
         goal=state["goal"],
         turn=turn,
-        budget_left={
-            "steps": budget["steps"] - turn + 1,
-            "evidence": budget["evidence"] - cursor["observations"],
-            "seconds": max(0.0, state["deadline_at"] - at),
-        },
+        budget_left=_shown(left_at(state, turn, at)),
         catalog=describe(grant["profile"]),
         records=[
             {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
@@ -99,3 +95,8 @@ def recordable(raw: Proposal) -> Any:
     except (TypeError, ValueError, UnicodeError):
         survives = False
     return data if survives else text
+
+
+def _shown(left: BudgetLeft) -> dict[str, float]:
+    """The budget left as a chooser sees it: no negative seconds."""
+    return {"steps": left.steps, "evidence": left.evidence, "seconds": max(0.0, left.seconds)}

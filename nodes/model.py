@@ -29,7 +29,7 @@ from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext, context_of, event
 from nodes.integrity import run_scope
-from nodes.record import RecordMissing, bodies, cursor_of, model_calls, put_body
+from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.validation import one_line
 
 MODEL_KINDS = ("model", "replay")
@@ -43,8 +43,7 @@ def prepare(
 ) -> dict[str, Any]:
     """The choose node's update for a model turn: the recorded request, or the end of the run."""
     turn = view.turn
-    budget = state["grant"]["budget"]
-    if turn > budget["steps"] or at >= state["deadline_at"]:
+    if left_at(state, turn, at).end is not None:
         # The guard refuses this turn on its budget or deadline whatever is proposed: don't pay for it.
         return {"turn": turn, **not_asked(turn, at, "budget or deadline spent")}
     route = Route.model_validate(state["route"])

@@ -27,6 +27,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from guards.budget import BudgetLeft, budget_left
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
 from nodes.integrity import item_intact, label
@@ -68,6 +69,15 @@ def position(number: int) -> str:
 
 def cursor_of(state: Mapping[str, Any]) -> dict[str, Any]:
     return {**EMPTY_CURSOR, **(state.get(CURSOR) or {})}
+
+
+def left_at(state: Mapping[str, Any], turn: int, now: float) -> BudgetLeft:
+    """The run's budget left at choice `turn`, as the guard will count it."""
+    budget = state["grant"]["budget"]
+    return budget_left(
+        steps=budget["steps"], evidence=budget["evidence"], turn=turn,
+        observations=cursor_of(state)["observations"], deadline_at=state["deadline_at"], now=now,
+    )  # fmt: skip
 
 
 # Bodies: written once by content.
