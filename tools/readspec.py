@@ -3,14 +3,17 @@
 A section is addressed by its heading text or its slug (`## reset_release` and `## Reset release`
 both answer to `reset-release`) and runs to the next heading of the same or a higher level.
 Headings are found as CommonMark finds them: ATX (`## x`, indented up to three spaces) and setext
-(a paragraph underlined with `===` or `---`), never inside code. A repeated heading is addressed
+(a paragraph underlined with `===` or `---`), never inside code or an HTML block; headings nested
+in a list item or a block quote are not sections. The reading streams and stops once the section
+is found: a tested property holds it to markdown-it-py's block parser on generated documents
+(which parses whole documents, five times slower here: a 32 MiB spec would outlast a call). A repeated heading is addressed
 as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-2`, ….
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import NamedTuple
@@ -36,6 +39,29 @@ _UNDERLINE = re.compile(rb"^ {0,3}(=+|-+)[ \t]*$")
 _BREAK = re.compile(rb"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _LIST_ITEM = re.compile(rb"^( {0,3})([-+*]|\d{1,9}[.)])(?:[ \t]+|$)")
 _QUOTE = re.compile(rb"^ {0,3}>")
+_HTML_CLOSED = (
+    (re.compile(rb"<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
+     re.compile(rb"</(?:script|pre|style|textarea)>", re.I)),
+    (re.compile(rb"<!--"), re.compile(rb"-->")),
+    (re.compile(rb"<\?"), re.compile(rb"\?>")),
+    (re.compile(rb"<![A-Za-z]"), re.compile(rb">")),
+    (re.compile(rb"<!\[CDATA\["), re.compile(rb"\]\]>")),
+)  # fmt: skip
+"""HTML blocks that end at a line holding their end marker (it may be the first line)."""
+_HTML_BLOCK_TAG = re.compile(
+    rb"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
+    rb"|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset"
+    rb"|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol"
+    rb"|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr"
+    rb"|track|ul)(?:[ \t>]|/>|$)",
+    re.I,
+)
+"""An HTML block of a block-level tag: it ends at a blank line."""
+_HTML_LONE_TAG = re.compile(
+    rb"(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>"
+    rb"|</[A-Za-z][A-Za-z0-9-]*\s*>)[ \t]*$"
+)
+"""A line that is one complete open or closing tag: an HTML block that ends at a blank line."""
 _TABLE_DELIMITER = re.compile(rb"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
 
 
@@ -159,22 +185,40 @@ def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     block = _Block.NONE
     held: list[tuple[int, bytes]] = []
     list_indent = -1  # the column of the open list item's text; -1 outside a list
-    for number, raw, fenced in _fences(lines):
-        if block is _Block.PARAGRAPH and not fenced and (level := _underline_level(raw)):
+    fence = b""  # the open code fence's run of backticks or tildes
+    html_ends: Callable[[bytes], bool] | None = None  # the open HTML block's end condition
+    for number, raw in lines:
+        if fence or html_ends:  # inside a fenced code block or an HTML block
+            yield number, raw, None
+            if fence and _closes(fence, raw):
+                fence = b""
+            elif html_ends and html_ends(raw):
+                html_ends = None
+            continue
+        if block is _Block.PARAGRAPH and (level := _underline_level(raw)):
             yield from _setext(held, level)
             yield number, raw, None
             held, block = [], _Block.NONE
             continue
-        if block is _Block.PARAGRAPH and not fenced and _is_table_start(held, raw):
+        if block is _Block.PARAGRAPH and _is_table_start(held, raw):
             yield from _plain(held)
             yield number, raw, None
             held, block = [], _Block.OTHER
             continue
-        heading = None if fenced else _atx(raw)
-        if fenced or heading or not raw.strip() or _BREAK.match(raw):
+        fence = _opening_fence(raw)
+        html_ends = None if fence else _html_block(raw, block)
+        inner = raw[list_indent:] if 0 <= list_indent <= _indent(raw) else None  # an item's content
+        heading = None if fence or html_ends or inner is not None else _atx(raw)
+        # A heading in a list item is no section, and leaves no paragraph for text to continue.
+        nested = inner is not None and not fence and not html_ends and _atx(inner) is not None
+        if fence or html_ends or heading or nested or not raw.strip() or _BREAK.match(raw):
             yield from _plain(held)
             yield number, raw, heading
             held, block = [], _Block.NONE
+            if raw.strip() and _indent(raw) < list_indent:  # a block left of the item's text
+                list_indent = -1  # ends the list
+            if html_ends and html_ends(raw):  # an HTML block that ends on its first line
+                html_ends = None
             continue
         if block is _Block.CODE and _indent(raw) < 4:
             block = _Block.NONE
@@ -202,16 +246,24 @@ def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     yield from _plain(held)
 
 
-def _fences(lines: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes, bool]]:
-    """Each line, with whether it is part of a fenced code block (its fences included)."""
-    fence = b""
-    for number, raw in lines:
-        if fence:
-            yield number, raw, True
-            fence = b"" if _closes(fence, raw) else fence
-        else:
-            fence = _opening_fence(raw)
-            yield number, raw, bool(fence)
+def _html_block(raw: bytes, block: _Block) -> Callable[[bytes], bool] | None:
+    """The end condition of the HTML block the line starts (CommonMark's seven kinds), or None.
+    The seventh kind, a lone tag, cannot interrupt a paragraph; the others can."""
+    if _indent(raw) >= 4:
+        return None
+    line = raw.lstrip(b" ")
+    for start, end in _HTML_CLOSED:
+        if start.match(line):
+            return lambda later, end=end: end.search(later) is not None
+    if _HTML_BLOCK_TAG.match(line) or (
+        block not in (_Block.PARAGRAPH, _Block.OTHER) and _HTML_LONE_TAG.match(line)
+    ):
+        return _blank
+    return None
+
+
+def _blank(raw: bytes) -> bool:
+    return not raw.strip()
 
 
 def _plain(held: list[tuple[int, bytes]]) -> Iterator[Marked]:

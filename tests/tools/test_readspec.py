@@ -1,10 +1,15 @@
+import io
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 from pydantic import ValidationError
 
 from tests.helpers import R42_SPEC, one_record
 from tools import readspec
+from tools.lines import iter_lines
 from tools.readspec import ReadSpecArgs, slug
 
 
@@ -184,3 +189,53 @@ def test_a_section_name_without_letters_or_digits_finds_nothing(tmp_path, sectio
     record = one_record(tmp_path, "s.md", "spec", "## ***\nx\n##\ny\n")
     excerpt = readspec.run(ReadSpecArgs(path="r", section=section), {"path": record})
     assert not excerpt.lines and "needs a letter or digit" in excerpt.summary
+
+
+# Headings as CommonMark finds them, held to markdown-it-py's block parser (the reference).
+
+_BLOCK_PARSER = MarkdownIt("commonmark").disable("inline")
+_FRAGMENTS = [
+    "# Top", "## Reset release", "### clk_en ###", "####### seven", "#nospace", "text",
+    "more text", "", "===", "---", "--- ", " ===", "- item", "* item", "+ plus", "1. one", "2. two",
+    "1) x", "  - nested", "> quote", "```", "~~~", "```py", "    code", "\tcode", "    # not heading",
+    "***", "_ _ _", "Title\n===", "<div>", "</div>", "<!-- ## a comment -->", "<!--", "-->",
+    "<pre>", "</pre>", "<span>", "<?php", "?>",
+]  # fmt: skip
+"""Lines of the block kinds that decide where a heading is; a GFM table's end, and a list
+item's content past a nested heading's lazy lines, are not modelled (a table ends at a blank line
+here; markdown-it also ends it at an indented line)."""
+
+
+def _headings_by_reference(text: str) -> dict[int, tuple[int, str]]:
+    """Line → (level, text) of each heading outside any container, as markdown-it-py finds it."""
+    tokens = _BLOCK_PARSER.parse(text)
+    return {
+        token.map[0] + 1: (int(token.tag[1]), " ".join(line.strip() for line in tokens[i + 1].content.split("\n")))
+        for i, token in enumerate(tokens)
+        if token.type == "heading_open" and token.map and token.level == 0
+    }  # fmt: skip
+
+
+def _headings(text: str) -> dict[int, tuple[int, str]]:
+    stream = io.BufferedReader(io.BytesIO(text.encode()))
+    return {n: (h.level, h.text) for n, _, h in readspec._marked(iter_lines(stream)) if h}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=25))
+def test_headings_are_where_a_commonmark_parser_finds_them(lines):
+    text = "\n".join(lines) + "\n"
+    assert _headings(text) == _headings_by_reference(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<div>\n# inside an HTML block\n",
+        "<!--\n# inside a comment\n-->\n",
+        "- item\n  # in a list item\n",
+        "```\n# in code\n```\n",
+    ],
+)
+def test_no_section_starts_inside_html_a_comment_a_list_item_or_code(text):
+    assert _headings(text) == {} == _headings_by_reference(text)
