@@ -12,6 +12,7 @@ as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -254,12 +255,16 @@ def _html_block(raw: bytes, block: _Block) -> Callable[[bytes], bool] | None:
     line = raw.lstrip(b" ")
     for start, end in _HTML_CLOSED:
         if start.match(line):
-            return lambda later, end=end: end.search(later) is not None
+            return functools.partial(_holds, end)
     if _HTML_BLOCK_TAG.match(line) or (
         block not in (_Block.PARAGRAPH, _Block.OTHER) and _HTML_LONE_TAG.match(line)
     ):
         return _blank
     return None
+
+
+def _holds(end: re.Pattern[bytes], raw: bytes) -> bool:
+    return end.search(raw) is not None
 
 
 def _blank(raw: bytes) -> bool:
