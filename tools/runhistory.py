@@ -3,6 +3,12 @@
 The CSV has a header with at least `run,date,test,status`; other columns (seed, signature, …) are
 kept and shown. The most recent `limit` rows in file order are returned, with the header as line 1.
 A quoted cell may span lines (RFC 4180); such a row is shown as all its lines, each numbered.
+
+Rows are grouped by a regular expression that reads quotes as Python's `csv` does (a tested
+property holds the grouping and the cells to `csv.reader`), not by `csv.reader` itself: a row must
+end after `MAX_ROW_LINES` lines, or at a line cut at `MAX_LINE_BYTES`, saying whether a quote was
+still open, and the reader has no such bound (its non-strict mode ends a cut row silently, its strict
+mode reads other rows differently).
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
+import csv
+import io
+
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.helpers import R42_HISTORY, one_record
@@ -131,3 +136,25 @@ def test_a_row_left_open_at_max_row_lines_says_so(tmp_path):
         excerpt.truncated
         and "1 row(s) ended after 50 lines with a quote still open" in excerpt.summary
     )
+
+
+# Rows as Python's csv module reads them (the reference), short of the bounds it lacks.
+
+_CELLS = st.sampled_from(['a', 'reset_smoke', '', '"q"', '"a,b"', '"x""y"', '"two\nlines"', '"\n"', 'b"c', '"p"q', '"""', '"'])  # fmt: skip
+
+
+def _csv_rows(text: str) -> list[tuple[int, list[str]]]:
+    """Each row's last line number and its cells (line breaks dropped, as `_cells` drops them),
+    as `csv.reader` reads the text."""
+    reader = csv.reader(io.StringIO(text))
+    return [(reader.line_num, [cell.replace("\n", "").strip() for cell in row]) for row in reader]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(_CELLS, min_size=1, max_size=4), min_size=1, max_size=8))
+def test_rows_and_cells_are_those_the_csv_module_reads(rows):
+    text = "\n".join(",".join(row) for row in rows) + "\n"
+    lines = list(enumerate(text.encode().split(b"\n")[:-1], 1))
+    grouped = list(runhistory._rows(lines))
+    assume(all(len(row) < runhistory.MAX_ROW_LINES for row in grouped))
+    assert [(row[-1][0], runhistory._cells(row)) for row in grouped] == _csv_rows(text)
