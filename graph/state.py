@@ -53,6 +53,7 @@ class WarrantState(TypedDict, total=False):
     chooser: str
     """The chooser spec pinned at admission."""
     message_id: str
+    """The client's message id the run was started with (`RunInput.message_id`)."""
     request_sha256: str
     """The sha256 of the admitted request body, compared when a message id is reused."""
     route: dict[str, Any]
@@ -65,7 +66,9 @@ class WarrantState(TypedDict, total=False):
     grant: dict[str, Any]
     """The loaded scenario (records with their sha256) pinned at admission."""
     admitted_at: float
+    """When the run was admitted (the context's clock, seconds since the epoch)."""
     deadline_at: float
+    """`admitted_at` plus the budget's `deadline_s`: past it, the guard ends the run."""
     turn: int
     """Chooser turns taken so far."""
     proposal: dict[str, Any]
@@ -81,6 +84,7 @@ class WarrantState(TypedDict, total=False):
     refusals: Annotated[list[dict[str, Any]], append]
     """Every refusal (at most a few per refused choice, which the refusal limit bounds)."""
     refused_choices: int
+    """Choices the guard refused in this run; one past the budget's refusal limit ends it."""
     hypotheses: list[dict[str, Any]]
     """The chooser's closing statements, each citing existing refs."""
     pending: list[dict[str, Any]]
@@ -88,8 +92,11 @@ class WarrantState(TypedDict, total=False):
     replies: Annotated[dict[str, dict[str, Any]], merge_replies]
     """Accepted replies by interaction id."""
     questions_asked: int
+    """Questions put to a person so far, against the budget's `questions`."""
     stop_text: str
+    """The chooser's stop text, or why the run ended (a model failure, a capability gap)."""
     status: str
+    """A `contract.codes.Status` value once the run is ending; absent while it runs."""
     handover: dict[str, Any]
     """The final report; present once the run has ended."""
     seals: Annotated[dict[str, str], merge_seals]

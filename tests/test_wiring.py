@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 
 from graph.build import compile_graph
-from graph.state import apply_update
+from graph.state import WarrantState, apply_update
 from nodes.record import event_digest
 from tests.helpers import recorded, run_embedded
 
@@ -67,3 +70,43 @@ def test_each_compiled_graph_keeps_its_own_checkpointer():
     assert compile_graph(first).checkpointer is first
     assert compile_graph(second).checkpointer is second
     assert compile_graph().checkpointer is None
+
+
+_ITEMS = st.lists(st.fixed_dictionaries({"n": st.integers(0, 9)}), max_size=3)
+_REPLIES = st.dictionaries(
+    st.sampled_from(["i1", "i2"]), st.fixed_dictionaries({"n": st.integers(0, 9)})
+)
+_SEALS = st.dictionaries(st.sampled_from(["turn", "status"]), st.sampled_from(["s1", "s2"]))
+_CHANNELS = {
+    "turn": st.integers(0, 9),
+    "status": st.sampled_from(["stopped", "refusal_limit"]),
+    "refusals": _ITEMS,
+    "tampered": _ITEMS,
+    "arrivals": _ITEMS,
+    "replies": _REPLIES,
+    "seals": _SEALS,
+}
+_STATE = st.fixed_dictionaries({}, optional=_CHANNELS)
+_UPDATE = st.fixed_dictionaries({}, optional={**_CHANNELS, "arrivals": st.none() | _ITEMS})
+"""An update may clear the arrivals (`None`)."""
+
+
+def _by_langgraph(state: dict, update: dict) -> dict:
+    """The state LangGraph leaves after `state`, then `update`, on Warrant's state schema."""
+    builder = StateGraph(WarrantState)
+    builder.add_node("given", lambda _: state)
+    builder.add_node("update", lambda _: update)
+    builder.add_edge(START, "given")
+    builder.add_edge("given", "update")
+    builder.add_edge("update", END)
+    return builder.compile().invoke({}) or {}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_STATE, _UPDATE)
+def test_apply_update_leaves_the_state_langgraph_leaves(state, update):
+    expected = _by_langgraph(state, update)
+    after = apply_update(state, update)
+    assert {key: value for key, value in after.items() if value not in ([], {}, None)} == {
+        key: value for key, value in expected.items() if value not in ([], {}, None)
+    }
