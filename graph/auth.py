@@ -12,7 +12,7 @@ whatever the request asked (DESIGN §2, invariant 4).
 
 The multitask strategies that remain keep the ledger's promise: `reject` and `enqueue` as the
 server defines them, `interrupt` because a refused new input sends the run on from the step it was
-about to take (`nodes.guard.where_it_stood`). The nodes check their state's seals as well
+about to take (`graph.build.where_it_stood`). The nodes check their state's seals as well
 (`nodes.integrity`), so a value written by any other route still ends the run with a recorded
 `state_tampered` refusal.
 

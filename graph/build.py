@@ -9,129 +9,102 @@ guard ─┬─ approved calls → execute (one task per call) → choose
 admit, given a new input on a thread that has a run: the input refused and recorded → the run's
 own waiting interactions again (human), its end, or its next choice
 
-The nodes that branch (choose, model, guard) name their next step themselves, in a `Command`
-read from the state their update leaves: a conditional edge would copy every channel to read
-that state again, on every turn.
+Top to bottom: the routers, then the nodes and edges. The nodes that branch (admit, choose,
+model, guard) name their next step through their router, in a `Command` read from the state their
+update leaves: a conditional edge would copy every channel to read that state again, on every
+turn. How each node runs governed (seals, the record, the crash seam) is `graph/governed.py`.
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
-import os
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import RunnableConfig
+from langgraph.config import get_store
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from langgraph.types import Command
+from langgraph.types import Send
 
-from graph.crashpoints import POINT, pausable, stored
-from graph.state import RunInput, WarrantState, apply_update
-from nodes.admit import admit, route_after_admit
+from contract.codes import Outcome, Status
+from graph.governed import routed, stage, task
+from graph.state import RunInput, WarrantState
+from nodes.admit import admit
 from nodes.choose import choose
-from nodes.context import WarrantContext, now
 from nodes.execute import execute
-from nodes.guard import guard, route_after_guard
+from nodes.guard import WAITING, execute_tasks, guard
 from nodes.handover import handover
-from nodes.human import human
-from nodes.integrity import (
-    INPUTS,
-    TAMPERED,
-    out_of_step,
-    payload_is_sealed,
-    seal_update,
-    tampering,
-    trusted_turn,
-    unsealed_fields,
-    without_seal,
-)
-from nodes.model import model, route_after_choose, route_after_model
-from nodes.record import as_arrivals, commit_arrivals, committed
-from nodes.staged import StagedWrites
+from nodes.human import human, to_people
+from nodes.integrity import run_scope
+from nodes.model import model
+from nodes.record import cursor_of, receipts_of_calls
 
 State = dict[str, Any]
-Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
-Route = Callable[[State], Any]
 
 
-def stage(name: str, node: Callable[..., State]) -> Stage:
-    """A node function behind its pause point, given the `config`/`runtime` it declares, run only
-    on state the run wrote itself, on the record with the last step's arrivals committed; its
-    events, receipts and model calls committed to the store, its update sealed for this run
-    (`nodes.record`, `nodes.integrity`)."""
-    paused = pausable(name, node)
-    wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
-    inputs = INPUTS if name == "admit" else frozenset()
+# The routers: where each branching node goes, read from the state its update leaves.
 
-    def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
-        scope = scope_of(config)
-        found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
-        staged = StagedWrites(runtime.store)  # the step's writes, in one batch at its end
-        runtime = runtime.override(store=staged)
-        given = {"config": config, "runtime": runtime}
-        # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
-        # the state for the handover to find.
-        untrusted = {"cursor", "arrivals"} & set(found)
-        state, arrived = commit_arrivals(state, staged, scope, skip=bool(untrusted))
-        # The handover node checks its state itself: it reports what it finds instead of ending.
-        if name != "handover" and (found or state.get("tampered")):
-            update = _ending(name, found, state, scope, runtime)
-        else:
-            update = paused(state, **{key: given[key] for key in wants})
-        recorded = committed(update, state, staged, scope, write="cursor" not in found)
-        staged.flush()
-        sealed = seal_update(arrived | recorded, scope)
-        stored(name, state)
-        return sealed
-
-    return call
+Chosen = Literal["model", "guard", "handover"]
 
 
-def _ending(
-    name: str, found: list[Any], state: State, scope: str, runtime: Runtime[WarrantContext]
-) -> State:
-    """Found values the run did not write: recorded once (a task may have recorded it already),
-    then the run goes to its handover."""
-    fields = [field for field in found if isinstance(field, str)]
-    turn = trusted_turn(state, scope)
-    recorded = tampering(name, fields, turn, now(runtime)) if fields else {}
-    return {**recorded, "status": TAMPERED}
+def after_choose(state: State) -> Chosen:
+    """A model chooser's request recorded → the model; a proposal → the guard; a request that
+    does not fit the route → the handover."""
+    if state.get("status") == Status.CAPABILITY_GAP:
+        return "handover"
+    return "model" if state.get("proposal") is None else "guard"
 
 
-def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
-    """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
-    sealed."""
-    paused = pausable(name, node)
-
-    def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
-        scope = scope_of(config)
-        if not payload_is_sealed(name, payload, scope):
-            return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
-        return seal_update(as_arrivals(paused(without_seal(payload), runtime)), scope)
-
-    return call
+def after_model(state: State) -> Chosen:
+    """A reply → the guard; an attempt to make again → the model; the model failed → handover."""
+    if state.get("status") == Status.MODEL_FAILED:
+        return "handover"
+    return "model" if state.get("proposal") is None else "guard"
 
 
-def scope_of(config: RunnableConfig) -> str:
-    return str(config["configurable"].get("thread_id", ""))
+def after_guard(state: State) -> list[Send] | Literal["choose", "handover"]:
+    """Approved calls → one `execute` task each; a person needed → one `human` task per pending
+    interaction; refused or answered → choose again; stop or end → handover."""
+    decision = state["decision"]
+    outcome = decision["outcome"]
+    if outcome == Outcome.EXECUTE:
+        return execute_tasks(state, decision["calls"])
+    if outcome in WAITING:
+        return to_people(state)
+    if outcome in (Outcome.REFUSED, Outcome.ANSWERED):
+        return "choose"
+    return "handover"
 
 
-def routed(main: Stage, route: Route) -> Callable[..., Command]:
-    """The node's update and its next step, read from the state that update leaves."""
+def after_admit(state: State) -> list[Send] | str:
+    """A new run goes to its first choice; a refused input leaves the run where it was: waiting
+    for its people again, ended, or going on from the step it was about to take."""
+    if state.get("handover"):
+        return END
+    return where_it_stood(state)
 
-    def node(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> Command:
-        update = main(state, config, runtime)
-        if update.get("status") == TAMPERED:
-            return Command(update=update, goto="handover")
-        return Command(update=update, goto=route(apply_update(state, update)))
 
-    return node
+def where_it_stood(state: State, scope: str | None = None) -> list[Send] | str:
+    """The step a run was about to take, read from what it wrote: for a run whose own steps were
+    cut short (a new input on its thread, the server's `interrupt` multitask strategy). Approved
+    calls without a receipt run (none is lost, none runs twice); a proposal not yet decided is
+    decided; people still asked are asked again."""
+    turn = state.get("turn", 0)
+    decision = state.get("decision") or {}
+    if turn == 0:
+        return "choose"
+    if decision.get("turn") != turn:
+        return after_choose(state)
+    if decision["outcome"] == Outcome.EXECUTE:
+        done = {item["evidence"]["call_id"] for item in state.get("arrivals") or () if "evidence" in item}  # fmt: skip
+        done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
+        missing = [call for call in decision["calls"] if call["id"] not in done]
+        return execute_tasks(state, missing, scope) if missing else "choose"
+    if decision["outcome"] in WAITING:
+        return to_people(state, scope) or "guard"
+    return after_guard(state)
 
 
 def build(served: bool = False) -> StateGraph:
@@ -141,15 +114,15 @@ def build(served: bool = False) -> StateGraph:
     builder = StateGraph(WarrantState, input_schema=RunInput)
     chosen = ("model", "guard", "handover")
     admitting = functools.wraps(admit)(functools.partial(admit, served=served))
-    builder.add_node("admit", routed(stage("admit", admitting), route_after_admit), destinations=("choose", "model", "guard", "execute", "human", "handover", END))  # fmt: skip
-    builder.add_node("choose", routed(stage("choose", choose), route_after_choose), destinations=chosen)  # fmt: skip
+    builder.add_node("admit", routed(stage("admit", admitting), after_admit), destinations=("choose", "model", "guard", "execute", "human", "handover", END))  # fmt: skip
+    builder.add_node("choose", routed(stage("choose", choose), after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",
-        routed(stage("guard", guard), route_after_guard),
+        routed(stage("guard", guard), after_guard),
         destinations=("execute", "human", "choose", "handover"),
     )
     builder.add_node("execute", task("execute", execute))
-    builder.add_node("model", routed(stage("model", model), route_after_model), destinations=chosen)  # fmt: skip
+    builder.add_node("model", routed(stage("model", model), after_model), destinations=chosen)  # fmt: skip
     builder.add_node("human", task("human", human))
     builder.add_node("handover", stage("handover", handover))
     builder.add_edge(START, "admit")
@@ -169,12 +142,11 @@ def compile_graph(
     binds its own. Compiling takes milliseconds, so it happens once per process (and pause point);
     each caller gets a copy bound to its checkpointer and store (a new in-memory store if none)."""
     if served:
-        return _compiled(os.environ.get(POINT), served)
+        return _compiled(served)
     bound = {"checkpointer": checkpointer, "store": store if store is not None else InMemoryStore()}
-    return _compiled(os.environ.get(POINT), served).copy(update=bound)
+    return _compiled(served).copy(update=bound)
 
 
 @functools.cache
-def _compiled(pause_point: str | None, served: bool) -> CompiledStateGraph:
-    """One compiled graph per pause point: pause points are read when the nodes are wrapped."""
+def _compiled(served: bool) -> CompiledStateGraph:
     return build(served).compile(name="triage")

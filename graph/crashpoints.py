@@ -5,15 +5,14 @@ environment, the matching node writes the point's name to `WARRANT_PAUSE_FILE` a
 file with the suffix `.release` appears next to it; a test kills the process meanwhile (`kill -9`) or
 releases it. Points: `admit`, `choose@<turn it takes>`, `guard@<turn>`, `execute@<call id>`,
 `handover`. `stored:<point>` pauses after a node's record was written to the store and before its
-checkpoint is. Without the variable, nodes are not wrapped at all.
+checkpoint is. `graph/build.py` calls `pause` around every node; without the variable it returns
+at once.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,28 +20,11 @@ POINT = "WARRANT_PAUSE_AT"
 SIGNAL = "WARRANT_PAUSE_FILE"
 
 
-def pausable(name: str, node: Callable[..., Any]) -> Callable[..., Any]:
+def pause(when: str, name: str, state: dict[str, Any]) -> None:
+    """Wait at `<when>:<point>` (`before`, `after`, or `stored`: after a node's record was written
+    to the store and before its checkpoint) when it is the point asked for; else nothing."""
     point = os.environ.get(POINT)
-    if not point:
-        return node
-
-    @functools.wraps(node)
-    def paused(state: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        key = _key(name, state)
-        if point == f"before:{key}":
-            _wait(point)
-        result = node(state, *args, **kwargs)
-        if point == f"after:{key}":
-            _wait(point)
-        return result
-
-    return paused
-
-
-def stored(name: str, state: dict[str, Any]) -> None:
-    """The pause between a node's store writes and its checkpoint (`stored:<point>`)."""
-    point = os.environ.get(POINT)
-    if point and point == f"stored:{_key(name, state)}":
+    if point and point == f"{when}:{_key(name, state)}":
         _wait(point)
 
 

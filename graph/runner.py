@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from contract.codes import Status
-from graph.build import compile_graph
+from graph.build import compile_graph, where_it_stood
 from graph.identity import thread_for_message
 from graph.interactions import InteractionError, pending_of, resume_command
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
@@ -30,7 +30,6 @@ from nodes.choosers import ChooserError
 from nodes.choosers.route import Route
 from nodes.choosers.transport import probe
 from nodes.context import WarrantContext
-from nodes.guard import where_it_stood
 from nodes.handover import admitted_payload, build_handover, trusted_view
 from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
 from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not

@@ -9,7 +9,6 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
@@ -19,7 +18,6 @@ from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now
-from nodes.guard import where_it_stood
 from nodes.integrity import run_scope
 from nodes.record import event_at
 from tools.records import Scenario, load_scenario
@@ -160,11 +158,3 @@ def refused_input(admitted: dict[str, Any], state: dict[str, Any], at: float) ->
         **restored,  # message_id too when it was None: the new input's own is not kept
         "events": [refused],
     }
-
-
-def route_after_admit(state: dict[str, Any]) -> Any:
-    """A new run goes to its first choice; a refused input leaves the run where it was: waiting
-    for its people again, ended, or going on from the step it was about to take."""
-    if state.get("handover"):
-        return END
-    return where_it_stood(state)

@@ -15,9 +15,9 @@ import hashlib
 import json
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
-from langgraph.config import RunnableConfig, get_store
+from langgraph.config import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
@@ -31,10 +31,8 @@ from guards.refusals import Refusal, RefusalCode
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
-from nodes.human import to_people
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
-from nodes.model import route_after_choose
 from nodes.record import (
     cursor_of,
     executed_signatures,
@@ -338,20 +336,6 @@ WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT)
 """Outcomes whose batch waits for people."""
 
 
-def route_after_guard(state: dict[str, Any]) -> list[Send] | Literal["choose", "handover"]:
-    """Approved calls → one `execute` task each; a person needed → one `human` task per pending
-    interaction; refused or answered → choose again; stop or end → handover."""
-    decision = state["decision"]
-    outcome = decision["outcome"]
-    if outcome == Outcome.EXECUTE:
-        return execute_tasks(state, decision["calls"])
-    if outcome in WAITING:
-        return to_people(state)
-    if outcome in (Outcome.REFUSED, Outcome.ANSWERED):
-        return "choose"
-    return "handover"
-
-
 def execute_tasks(
     state: dict[str, Any], calls: list[dict[str, Any]], scope: str | None = None
 ) -> list[Send]:
@@ -371,24 +355,3 @@ def execute_tasks(
         }, scope))
         for call in calls
     ]  # fmt: skip
-
-
-def where_it_stood(state: dict[str, Any], scope: str | None = None) -> list[Send] | str:
-    """The step a run was about to take, read from what it wrote: for a run whose own steps were
-    cut short (a new input on its thread, the server's `interrupt` multitask strategy). Approved
-    calls without a receipt run (none is lost, none runs twice); a proposal not yet decided is
-    decided; people still asked are asked again."""
-    turn = state.get("turn", 0)
-    decision = state.get("decision") or {}
-    if turn == 0:
-        return "choose"
-    if decision.get("turn") != turn:
-        return route_after_choose(state)
-    if decision["outcome"] == Outcome.EXECUTE:
-        done = {item["evidence"]["call_id"] for item in state.get("arrivals") or () if "evidence" in item}  # fmt: skip
-        done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
-        missing = [call for call in decision["calls"] if call["id"] not in done]
-        return execute_tasks(state, missing, scope) if missing else "choose"
-    if decision["outcome"] in WAITING:
-        return to_people(state, scope) or "guard"
-    return route_after_guard(state)

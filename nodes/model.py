@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -179,15 +179,3 @@ def wait_to_retry(
     if wait:
         time.sleep(wait)
     return wait
-
-
-def route_after_choose(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:
-    if state.get("status") == Status.CAPABILITY_GAP:
-        return "handover"
-    return "model" if state.get("proposal") is None else "guard"
-
-
-def route_after_model(state: dict[str, Any]) -> Literal["model", "guard", "handover"]:
-    if state.get("status") == Status.MODEL_FAILED:
-        return "handover"
-    return "model" if state.get("proposal") is None else "guard"
