@@ -103,3 +103,8 @@ class InteractionKind(StrEnum):
 
     QUESTION = "question"
     APPROVAL = "approval"
+
+
+OBSERVATION, ANSWER = "E", "H"
+"""The prefixes of evidence refs, numbered from 1 without gaps: a tool's observation (`E1`, `E2`,
+…) and a person's answer (`H1`, …). What counts against the evidence budget is an observation."""

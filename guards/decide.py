@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from contract.codes import Outcome, Status
+from contract.codes import ANSWER, OBSERVATION, Outcome, Status
 from guards.action import ActionDocument, AskUserMessage, StopMessage, ToolCall, parse_action
 from guards.budget import BudgetLeft, budget_left
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
@@ -50,12 +50,12 @@ class Refs(Collection[str]):
     def __contains__(self, ref: object) -> bool:
         if not isinstance(ref, str) or not ref[1:].isdecimal() or ref[1:2] == "0":
             return False
-        limit = {"E": self.observations, "H": self.answers}.get(ref[0], 0)
+        limit = {OBSERVATION: self.observations, ANSWER: self.answers}.get(ref[0], 0)
         return 1 <= int(ref[1:]) <= limit
 
     def __iter__(self) -> Iterator[str]:
-        yield from (f"E{n}" for n in range(1, self.observations + 1))
-        yield from (f"H{n}" for n in range(1, self.answers + 1))
+        yield from (f"{OBSERVATION}{n}" for n in range(1, self.observations + 1))
+        yield from (f"{ANSWER}{n}" for n in range(1, self.answers + 1))
 
     def __len__(self) -> int:
         return self.observations + self.answers
@@ -195,7 +195,7 @@ def _left(ctx: GuardContext) -> BudgetLeft:
 def _observations(refs: Collection[str]) -> int:
     if isinstance(refs, Refs):
         return refs.observations
-    return sum(ref.startswith("E") for ref in refs)
+    return sum(ref.startswith(OBSERVATION) for ref in refs)
 
 
 def _check_call(

@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Send
 from pydantic import ValidationError
 
-from contract.codes import EventKind, InteractionKind, Outcome, Status
+from contract.codes import ANSWER, OBSERVATION, EventKind, InteractionKind, Outcome, Status
 from guards.action import parse_action
 from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
 from guards.human import apply_decisions
@@ -75,9 +75,8 @@ def _count_model_failures(
     if not any(refusal.code is RefusalCode.MALFORMED_ACTION for refusal in decision.refusals):
         return decision, {"failed_attempts": 0}
     failed = state.get("failed_attempts", 0) + 1
-    if (
-        decision.outcome == Outcome.REFUSED
-        and failed >= Route.model_validate(state["route"]).max_attempts
+    if decision.outcome == Outcome.REFUSED and Route.model_validate(state["route"]).gives_up_after(
+        failed
     ):
         decision = replace(decision, outcome=Outcome.END, status=Status.MODEL_FAILED)
     return decision, {"failed_attempts": failed}
@@ -194,7 +193,9 @@ def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups)
         first = looked_up.cursor["answers"] + 1
         answers = [
             with_body_ref(
-                answer_item(question, replies[question["interaction_id"]], f"H{first + index}")
+                answer_item(
+                    question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
+                )
             )
             for index, question in enumerate(questions)
         ]
@@ -230,7 +231,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
         calls = [
             {
                 **call,
-                "ref": f"E{first_ref + index}",
+                "ref": f"{OBSERVATION}{first_ref + index}",
                 "sources": {
                     field: record.model_dump() for field, record in approved.resolved.items()
                 },

@@ -140,7 +140,7 @@ def recorded(
     if not reply.retryable:
         return update | {"status": Status.MODEL_FAILED.value,
                          "stop_text": f"Model attempt {attempt} failed and another cannot help: {one_line(reply.error, 300)}"}  # fmt: skip
-    if failed >= route.max_attempts:
+    if route.gives_up_after(failed):
         return update | {"status": Status.MODEL_FAILED.value,
                          "stop_text": f"The model failed {failed} attempt(s) in a row: {one_line(reply.error, 300)}"}  # fmt: skip
     return update

@@ -27,6 +27,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
+from contract.codes import ANSWER, OBSERVATION
 from guards.budget import BudgetLeft, budget_left
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
@@ -131,7 +132,7 @@ def commit(
     ops: list[PutOp] = []
     for item in written.get(EVIDENCE, ()):
         ops += _receipt_ops(scope, item)
-        count = "observations" if item.get("kind", "observation") == "observation" else "answers"
+        count = "observations" if item["ref"].startswith(OBSERVATION) else "answers"
         after[count] = max(after[count], int(item["ref"][1:]))
     for call in written.get(MODEL_CALLS, ()):
         after["model_calls"] += 1
@@ -211,8 +212,8 @@ def event_at(store: BaseStore, scope: str, number: int) -> dict[str, Any] | None
 def evidence(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every committed receipt (E refs, then H refs), its excerpt read back from its body."""
     counted = cursor_of({CURSOR: cursor})
-    refs = [f"E{n}" for n in range(1, counted["observations"] + 1)]
-    refs += [f"H{n}" for n in range(1, counted["answers"] + 1)]
+    refs = [f"{OBSERVATION}{n}" for n in range(1, counted["observations"] + 1)]
+    refs += [f"{ANSWER}{n}" for n in range(1, counted["answers"] + 1)]
     items = [item for item in _items(store, scope, EVIDENCE, refs) if item is not None]
     found = bodies(store, (item.get("body") for item in items))
     return [with_excerpt(item, found) for item in items]

@@ -45,6 +45,11 @@ class Route(BaseModel):
     backoff_max_s: Annotated[float, Field(ge=0, le=600)] = 20.0
     """The longest wait, also for a larger `Retry-After`."""
 
+    def gives_up_after(self, failed: int) -> bool:
+        """Whether `failed` consecutive failed attempts (a transport error or malformed output,
+        whichever node counted the last) end the run `model_failed`."""
+        return failed >= self.max_attempts
+
 
 def route_from_env(environ: dict[str, str] | None = None) -> Route:
     env = os.environ if environ is None else environ
