@@ -1,7 +1,8 @@
 """The run's state: what a caller gives, and everything a resume needs.
 
 State holds plain JSON-able values only (dicts, lists, strings, numbers), so that every checkpointer
-and the LangGraph server can store it, and no node keeps process-local state.
+and the LangGraph server can store it, and no node keeps process-local state. The shapes of its
+values are the contract's (`contract/shapes.py`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, get_type_hints
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
+
+from contract.shapes import Decision, Handover, Interaction, Proposal, Refusal
 
 
 def gather(
@@ -71,9 +74,9 @@ class WarrantState(TypedDict, total=False):
     """`admitted_at` plus the budget's `deadline_s`: past it, the guard ends the run."""
     turn: int
     """Chooser turns taken so far."""
-    proposal: dict[str, Any]
+    proposal: Proposal
     """The latest proposal as received (`turn`, `actor`, `raw`), recorded before it is parsed."""
-    decision: dict[str, Any]
+    decision: Decision
     """The guard's decision on the latest proposal."""
     cursor: dict[str, Any]
     """How much of the run's record is committed to the store (`nodes.record`): events with the
@@ -81,13 +84,13 @@ class WarrantState(TypedDict, total=False):
     attempts themselves live in the store, never in a checkpoint."""
     arrivals: Annotated[list[dict[str, Any]], gather]
     """Receipts and events of the tasks of the last step, until the next node commits them."""
-    refusals: Annotated[list[dict[str, Any]], append]
+    refusals: Annotated[list[Refusal], append]
     """Every refusal (at most a few per refused choice, which the refusal limit bounds)."""
     refused_choices: int
     """Choices the guard refused in this run; one past the budget's refusal limit ends it."""
     hypotheses: list[dict[str, Any]]
     """The chooser's closing statements, each citing existing refs."""
-    pending: list[dict[str, Any]]
+    pending: list[Interaction]
     """Interactions waiting for a person: questions, or calls waiting for approval."""
     replies: Annotated[dict[str, dict[str, Any]], merge_replies]
     """Accepted replies by interaction id."""
@@ -97,7 +100,7 @@ class WarrantState(TypedDict, total=False):
     """The chooser's stop text, or why the run ended (a model failure, a capability gap)."""
     status: str
     """A `contract.codes.Status` value once the run is ending; absent while it runs."""
-    handover: dict[str, Any]
+    handover: Handover
     """The final report; present once the run has ended."""
     seals: Annotated[dict[str, str], merge_seals]
     """The seal of every other channel's value, by channel: proof the run wrote it."""

@@ -11,6 +11,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
+from contract.shapes import Event
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ def now(runtime: Runtime[WarrantContext] | None) -> float:
     return context_of(runtime).clock()
 
 
-def event(kind: EventKind, turn: int, actor: str, at: float, **payload: Any) -> dict[str, Any]:
+def event(kind: EventKind, turn: int, actor: str, at: float, **payload: Any) -> Event:
     """One ledger entry; the state's reducer assigns its sequence number."""
     stamp = datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds")
     return {"type": kind.value, "time": stamp, "turn": turn, "actor": actor, "payload": payload}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from contract.shapes import EvidenceItem, Interaction
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records import Record
@@ -26,7 +27,7 @@ def evidence_item(
     excerpt: Excerpt | None,
     error: RecordRefusal | None,
     turn: int,
-) -> dict[str, Any]:
+) -> EvidenceItem:
     """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen."""
     primary = next(iter(records.values()))
     sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
@@ -52,7 +53,7 @@ def evidence_item(
             "truncated": excerpt.truncated, "flags": list(excerpt.flags), "error": None}  # fmt: skip
 
 
-def answer_item(question: dict[str, Any], reply: dict[str, Any], ref: str) -> dict[str, Any]:
+def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> EvidenceItem:
     """A person's answer to a question, as evidence labelled as their statement."""
     lines = [
         make_line(number, text)

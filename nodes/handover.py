@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
+from contract.shapes import Handover
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
@@ -106,7 +107,7 @@ def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def build_handover(
     state: dict[str, Any], thread_id: str, evidence: list[dict[str, Any]]
-) -> dict[str, Any]:
+) -> Handover:
     """The handover document (DESIGN §6) from a run's state and its evidence; pure."""
     grant = state["grant"]
     shown = unsealed(evidence)

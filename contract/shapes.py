@@ -1,0 +1,137 @@
+"""The shapes of what a run writes: proposal, decision, refusal, interaction, event, evidence item,
+handover (DESIGN §5–6). Plain `TypedDict`s over JSON values, as the state and the store hold them
+(every checkpointer and the LangGraph server store JSON; a class instance would not round-trip).
+A field whose value is one of `contract.codes`' enums holds that enum's value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import TypedDict  # pydantic needs it for the server's schemas on 3.11
+
+
+class Proposal(TypedDict, total=False):
+    """A chooser's proposal as received, recorded before it is parsed."""
+
+    turn: int
+    actor: str
+    """`chooser:scripted`, `chooser:file`, `chooser:model`, …"""
+    raw: Any
+    """The action document as the chooser gave it (text or JSON); None when the model was not
+    asked (`not_asked` says why) or gave nothing usable."""
+    not_asked: str
+    at: float
+
+
+class ApprovedCall(TypedDict, total=False):
+    id: str
+    name: str
+    args: dict[str, Any]
+    records: dict[str, str]
+    """Argument field → the approved record id it names."""
+    sources: dict[str, Any]
+    """Argument field → the admitted record (id, path, sha256, identity) the executor reads."""
+    ref: str
+    """The evidence ref its receipt will have (`E4`)."""
+
+
+class Decision(TypedDict, total=False):
+    """The guard's decision on the latest proposal."""
+
+    turn: int
+    outcome: str
+    """An `Outcome` value."""
+    calls: list[ApprovedCall]
+    status: str | None
+    """A `Status` value for `stop` and `end`."""
+    summary: str
+
+
+class Refusal(TypedDict, total=False):
+    turn: int
+    code: str
+    """A `RefusalCode` value."""
+    owner: str
+    """An `Owner` value or `tool:<name>`."""
+    detail: str
+    call: dict[str, Any] | None
+    """The offending call as proposed (bounded), or None when the whole document was refused."""
+
+
+class Interaction(TypedDict, total=False):
+    """Something a person is asked: a question, or a call to approve."""
+
+    interaction_id: str
+    kind: str
+    """An `InteractionKind` value."""
+    thread: str
+    turn: int
+    asked_at: float
+    question: str
+    call: dict[str, Any]
+    records: list[str]
+
+
+class Event(TypedDict, total=False):
+    """One ledger entry (DESIGN §6); `seq` and `prev` are added when it is committed."""
+
+    type: str
+    """An `EventKind` value."""
+    time: str
+    turn: int
+    actor: str
+    payload: dict[str, Any]
+    seq: int
+    prev: str | None
+    """The digest of the event before it: the chain `warrant events --verify` checks."""
+
+
+class ExcerptLine(TypedDict):
+    line: int
+    text: str
+    flags: list[str]
+
+
+class EvidenceItem(TypedDict, total=False):
+    """A receipt: a tool's observation (`E` ref) or a person's answer (`H` ref)."""
+
+    ref: str
+    kind: str
+    """`observation` or `human_answer`."""
+    call_id: str
+    turn: int
+    tool: str
+    args: dict[str, Any]
+    record: str | None
+    sha256: str | None
+    """The admitted sha256 of the record read."""
+    sources: list[dict[str, Any]]
+    summary: str
+    excerpt: list[ExcerptLine]
+    truncated: bool
+    flags: list[str]
+    error: str | None
+    """A `RefusalCode` value when the record could not be read."""
+    attempt: int
+    """2 or more: an earlier attempt of the call may have run before a crash."""
+    body: dict[str, Any]
+    """In the store: the excerpt's digest and line count, its lines stored once by content."""
+
+
+class Handover(TypedDict, total=False):
+    """The report a run ends with: evidence and unknowns, never a root cause."""
+
+    thread_id: str
+    scenario: str
+    goal: str
+    status: str
+    """A `Status` value."""
+    turns: int
+    budget: dict[str, Any]
+    statement: str
+    evidence: list[EvidenceItem]
+    unknowns: list[str]
+    refusals: list[Refusal]
+    hypotheses: list[dict[str, Any]]
+    chooser_stop_text: str
