@@ -145,3 +145,15 @@ def test_names_the_endpoint_sends_are_kept_clean(route_env, tmp_path):
         json.loads((tmp_path / "c.jsonl").read_text(encoding="utf-8"))["reply"]["model"]
         == "m\\udfff"
     )
+
+
+def test_a_completion_without_the_fields_only_openai_sends_is_usable(route_env):
+    """Local OpenAI-compatible servers may leave out `created` and `object`, which the `openai`
+    SDK's `ChatCompletion` model requires: such a reply is a proposal, not a failed attempt."""
+    body = completion()
+    del body["created"], body["object"]
+    server = FakeOpenAI([{"body": body}])
+    route_env(server)
+    state = run_model(server)
+    assert state["status"] == "stopped" and len(server.requests) == 1
+    assert state["model_calls"][0]["reply"]["error"] is None
