@@ -7,7 +7,8 @@ Headings are found as CommonMark finds them: ATX (`## x`, indented up to three s
 in a list item or a block quote are not sections. The reading streams and stops once the section
 is found: a tested property holds it to markdown-it-py's block parser on generated documents
 (which parses whole documents, five times slower here: a 32 MiB spec would outlast a call). A repeated heading is addressed
-as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-2`, ….
+as GitHub addresses it: `reset-release`, then `reset-release-1`, `reset-release-2`, …; GitHub's own
+anchors answer too (`set-dont-use` for `Set Don't Use`). YAML front matter holds no heading.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import chain, islice
 from typing import NamedTuple
 
 from tools.args import RecordId, SearchText, ToolArgs
@@ -29,9 +31,12 @@ from tools.records import Record
 MAX_SECTION_LINES = 150
 MAX_SETEXT_LINES = 10
 """A longer paragraph is never taken for a setext heading: it bounds the lines held back."""
+MAX_FRONT_MATTER_LINES = 200
+"""YAML front matter is looked for this far; an opening `---` not closed by then is a break."""
 MAX_LISTED = 20
 """Headings named when the section asked for is not found, or when several share a heading."""
 
+_PUNCTUATION = re.compile(r"[^\w\s-]")
 _ATX = re.compile(rb"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _ATX_CLOSING = re.compile(rb"(?:^|[ \t]+)#+$")
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -111,6 +116,13 @@ def slug(text: str) -> str:
     return re.sub(r"[\W_]+", "-", normalise(text).casefold()).strip("-")
 
 
+def github_anchor(text: str) -> str:
+    """The heading's anchor as GitHub makes it, in `slug`'s form: punctuation other than `-` and
+    `_` is dropped, not a word break (`Set Don't Use` → `set-dont-use`, `I/O timing` →
+    `io-timing`)."""
+    return slug(_PUNCTUATION.sub("", normalise(text)))
+
+
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     wanted = slug(args.section.strip().lstrip("#"))
     if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
@@ -143,19 +155,22 @@ def _find_section(lines: Iterator[Marked], wanted: str) -> _Section:
     listed is found)."""
     found = _Section()
     taken: dict[str, int] = {}
+    anchors: dict[str, int] = {}  # GitHub's anchors, numbered on their own
     counting = ended = False
     for number, raw, heading in lines:
         base = slug(heading.text) if heading else ""
         unique = _unique_slug(base, taken) if heading else ""
+        anchor = _unique_slug(github_anchor(heading.text), anchors) if heading else ""
         if found.heading is None:
-            if heading and unique == wanted:
-                found.heading, counting = heading, base == wanted
+            if heading and wanted in (unique, anchor):
+                found.heading = heading
+                counting = base == wanted or github_anchor(heading.text) == wanted
                 found.lines.append(make_line(number, raw))
             elif heading and len(found.listed) < MAX_LISTED:
                 found.listed.append(unique)
             continue
         ended = ended or (heading is not None and heading.level <= found.heading.level)
-        if counting and heading and base == wanted:
+        if counting and heading and wanted in (base, github_anchor(heading.text)):
             found.namesakes.append(unique)
             counting = len(found.namesakes) <= MAX_LISTED  # one more than shown: enough to say so
         if not ended and len(found.lines) < MAX_SECTION_LINES:
@@ -179,6 +194,20 @@ def _unique_slug(base: str, taken: dict[str, int]) -> str:
 
 
 def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
+    """Each line, marked with the heading that starts on it: YAML front matter first (a `---`
+    first line closed by `---` or `...` within `MAX_FRONT_MATTER_LINES`: metadata, no heading),
+    then the document's blocks."""
+    lines = iter(lines)
+    first = list(islice(lines, 1))
+    if first and first[0][1].rstrip() == b"---":
+        held = [*first, *islice(lines, MAX_FRONT_MATTER_LINES)]
+        end = next((i for i, (_, raw) in enumerate(held) if i and raw.rstrip() in (b"---", b"...")), 0)  # fmt: skip
+        yield from _plain(held[: end + 1] if end else [])
+        first = held[end + 1 :] if end else held
+    yield from _blocks(chain(first, lines))
+
+
+def _blocks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     """Each line, marked with the heading that starts on it (CommonMark's block structure, as far
     as it decides headings). A paragraph's lines are held back until it is known whether an
     underline makes it a setext heading, which starts on the paragraph's first line.
