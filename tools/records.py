@@ -8,7 +8,6 @@ id (a dictionary lookup), so no path is ever built from chooser input.
 from __future__ import annotations
 
 import copy
-import csv
 import functools
 import gzip
 import hashlib
@@ -24,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from contract.codes import RefusalCode
+from tools.delimited import delimiter_for, header_cells
 from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
 from tools.files import NON_BLOCKING, open_regular
@@ -324,10 +324,13 @@ def _check_history_header(handle: io.BufferedIOBase, where: str) -> None:
         header = stream.readline(64 * 1024).decode("utf-8-sig", "replace")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ManifestError(f"{where}: history is not readable gzip: {exc}") from None
-    columns = {column.strip().lower() for column in next(csv.reader([header]), [])}
+    columns = set(header_cells(header, delimiter_for(header, HISTORY_COLUMNS)))
     missing = [name for name in HISTORY_COLUMNS if name not in columns]
     if missing:
-        raise ManifestError(f"{where}: history CSV header lacks column(s) {', '.join(missing)}")
+        raise ManifestError(
+            f"{where}: history header (comma, semicolon or tab separated) lacks column(s)"
+            f" {', '.join(missing)}"
+        )
 
 
 def _clip(value: object, width: int = 80) -> str:

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from tests.helpers import R42_HISTORY, one_record
 from tools import runhistory
+from tools.errors import ManifestError
 from tools.runhistory import RunHistoryArgs
 
 
@@ -140,21 +141,47 @@ def test_a_row_left_open_at_max_row_lines_says_so(tmp_path):
 
 # Rows as Python's csv module reads them (the reference), short of the bounds it lacks.
 
-_CELLS = st.sampled_from(['a', 'reset_smoke', '', '"q"', '"a,b"', '"x""y"', '"two\nlines"', '"\n"', 'b"c', '"p"q', '"""', '"'])  # fmt: skip
+_CELLS = st.sampled_from(['a', 'reset_smoke', '', '"q"', '"a,b"', '"a;b"', '"a\tb"', 'x,y', 'x;y', '"x""y"', '"two\nlines"', '"\n"', 'b"c', '"p"q', '"""', '"'])  # fmt: skip
 
 
-def _csv_rows(text: str) -> list[tuple[int, list[str]]]:
+def _csv_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:
     """Each row's last line number and its cells (line breaks dropped, as `_cells` drops them),
     as `csv.reader` reads the text."""
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     return [(reader.line_num, [cell.replace("\n", "").strip() for cell in row]) for row in reader]
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.lists(_CELLS, min_size=1, max_size=4), min_size=1, max_size=8))
-def test_rows_and_cells_are_those_the_csv_module_reads(rows):
-    text = "\n".join(",".join(row) for row in rows) + "\n"
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_CELLS, min_size=1, max_size=4), min_size=1, max_size=8),
+    st.sampled_from([",", ";", "\t"]),
+)
+def test_rows_and_cells_are_those_the_csv_module_reads(rows, delimiter):
+    text = "\n".join(delimiter.join(row) for row in rows) + "\n"
     lines = list(enumerate(text.encode().split(b"\n")[:-1], 1))
-    grouped = list(runhistory._rows(lines))
+    grouped = list(runhistory._rows(lines, delimiter))
     assume(all(len(row) < runhistory.MAX_ROW_LINES for row in grouped))
-    assert [(row[-1][0], runhistory._cells(row)) for row in grouped] == _csv_rows(text)
+    cells = [(row[-1][0], runhistory._cells(row, delimiter)) for row in grouped]
+    assert cells == _csv_rows(text, delimiter)
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "name"), [(";", "semicolon.csv"), ("\t", "history.tsv"), (",", "comma.csv")]
+)
+def test_semicolon_and_tab_separated_histories_are_read(tmp_path, delimiter, name):
+    rows = [
+        ["run", "date", "test", "status", "note"],
+        ["R1", "2026-11-01", "reset_smoke", "PASS", "a, b"],
+        ["R2", "2026-11-02", "reset_smoke", "FAIL", '"x; y"'],
+        ["R2", "2026-11-02", "fifo_basic", "PASS", "-"],
+    ]
+    content = "\n".join(delimiter.join(row) for row in rows) + "\n"
+    record = one_record(tmp_path, name, "history", content)
+    excerpt = runhistory.run(RunHistoryArgs(path="r", test="reset_smoke"), {"path": record})
+    assert excerpt.summary.startswith("reset_smoke: 2 row(s) (FAIL 1, PASS 1)")
+    assert [line.number for line in excerpt.lines] == [1, 2, 3]
+
+
+def test_a_metrics_file_without_the_history_columns_is_refused_with_what_it_lacks(tmp_path):
+    with pytest.raises(ManifestError, match="lacks column\\(s\\) run, test, status"):
+        one_record(tmp_path, "metrics.tsv", "history", "date\twns\ttns\n2026-11-01\t-0.1\t-2\n")
