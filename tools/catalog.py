@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools import readspec, runhistory, searchlogs, sta, stadiff
+from tools import readlines, readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.records import Record, RecordKind
@@ -42,6 +42,17 @@ SEARCHLOGS = ToolSpec(
     record_fields=("path",),
     record_kind="log",
     run=searchlogs.run,
+)
+READLINES = ToolSpec(
+    name="readlines",
+    description=(
+        "A range of an approved log's lines by number (at most 200 from `start`), to read around"
+        " a hit."
+    ),
+    args_model=readlines.ReadLinesArgs,
+    record_fields=("path",),
+    record_kind="log",
+    run=readlines.run,
 )
 READSPEC = ToolSpec(
     name="readspec",
@@ -103,7 +114,7 @@ STADIFF = ToolSpec(
 )
 
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
-    "triage": (SEARCHLOGS, READSPEC, GETRUNHISTORY),
+    "triage": (SEARCHLOGS, READLINES, READSPEC, GETRUNHISTORY),
     "sta": (STASUMMARY, STAPATHS, STAPATH, STADIFF),
 }
 
