@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools import readlines, readspec, runhistory, searchlogs, sta, stadiff
+from tools import logsummary, readlines, readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.records import Record, RecordKind
@@ -53,6 +53,17 @@ READLINES = ToolSpec(
     record_fields=("path",),
     record_kind="log",
     run=readlines.run,
+)
+LOGSUMMARY = ToolSpec(
+    name="logsummary",
+    description=(
+        "What an approved simulation log says of itself: the UVM report summary, the first"
+        " UVM_ERROR/UVM_FATAL per report id, the verdict line, Verilator/cocotb/pytest summaries."
+    ),
+    args_model=logsummary.LogSummaryArgs,
+    record_fields=("path",),
+    record_kind="log",
+    run=logsummary.run,
 )
 READSPEC = ToolSpec(
     name="readspec",
@@ -114,7 +125,7 @@ STADIFF = ToolSpec(
 )
 
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
-    "triage": (SEARCHLOGS, READLINES, READSPEC, GETRUNHISTORY),
+    "triage": (SEARCHLOGS, READLINES, LOGSUMMARY, READSPEC, GETRUNHISTORY),
     "sta": (STASUMMARY, STAPATHS, STAPATH, STADIFF),
 }
 
