@@ -16,16 +16,26 @@ import os
 import time
 import tomllib
 import zlib
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    ValidationError,
+)
 
 from contract.codes import RefusalCode
 from tools.delimited import delimiter_for, header_cells
 from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
+from tools.families import expand, glob_problem, matches
 from tools.files import NON_BLOCKING, open_regular
 from tools.validation import describe_validation_error
 
@@ -36,6 +46,8 @@ MAX_MANIFEST_BYTES = 1 << 20
 MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
 """Records read whole per call are capped; logs and STA reports are streamed and may be huge."""
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_RECORDS = 10_000
+"""Records one manifest may approve, its families' files counted one by one."""
 
 ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]
 RecordId = Annotated[str, StringConstraints(min_length=1, max_length=300)]
@@ -55,6 +67,32 @@ class RecordEntry(_Strict):
     """`human`: each use waits for a person's approval."""
     share: Literal["any", "local"] = "any"
     """`local`: the content is never sent to a remote model route."""
+
+
+class RecordFamily(_Strict):
+    """One `[[record]]` table naming files by a glob (`tools/families.py`): each file it matches
+    is a record whose id is its path relative to the manifest."""
+
+    glob: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+    kind: RecordKind
+    approval: Literal["none", "human"] = "none"
+    share: Literal["any", "local"] = "any"
+
+    def entry(self, relative: str) -> RecordEntry:
+        return RecordEntry(id=relative, kind=self.kind, path=relative, approval=self.approval, share=self.share)  # fmt: skip
+
+
+def _record_kind_of(table: Any) -> str:
+    """`family` for a table with a glob (as read, or as validated), else `entry`."""
+    family = isinstance(table, RecordFamily) or (isinstance(table, dict) and "glob" in table)
+    return "family" if family else "entry"
+
+
+RecordItem = Annotated[
+    Annotated[RecordEntry, Tag("entry")] | Annotated[RecordFamily, Tag("family")],
+    Discriminator(_record_kind_of),
+]
+"""A `[[record]]` table: one file (`id` and `path`) or a family of files (`glob`)."""
 
 
 class Budget(_Strict):
@@ -87,7 +125,7 @@ class ManifestFile(_Strict):
     goal: Annotated[str, StringConstraints(max_length=2000)] = ""
     unknowns: list[Annotated[str, StringConstraints(min_length=1, max_length=500)]] = []
     budget: Budget = Budget()
-    record: Annotated[list[RecordEntry], Field(min_length=1, max_length=10_000)]
+    record: Annotated[list[RecordItem], Field(min_length=1, max_length=10_000)]
     script: list[dict[str, Any]] = []
     """The scripted baseline: action documents, one per turn, written by the scenario's author."""
 
@@ -152,7 +190,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
     document = _parse_or_refuse(manifest_path, raw)
     root = manifest_path.resolve().parent
     records: dict[str, Record] = {}
-    for entry in document.record:
+    for entry in _entries(document, root, manifest_path):
         if entry.id in records:
             raise ManifestError(f"{manifest_path}: record id {entry.id!r} appears twice")
         records[entry.id] = _admit_record(entry, root, manifest_path)
@@ -167,6 +205,35 @@ def load_scenario(manifest_path: Path) -> Scenario:
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )
+
+
+def _entries(document: ManifestFile, root: Path, manifest: Path) -> Iterator[RecordEntry]:
+    """Every record entry, each family's files listed in order; at most `MAX_RECORDS`."""
+    count = 0
+    for item in document.record:
+        if isinstance(item, RecordFamily):
+            if problem := glob_problem(item.glob):
+                raise ManifestError(f"{manifest}: {problem}")
+            entries = [item.entry(relative) for relative in expand(root, item.glob)]
+            if not entries:
+                raise ManifestError(f"{manifest}: glob {item.glob!r} matches no file")
+        else:
+            entries = [item]
+        count += len(entries)
+        if count > MAX_RECORDS:
+            raise ManifestError(f"{manifest}: more than {MAX_RECORDS} records")
+        yield from entries
+
+
+def _entries_named(document: ManifestFile, record_id: str) -> list[RecordEntry]:
+    """The entries that name `record_id`: itself, or a family whose pattern matches it."""
+    return [
+        item.entry(record_id) if isinstance(item, RecordFamily) else item
+        for item in document.record
+        if (
+            item.id == record_id if isinstance(item, RecordEntry) else matches(item.glob, record_id)
+        )
+    ]
 
 
 def _manifest_bytes(path: Path) -> bytes:
@@ -214,7 +281,7 @@ def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Reco
         raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
     try:
         document = _parse_or_refuse(path, raw)
-        [entry] = [entry for entry in document.record if entry.id == admitted.id]
+        [entry] = _entries_named(document, admitted.id)
         resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
     except (ManifestError, ValueError):
         raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
