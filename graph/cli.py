@@ -7,6 +7,7 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,8 @@ from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.choosers.cassette import write_cassette
+from tools.draft import draft_manifest
+from tools.records import load_scenario
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -318,6 +321,48 @@ def scenarios(json_output: JsonOption = False) -> None:
     for row in rows:
         table.add_row(*cells(row["id"], row["profile"], row["records"], row["goal"]))
     Console(highlight=False, soft_wrap=True).print(table)
+
+
+scenario_app = typer.Typer(help="Draft scenario manifests.", no_args_is_help=True)
+app.add_typer(scenario_app, name="scenario")
+
+
+@scenario_app.command("new")
+def scenario_new(
+    folder: Annotated[
+        Path, typer.Argument(help="A folder of logs, specs, histories or STA reports.")
+    ],
+    scenario_id: Annotated[
+        str | None, typer.Option("--id", help="The scenario id (default: the folder's name).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Where to write it (default: FOLDER/scenario.toml).")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a manifest approving a folder's records by kind, for you to review before a run:
+    files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
+    if not folder.is_dir():
+        fail(2, f"{folder} is not a folder")
+    target = output or folder / "scenario.toml"
+    if target.exists() and not force:
+        fail(2, f"{target} exists; give --force to overwrite it or --output to write elsewhere")
+    if target.resolve().parent != folder.resolve():
+        fail(2, f"{target} must be in {folder}: a manifest's records are relative to its folder")
+    name = (
+        scenario_id
+        or re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.")
+        or "scenario"
+    )
+    try:
+        text, left_out = draft_manifest(folder, name)
+        target.write_text(text, encoding="utf-8")
+        scenario = load_scenario(target)
+    except (ValueError, OSError) as exc:
+        fail(2, str(exc).splitlines()[0])
+    stderr.print(f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run")  # fmt: skip
+    for line in left_out:
+        stderr.print(f"left out: {escaped(line)}")
 
 
 @app.command()

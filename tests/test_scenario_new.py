@@ -1,0 +1,85 @@
+"""`warrant scenario new FOLDER`: a reviewable manifest that approves a folder's records by kind."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from lab import LAB_DIR
+from tests.cli_process import warrant
+from tools.records import load_scenario
+
+
+def regression(folder: Path) -> Path:
+    for test in ("reset_smoke", "fifo_basic", "dma_burst"):
+        (folder / "runs" / "R42").mkdir(parents=True, exist_ok=True)
+        (folder / "runs" / "R42" / f"{test}.log").write_text(f"UVM_INFO run {test}\n")
+    (folder / "spec").mkdir()
+    (folder / "spec" / "ctrl.md").write_text("# Ctrl\n")
+    (folder / "history").mkdir()
+    (folder / "history" / "runs.csv").write_text("run,date,test,status\nR42,d,reset_smoke,FAIL\n")
+    (folder / "history" / "metrics.csv").write_text("date,wns\nd,-0.1\n")
+    (folder / "sta").mkdir()
+    (folder / "sta" / "setup.rpt").write_bytes((LAB_DIR / "sta" / "setup_after.rpt").read_bytes())
+    (folder / "README").write_text("not a record\n")
+    return folder
+
+
+def test_a_folder_becomes_a_manifest_that_admits_each_record_by_kind(tmp_path):
+    folder = regression(tmp_path / "nightly")
+    result = warrant("scenario", "new", str(folder), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    manifest = folder / "scenario.toml"
+    document = tomllib.loads(manifest.read_text())
+    assert document["id"] == "nightly" and document["profile"] == "triage"
+    assert {"glob": "runs/R42/*.log", "kind": "log"} in document["record"]
+    scenario = load_scenario(manifest)
+    expected = {  # computed apart: the triage files, less the history without its columns
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*")
+        if path.suffix in (".log", ".md", ".csv") and path.name != "metrics.csv"
+    }
+    assert set(scenario.records) == expected
+    assert "left out: history/metrics.csv: not a history (lacks run, test, status)" in result.stderr
+    assert "left out: sta/setup.rpt: an STA report" in result.stderr
+    assert "review it before a run" in result.stderr
+
+
+def test_an_sta_folder_drafts_an_sta_scenario(tmp_path):
+    folder = tmp_path / "timing"
+    folder.mkdir()
+    for name in ("setup_before.rpt", "setup_after.rpt"):
+        (folder / name).write_bytes((LAB_DIR / "sta" / name).read_bytes())
+    assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
+    scenario = load_scenario(folder / "scenario.toml")
+    assert scenario.profile == "sta" and set(scenario.records) == {"setup_before.rpt", "setup_after.rpt"}  # fmt: skip
+
+
+def test_a_symlink_is_left_out_and_its_neighbours_named_one_by_one(tmp_path):
+    folder = regression(tmp_path / "nightly")
+    outside = tmp_path / "elsewhere.log"
+    outside.write_text("secret\n")
+    os.symlink(outside, folder / "runs" / "R42" / "link.log")
+    result = warrant("scenario", "new", str(folder), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "left out: runs/R42/link.log: a symlink" in result.stderr
+    scenario = load_scenario(folder / "scenario.toml")  # admits: no glob reaches the link
+    assert "runs/R42/link.log" not in scenario.records and "runs/R42/dma_burst.log" in scenario.records  # fmt: skip
+
+
+def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
+    folder = regression(tmp_path / "nightly")
+    assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
+    written = (folder / "scenario.toml").read_text()
+    for args, said in [
+        ((str(folder),), "exists; give --force"),
+        ((str(folder), "--output", str(tmp_path / "x.toml")), "must be in"),
+        ((str(tmp_path / "missing"),), "is not a folder"),
+    ]:
+        result = warrant("scenario", "new", *args, cwd=tmp_path)
+        assert result.returncode == 2 and said in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert (folder / "scenario.toml").read_text() == written
+    assert warrant("scenario", "new", str(folder), "--force", "--id", "N1", cwd=tmp_path).returncode == 0  # fmt: skip
+    assert load_scenario(folder / "scenario.toml").id == "N1"
