@@ -22,7 +22,15 @@ from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.reading import open_record
 from tools.records import Record
-from tools.stareport import EndRow, Metric, Notice, StaPath, SummaryRow
+from tools.stareport import (
+    EndRow,
+    Metric,
+    Notice,
+    SlackOnlyRow,
+    StaPath,
+    SummaryRow,
+    Unrecognised,
+)
 from tools.stascan import Row, Scanned, describe, encoded, scan
 
 MAX_PATH_LINES = 150
@@ -97,8 +105,12 @@ class _Report:
     notices: list[Notice] = field(default_factory=list)
     end_rows: list[EndRow] = field(default_factory=list)
     summary_rows: list[SummaryRow] = field(default_factory=list)
+    slack_only: list[SlackOnlyRow] = field(default_factory=list)
+    unrecognised: list[Unrecognised] = field(default_factory=list)
     truncated: int = 0
     unconstrained: int = 0
+    short: int = 0
+    """`-format short` paths: complete as reported, with no slack to count."""
 
     def add(self, item: Scanned) -> None:
         if isinstance(item, Row):
@@ -115,8 +127,14 @@ class _Report:
             self.notices.append(item)
         elif isinstance(item, EndRow):
             self.end_rows.append(item)
-        else:
+        elif isinstance(item, SummaryRow):
             self.summary_rows.append(item)
+        elif isinstance(item, SlackOnlyRow):
+            self.slack_only.append(item)
+        elif isinstance(item, Unrecognised):
+            self.unrecognised.append(item)
+        else:  # a `-format short` path
+            self.short += 1
 
 
 def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -154,8 +172,8 @@ def _group_order(key: GroupKey) -> tuple[bytes, ...]:
 def _summary_of(report: _Report) -> str:
     paths = sum(stats.paths for stats in report.groups.values())
     if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
-            or report.end_rows or report.summary_rows):  # fmt: skip
-        return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices"
+            or report.end_rows or report.summary_rows or report.slack_only or report.short):  # fmt: skip
+        return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices" + _unread(report)  # fmt: skip
     endpoints = sum(len(stats.worst) for stats in report.groups.values())
     summary = (
         f"{paths} constrained paths to {endpoints} endpoint(s) in {len(report.groups)} "
@@ -170,9 +188,25 @@ def _summary_of(report: _Report) -> str:
         summary += f"; {report.unconstrained} unconstrained path(s)"
     if report.truncated:
         summary += f"; {report.truncated} path(s) truncated in the report"
+    if report.short:
+        summary += f"; {report.short} path(s) in -format short (no slack reported)"
     if report.notices:
         summary += f"; {len(report.notices)} warning/notice line(s)"
-    return summary
+    return summary + _unread(report)
+
+
+MAX_RANGES = 10
+
+
+def _unread(report: _Report) -> str:
+    """Where the report holds what no reader here understood (never dropped silently)."""
+    if not report.unrecognised:
+        return ""
+    spans = [f"{item.first}" if item.first == item.last else f"{item.first}–{item.last}"
+             for item in report.unrecognised[:MAX_RANGES]]  # fmt: skip
+    more = "…" if len(report.unrecognised) > MAX_RANGES else ""
+    count = sum(item.lines for item in report.unrecognised)
+    return f"; {count} line(s) not recognised, at lines {', '.join(spans)}{more}"
 
 
 def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
@@ -191,20 +225,34 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
 
 
 def _table_lines(report: _Report) -> list[Line]:
-    """One line for all `-format end` rows and one for all `summary` rows, at the worst row."""
-    lines = []
-    for name, rows in (("end table", report.end_rows), ("summary table", report.summary_rows)):
-        if rows:
-            worst = min(rows, key=SLACK)
-            violating = sum(row.status == "VIOLATED" for row in rows)
-            tns = sum(min(row.slack, 0.0) for row in rows)
-            text = (
-                f"{name}: {len(rows)} row(s), {violating} violating, worst slack "
-                f"{figure(worst.slack)} at {worst.endpoint}, TNS {figure(tns)} (table rows, "
-                "counted apart from the paths)"
-            )
-            lines.append(make_line(worst.line, text))
+    """One line per `-format end` table title (a hold table never beside a setup one), one for
+    all `summary` rows, at the worst row; each `slack_only` row as reported."""
+    tables: list[tuple[str, list[EndRow] | list[SummaryRow]]] = []
+    for title in dict.fromkeys(row.check for row in report.end_rows):
+        rows = [row for row in report.end_rows if row.check == title]
+        tables.append((f"end table {title}" if title else "end table", rows))
+    tables.append(("summary table", report.summary_rows))
+    lines = [_table_line(name, rows) for name, rows in tables if rows]
+    for row in report.slack_only:
+        text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
+        lines.append(make_line(row.line, text))
     return lines
+
+
+def _table_line(name: str, rows: list[EndRow] | list[SummaryRow]) -> Line:
+    worst = min(rows, key=SLACK)
+    if all(row.status is not None for row in rows):
+        violating = f"{sum(row.status == 'VIOLATED' for row in rows)} violating"
+    else:
+        violating = (
+            f"{sum(row.slack < 0 for row in rows)} with negative slack (no MET/VIOLATED given)"
+        )
+    tns = sum(min(row.slack, 0.0) for row in rows)
+    text = (
+        f"{name}: {len(rows)} row(s), {violating}, worst slack {figure(worst.slack)} at "
+        f"{worst.endpoint}, TNS {figure(tns)} (table rows, counted apart from the paths)"
+    )
+    return make_line(worst.line, text)
 
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:

@@ -20,7 +20,17 @@ _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
 _TIME = re.compile(rf"^\s*(?:({NUMBER})\s+)?({NUMBER})\s+data (arrival|required) time\s*$")
 _END_ROW = re.compile(rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
-_SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
+_SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$")
+_SUMMARY_END = re.compile(rf"^(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$")
+"""A summary row's part from its `Endpoint` column on."""
+_SLACK_ONLY_ROW = re.compile(rf"^(\S+)\s+({NUMBER})\s*$")
+_CHECK_TITLE = re.compile(r"^(?:max|min)_delay/\w+ group \S+$")
+"""OpenSTA's title over a `-format end` table: `max_delay/setup group clk`."""
+_RULE = re.compile(r"^-{4,}$")
+_PATH_TABLE = ("Description", "Incr")
+_PATH_ROW = re.compile(rf"^(?:{NUMBER}(?:\s|$)|\(|-+$)")
+"""A line of a path's table (a number first, a parenthesised note, a rule): no end of a header."""
+"""Words of a full path's table header: a path header followed by other content is `short`."""
 _METRIC = re.compile(rf"^(tns|wns|worst slack)(?:\s+(max|min))?\s+({NUMBER})\s*$")
 """`tns -1.2`, and OpenROAD's `tns max -1.2` / `worst slack min 0.1` (kept in the name)."""
 _WARNING = re.compile(r"^(Warning|Error)\b")
@@ -50,6 +60,8 @@ class StaPath:
     """`MET`, `VIOLATED`, or None for an unconstrained or truncated path."""
     unconstrained: bool = False
     truncated: bool = False
+    short: bool = False
+    """A `-format short` path: its header only, complete as reported, with no slack."""
     first_line: int = 0
     last_line: int = 0
 
@@ -62,6 +74,8 @@ class EndRow:
     slack: float
     status: str
     line: int
+    check: str | None = None
+    """The table's title as OpenSTA prints it (`max_delay/setup group clk`), if it had one."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +83,28 @@ class SummaryRow:
     startpoint: str
     endpoint: str
     slack: float
-    status: str
+    status: str | None
+    """`MET`/`VIOLATED` where the row says it; OpenSTA's `-format summary` gives the slack only."""
     line: int
+
+
+@dataclass(frozen=True)
+class SlackOnlyRow:
+    """A `-format slack_only` row: a path group's worst slack."""
+
+    group: str
+    slack: float
+    line: int
+
+
+@dataclass(frozen=True)
+class Unrecognised:
+    """Lines no reader here understood (blank lines between them included): said, not dropped."""
+
+    first: int
+    last: int
+    lines: int
+    """How many non-blank lines."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +122,7 @@ class Notice:
     line: int
 
 
-Item = StaPath | EndRow | SummaryRow | Metric | Notice
+Item = StaPath | EndRow | SummaryRow | SlackOnlyRow | Metric | Notice | Unrecognised
 
 
 @dataclass
@@ -99,8 +133,18 @@ class Parser:
     """The fields of the path being read (a plain dict: updated per line, frozen when it closes)."""
     pending: str | None = None
     """`start` or `end` while a wrapped point's reason is expected on the next line."""
+    in_table: bool = False
+    """The open path's table has begun (its `… Description` or `Point Incr Path` header)."""
+    blank: bool = False
+    """A blank line followed the open path's header fields, before any table."""
     table: str | None = None
-    """`end` or `summary` inside such a table."""
+    """`end`, `summary` or `slack_only` inside such a table."""
+    check: str | None = None
+    """The title of the `-format end` table being read (`max_delay/setup group clk`)."""
+    endpoint_column: int = -1
+    """Where a `-format summary` table's Endpoint column starts (its header's)."""
+    unread: list[int] | None = None
+    """First line, last line and count of unrecognised lines not yet said."""
     items: list[Item] = field(default_factory=list)
 
     def feed(self, number: int, raw: str) -> None:
@@ -109,10 +153,12 @@ class Parser:
         if text.startswith(("Warning", "Error", "No paths")) and (
             _WARNING.match(text) or text == "No paths found."
         ):
+            self.said()
             self.items.append(Notice(text, number))
             return
         if text.startswith("Startpoint:"):
             self.close(truncated=True)
+            self.said()
             name, reason = _point(text.removeprefix("Startpoint:"))
             self.path = {
                 "startpoint": name,
@@ -121,14 +167,32 @@ class Parser:
                 "last_line": number,
             }
             self.pending = None if reason else "start"
+            self.in_table = self.blank = False
             return
+        if self.path is not None and self._is_short(text):
+            self.close(truncated=False, short=True)
         if self.path is not None:
             self._feed_path(number, line, text)
             return
-        self._feed_table(number, text)
+        self._feed_table(number, line, text)
+
+    def _is_short(self, text: str) -> bool:
+        """A `-format short` path ends at its header: other content after a blank line."""
+        if self.in_table or not text:
+            self.blank = self.blank or (not text and not self.in_table)
+            return False
+        if any(word in text for word in _PATH_TABLE):
+            self.in_table = True
+            return False
+        return (
+            self.blank
+            and not text.startswith((*_FIELD_NAMES, "Endpoint:"))
+            and not _PATH_ROW.match(text)
+        )
 
     def _feed_path(self, number: int, line: str, text: str) -> None:
         path = self.path
+        assert path is not None
         path["last_line"] = number
         if self.pending and text.startswith("(") and text.endswith(")"):
             path["start_reason" if self.pending == "start" else "end_reason"] = text[1:-1]
@@ -152,33 +216,87 @@ class Parser:
             path["unconstrained"] = True
             self.close(truncated=False)
 
-    def _feed_table(self, number: int, text: str) -> None:
+    def _feed_table(self, number: int, line: str, text: str) -> None:
+        """A line outside any path: a table's, a tns/wns line, or unrecognised (said later)."""
+        if not text:
+            if self.table is not None:
+                self.table = self.check = None
+            return
+        row = self._table_item(number, line, text)
+        if row is None:
+            self._unrecognised(number)
+            return
+        self.said()
+        if row is not True:
+            self.items.append(row)
+
+    def _table_item(self, number: int, line: str, text: str) -> Item | bool | None:
+        """The item the line gives, True for a line that is understood and gives none (a title,
+        a header, a rule), None for a line not understood."""
         if found := _METRIC.match(text):
             name = f"{found[1]} {found[2]}" if found[2] else found[1]
-            self.items.append(Metric(name, float(found[3]), number))
-        elif text.startswith("Endpoint") and "Slack" in text and "Arrival" in text:
+            return Metric(name, float(found[3]), number)
+        if _CHECK_TITLE.match(text):
+            self.check = text
+            return True
+        if text.startswith("Endpoint") and "Slack" in text and ("Arrival" in text or "Delay" in text):  # fmt: skip
             self.table = "end"
-        elif text.startswith("Startpoint") and "Endpoint" in text and "Slack" in text:
-            self.table = "summary"
-        elif not text:
-            self.table = None
-        elif self.table == "end" and (found := _END_ROW.match(text)):
-            self.items.append(
-                EndRow(
-                    found[1], float(found[2]), float(found[3]), float(found[4]), found[5], number
-                )
-            )
-        elif self.table == "summary" and (found := _SUMMARY_ROW.match(text)):
-            self.items.append(SummaryRow(found[1], found[2], float(found[3]), found[4], number))
+            return True
+        if text.startswith("Startpoint") and "Endpoint" in text and "Slack" in text:
+            self.table, self.endpoint_column = "summary", line.find("Endpoint")
+            return True
+        if text.startswith("Group") and text.split() == ["Group", "Slack"]:
+            self.table = "slack_only"
+            return True
+        if _RULE.match(text) or (text.startswith("Required") and text.split() == ["Required", "Actual"]):  # fmt: skip
+            return True
+        if self.table == "end" and (found := _END_ROW.match(text)):
+            values = float(found[2]), float(found[3]), float(found[4])
+            return EndRow(found[1], *values, found[5], number, self.check)
+        if self.table == "summary":
+            return self._summary_row(number, line, text)
+        if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
+            return SlackOnlyRow(found[1], float(found[2]), number)
+        return None
 
-    def close(self, truncated: bool) -> None:
+    def _summary_row(self, number: int, line: str, text: str) -> SummaryRow | None:
+        """Read by the header's columns: a point's name may be followed by its cell, `reg1/Q
+        (DFF_X1)`, so spaces cannot tell the columns apart."""
+        column = self.endpoint_column
+        if 0 < column < len(line) and line[column - 1] == " " and line[:column].strip():
+            found = _SUMMARY_END.match(line[column:].strip())
+            if found:
+                return SummaryRow(line[:column].strip(), found[1], float(found[2]), found[3], number)  # fmt: skip
+        if found := _SUMMARY_ROW.match(text):
+            return SummaryRow(found[1], found[2], float(found[3]), found[4], number)
+        return None
+
+    def _unrecognised(self, number: int) -> None:
+        if self.unread is None:
+            self.unread = [number, number, 1]
+        else:
+            self.unread[1], self.unread[2] = number, self.unread[2] + 1
+
+    def said(self) -> None:
+        """Unrecognised lines so far, as one item (a recognised line ends their stretch)."""
+        if self.unread is not None:
+            self.items.append(Unrecognised(*self.unread))
+            self.unread = None
+
+    def close(self, truncated: bool, short: bool = False) -> None:
         if self.path is not None:
             fields = self.path
             arrival, required = fields.pop("arrival", None), fields.pop("required", None)
             self.items.append(
-                StaPath(**fields, arrival=arrival, required=required, truncated=truncated)
-            )
+                StaPath(**fields, arrival=arrival, required=required,
+                        truncated=truncated and not short, short=short)
+            )  # fmt: skip
         self.path, self.pending = None, None
+
+    def finish(self) -> None:
+        """The end of the report: an open path is truncated; unrecognised lines are said."""
+        self.close(truncated=True)
+        self.said()
 
     def drain(self) -> list[Item]:
         items, self.items = self.items, []
@@ -191,7 +309,7 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
     for number, text in lines:
         parser.feed(number, text)
         yield from parser.drain()
-    parser.close(truncated=True)
+    parser.finish()
     yield from parser.drain()
 
 

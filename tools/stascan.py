@@ -23,7 +23,17 @@ from operator import add
 from typing import Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
-from tools.stareport import EndRow, Metric, Notice, Parser, StaPath, SummaryRow, parse
+from tools.stareport import (
+    EndRow,
+    Metric,
+    Notice,
+    Parser,
+    SlackOnlyRow,
+    StaPath,
+    SummaryRow,
+    Unrecognised,
+    parse,
+)
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
@@ -89,7 +99,8 @@ class Row(NamedTuple):
         return self.key[0]
 
 
-Scanned = Row | Metric | Notice | EndRow | SummaryRow
+Scanned = Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | Unrecognised | StaPath
+"""A `StaPath` only for a `-format short` path (no slack: nothing to rank)."""
 """A path as a row; every other item as the line parser reads it."""
 
 
@@ -141,6 +152,9 @@ class _Reader:
             prologue = pieces.pop(0)
             consumed = len(prologue) + bool(pieces)  # and the newline before the first block
             yield from self.lines(prologue, followed=bool(pieces), consumed=consumed)
+        if pieces and self.parser.unread is not None:  # ended by the next Startpoint line
+            self.parser.said()
+            yield from self._drain()
         matches = list(map(_CANONICAL.match, pieces))
         if not _faithful_chunk(text, pieces, matches):
             matches = [
@@ -159,8 +173,9 @@ class _Reader:
                 yield from self.lines(LABEL + block, followed=followed, consumed=size)
                 line, offset = self.line, self.offset
                 continue
-            if parser.path is not None:  # a path cut off by this block's Startpoint line
-                parser.close(truncated=True)
+            if parser.path is not None or parser.unread is not None:
+                parser.close(truncated=True)  # a path cut off by this block's Startpoint line
+                parser.said()  # and lines before it that no reader understood
                 yield from self._drain()
             yield _canonical_row(match.groups(), line, offset, share)
             line += block.count(b"\n") + (followed or not block.endswith(b"\n"))
@@ -214,12 +229,12 @@ class _Reader:
         yield from self._drain()
 
     def finish(self) -> Iterator[Scanned]:
-        self.parser.close(truncated=True)
+        self.parser.finish()
         yield from self._drain()
 
     def _drain(self) -> Iterator[Scanned]:
         for item in self.parser.drain():
-            if isinstance(item, StaPath):
+            if isinstance(item, StaPath) and not item.short:
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
             else:
                 yield item

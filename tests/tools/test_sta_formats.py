@@ -1,0 +1,130 @@
+"""OpenSTA's other `report_checks` formats, read or said aloud: `-format end` tables under their
+setup/hold titles, `summary` rows (slack only), `slack_only` rows, `short` paths (complete, not
+truncated), and whatever no reader understands, by line. Fixtures follow OpenSTA's layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import one_record
+from tests.tools.test_stascan import fast, reference
+from tools import sta
+from tools.stareport import EndRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised, parse_text
+
+END_TABLES = """\
+max_delay/setup group core_clk
+
+                                     Required  Actual
+Endpoint                               Delay   Delay   Slack
+------------------------------------------------------------
+u_core/acc_reg[3]/D (DFF_X1)            2.10    2.35   -0.25 (VIOLATED)
+u_core/acc_reg[2]/D (DFF_X1)            2.10    2.05    0.05 (MET)
+u_core/acc_reg[3]/E (DFF_X1)            2.10    2.20   -0.10 (VIOLATED)
+
+min_delay/hold group core_clk
+
+                                     Required  Actual
+Endpoint                               Delay   Delay   Slack
+------------------------------------------------------------
+u_core/acc_reg[3]/D (DFF_X1)            0.05    0.02   -0.03 (VIOLATED)
+
+"""
+SETUP_ROWS = [(-0.25, "VIOLATED"), (0.05, "MET"), (-0.10, "VIOLATED")]
+SUMMARY = """\
+Startpoint                           Endpoint                               Slack
+--------------------------------------------------------------------------------
+u_core/ctl_reg/Q (DFF_X1)            u_core/acc_reg[3]/D (DFF_X1)           -0.25
+in_valid (input)                     u_core/acc_reg[2]/D (DFF_X1)            0.05
+
+"""
+SLACK_ONLY = """\
+Group                                  Slack
+--------------------------------------------
+core_clk                               -0.25
+io_clk                                  1.50
+
+"""
+SHORT = """\
+Startpoint: u_core/ctl_reg (rising edge-triggered flip-flop clocked by core_clk)
+Endpoint: u_core/acc_reg[3] (rising edge-triggered flip-flop clocked by core_clk)
+Path Group: core_clk
+Path Type: max
+
+"""
+
+
+def summary(tmp_path: Path, text: str):
+    record = one_record(tmp_path, "r.rpt", "sta_report", text)
+    return sta.stasummary(sta.ReportArgs(report="r"), {"report": record})
+
+
+def test_end_tables_keep_their_setup_or_hold_title_and_two_pins_stay_two_endpoints():
+    rows = [item for item in parse_text(END_TABLES) if isinstance(item, EndRow)]
+    assert [(row.endpoint, row.slack, row.status) for row in rows[:3]] == [
+        ("u_core/acc_reg[3]/D (DFF_X1)", -0.25, "VIOLATED"),
+        ("u_core/acc_reg[2]/D (DFF_X1)", 0.05, "MET"),
+        ("u_core/acc_reg[3]/E (DFF_X1)", -0.10, "VIOLATED"),
+    ]
+    assert {row.check for row in rows[:3]} == {"max_delay/setup group core_clk"}
+    assert rows[3].check == "min_delay/hold group core_clk" and rows[3].slack == -0.03
+
+
+def test_the_summary_shows_a_hold_table_apart_from_the_setup_one(tmp_path):
+    lines = [line.text for line in summary(tmp_path, END_TABLES).lines]
+    tns = sum(min(slack, 0.0) for slack, _ in SETUP_ROWS)  # computed apart
+    violating = sum(status == "VIOLATED" for _, status in SETUP_ROWS)
+    assert lines[0].startswith(
+        f"end table max_delay/setup group core_clk: 3 row(s), {violating} violating, worst slack "
+        f"-0.25 at u_core/acc_reg[3]/D (DFF_X1), TNS {tns:.2f}"
+    )
+    assert lines[1].startswith("end table min_delay/hold group core_clk: 1 row(s), 1 violating, worst slack -0.03")  # fmt: skip
+
+
+def test_summary_rows_are_read_by_their_columns_with_the_slack_alone():
+    rows = [item for item in parse_text(SUMMARY) if isinstance(item, SummaryRow)]
+    assert rows == [
+        SummaryRow("u_core/ctl_reg/Q (DFF_X1)", "u_core/acc_reg[3]/D (DFF_X1)", -0.25, None, 3),
+        SummaryRow("in_valid (input)", "u_core/acc_reg[2]/D (DFF_X1)", 0.05, None, 4),
+    ]
+
+
+def test_a_summary_table_without_met_or_violated_counts_negative_slack_and_says_so(tmp_path):
+    [line] = summary(tmp_path, SUMMARY).lines
+    assert line.text.startswith("summary table: 2 row(s), 1 with negative slack (no MET/VIOLATED given), worst slack -0.25")  # fmt: skip
+
+
+def test_slack_only_rows_are_shown_as_reported(tmp_path):
+    assert [item for item in parse_text(SLACK_ONLY) if isinstance(item, SlackOnlyRow)] == [
+        SlackOnlyRow("core_clk", -0.25, 3),
+        SlackOnlyRow("io_clk", 1.5, 4),
+    ]
+    texts = [line.text for line in summary(tmp_path, SLACK_ONLY).lines]
+    assert texts == [
+        "slack_only table: group core_clk slack -0.25 (as reported)",
+        "slack_only table: group io_clk slack 1.50 (as reported)",
+    ]
+
+
+def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
+    text = SHORT + END_TABLES
+    items = parse_text(text)
+    [path] = [item for item in items if isinstance(item, StaPath)]
+    assert path.short and not path.truncated and path.slack is None and path.last_line == 5
+    assert len([item for item in items if isinstance(item, EndRow)]) == 4  # none swallowed
+    excerpt = summary(tmp_path, text)
+    assert "1 path(s) in -format short (no slack reported)" in excerpt.summary
+    assert "truncated" not in excerpt.summary
+
+
+def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
+    text = "OpenROAD 2.0 banner\nreport_checks -format json\n" + '{"checks": [\n{"slack": -0.1}\n]}\n\n' + SLACK_ONLY  # fmt: skip
+    assert [item for item in parse_text(text) if isinstance(item, Unrecognised)] == [
+        Unrecognised(1, 5, 5)
+    ]
+    assert summary(tmp_path, text).summary.endswith("; 5 line(s) not recognised, at lines 1–5")
+
+
+def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
+    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT).encode()
+    for chunk in (64, 257, 4096, 1 << 20):
+        assert fast(data, chunk) == reference(data)
