@@ -26,7 +26,10 @@ _SUMMARY_END = re.compile(rf"^(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$
 _SLACK_ONLY_ROW = re.compile(rf"^(\S+)\s+({NUMBER})\s*$")
 _CHECK_TITLE = re.compile(r"^(?:max|min)_delay/\w+ group \S+$")
 """OpenSTA's title over a `-format end` table: `max_delay/setup group clk`."""
-_RULE = re.compile(r"^-{4,}$")
+_RULE = re.compile(r"^(?:-{4,}|={4,})$")
+_BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
+"""OpenLane's title over a figure: `report_worst_slack -min (Hold)` says which check it is."""
+_CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
 _PATH_TABLE = ("Description", "Incr")
 _PATH_ROW = re.compile(rf"^(?:{NUMBER}(?:\s|$)|\(|-+$)")
 """A line of a path's table (a number first, a parenthesised note, a rule): no end of a header."""
@@ -141,6 +144,8 @@ class Parser:
     """`end`, `summary` or `slack_only` inside such a table."""
     check: str | None = None
     """The title of the `-format end` table being read (`max_delay/setup group clk`)."""
+    banner: str | None = None
+    """The last `report_worst_slack`/`report_tns`/`report_wns` title, until a figure takes it."""
     endpoint_column: int = -1
     """Where a `-format summary` table's Endpoint column starts (its header's)."""
     unread: list[int] | None = None
@@ -234,8 +239,14 @@ class Parser:
         """The item the line gives, True for a line that is understood and gives none (a title,
         a header, a rule), None for a line not understood."""
         if found := _METRIC.match(text):
-            name = f"{found[1]} {found[2]}" if found[2] else found[1]
+            name = f"{found[1]} {found[2]}" if found[2] else found[1] + self._check_of_banner()
             return Metric(name, float(found[3]), number)
+        if found := _CORNER_METRIC.match(text):
+            name = f"worst slack corner {found[1]}" + self._check_of_banner()
+            return Metric(name, float(found[2]), number)
+        if _BANNER.match(text):
+            self.banner = text
+            return True
         if _CHECK_TITLE.match(text):
             self.check = text
             return True
@@ -258,6 +269,16 @@ class Parser:
         if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
             return SlackOnlyRow(found[1], float(found[2]), number)
         return None
+
+    def _check_of_banner(self) -> str:
+        """` max (setup)` or ` min (hold)` when the title over the figure says which; the title
+        is then used up."""
+        banner, self.banner = self.banner or "", None
+        if "-max" in banner:
+            return " max (setup)"
+        if "-min" in banner:
+            return " min (hold)"
+        return ""
 
     def _summary_row(self, number: int, line: str, text: str) -> SummaryRow | None:
         """Read by the header's columns: a point's name may be followed by its cell, `reg1/Q

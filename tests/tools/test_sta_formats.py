@@ -128,3 +128,42 @@ def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
     data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT).encode()
     for chunk in (64, 257, 4096, 1 << 20):
         assert fast(data, chunk) == reference(data)
+
+
+OPENLANE_SUMMARY = """\
+===========================================================================
+report_tns
+============================================================================
+tns 0.00
+
+===========================================================================
+report_wns
+============================================================================
+wns 0.00
+
+===========================================================================
+report_worst_slack -max (Setup)
+============================================================================
+worst slack 7.06
+
+===========================================================================
+report_worst_slack -min (Hold)
+============================================================================
+
+
+worst slack 0.13
+worst slack corner nom_tt_025C_1v80: 0.21
+"""
+
+
+def test_openlane_figures_keep_the_check_their_title_names(tmp_path):
+    excerpt = summary(tmp_path, OPENLANE_SUMMARY)
+    texts = [line.text for line in excerpt.lines]
+    assert texts == [
+        "tns 0.00 (as reported)",
+        "wns 0.00 (as reported)",
+        "worst slack max (setup) 7.06 (as reported)",
+        "worst slack min (hold) 0.13 (as reported)",
+        "worst slack corner nom_tt_025C_1v80 0.21 (as reported)",
+    ]
+    assert "not recognised" not in excerpt.summary
