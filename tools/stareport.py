@@ -2,7 +2,7 @@
 
 It reads full-path reports (Startpoint/Endpoint with their reasons, Path Group, Path Type, optional
 Mode and Corner, the Delay/Time/Description table, data arrival and required times, slack MET or
-VIOLATED), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
+VIOLATED; also PrimeTime's and Tempus' layout, `Point Incr Path` with `slack (VIOLATED) -0.40`), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
 OpenROAD's `max`/`min` after the name) and notices (warnings, errors, `No paths found.`). It holds
 one path at a time. A path cut off by the end of the report (or by the next path's Startpoint) is
 yielded with `truncated=True`, never dropped; a path reported as unconstrained has no slack.
@@ -19,6 +19,9 @@ NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
 _TIME = re.compile(rf"^\s*(?:({NUMBER})\s+)?({NUMBER})\s+data (arrival|required) time\s*$")
+_PT_SLACK = re.compile(rf"^\s*slack\s+\((MET|VIOLATED)\)\s+({NUMBER})\s*$")
+"""PrimeTime's and Tempus' slack line: the word first, the number last."""
+_PT_TIME = re.compile(rf"^\s*data (arrival|required) time\s+({NUMBER})\s*$")
 _END_ROW = re.compile(rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
 _SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$")
 _SUMMARY_END = re.compile(rf"^(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$")
@@ -210,6 +213,11 @@ class Parser:
             )  # the first arrival/required line, not the recap
         elif "slack (" in text and (found := _SLACK.match(line)):
             path["slack"], path["status"] = float(found[1]), found[2]
+            self.close(truncated=False)
+        elif text.startswith("data ") and (found := _PT_TIME.match(line)):
+            path.setdefault(found[1], float(found[2]))  # the first, not the recap's negated one
+        elif text.startswith("slack (") and (found := _PT_SLACK.match(line)):
+            path["slack"], path["status"] = float(found[2]), found[1]
             self.close(truncated=False)
         elif text.startswith("Endpoint:"):
             name, reason = _point(text.removeprefix("Endpoint:"))

@@ -125,7 +125,8 @@ def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
 
 
 def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
-    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT).encode()
+    pt = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
+    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY).encode()  # fmt: skip
     for chunk in (64, 257, 4096, 1 << 20):
         assert fast(data, chunk) == reference(data)
 
@@ -167,3 +168,49 @@ def test_openlane_figures_keep_the_check_their_title_names(tmp_path):
         "worst slack corner nom_tt_025C_1v80 0.21 (as reported)",
     ]
     assert "not recognised" not in excerpt.summary
+
+
+def primetime_path(endpoint: str, arrival: str, required: str, slack: str, status: str) -> str:
+    """A path in PrimeTime's layout: `Point Incr Path`, required after arrival, then the recap."""
+    return f"""\
+  Startpoint: u_core/ctl_reg (rising edge-triggered flip-flop clocked by CLK)
+  Endpoint: {endpoint} (rising edge-triggered flip-flop clocked by CLK)
+  Path Group: CLK
+  Path Type: max
+
+  Point                                    Incr       Path
+  -----------------------------------------------------------
+  clock CLK (rise edge)                    0.00       0.00
+  u_core/ctl_reg/CK (DFF_X1)               0.00       0.00 r
+  u_core/ctl_reg/Q (DFF_X1)                0.40       0.40 f
+  {endpoint}/D (DFF_X1)              {float(arrival) - 0.40:.2f}       {arrival} f
+  data arrival time                                   {arrival}
+
+  clock CLK (rise edge)                    2.00       2.00
+  library setup time                      -0.10       {required}
+  data required time                                  {required}
+  -----------------------------------------------------------
+  data required time                                  {required}
+  data arrival time                                  -{arrival}
+  -----------------------------------------------------------
+  slack ({status})                                   {slack}
+
+"""
+
+
+def test_a_primetime_pair_with_a_flip_is_read_as_a_flip(tmp_path):
+    from tools import stadiff
+
+    before = primetime_path("u_core/acc_reg", "1.80", "1.90", "0.10", "MET")
+    after = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
+    [path] = [item for item in parse_text(after) if isinstance(item, StaPath)]
+    assert (path.slack, path.status, path.arrival, path.required) == (-0.40, "VIOLATED", 2.30, 1.90)
+    assert round(path.required - path.arrival, 2) == path.slack  # the report's own figures agree
+    records = {
+        name: one_record(tmp_path / name, "r.rpt", "sta_report", text)
+        for name, text in (("b", before), ("a", after))
+        if (tmp_path / name).mkdir() is None
+    }
+    excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]})  # fmt: skip
+    assert excerpt.summary.startswith("1 flipped, 0 unconstrained, 0 added, 0 removed, 0 changed")
+    assert "MET→VIOLATED" in excerpt.lines[0].text and "-0.50" in excerpt.lines[0].text
