@@ -24,6 +24,7 @@ from tools.reading import open_record
 from tools.records import Record
 from tools.stareport import (
     EndRow,
+    LimitRow,
     Metric,
     Notice,
     SlackOnlyRow,
@@ -106,6 +107,7 @@ class _Report:
     end_rows: list[EndRow] = field(default_factory=list)
     summary_rows: list[SummaryRow] = field(default_factory=list)
     slack_only: list[SlackOnlyRow] = field(default_factory=list)
+    limits: list[LimitRow] = field(default_factory=list)
     unrecognised: list[Unrecognised] = field(default_factory=list)
     truncated: int = 0
     unconstrained: int = 0
@@ -131,6 +133,8 @@ class _Report:
             self.summary_rows.append(item)
         elif isinstance(item, SlackOnlyRow):
             self.slack_only.append(item)
+        elif isinstance(item, LimitRow):
+            self.limits.append(item)
         elif isinstance(item, Unrecognised):
             self.unrecognised.append(item)
         else:  # a `-format short` path
@@ -172,7 +176,8 @@ def _group_order(key: GroupKey) -> tuple[bytes, ...]:
 def _summary_of(report: _Report) -> str:
     paths = sum(stats.paths for stats in report.groups.values())
     if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
-            or report.end_rows or report.summary_rows or report.slack_only or report.short):  # fmt: skip
+            or report.end_rows or report.summary_rows or report.slack_only or report.short
+            or report.limits):  # fmt: skip
         return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices" + _unread(report)  # fmt: skip
     endpoints = sum(len(stats.worst) for stats in report.groups.values())
     summary = (
@@ -236,7 +241,19 @@ def _table_lines(report: _Report) -> list[Line]:
     for row in report.slack_only:
         text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
         lines.append(make_line(row.line, text))
+    lines += [_limit_line(check, [row for row in report.limits if row.check == check])
+              for check in dict.fromkeys(row.check for row in report.limits)]  # fmt: skip
     return lines
+
+
+def _limit_line(check: str, rows: list[LimitRow]) -> Line:
+    """A `report_check_types` section: violations of its own kind, never mixed with paths."""
+    violating = [row for row in rows if row.status == "VIOLATED"]
+    graded = [row for row in rows if row.slack is not None]
+    worst = min(graded, key=SLACK) if graded else rows[0]
+    where = f"worst slack {figure(worst.slack)} at {worst.pin}" if worst.slack is not None else f"first at {worst.pin}"  # fmt: skip
+    text = f"{check}: {len(rows)} pin(s), {len(violating)} violating, {where} (limit checks, as reported)"  # fmt: skip
+    return make_line(worst.line, text)
 
 
 def _table_line(name: str, rows: list[EndRow] | list[SummaryRow]) -> Line:

@@ -28,6 +28,11 @@ _SUMMARY_END = re.compile(rf"^(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$
 """A summary row's part from its `Endpoint` column on."""
 _SLACK_ONLY_ROW = re.compile(rf"^(\S+)\s+({NUMBER})\s*$")
 _CHECK_TITLE = re.compile(r"^(?:max|min)_delay/\w+ group \S+$")
+_LIMIT_TITLE = re.compile(r"^(?:max|min) (?:slew|capacitance|fanout)$")
+"""A `report_check_types` section's title."""
+_LIMIT_ROW = re.compile(
+    rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+(?:({NUMBER})\s*)?\((MET|VIOLATED)\)\s*$"
+)
 """OpenSTA's title over a `-format end` table: `max_delay/setup group clk`."""
 _RULE = re.compile(r"^(?:-{4,}|={4,})$")
 _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
@@ -104,6 +109,22 @@ class SlackOnlyRow:
 
 
 @dataclass(frozen=True)
+class LimitRow:
+    """A `report_check_types -violators` row: a slew, capacitance or fanout limit check, or a
+    minimum pulse width check, of one pin."""
+
+    check: str
+    """`max slew`, `max capacitance`, `max fanout` (or `min …`), `min pulse width`."""
+    pin: str
+    limit: float
+    value: float
+    slack: float | None
+    """None where the report leaves it blank (OpenSTA's fanout rows)."""
+    status: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Unrecognised:
     """Lines no reader here understood (blank lines between them included): said, not dropped."""
 
@@ -128,7 +149,7 @@ class Notice:
     line: int
 
 
-Item = StaPath | EndRow | SummaryRow | SlackOnlyRow | Metric | Notice | Unrecognised
+Item = StaPath | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Metric | Notice | Unrecognised
 
 
 @dataclass
@@ -255,8 +276,12 @@ class Parser:
         if _BANNER.match(text):
             self.banner = text
             return True
-        if _CHECK_TITLE.match(text):
+        if _CHECK_TITLE.match(text) or _LIMIT_TITLE.match(text):
             self.check = text
+            return True
+        if text.startswith("Pin") and text.endswith("Slack"):
+            self.table = "limit"
+            self.check = "min pulse width" if "Width" in text else self.check
             return True
         if text.startswith("Endpoint") and "Slack" in text and ("Arrival" in text or "Delay" in text):  # fmt: skip
             self.table = "end"
@@ -276,6 +301,9 @@ class Parser:
             return self._summary_row(number, line, text)
         if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
             return SlackOnlyRow(found[1], float(found[2]), number)
+        if self.table == "limit" and self.check and (found := _LIMIT_ROW.match(text)):
+            slack = float(found[4]) if found[4] is not None else None
+            return LimitRow(self.check, found[1], float(found[2]), float(found[3]), slack, found[5], number)  # fmt: skip
         return None
 
     def _check_of_banner(self) -> str:

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from tools.lines import MAX_LINE_BYTES, iter_lines
 from tools.stareport import (
     EndRow,
+    LimitRow,
     Metric,
     Notice,
     Parser,
@@ -99,7 +100,9 @@ class Row(NamedTuple):
         return self.key[0]
 
 
-Scanned = Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | Unrecognised | StaPath
+Scanned = (
+    Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Unrecognised | StaPath
+)
 """A `StaPath` only for a `-format short` path (no slack: nothing to rank)."""
 """A path as a row; every other item as the line parser reads it."""
 

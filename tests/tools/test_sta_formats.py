@@ -9,7 +9,15 @@ from pathlib import Path
 from tests.helpers import one_record
 from tests.tools.test_stascan import fast, reference
 from tools import sta
-from tools.stareport import EndRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised, parse_text
+from tools.stareport import (
+    EndRow,
+    LimitRow,
+    SlackOnlyRow,
+    StaPath,
+    SummaryRow,
+    Unrecognised,
+    parse_text,
+)
 
 END_TABLES = """\
 max_delay/setup group core_clk
@@ -126,7 +134,7 @@ def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
 
 def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
     pt = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
-    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY).encode()  # fmt: skip
+    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY + CHECK_TYPES).encode()  # fmt: skip
     for chunk in (64, 257, 4096, 1 << 20):
         assert fast(data, chunk) == reference(data)
 
@@ -214,3 +222,55 @@ def test_a_primetime_pair_with_a_flip_is_read_as_a_flip(tmp_path):
     excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]})  # fmt: skip
     assert excerpt.summary.startswith("1 flipped, 0 unconstrained, 0 added, 0 removed, 0 changed")
     assert "MET→VIOLATED" in excerpt.lines[0].text and "-0.50" in excerpt.lines[0].text
+
+
+CHECK_TYPES = """\
+max slew
+
+Pin                                    Limit    Slew   Slack
+------------------------------------------------------------
+u_pad/buf2/A                            0.20    0.35   -0.15 (VIOLATED)
+u_core/inv7/A                           0.20    0.26   -0.06 (VIOLATED)
+
+max fanout
+
+Pin                                   Limit Fanout  Slack
+---------------------------------------------------------
+rst_n                                     8     12        (VIOLATED)
+
+max capacitance
+
+Pin                                    Limit     Cap   Slack
+------------------------------------------------------------
+rst_n                                   0.05    0.12   -0.07 (VIOLATED)
+
+                                     Required  Actual
+Pin                                    Width   Width   Slack
+------------------------------------------------------------
+u_core/acc_reg[3]/CK (high)             0.06    0.05   -0.01 (VIOLATED)
+u_core/acc_reg[2]/CK (high)             0.06    5.00    4.94 (MET)
+
+"""
+
+
+def test_check_types_sections_are_violations_of_their_own_kind(tmp_path):
+    rows = [item for item in parse_text(CHECK_TYPES) if isinstance(item, LimitRow)]
+    assert [(row.check, row.pin, row.slack) for row in rows] == [
+        ("max slew", "u_pad/buf2/A", -0.15),
+        ("max slew", "u_core/inv7/A", -0.06),
+        ("max fanout", "rst_n", None),
+        ("max capacitance", "rst_n", -0.07),
+        ("min pulse width", "u_core/acc_reg[3]/CK (high)", -0.01),
+        ("min pulse width", "u_core/acc_reg[2]/CK (high)", 4.94),
+    ]
+    for row in rows:  # each slack is limit minus value, or value minus limit, as the check reads
+        if row.slack is not None:
+            assert round(abs(row.limit - row.value), 2) == abs(row.slack)
+    excerpt = summary(tmp_path, CHECK_TYPES)
+    assert [line.text for line in excerpt.lines] == [
+        "max slew: 2 pin(s), 2 violating, worst slack -0.15 at u_pad/buf2/A (limit checks, as reported)",
+        "max fanout: 1 pin(s), 1 violating, first at rst_n (limit checks, as reported)",
+        "max capacitance: 1 pin(s), 1 violating, worst slack -0.07 at rst_n (limit checks, as reported)",
+        "min pulse width: 2 pin(s), 1 violating, worst slack -0.01 at u_core/acc_reg[3]/CK (high) (limit checks, as reported)",
+    ]  # fmt: skip
+    assert "not recognised" not in excerpt.summary
