@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from itertools import islice
 from operator import attrgetter, itemgetter
 from typing import Annotated, Literal
@@ -193,6 +194,8 @@ def _summary_of(report: _Report) -> str:
         summary += f"; {report.unconstrained} unconstrained path(s)"
     if report.truncated:
         summary += f"; {report.truncated} path(s) truncated in the report"
+    if report.groups or report.end_rows or report.summary_rows:
+        summary += "; TNS sums the negative slacks in exact decimal on the report's digits"
     if report.short:
         summary += f"; {report.short} path(s) in -format short (no slack reported)"
     if report.notices:
@@ -219,7 +222,7 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
     corner, mode, path_type, group = (_text(part or b"-") for part in key)
     rows = stats.worst.values()
     violating = sum(row.status == b"VIOLATED" for row in rows)
-    tns = sum(min(row.slack, 0.0) for row in rows)
+    tns = negative_sum(row.slack for row in rows)
     where = f"group {group} corner {corner}" + (f" mode {mode}" if key[1] else "")
     text = (
         f"{where} type {path_type}: {stats.paths} paths to {len(stats.worst)} endpoints, "
@@ -264,7 +267,7 @@ def _table_line(name: str, rows: list[EndRow] | list[SummaryRow]) -> Line:
         violating = (
             f"{sum(row.slack < 0 for row in rows)} with negative slack (no MET/VIOLATED given)"
         )
-    tns = sum(min(row.slack, 0.0) for row in rows)
+    tns = negative_sum(row.slack for row in rows)
     text = (
         f"{name}: {len(rows)} row(s), {violating}, worst slack {figure(worst.slack)} at "
         f"{worst.endpoint}, TNS {figure(tns)} (table rows, counted apart from the paths)"
@@ -361,7 +364,24 @@ DIGITS = 6
 report's precision, above the binary noise of subtracting two decimal numbers."""
 
 
-def figure(value: float, signed: bool = False) -> str:
+def _scaled(value: float) -> int:
+    """The value in units of 10⁻⁶: exact for a figure read with at most `DIGITS` decimals."""
+    return round(value * 10**DIGITS)
+
+
+def negative_sum(slacks: Iterable[float | None]) -> Decimal:
+    """TNS: the sum of the negative slacks, in exact decimal on the report's digits (integers
+    of 10⁻⁶, summed exactly), never binary floating point."""
+    total = sum(_scaled(slack) for slack in slacks if slack is not None and slack < 0)
+    return Decimal(total).scaleb(-DIGITS)
+
+
+def difference(after: float, before: float) -> Decimal:
+    """Δ = after − before, exact on the report's digits."""
+    return Decimal(_scaled(after) - _scaled(before)).scaleb(-DIGITS)
+
+
+def figure(value: float | Decimal, signed: bool = False) -> str:
     """A number with two decimals, or as many more (up to `DIGITS`) as it carries: a report
     written with `-digits 3` keeps its third decimal."""
     text = f"{value:+.{DIGITS}f}" if signed else f"{value:.{DIGITS}f}"

@@ -19,7 +19,7 @@ from pydantic import Field
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records import Record
-from tools.sta import DIGITS, KEY_FIELDS, describe_path, described, figure, report_rows
+from tools.sta import DIGITS, KEY_FIELDS, describe_path, described, difference, figure, report_rows
 from tools.stareport import StaPath
 from tools.stascan import Row
 
@@ -87,12 +87,14 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
     lines = [
-        _diff_line(kind, delta, old and old_paths[old.line], new and new_paths[new.line])
-        for kind, delta, old, new in shown
+        _diff_line(kind, old and old_paths[old.line], new and new_paths[new.line])
+        for kind, _, old, new in shown
     ]
     summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
     return make_excerpt(
-        summary + f"; showing {len(shown)}",
+        summary
+        + f"; showing {len(shown)}"
+        + ("; Δ = after − before, exact decimal on the reports' digits" if shown else ""),
         lines,
         truncated=len(shown) < sum(map(len, changes.values())),
     )
@@ -108,7 +110,7 @@ def _changes(before: Index, after: Index, after_loose: Index) -> dict[str, list[
         if old is None:
             added((new.slack, None, new))
         elif old.status != new.status:
-            flipped((round(new.slack - old.slack, DIGITS), old, new))
+            flipped((round(new.slack - old.slack, DIGITS), old, new))  # ranks; shown exact
         elif (delta := round(new.slack - old.slack, DIGITS)) != 0 or old.start != new.start:
             changed((delta, old, new))
     for key, old in before.items():
@@ -136,7 +138,7 @@ def _shown(
 _DELTA = itemgetter(1)
 
 
-def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None) -> Line:
+def _diff_line(kind: str, old: StaPath | None, new: StaPath | None) -> Line:
     if kind == "added":
         return make_line(new.first_line, f"[after] added: {describe_path(new)}")
     if kind == "removed":
@@ -144,13 +146,13 @@ def _diff_line(kind: str, delta: float, old: StaPath | None, new: StaPath | None
     if kind == "unconstrained":
         text = f"[after] now unconstrained: {describe_path(new)}; was slack {figure(old.slack)} ({old.status})"
         return make_line(new.first_line, text)
-    return make_line(new.first_line, f"[after] {_change(old, new, delta)}")
+    return make_line(new.first_line, f"[after] {_change(old, new)}")
 
 
-def _change(old: StaPath, new: StaPath, delta: float) -> str:
+def _change(old: StaPath, new: StaPath) -> str:
     kind = f"flipped {old.status}→{new.status}" if old.status != new.status else "changed"
-    arrival = (new.arrival or 0.0) - (old.arrival or 0.0)
-    required = (new.required or 0.0) - (old.required or 0.0)
+    arrival = difference(new.arrival or 0.0, old.arrival or 0.0)
+    required = difference(new.required or 0.0, old.required or 0.0)
     start = (
         f"; startpoint {old.startpoint} → {new.startpoint}"
         if old.startpoint != new.startpoint
@@ -158,6 +160,6 @@ def _change(old: StaPath, new: StaPath, delta: float) -> str:
     )
     return (
         f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(old.slack)} → "
-        f"{figure(new.slack)} (Δ {figure(delta, signed=True)}: Δarrival {figure(arrival, signed=True)}, "
+        f"{figure(new.slack)} (Δ {figure(difference(new.slack, old.slack), signed=True)}: Δarrival {figure(arrival, signed=True)}, "
         f"Δrequired {figure(required, signed=True)}){start}"
     )

@@ -10,6 +10,8 @@ from tools import sta, stadiff
 from tools.errors import RecordRefusal
 from tools.records import load_scenario
 
+EXACT = "Δ = after − before, exact decimal on the reports' digits"
+
 BEFORE, AFTER = "lab/sta/setup_before.rpt", "lab/sta/setup_after.rpt"
 
 
@@ -64,7 +66,8 @@ def test_diff_flips_additions_removals_and_changed_startpoints(sta1):
     records = {"before": sta1.records[BEFORE], "after": sta1.records[AFTER]}
     excerpt = stadiff.stadiff(stadiff.DiffArgs(before=BEFORE, after=AFTER, limit=200), records)
     assert (
-        excerpt.summary == "1 flipped, 0 unconstrained, 1 added, 1 removed, 10 changed; showing 13"
+        excerpt.summary
+        == "1 flipped, 0 unconstrained, 1 added, 1 removed, 10 changed; showing 13; " + EXACT
     )
     texts = [line.text for line in excerpt.lines]
     assert texts[0] == (

@@ -274,3 +274,19 @@ def test_check_types_sections_are_violations_of_their_own_kind(tmp_path):
         "min pulse width: 2 pin(s), 1 violating, worst slack -0.01 at u_core/acc_reg[3]/CK (high) (limit checks, as reported)",
     ]  # fmt: skip
     assert "not recognised" not in excerpt.summary
+
+
+def test_tns_and_deltas_are_exact_decimals_on_the_reports_digits(tmp_path):
+    from decimal import Decimal
+
+    from tools.sta import difference, negative_sum
+
+    slacks = [-0.1, -0.1, -0.1, 0.2, None]
+    assert sum(s for s in slacks if s is not None and s < 0) != -0.3  # binary floats drift
+    assert negative_sum(slacks) == Decimal("-0.3")
+    assert difference(2.3, 1.9) == Decimal("0.4") and 2.3 - 1.9 != 0.4
+    rows = "\n".join(f"u/r{n}/D (DFF_X1)   2.00   2.10   -0.10 (VIOLATED)" for n in range(3))
+    text = "max_delay/setup group clk\n\nEndpoint   Delay   Delay   Slack\n" + rows + "\n\n"
+    excerpt = summary(tmp_path, text)
+    assert ", TNS -0.30 (" in excerpt.lines[0].text
+    assert "TNS sums the negative slacks in exact decimal" in excerpt.summary

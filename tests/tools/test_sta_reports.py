@@ -8,6 +8,8 @@ from tests.helpers import one_record
 from tools import sta, stadiff
 from tools.records import Record
 
+EXACT = "Δ = after − before, exact decimal on the reports' digits"
+
 
 def block(endpoint: str, slack: str, *, kind: str = "max", corner: str | None = None,
           mode: str | None = None, start: str = "u/src_reg") -> str:  # fmt: skip
@@ -102,7 +104,10 @@ def test_an_endpoint_that_lost_its_constraint_is_not_called_removed(tmp_path):
         tmp_path, block("ok_reg/D", "0.50") + UNCONSTRAINED.format(endpoint="e_unc"), "a"
     )
     excerpt = diff(before, after)
-    assert excerpt.summary == "0 flipped, 1 unconstrained, 0 added, 0 removed, 0 changed; showing 1"
+    assert (
+        excerpt.summary
+        == "0 flipped, 1 unconstrained, 0 added, 0 removed, 0 changed; showing 1; " + EXACT
+    )
     [line] = excerpt.lines
     assert line.number == block("ok_reg/D", "0.50").count("\n") + 1
     assert line.text.startswith("[after] now unconstrained: e_unc · unconstrained")
