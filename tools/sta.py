@@ -114,6 +114,8 @@ class _Report:
     unconstrained: int = 0
     short: int = 0
     """`-format short` paths: complete as reported, with no slack to count."""
+    json_paths: list[StaPath] = field(default_factory=list)
+    """Paths read from `-format json` documents."""
 
     def add(self, item: Scanned) -> None:
         if isinstance(item, Row):
@@ -138,6 +140,8 @@ class _Report:
             self.limits.append(item)
         elif isinstance(item, Unrecognised):
             self.unrecognised.append(item)
+        elif isinstance(item, StaPath) and item.from_json:
+            self.json_paths.append(item)
         else:  # a `-format short` path
             self.short += 1
 
@@ -178,7 +182,7 @@ def _summary_of(report: _Report) -> str:
     paths = sum(stats.paths for stats in report.groups.values())
     if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
             or report.end_rows or report.summary_rows or report.slack_only or report.short
-            or report.limits):  # fmt: skip
+            or report.limits or report.json_paths):  # fmt: skip
         return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices" + _unread(report)  # fmt: skip
     endpoints = sum(len(stats.worst) for stats in report.groups.values())
     summary = (
@@ -198,6 +202,8 @@ def _summary_of(report: _Report) -> str:
         summary += "; TNS sums the negative slacks in exact decimal on the report's digits"
     if report.short:
         summary += f"; {report.short} path(s) in -format short (no slack reported)"
+    if report.json_paths:
+        summary += f"; {len(report.json_paths)} path(s) from -format json (seconds shown in ns; MET/VIOLATED from the slack's sign)"  # fmt: skip
     if report.notices:
         summary += f"; {len(report.notices)} warning/notice line(s)"
     return summary + _unread(report)
@@ -244,8 +250,27 @@ def _table_lines(report: _Report) -> list[Line]:
     for row in report.slack_only:
         text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
         lines.append(make_line(row.line, text))
+    lines += _json_lines(report.json_paths)
     lines += [_limit_line(check, [row for row in report.limits if row.check == check])
               for check in dict.fromkeys(row.check for row in report.limits)]  # fmt: skip
+    return lines
+
+
+def _json_lines(paths: list[StaPath]) -> list[Line]:
+    """One line per group and path type of the `-format json` paths, at the document's end."""
+    lines = []
+    for key in dict.fromkeys((path.group, path.path_type) for path in paths):
+        rows = [path for path in paths if (path.group, path.path_type) == key and path.slack is not None]  # fmt: skip
+        if not rows:
+            continue
+        worst = min(rows, key=SLACK)
+        violating = sum(path.status == "VIOLATED" for path in rows)
+        tns = negative_sum(path.slack for path in rows)
+        text = (
+            f"json group {key[0]} type {key[1]}: {len(rows)} path(s), {violating} violating, "
+            f"worst slack {figure(worst.slack or 0.0)} at {worst.endpoint}, TNS {figure(tns)} (json paths)"
+        )
+        lines.append(make_line(worst.last_line, text))
     return lines
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from operator import itemgetter
@@ -20,7 +21,7 @@ from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records import Record
 from tools.sta import DIGITS, KEY_FIELDS, describe_path, described, difference, figure, report_rows
-from tools.stareport import StaPath
+from tools.stareport import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
 from tools.stascan import Row
 
 
@@ -41,14 +42,17 @@ the new row."""
 Index = dict[tuple[bytes | None, ...], Row]
 
 
-def _index(record: Record) -> tuple[Index, Index]:
+def _index(record: Record, skipped: Counter[str]) -> tuple[Index, Index]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
     and the first unconstrained path of each endpoint by corner, mode and path type (the group of
-    an unconstrained path is `(none)`, not the group it had when it was constrained)."""
+    an unconstrained path is `(none)`, not the group it had when it was constrained). What is
+    not a text path is counted in `skipped`, to be said."""
     index: Index = {}
     loose: Index = {}
     for row in report_rows(record):
         if type(row) is not Row:
+            if kind := _not_compared(row):
+                skipped[kind] += row.lines if isinstance(row, Unrecognised) else 1
             continue
         if row.slack is None:
             if row.unconstrained:
@@ -58,6 +62,26 @@ def _index(record: Record) -> tuple[Index, Index]:
         if kept is None or row.slack < kept.slack:
             index[row.key] = row
     return index, loose
+
+
+def _not_compared(item: object) -> str | None:
+    """What kind of content a diff does not compare (None for figures it has no use for)."""
+    if isinstance(item, StaPath):
+        return "json path(s)" if item.from_json else "short path(s)"
+    if isinstance(item, (EndRow, SummaryRow, SlackOnlyRow)):
+        return "table row(s)"
+    if isinstance(item, LimitRow):
+        return "limit check(s)"
+    return "line(s) not recognised" if isinstance(item, Unrecognised) else None
+
+
+def _skipped_note(skipped: Mapping[str, Counter[str]]) -> str:
+    parts = [
+        f"{side}: " + ", ".join(f"{count} {kind}" for kind, count in counts.items())
+        for side, counts in skipped.items()
+        if counts
+    ]
+    return "; not compared (only text paths are): " + "; ".join(parts) if parts else ""
 
 
 @contextmanager
@@ -80,9 +104,10 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     added, removed, flipped, slack changed — with the change split into Δarrival and Δrequired.
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""
+    skipped: dict[str, Counter[str]] = {"before": Counter(), "after": Counter()}
     with _collector_paused():
-        before, _ = _index(records["before"])
-        changes = _changes(before, *_index(records["after"]))
+        before, _ = _index(records["before"], skipped["before"])
+        changes = _changes(before, *_index(records["after"], skipped["after"]))
     shown = _shown(changes, args.limit)
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
@@ -94,7 +119,8 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     return make_excerpt(
         summary
         + f"; showing {len(shown)}"
-        + ("; Δ = after − before, exact decimal on the reports' digits" if shown else ""),
+        + ("; Δ = after − before, exact decimal on the reports' digits" if shown else "")
+        + _skipped_note(skipped),
         lines,
         truncated=len(shown) < sum(map(len, changes.values())),
     )

@@ -10,6 +10,7 @@ yielded with `truncated=True`, never dropped; a path reported as unconstrained h
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,11 @@ _RULE = re.compile(r"^(?:-{4,}|={4,})$")
 _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 """OpenLane's title over a figure: `report_worst_slack -min (Hold)` says which check it is."""
 _CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
+MAX_JSON_LINES = 1_000_000
+"""A `-format json` document longer than this is said as unrecognised lines, not held."""
+JSON_DIGITS = 6
+_JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
+"""How a line of a pretty-printed JSON document can begin (after its indentation)."""
 _PATH_TABLE = ("Description", "Incr")
 _PATH_ROW = re.compile(rf"^(?:{NUMBER}(?:\s|$)|\(|-+$)")
 """A line of a path's table (a number first, a parenthesised note, a rule): no end of a header."""
@@ -73,6 +79,8 @@ class StaPath:
     truncated: bool = False
     short: bool = False
     """A `-format short` path: its header only, complete as reported, with no slack."""
+    from_json: bool = False
+    """Read from a `-format json` document (times converted from seconds to ns)."""
     first_line: int = 0
     last_line: int = 0
 
@@ -174,11 +182,19 @@ class Parser:
     """Where a `-format summary` table's Endpoint column starts (its header's)."""
     unread: list[int] | None = None
     """First line, last line and count of unrecognised lines not yet said."""
+    json_lines: list[str] | None = None
+    """A `-format json` document being read, and (`json_first`) its first line."""
+    json_first: int = 0
     items: list[Item] = field(default_factory=list)
 
     def feed(self, number: int, raw: str) -> None:
         line = raw.rstrip("\r\n")
         text = line.strip()
+        if self.path is not None and self._is_short(text):
+            self.close(truncated=False, short=True)
+        json_starts = self.path is None and text.startswith('{"checks"')
+        if (self.json_lines is not None or json_starts) and self._feed_json(number, line, text):
+            return
         if text.startswith(("Warning", "Error", "No paths")) and (
             _WARNING.match(text) or text == "No paths found."
         ):
@@ -198,12 +214,40 @@ class Parser:
             self.pending = None if reason else "start"
             self.in_table = self.blank = False
             return
-        if self.path is not None and self._is_short(text):
-            self.close(truncated=False, short=True)
         if self.path is not None:
             self._feed_path(number, line, text)
             return
         self._feed_table(number, line, text)
+
+    def _feed_json(self, number: int, line: str, text: str) -> bool:
+        """A `-format json` document: its lines held (at most `MAX_JSON_LINES`) until they
+        parse, then each check read as a path. A line no JSON document holds (`Startpoint:`, a
+        `---` banner) ends it unread: its lines are said as unrecognised, and the line is read
+        as any other (returns False)."""
+        if self.json_lines is None:
+            self.said()
+            self.json_lines, self.json_first = [], number
+        elif text and text[0] not in _JSON_LINE_STARTS:
+            self._json_unread(number - 1)
+            return False
+        self.json_lines.append(line)
+        if not text.endswith(("}", "]")) and len(self.json_lines) < MAX_JSON_LINES:
+            return True
+        try:
+            checks = json.loads("\n".join(self.json_lines))["checks"]
+            paths = [_json_path(check, self.json_first, number) for check in checks]
+        except (ValueError, KeyError, TypeError, IndexError):
+            if len(self.json_lines) >= MAX_JSON_LINES:
+                self._json_unread(number)
+            return True
+        self.json_lines = None
+        self.items.extend(paths)
+        return True
+
+    def _json_unread(self, last: int) -> None:
+        assert self.json_lines is not None
+        self.unread = [self.json_first, last, sum(bool(line.strip()) for line in self.json_lines)]
+        self.json_lines = None
 
     def _is_short(self, text: str) -> bool:
         """A `-format short` path ends at its header: other content after a blank line."""
@@ -350,14 +394,50 @@ class Parser:
             )  # fmt: skip
         self.path, self.pending = None, None
 
+    def interrupted(self) -> None:
+        """A `Startpoint:` line the scan read itself: the open path ends there, short (its
+        header and a blank line, no table) or truncated."""
+        short = self.path is not None and self.blank and not self.in_table
+        self.close(truncated=not short, short=short)
+
     def finish(self) -> None:
-        """The end of the report: an open path is truncated; unrecognised lines are said."""
-        self.close(truncated=True)
+        """The end of the report: an open path is truncated; unrecognised lines (and a JSON
+        document left open) are said."""
+        self.interrupted()  # at the end: a header and a blank line is a short path, else cut
+        if self.json_lines is not None:
+            self.said()
+            self._json_unread(self.json_first + len(self.json_lines) - 1)
         self.said()
 
     def drain(self) -> list[Item]:
         items, self.items = self.items, []
         return items
+
+
+def _json_path(check: dict[str, Any], first: int, last: int) -> StaPath:
+    """A `-format json` check as a path: its times are in seconds, shown here in ns (rounded to
+    `JSON_DIGITS`); MET or VIOLATED is the slack's sign, as OpenSTA decides it."""
+    slack = _ns(check["slack"]) if check.get("slack") is not None else None
+    return StaPath(
+        startpoint=str(check["startpoint"]),
+        endpoint=str(check["endpoint"]),
+        group=check.get("path_group"),
+        path_type=check.get("path_type"),
+        arrival=_ns(check["data_arrival_time"]) if "data_arrival_time" in check else None,
+        required=_ns(check["required_time"]) if "required_time" in check else None,
+        slack=slack,
+        status=None if slack is None else "MET" if slack >= 0 else "VIOLATED",
+        unconstrained=slack is None,
+        first_line=first,
+        last_line=last,
+        from_json=True,
+    )
+
+
+def _ns(seconds: object) -> float:
+    if type(seconds) not in (int, float):
+        raise TypeError("a time that is not a number")
+    return round(float(seconds) * 1e9, JSON_DIGITS)  # type: ignore[arg-type]
 
 
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:

@@ -103,7 +103,8 @@ class Row(NamedTuple):
 Scanned = (
     Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Unrecognised | StaPath
 )
-"""A `StaPath` only for a `-format short` path (no slack: nothing to rank)."""
+"""A `StaPath` only for a `-format short` path (no slack) or a `-format json` one (no text to
+describe it from): rows are what the text reports hold."""
 """A path as a row; every other item as the line parser reads it."""
 
 
@@ -177,7 +178,7 @@ class _Reader:
                 line, offset = self.line, self.offset
                 continue
             if parser.path is not None or parser.unread is not None:
-                parser.close(truncated=True)  # a path cut off by this block's Startpoint line
+                parser.interrupted()  # a path ended by this block's Startpoint line
                 parser.said()  # and lines before it that no reader understood
                 yield from self._drain()
             yield _canonical_row(match.groups(), line, offset, share)
@@ -237,7 +238,7 @@ class _Reader:
 
     def _drain(self) -> Iterator[Scanned]:
         for item in self.parser.drain():
-            if isinstance(item, StaPath) and not item.short:
+            if isinstance(item, StaPath) and not (item.short or item.from_json):
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
             else:
                 yield item

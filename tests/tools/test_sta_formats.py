@@ -113,6 +113,13 @@ def test_slack_only_rows_are_shown_as_reported(tmp_path):
     ]
 
 
+def test_short_paths_one_after_another_are_each_complete():
+    paths = [item for item in parse_text(SHORT * 3) if isinstance(item, StaPath)]
+    assert [(path.short, path.truncated, path.first_line) for path in paths] == [
+        (True, False, 1), (True, False, 6), (True, False, 11),
+    ]  # fmt: skip
+
+
 def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
     text = SHORT + END_TABLES
     items = parse_text(text)
@@ -125,16 +132,21 @@ def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
 
 
 def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
-    text = "OpenROAD 2.0 banner\nreport_checks -format json\n" + '{"checks": [\n{"slack": -0.1}\n]}\n\n' + SLACK_ONLY  # fmt: skip
-    assert [item for item in parse_text(text) if isinstance(item, Unrecognised)] == [
-        Unrecognised(1, 5, 5)
-    ]
-    assert summary(tmp_path, text).summary.endswith("; 5 line(s) not recognised, at lines 1–5")
+    text = "OpenROAD 2.0 banner\nreport_checks -format json\n" + '{"checks": [\n{"slack": "late"}\n]}\n\n' + SLACK_ONLY  # fmt: skip
+    said = [item for item in parse_text(text) if isinstance(item, Unrecognised)]
+    assert said == [
+        Unrecognised(1, 2, 2),
+        Unrecognised(3, 6, 3),
+    ]  # a JSON check without a slack number
+    assert [
+        item for item in parse_text(text) if isinstance(item, SlackOnlyRow)
+    ]  # still read after it
+    assert summary(tmp_path, text).summary.endswith("; 5 line(s) not recognised, at lines 1–2, 3–6")
 
 
 def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
     pt = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
-    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY + CHECK_TYPES).encode()  # fmt: skip
+    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY + CHECK_TYPES + JSON_REPORT + "tail\n").encode()  # fmt: skip
     for chunk in (64, 257, 4096, 1 << 20):
         assert fast(data, chunk) == reference(data)
 
@@ -290,3 +302,65 @@ def test_tns_and_deltas_are_exact_decimals_on_the_reports_digits(tmp_path):
     excerpt = summary(tmp_path, text)
     assert ", TNS -0.30 (" in excerpt.lines[0].text
     assert "TNS sums the negative slacks in exact decimal" in excerpt.summary
+
+
+JSON_REPORT = """\
+{"checks": [
+{
+  "type": "check",
+  "path_group": "core_clk",
+  "path_type": "max",
+  "startpoint": "u_core/ctl_reg/CK",
+  "endpoint": "u_core/acc_reg[3]/D",
+  "source_path": [
+    {"pin": "u_core/ctl_reg/CK", "arrival": 0.000e+00},
+    {"pin": "u_core/acc_reg[3]/D", "arrival": 2.350e-09}
+  ],
+  "data_arrival_time": 2.350e-09,
+  "required_time": 2.100e-09,
+  "slack": -2.500e-10
+},
+{
+  "type": "output_delay",
+  "path_group": "core_clk",
+  "path_type": "max",
+  "startpoint": "u_core/out_reg/CK",
+  "endpoint": "dout[0]",
+  "data_arrival_time": 1.000e-09,
+  "required_time": 8.000e-09,
+  "slack": 7.000e-09
+}
+]
+}
+"""
+
+
+def test_a_json_report_is_read_in_ns_with_the_slacks_sign(tmp_path):
+    paths = [item for item in parse_text(JSON_REPORT) if isinstance(item, StaPath)]
+    assert [(path.endpoint, path.slack, path.status, path.arrival, path.required) for path in paths] == [
+        ("u_core/acc_reg[3]/D", -0.25, "VIOLATED", 2.35, 2.1),
+        ("dout[0]", 7.0, "MET", 1.0, 8.0),
+    ]  # fmt: skip
+    last = len(JSON_REPORT.splitlines())  # the document's closing line
+    assert all(path.from_json and (path.first_line, path.last_line) == (1, last) for path in paths)
+    excerpt = summary(tmp_path, JSON_REPORT)
+    assert [line.text for line in excerpt.lines] == [
+        "json group core_clk type max: 2 path(s), 1 violating, worst slack -0.25 at u_core/acc_reg[3]/D, TNS -0.25 (json paths)"
+    ]  # fmt: skip
+    assert (
+        "2 path(s) from -format json" in excerpt.summary and "not recognised" not in excerpt.summary
+    )
+
+
+def test_a_diff_says_what_it_did_not_compare(tmp_path):
+    from tools import stadiff
+
+    records = {}
+    for name, text in (("b", SHORT + JSON_REPORT), ("a", SHORT + JSON_REPORT + SLACK_ONLY)):
+        (tmp_path / name).mkdir()
+        records[name] = one_record(tmp_path / name, "r.rpt", "sta_report", text)
+    excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]})  # fmt: skip
+    assert excerpt.summary.endswith(
+        "; not compared (only text paths are): before: 1 short path(s), 2 json path(s); "
+        "after: 1 short path(s), 2 json path(s), 2 table row(s)"
+    )

@@ -98,9 +98,17 @@ def test_a_report_truncated_mid_path_says_so():
 
 
 def test_a_new_startpoint_closes_an_unfinished_path_as_truncated():
-    cut = "\n".join(FULL_PATH.splitlines()[:6]) + "\n"
+    cut = "\n".join(FULL_PATH.splitlines()[:8]) + "\n"  # into its table
     items = paths(cut + FULL_PATH)
     assert [(path.truncated, path.slack) for path in items] == [(True, None), (False, 9.86)]
+
+
+def test_a_header_and_a_blank_line_before_a_new_startpoint_is_a_short_path():
+    header = "\n".join(FULL_PATH.splitlines()[:6]) + "\n"  # -format short prints this
+    items = paths(header + FULL_PATH)
+    assert [(path.short, path.truncated, path.slack) for path in items] == [
+        (True, False, None), (False, False, 9.86),
+    ]  # fmt: skip
 
 
 def test_no_paths_found_warnings_crlf_and_negative_zero():

@@ -17,10 +17,12 @@ def reference(data: bytes) -> list[tuple]:
     """What the line parser says of each path, in the rows' terms, and every other item."""
     lines = (  # cut as `tools.lines.iter_lines` cuts them
         (number, text[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
-        for number, text in enumerate(data.split(b"\n"), 1)
+        for number, text in enumerate(data.split(b"\n")[: -1 if data.endswith(b"\n") else None], 1)
     )
     return [
-        _project_path(item) if isinstance(item, StaPath) and not item.short else item
+        _project_path(item)
+        if isinstance(item, StaPath) and not (item.short or item.from_json)
+        else item
         for item in parse(lines)
     ]
 
@@ -79,7 +81,9 @@ def test_the_lab_pair_and_hard_cases_read_alike():
     cases = [FULL_PATH, CANONICAL, *ODD_BLOCKS]
     data = "".join(cases).encode("utf-8", "surrogateescape")
     expected = reference(data)
-    assert [item[4:6] for item in expected if isinstance(item, tuple)].count((True, False)) == 2
+    assert [item[4:6] for item in expected if isinstance(item, tuple)].count((True, False)) == 1
+    # the indented Startpoint's header, then blank lines and another Startpoint: -format short
+    assert [item.first_line for item in expected if isinstance(item, StaPath) and item.short] == [290]  # fmt: skip
     for chunk in (64, 97, 4096, 1 << 20):
         assert fast(data, chunk) == expected, chunk
     rows = [item for item in scan(io.BytesIO(data), 97) if isinstance(item, Row)]
@@ -127,7 +131,8 @@ def test_offsets_find_each_path_again_in_plain_and_gzip_reports(parts):
 
 
 def _paths(data: bytes) -> list[StaPath]:
-    lines = enumerate(data.decode("utf-8", "replace").split("\n"), 1)
+    text = data.decode("utf-8", "replace")
+    lines = enumerate(text.split("\n")[: -1 if text.endswith("\n") else None], 1)  # as iter_lines
     return [item for item in parse(lines) if isinstance(item, StaPath)]
 
 
