@@ -49,6 +49,8 @@ class SearchLogsArgs(ToolArgs):
     """A fixed string, matched case-sensitively."""
     limit: Annotated[int, Field(ge=1, le=200)] = 20
     """How many matching lines to return."""
+    count: bool = False
+    """Also count every matching line to the end of the log (a second, streamed pass)."""
 
 
 def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -61,7 +63,44 @@ def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
         summary = f"{len(hits)} line(s) contain {args.query!r}"
         if more:
             summary += f"; more lines match beyond the limit of {args.limit}"
+    if more and args.count:
+        with open_record(records["path"]) as stream:
+            summary += f"; {count_matching_lines(stream, needle)} line(s) in all contain it"
     return make_excerpt(summary, hits, truncated=more)
+
+
+def count_matching_lines(
+    stream: io.BufferedIOBase, needle: bytes, chunk_bytes: int = CHUNK_BYTES
+) -> int:
+    """How many lines contain `needle`, to the end of the stream, in bounded memory: a line
+    longer than a chunk is searched as it goes, keeping only enough of its end for a hit that
+    straddles two chunks."""
+    total, held, open_hit = 0, b"", False
+    keep = len(needle) - 1
+    while chunk := stream.read(chunk_bytes):
+        data = held + chunk
+        end = data.rfind(b"\n") + 1
+        if end == 0:  # within one long line
+            open_hit = open_hit or needle in data
+            held = data[len(data) - keep :] if keep else b""
+            continue
+        start = 0
+        if open_hit:  # the long line ends here, counted once
+            total, start, open_hit = total + 1, data.find(b"\n") + 1, False
+        total += _lines_with(data, needle, start, end)
+        held = data[end:]
+    return total + (open_hit or (bool(held) and needle in held))
+
+
+def _lines_with(data: bytes, needle: bytes, start: int, end: int) -> int:
+    """Lines of `data[start:end]` (whole lines) that contain `needle`."""
+    count = 0
+    found = data.find(needle, start, end)
+    while found >= 0:
+        count += 1
+        line_end = data.find(b"\n", found, end)
+        found = data.find(needle, line_end + 1, end)
+    return count
 
 
 def find_lines(stream: io.BufferedIOBase, needle: bytes, limit: int) -> tuple[list[Line], bool]:

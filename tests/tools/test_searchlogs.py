@@ -292,3 +292,29 @@ def test_a_log_truncated_while_it_is_searched_is_refused_not_shown(tmp_path):
         os.truncate(record.path, 10)  # a rotation by copytruncate, after the first hit
         session.verify()
     assert caught.value.code == "record_changed"
+
+
+_PIECES = st.sampled_from([b"a", b"b", b"ab", b"\n", b"xab\n", b"aab"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(_PIECES, max_size=40).map(b"".join),
+    needle=st.sampled_from([b"ab", b"a", b"aab", b"b"]),
+    chunk=st.integers(1, 9),
+)
+def test_every_matching_line_is_counted_once_whatever_the_chunks(data, needle, chunk):
+    expected = sum(needle in line for line in data.split(b"\n"))  # counted apart
+    assert searchlogs.count_matching_lines(io.BytesIO(data), needle, chunk) == expected
+
+
+def test_count_says_how_many_lines_match_in_all(tmp_path):
+    content = "".join(f"{n} {'UVM_ERROR x' if n % 3 == 0 else 'ok'}\n" for n in range(1, 3001))
+    record = one_record(tmp_path, "run.log", "log", content)
+    expected = sum("UVM_ERROR" in line for line in content.splitlines())  # 1000
+    counted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5, count=True), {"path": record})  # fmt: skip
+    assert counted.summary.endswith(f"; {expected} line(s) in all contain it") and len(counted.lines) == 5  # fmt: skip
+    plain = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5), {"path": record})
+    assert "in all" not in plain.summary
+    with pytest.raises(ValidationError):
+        SearchLogsArgs.model_validate({"path": "r", "query": "x", "count": 1})
