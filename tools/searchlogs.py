@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import (
@@ -51,6 +51,15 @@ class SearchLogsArgs(ToolArgs):
     """How many matching lines to return."""
     count: bool = False
     """Also count every matching line to the end of the log (a second, streamed pass)."""
+
+    @model_serializer(mode="wrap")
+    def _count_only_when_asked(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A call's recorded arguments name `count` only when it was asked for: receipts and
+        call signatures of plain searches stay as they were."""
+        dumped: dict[str, Any] = handler(self)
+        if not dumped.get("count"):
+            dumped.pop("count", None)
+        return dumped
 
 
 def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
