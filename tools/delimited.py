@@ -4,7 +4,7 @@ tab (TSV), told from its header line by the columns it must have."""
 from __future__ import annotations
 
 import csv
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 DELIMITERS = (",", ";", "\t")
 """Tried in this order; the first under which the header has every required column wins."""
@@ -21,3 +21,9 @@ def delimiter_for(header: str, required: Collection[str]) -> str:
     return max(
         DELIMITERS, key=lambda delimiter: len(set(required) & set(header_cells(header, delimiter)))
     )
+
+
+def missing_columns(header: str, required: Sequence[str]) -> list[str]:
+    """The `required` columns the header lacks, under the delimiter that names the most of them."""
+    columns = set(header_cells(header, delimiter_for(header, required)))
+    return [name for name in required if name not in columns]

@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
-from tools.delimited import delimiter_for, header_cells
+from tools.delimited import missing_columns
 from tools.records import HISTORY_COLUMNS, MAX_RECORDS
 
 KINDS = {
@@ -29,16 +29,16 @@ MAX_FILES = 100_000
 """Files looked at; a larger folder is refused (draft a manifest per sub-folder)."""
 
 
-def _suffix(name: str) -> str:
-    """`.log` for `x.log` and `x.log.gz`, lower-cased: what tells the kind."""
-    return PurePosixPath(name.removesuffix(".gz")).suffix.lower()
-
-
 def _ending(relative: str) -> str:
     """`.log` or `.log.gz`, as written: what a family's glob ends with."""
     name = PurePosixPath(relative).name
     gz = ".gz" if name.endswith(".gz") else ""
     return PurePosixPath(name.removesuffix(".gz")).suffix + gz
+
+
+def _suffix(relative: str) -> str:
+    """`.log` for `x.log` and `x.log.gz`, lower-cased: what tells the kind."""
+    return _ending(relative).removesuffix(".gz").lower()
 
 
 def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
@@ -93,8 +93,7 @@ def _missing_columns(path: Path) -> list[str]:
             header = handle.readline(64 * 1024)
     except OSError:
         return list(HISTORY_COLUMNS)
-    columns = set(header_cells(header, delimiter_for(header, HISTORY_COLUMNS)))
-    return [name for name in HISTORY_COLUMNS if name not in columns]
+    return missing_columns(header, HISTORY_COLUMNS)
 
 
 def _toml(

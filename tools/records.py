@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from contract.codes import RefusalCode
-from tools.delimited import delimiter_for, header_cells
+from tools.delimited import missing_columns
 from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
 from tools.families import expand, glob_problem, matches
@@ -391,8 +391,7 @@ def _check_history_header(handle: io.BufferedIOBase, where: str) -> None:
         header = stream.readline(64 * 1024).decode("utf-8-sig", "replace")
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ManifestError(f"{where}: history is not readable gzip: {exc}") from None
-    columns = set(header_cells(header, delimiter_for(header, HISTORY_COLUMNS)))
-    missing = [name for name in HISTORY_COLUMNS if name not in columns]
+    missing = missing_columns(header, HISTORY_COLUMNS)
     if missing:
         raise ManifestError(
             f"{where}: history header (comma, semicolon or tab separated) lacks column(s)"
