@@ -9,12 +9,12 @@ the rows it shows.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
 from operator import attrgetter, itemgetter
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field
 
@@ -241,28 +241,37 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
 def _table_lines(report: _Report) -> list[Line]:
     """One line per `-format end` table title (a hold table never beside a setup one), one for
     all `summary` rows, at the worst row; each `slack_only` row as reported."""
-    tables: list[tuple[str, list[EndRow] | list[SummaryRow]]] = []
-    for title in dict.fromkeys(row.check for row in report.end_rows):
-        rows = [row for row in report.end_rows if row.check == title]
-        tables.append((f"end table {title}" if title else "end table", rows))
+    tables: list[tuple[str, list[EndRow] | list[SummaryRow]]] = [
+        (f"end table {title}" if title else "end table", rows)
+        for title, rows in _grouped(report.end_rows, attrgetter("check")).items()
+    ]
     tables.append(("summary table", report.summary_rows))
     lines = [_table_line(name, rows) for name, rows in tables if rows]
     for row in report.slack_only:
         text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
         lines.append(make_line(row.line, text))
     lines += _json_lines(report.json_paths)
-    lines += [_limit_line(check, [row for row in report.limits if row.check == check])
-              for check in dict.fromkeys(row.check for row in report.limits)]  # fmt: skip
+    lines += [_limit_line(check, rows) for check, rows in _grouped(report.limits, attrgetter("check")).items()]  # fmt: skip
     return lines
+
+
+T = TypeVar("T")
+K = TypeVar("K")
+
+
+def _grouped(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
+    """The items by key, keys in the order they first appear."""
+    groups: dict[K, list[T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
 def _json_lines(paths: list[StaPath]) -> list[Line]:
     """One line per group and path type of the `-format json` paths, at the document's end."""
     lines = []
-    for key in dict.fromkeys((path.group, path.path_type) for path in paths):
-        rows = [path for path in paths if (path.group, path.path_type) == key and path.slack is not None]  # fmt: skip
-        if not rows:
-            continue
+    graded = (path for path in paths if path.slack is not None)
+    for key, rows in _grouped(graded, attrgetter("group", "path_type")).items():
         worst = min(rows, key=SLACK)
         violating = sum(path.status == "VIOLATED" for path in rows)
         tns = negative_sum(path.slack for path in rows)

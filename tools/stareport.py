@@ -29,12 +29,12 @@ _SUMMARY_END = re.compile(rf"^(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$
 """A summary row's part from its `Endpoint` column on."""
 _SLACK_ONLY_ROW = re.compile(rf"^(\S+)\s+({NUMBER})\s*$")
 _CHECK_TITLE = re.compile(r"^(?:max|min)_delay/\w+ group \S+$")
+"""OpenSTA's title over a `-format end` table: `max_delay/setup group clk`."""
 _LIMIT_TITLE = re.compile(r"^(?:max|min) (?:slew|capacitance|fanout)$")
 """A `report_check_types` section's title."""
 _LIMIT_ROW = re.compile(
     rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+(?:({NUMBER})\s*)?\((MET|VIOLATED)\)\s*$"
 )
-"""OpenSTA's title over a `-format end` table: `max_delay/setup group clk`."""
 _RULE = re.compile(r"^(?:-{4,}|={4,})$")
 _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 """OpenLane's title over a figure: `report_worst_slack -min (Hold)` says which check it is."""
@@ -45,9 +45,9 @@ JSON_DIGITS = 6
 _JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
 """How a line of a pretty-printed JSON document can begin (after its indentation)."""
 _PATH_TABLE = ("Description", "Incr")
+"""Words of a full path's table header: a path header followed by other content is `short`."""
 _PATH_ROW = re.compile(rf"^(?:{NUMBER}(?:\s|$)|\(|-+$)")
 """A line of a path's table (a number first, a parenthesised note, a rule): no end of a header."""
-"""Words of a full path's table header: a path header followed by other content is `short`."""
 _METRIC = re.compile(rf"^(tns|wns|worst slack)(?:\s+(max|min))?\s+({NUMBER})\s*$")
 """`tns -1.2`, and OpenROAD's `tns max -1.2` / `worst slack min 0.1` (kept in the name)."""
 _WARNING = re.compile(r"^(Warning|Error)\b")

@@ -103,9 +103,8 @@ class Row(NamedTuple):
 Scanned = (
     Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Unrecognised | StaPath
 )
-"""A `StaPath` only for a `-format short` path (no slack) or a `-format json` one (no text to
-describe it from): rows are what the text reports hold."""
-"""A path as a row; every other item as the line parser reads it."""
+"""A path as a row, every other item as the line parser reads it; a `StaPath` only for a
+`-format short` path (no slack) or a `-format json` one (no text to describe it from)."""
 
 
 def scan(stream: io.BufferedIOBase, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Scanned]:
