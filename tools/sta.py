@@ -23,7 +23,7 @@ from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.reading import open_record
 from tools.records import Record
-from tools.stareport import (
+from tools.staitems import (
     EndRow,
     LimitRow,
     Metric,

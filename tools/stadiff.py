@@ -21,7 +21,7 @@ from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records import Record
 from tools.sta import DIGITS, KEY_FIELDS, describe_path, described, difference, figure, report_rows
-from tools.stareport import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
+from tools.staitems import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
 from tools.stascan import Row
 
 

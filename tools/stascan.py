@@ -23,18 +23,17 @@ from operator import add
 from typing import Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
-from tools.stareport import (
+from tools.staitems import (
     EndRow,
     LimitRow,
     Metric,
     Notice,
-    Parser,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
     Unrecognised,
-    parse,
 )
+from tools.stareport import Parser, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "

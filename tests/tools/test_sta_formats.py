@@ -9,15 +9,8 @@ from pathlib import Path
 from tests.helpers import one_record
 from tests.tools.test_stascan import fast, reference
 from tools import sta
-from tools.stareport import (
-    EndRow,
-    LimitRow,
-    SlackOnlyRow,
-    StaPath,
-    SummaryRow,
-    Unrecognised,
-    parse_text,
-)
+from tools.staitems import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
+from tools.stareport import parse_text
 
 END_TABLES = """\
 max_delay/setup group core_clk

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from lab.stagen import PathSpec, render_path
 from tests.tools.test_stareport import FULL_PATH, path_specs
 from tools.lines import MAX_LINE_BYTES
-from tools.stareport import StaPath, Unrecognised, parse
+from tools.staitems import StaPath, Unrecognised
+from tools.stareport import parse
 from tools.stascan import Row, describe, scan
 
 

@@ -1,0 +1,107 @@
+"""What a `report_checks` text holds, as the STA readers give it: paths, table rows, limit
+checks, figures, notices, and the stretches no reader understood (`tools.stareport` reads them,
+`tools.stascan` scans them, `tools.sta` and `tools.stadiff` count and compare them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StaPath:
+    startpoint: str
+    endpoint: str = ""
+    start_reason: str | None = None
+    end_reason: str | None = None
+    group: str | None = None
+    path_type: str | None = None
+    mode: str | None = None
+    corner: str | None = None
+    arrival: float | None = None
+    required: float | None = None
+    slack: float | None = None
+    status: str | None = None
+    """`MET`, `VIOLATED`, or None for an unconstrained or truncated path."""
+    unconstrained: bool = False
+    truncated: bool = False
+    short: bool = False
+    """A `-format short` path: its header only, complete as reported, with no slack."""
+    from_json: bool = False
+    """Read from a `-format json` document (times converted from seconds to ns)."""
+    first_line: int = 0
+    last_line: int = 0
+
+
+@dataclass(frozen=True)
+class EndRow:
+    endpoint: str
+    required: float
+    arrival: float
+    slack: float
+    status: str
+    line: int
+    check: str | None = None
+    """The table's title as OpenSTA prints it (`max_delay/setup group clk`), if it had one."""
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    startpoint: str
+    endpoint: str
+    slack: float
+    status: str | None
+    """`MET`/`VIOLATED` where the row says it; OpenSTA's `-format summary` gives the slack only."""
+    line: int
+
+
+@dataclass(frozen=True)
+class SlackOnlyRow:
+    """A `-format slack_only` row: a path group's worst slack."""
+
+    group: str
+    slack: float
+    line: int
+
+
+@dataclass(frozen=True)
+class LimitRow:
+    """A `report_check_types -violators` row: a slew, capacitance or fanout limit check, or a
+    minimum pulse width check, of one pin."""
+
+    check: str
+    """`max slew`, `max capacitance`, `max fanout` (or `min …`), `min pulse width`."""
+    pin: str
+    limit: float
+    value: float
+    slack: float | None
+    """None where the report leaves it blank (OpenSTA's fanout rows)."""
+    status: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Unrecognised:
+    """Lines no reader here understood (blank lines between them included): said, not dropped."""
+
+    first: int
+    last: int
+    lines: int
+    """How many non-blank lines."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    value: float
+    line: int
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A warning or error line, or `No paths found.`."""
+
+    text: str
+    line: int
+
+
+Item = StaPath | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Metric | Notice | Unrecognised
