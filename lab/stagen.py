@@ -25,6 +25,13 @@ class PathSpec:
     corner: str | None = None
     stages: int = 0
     """Cells listed in the path's table between its launch and its endpoint."""
+    pin: str | None = None
+    """The endpoint's pin (`D`), named in its row as OpenSTA does (`reg3/D (DFF_X1)`)."""
+
+    @property
+    def endpoint_pin(self) -> str:
+        """The endpoint as a reader should give it: the pin where the row names one."""
+        return f"{self.endpoint}/{self.pin}" if self.pin else self.endpoint
 
     @property
     def slack(self) -> float:
@@ -52,7 +59,7 @@ def render_path(path: PathSpec) -> str:
         "---------------------------------------------------------",
         f"{0:7.2f} {0:7.2f}   clock {path.group} (rise edge)",
         *_stage_rows(path),
-        f"{path.arrival:7.2f} {path.arrival:7.2f} ^ {path.endpoint}",
+        f"{path.arrival:7.2f} {path.arrival:7.2f} ^ {_endpoint_row(path)}",
         f"        {path.arrival:7.2f}   data arrival time",
         "",
         f"        {path.required:7.2f}   data required time",
@@ -64,6 +71,10 @@ def render_path(path: PathSpec) -> str:
         "",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _endpoint_row(path: PathSpec) -> str:
+    return f"{path.endpoint}/{path.pin} (DFF_X1)" if path.pin else path.endpoint
 
 
 def _stage_rows(path: PathSpec) -> list[str]:

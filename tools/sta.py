@@ -33,7 +33,8 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
-from tools.stascan import Row, Scanned, describe, encoded, scan
+from tools.stareport import encoded
+from tools.stascan import Row, Scanned, describe, scan
 
 MAX_PATH_LINES = 150
 MAX_NOTICES = 10
@@ -336,16 +337,21 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     """One path's report lines, with their line numbers: the worst of the paths of this type to
     the endpoint (in the corner and mode given, else in any), or the first if none has a slack."""
     record = records["report"]
-    wanted = [encoded(value) for value in (args.corner, args.mode, args.path_type, args.endpoint)]
-    matching = [
+    wanted = [encoded(value) for value in (args.corner, args.mode, args.path_type)]
+    endpoint = encoded(args.endpoint)
+    selected = [
         item
         for item in report_rows(record)
         if isinstance(item, Row)
         and all(
             want is None or have == want
-            for have, want in zip(KEY_FIELDS(item.key), wanted, strict=True)
+            for have, want in zip(KEY_FIELDS(item.key), wanted, strict=False)
         )
+        and item.endpoint.startswith(endpoint)
     ]
+    matching = [row for row in selected if row.endpoint == endpoint] or _pins_of(
+        record, args.endpoint, selected
+    )
     if not matching:
         return make_excerpt(f"no {_selection(args)} ends at {args.endpoint!r}", (), False)
     row = min((item for item in matching if item.slack is not None), key=SLACK, default=matching[0])
@@ -365,6 +371,16 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
         lines,
         truncated=last < found.last_line,
     )
+
+
+def _pins_of(record: Record, instance: str, rows: list[Row]) -> list[Row]:
+    """The rows whose endpoint is a pin of `instance` (its `Endpoint:` line names it): asked for
+    an instance, `stapath` shows the worst of its pins, never a pinless endpoint below it."""
+    prefix = encoded(instance) + b"/"
+    candidates = [row for row in rows if row.endpoint.startswith(prefix)
+                  and b"/" not in row.endpoint[len(prefix):]]  # fmt: skip
+    paths = described(record, candidates)
+    return [row for row in candidates if paths[row.line].instance == instance]
 
 
 KEY_FIELDS = itemgetter(0, 1, 2, 4)

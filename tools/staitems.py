@@ -11,6 +11,9 @@ from dataclasses import dataclass
 class StaPath:
     startpoint: str
     endpoint: str = ""
+    """The endpoint's pin where the path's rows name one (`reg3/D`), else the `Endpoint:` name."""
+    instance: str | None = None
+    """The `Endpoint:` name when the endpoint is one of its pins (`reg3`), else None."""
     start_reason: str | None = None
     end_reason: str | None = None
     group: str | None = None

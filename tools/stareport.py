@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from tools.staitems import (
     EndRow,
@@ -92,6 +92,8 @@ class Parser:
     """The last `report_worst_slack`/`report_tns`/`report_wns` title, until a figure takes it."""
     endpoint_column: int = -1
     """Where a `-format summary` table's Endpoint column starts (its header's)."""
+    previous_row: str = ""
+    """The open path's line before this one: the endpoint's pin row, above `data arrival time`."""
     unread: list[int] | None = None
     """First line, last line and count of unrecognised lines not yet said."""
     json_lines: list[str] | None = None
@@ -117,6 +119,7 @@ class Parser:
             self.close(truncated=True)
             self.said()
             name, reason = _point(text.removeprefix("Startpoint:"))
+            self.previous_row = ""
             self.path = {
                 "startpoint": name,
                 "start_reason": reason,
@@ -179,20 +182,19 @@ class Parser:
         path = self.path
         assert path is not None
         path["last_line"] = number
+        previous, self.previous_row = self.previous_row, line
         if self.pending and text.startswith("(") and text.endswith(")"):
             path["start_reason" if self.pending == "start" else "end_reason"] = text[1:-1]
             self.pending = None
             return
         self.pending = None
         if text.endswith(" time") and (found := _TIME.match(line)):
-            path.setdefault(
-                found[3], float(found[2])
-            )  # the first arrival/required line, not the recap
+            self._time(found[3], found[2], previous)
         elif "slack (" in text and (found := _SLACK.match(line)):
             path["slack"], path["status"] = float(found[1]), found[2]
             self.close(truncated=False)
         elif text.startswith("data ") and (found := _PT_TIME.match(line)):
-            path.setdefault(found[1], float(found[2]))  # the first, not the recap's negated one
+            self._time(found[1], found[2], previous)
         elif text.startswith("slack (") and (found := _PT_SLACK.match(line)):
             path["slack"], path["status"] = float(found[2]), found[1]
             self.close(truncated=False)
@@ -205,6 +207,19 @@ class Parser:
         elif text.startswith("(") and _says_unconstrained(text):
             path["unconstrained"] = True
             self.close(truncated=False)
+
+    def _time(self, which: str, figure: str, previous: str) -> None:
+        """The first arrival or required time of the open path (not the recap's); above the first
+        arrival time, the row that names the endpoint's pin."""
+        path = self.path
+        assert path is not None
+        if which in path:
+            return
+        path[which] = float(figure)
+        if which == "arrival" and "endpoint" in path:
+            endpoint = encoded(path["endpoint"])
+            if (pin := endpoint_pin(encoded(previous), endpoint)) is not endpoint:
+                path["endpoint"], path["instance"] = decoded(pin), path["endpoint"]
 
     def _feed_table(self, number: int, line: str, text: str) -> None:
         """A line outside any path: a table's, a tns/wns line, or unrecognised (said later)."""
@@ -364,6 +379,32 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
 
 def parse_text(text: str) -> list[Item]:
     return list(parse(enumerate(text.splitlines(), 1)))
+
+
+def endpoint_pin(row: bytes, endpoint: bytes) -> bytes:
+    """The pin the row above a path's first `data arrival time` names for its endpoint (`reg3/D`
+    for `Endpoint: reg3`), or the endpoint itself if that row names none: OpenSTA and PrimeTime
+    name the instance on `Endpoint:`, and two pins of one instance are two endpoints."""
+    prefix = endpoint + b"/"
+    if prefix not in row:  # the common case, in one search
+        return endpoint
+    for token in row.split():
+        if token.startswith(prefix) and b"/" not in token[len(prefix) :]:
+            return token
+    return endpoint
+
+
+@overload
+def encoded(text: str) -> bytes: ...
+@overload
+def encoded(text: None) -> None: ...
+def encoded(text: str | None) -> bytes | None:
+    """A field as the report's bytes (the line parser decodes them with surrogateescape)."""
+    return None if text is None else text.encode("utf-8", "surrogateescape")
+
+
+def decoded(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _says_unconstrained(text: str) -> bool:

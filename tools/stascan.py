@@ -33,11 +33,12 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
-from tools.stareport import Parser, parse
+from tools.stareport import Parser, encoded, endpoint_pin, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
 SEPARATOR = b"\n" + LABEL
+ARRIVAL = b"data arrival time"
 _NUMBER = rb"-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+"
 _WORD = rb"[!-9;-~]++"
 """Printable ASCII but `:`: values the line parser would read alike, whatever it strips."""
@@ -179,7 +180,7 @@ class _Reader:
                 parser.interrupted()  # a path ended by this block's Startpoint line
                 parser.said()  # and lines before it that no reader understood
                 yield from self._drain()
-            yield _canonical_row(match.groups(), line, offset, share)
+            yield _canonical_row(match.groups(), block, line, offset, share)
             line += block.count(b"\n") + (followed or not block.endswith(b"\n"))
             offset += size
         self.line, self.offset = line, offset
@@ -196,8 +197,10 @@ class _Reader:
         self.offset = offsets[-1] + len(LABEL) + len(last)
         share = self.shared.setdefault
         return [
-            _canonical_row(fields, line, offset, share)
-            for fields, line, offset in zip(map(_GROUPS, matches), lines, offsets, strict=True)
+            _canonical_row(fields, block, line, offset, share)
+            for fields, block, line, offset in zip(
+                map(_GROUPS, matches), blocks, lines, offsets, strict=True
+            )
         ]
 
     def lines(
@@ -270,12 +273,27 @@ def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | 
 
 
 def _canonical_row(
-    fields: tuple[bytes, ...], line: int, offset: int, share: Callable[[Any, Any], Any]
+    fields: tuple[bytes, ...],
+    block: bytes,
+    line: int,
+    offset: int,
+    share: Callable[[Any, Any], Any],
 ) -> Row:
     """The row of a canonical match; `share` keeps one copy of each repeated value."""
     start, endpoint, group, path_type, mode, corner, slack, status = fields
+    endpoint = endpoint_pin(_row_above_arrival(block), endpoint)
     key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
     return _new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
+
+
+def _row_above_arrival(block: bytes) -> bytes:
+    """The line above a canonical block's first `data arrival time` (as the line parser reads
+    it: the first such line is the data path's, the recap's comes after it)."""
+    arrival = block.find(ARRIVAL)
+    if arrival == -1:
+        return b""
+    row_end = block.rfind(b"\n", 0, arrival)
+    return block[block.rfind(b"\n", 0, row_end) + 1 : row_end] if row_end != -1 else b""
 
 
 _new_row = tuple.__new__
@@ -288,11 +306,6 @@ def _row_of_path(path: StaPath, offset: int) -> Row:
         key, encoded(path.startpoint), path.slack, encoded(path.status), path.truncated,
         path.unconstrained, path.first_line, offset,
     )  # fmt: skip
-
-
-def encoded(text: str | None) -> bytes | None:
-    """A field as the report's bytes (the line parser decodes with surrogateescape here)."""
-    return None if text is None else text.encode("utf-8", "surrogateescape")
 
 
 def describe(rows: Iterable[Row], stream: io.BufferedIOBase) -> dict[int, StaPath]:

@@ -140,3 +140,51 @@ def test_a_file_that_is_no_report_says_so(tmp_path):
         assert (
             excerpt.summary.startswith("no report_checks content recognised") and not excerpt.lines
         )
+
+
+def pin_block(instance: str, pin: str, slack: str, arrival: str = "1.00") -> str:
+    """An OpenSTA path whose `Endpoint:` names the instance and whose last data row its pin."""
+    status = "VIOLATED" if slack.startswith("-") else "MET"
+    return (
+        "Startpoint: u/src_reg (rising edge-triggered flip-flop clocked by clk)\n"
+        f"Endpoint: {instance} (rising edge-triggered flip-flop clocked by clk)\n"
+        "Path Group: clk\nPath Type: max\n\n"
+        "  Delay    Time   Description\n"
+        "   0.00    0.00   clock clk (rise edge)\n"
+        f"   {arrival}    {arrival} ^ {instance}/{pin} (DFF_X1)\n"
+        f"           {arrival}   data arrival time\n\n"
+        "           2.00   data required time\n"
+        f"  {slack}   slack ({status})\n\n"
+    )
+
+
+def test_two_pins_of_one_instance_are_compared_as_two_endpoints(tmp_path):
+    before = report(tmp_path, pin_block("reg3", "D", "0.50") + pin_block("reg3", "E", "-0.10"), "b")
+    after = report(tmp_path, pin_block("reg3", "D", "-0.20") + pin_block("reg3", "E", "0.30"), "a")
+    excerpt = diff(before, after)
+    assert excerpt.summary.startswith("2 flipped, 0 unconstrained, 0 added, 0 removed, 0 changed")
+    texts = [line.text for line in excerpt.lines]
+    assert any("reg3/D" in text and "slack 0.50 → -0.20" in text for text in texts)
+    assert any("reg3/E" in text and "slack -0.10 → 0.30" in text for text in texts)
+    assert "2 paths to 2 endpoints, 1 violating" in summary(after).lines[0].text
+
+
+def test_a_pin_moved_to_another_pin_of_its_instance_is_removed_and_added(tmp_path):
+    before = report(tmp_path, pin_block("reg3", "D", "0.50"), "b")
+    after = report(tmp_path, pin_block("reg3", "E", "0.50"), "a")
+    assert diff(before, after).summary.startswith(
+        "0 flipped, 0 unconstrained, 1 added, 1 removed, 0 changed"
+    )
+
+
+def test_stapath_takes_a_pin_or_its_instance_but_not_a_name_below_it(tmp_path):
+    text = pin_block("reg3", "D", "0.50") + pin_block("reg3", "E", "-0.10") + block("reg3/x", "-0.90")  # fmt: skip
+    record = report(tmp_path, text)
+
+    def path(endpoint: str) -> sta.Excerpt:
+        return sta.stapath(sta.PathArgs(report="r", endpoint=endpoint), {"report": record})
+
+    assert path("reg3/D").summary.startswith("reg3/D · slack 0.50 (MET)")
+    assert path("reg3").summary.startswith("the worst of 2 matching paths: reg3/E · slack -0.10")
+    assert path("reg3/x").summary.startswith("reg3/x · slack -0.90")
+    assert path("reg").summary == "no max path ends at 'reg'"

@@ -180,6 +180,8 @@ path_specs = st.builds(
     required=times,
     mode=st.none() | st.sampled_from(["func", "scan"]),
     corner=st.none() | st.sampled_from(["ss_0p72v_125c", "ff_0p88v_m40c"]),
+    stages=st.integers(0, 3),
+    pin=st.none() | st.sampled_from(["D", "E", "SE", "RN"]),
 )
 
 
@@ -207,7 +209,7 @@ def test_rendered_paths_parse_back_to_the_same_records(specs):
     ] == [
         (
             s.startpoint,
-            s.endpoint,
+            s.endpoint_pin,
             s.start_reason,
             s.end_reason,
             s.group,
@@ -222,6 +224,52 @@ def test_rendered_paths_parse_back_to_the_same_records(specs):
         )
         for s in specs
     ]
+
+
+def test_two_pins_of_one_instance_are_two_endpoints():
+    base = dict(startpoint="reg1", endpoint="reg3", start_reason="rising edge-triggered flip-flop clocked by clk", end_reason="rising edge-triggered flip-flop clocked by clk", group="clk", path_type="max", required=9.95)  # fmt: skip
+    text = "".join(
+        render_path(PathSpec(**base, arrival=arrival, pin=pin))
+        for arrival, pin in ((1.0, "D"), (2.0, "E"), (3.0, None))
+    )
+    assert [(p.endpoint, p.instance) for p in paths(text)] == [
+        ("reg3/D", "reg3"),
+        ("reg3/E", "reg3"),
+        ("reg3", None),
+    ]
+
+
+PRIMETIME_PIN = """\
+  Startpoint: u_core/a_reg (rising edge-triggered flip-flop clocked by CLK)
+  Endpoint: u_core/b_reg (rising edge-triggered flip-flop clocked by CLK)
+  Path Group: CLK
+  Path Type: max
+
+  Point                                    Incr       Path
+  ------------------------------------------------------------
+  clock CLK (rise edge)                    0.00       0.00
+  u_core/a_reg/CP (DFQD1)                  0.00       0.00 r
+  u_core/a_reg/Q (DFQD1)                   0.12       0.12 f
+  u_core/b_reg/SE (SDFQD1)                 0.05       0.17 f
+  data arrival time                                   0.17
+
+  clock CLK (rise edge)                    1.00       1.00
+  u_core/b_reg/CP (SDFQD1)                 0.00       1.00 r
+  library setup time                      -0.04       0.96
+  data required time                                  0.96
+  ------------------------------------------------------------
+  data required time                                  0.96
+  data arrival time                                  -0.17
+  ------------------------------------------------------------
+  slack (MET)                                         0.79
+"""
+
+
+def test_a_primetime_path_names_the_pin_of_its_last_data_row():
+    [path] = paths(PRIMETIME_PIN)
+    assert (path.endpoint, path.instance, path.slack) == ("u_core/b_reg/SE", "u_core/b_reg", 0.79)
+    # the clock pin row of the same instance, below the arrival time, is not the endpoint's
+    assert "CP" not in path.endpoint
 
 
 def test_openroad_metric_lines_keep_their_max_or_min():

@@ -75,6 +75,12 @@ ODD_BLOCKS = [
     "\x1c Startpoint: odd (input port)\nEndpoint: o (output port)\n   1.00   slack (MET)\n",
     "x" * (MAX_LINE_BYTES + 100) + "\n",
     CANONICAL.replace("9.95   data required", "9.95\xff\xfe data required"),
+    render_path(spec(pin="D", stages=2)),
+    render_path(spec(pin="E")).replace("\n", "\r\n"),
+    render_path(spec(pin="D")).replace("u/dst_reg[0]/D", "u/dst_reg[0]/x/D"),  # two levels: no pin
+    render_path(spec(pin="D")).replace(
+        "data arrival time\n\n", "data arrival time\n   1.00   data arrival time\n"
+    ),
 ]
 
 
@@ -92,6 +98,12 @@ def test_the_lab_pair_and_hard_cases_read_alike():
     assert [_project_path(described[row.line]) for row in rows] == [
         item for item in expected if isinstance(item, tuple)
     ]
+
+
+def test_a_pin_row_makes_the_pin_the_endpoint_in_both_readers():
+    data = (render_path(spec(pin="D")) + render_path(spec(pin="E"))).encode()
+    assert [row.endpoint for row in scan(io.BytesIO(data))] == [b"u/dst_reg[0]/D", b"u/dst_reg[0]/E"]  # fmt: skip
+    assert [path.endpoint for path in _paths(data)] == ["u/dst_reg[0]/D", "u/dst_reg[0]/E"]
 
 
 def test_canonical_rows_carry_exact_fields():
