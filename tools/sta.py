@@ -9,7 +9,7 @@ the rows it shows.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
@@ -95,7 +95,7 @@ class _Group:
     def add(self, row: Row) -> None:
         self.paths += 1
         kept = self.worst.get(row.endpoint)
-        if kept is None or row.slack < kept.slack:
+        if kept is None or slack_of(row) < slack_of(kept):
             self.worst[row.endpoint] = row
 
 
@@ -174,6 +174,14 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
 SLACK = attrgetter("slack")
 
 
+def slack_of(path: Row | StaPath) -> float:
+    """A constrained path's slack. Every path past `constrained` (or a diff's index, or a group's
+    worst) has one; a path without one here is a reader's error, never a slack of 0."""
+    if path.slack is None:
+        raise ValueError(f"a path to {path.endpoint!r} without a slack was ranked")
+    return path.slack
+
+
 def _group_order(key: GroupKey) -> tuple[bytes, ...]:
     corner, mode, path_type, group = key
     return (group or b"", corner or b"", mode or b"", path_type or b"")
@@ -233,7 +241,7 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
     where = f"group {group} corner {corner}" + (f" mode {mode}" if key[1] else "")
     text = (
         f"{where} type {path_type}: {stats.paths} paths to {len(stats.worst)} endpoints, "
-        f"{violating} violating, WNS {figure(worst.slack)} at {worst.endpoint}, "
+        f"{violating} violating, WNS {figure(slack_of(worst))} at {worst.endpoint}, "
         f"TNS {figure(tns)} (listed paths)"
     )
     return make_line(worst.last_line, text)
@@ -294,7 +302,7 @@ def _limit_line(check: str, rows: list[LimitRow]) -> Line:
     return make_line(worst.line, text)
 
 
-def _table_line(name: str, rows: list[EndRow] | list[SummaryRow]) -> Line:
+def _table_line(name: str, rows: Sequence[EndRow | SummaryRow]) -> Line:
     worst = min(rows, key=SLACK)
     if all(row.status is not None for row in rows):
         violating = f"{sum(row.status == 'VIOLATED' for row in rows)} violating"
@@ -323,7 +331,7 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
                 matching += 1
                 yield row
 
-    worst = heapq.nsmallest(args.limit, selected(), key=lambda row: row.slack)
+    worst = heapq.nsmallest(args.limit, selected(), key=slack_of)
     paths = described(records["report"], worst)
     lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst]
     return make_excerpt(
@@ -403,7 +411,7 @@ def describe_path(path: StaPath) -> str:
         if path.unconstrained
         else "truncated"
         if path.truncated
-        else f"slack {figure(path.slack)} ({path.status})"
+        else f"slack {figure(slack_of(path))} ({path.status})"
     )
     where = " ".join(part for part in (path.group, path.corner, path.mode, path.path_type) if part)
     return f"{path.endpoint} · {state} · {where} · from {path.startpoint}"
@@ -416,7 +424,7 @@ report's precision, above the binary noise of subtracting two decimal numbers.""
 
 def _scaled(value: float) -> int:
     """The value in units of 10⁻⁶: exact for a figure read with at most `DIGITS` decimals."""
-    return round(value * 10**DIGITS)
+    return round(value * float(10**DIGITS))
 
 
 def negative_sum(slacks: Iterable[float | None]) -> Decimal:

@@ -20,7 +20,16 @@ from pydantic import Field
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records import Record
-from tools.sta import DIGITS, KEY_FIELDS, describe_path, described, difference, figure, report_rows
+from tools.sta import (
+    DIGITS,
+    KEY_FIELDS,
+    describe_path,
+    described,
+    difference,
+    figure,
+    report_rows,
+    slack_of,
+)
 from tools.staitems import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
 from tools.stascan import Row
 
@@ -59,7 +68,7 @@ def _index(record: Record, skipped: Counter[str]) -> tuple[Index, Index]:
                 loose.setdefault(KEY_FIELDS(row.key), row)
             continue
         kept = index.get(row.key)
-        if kept is None or row.slack < kept.slack:
+        if kept is None or row.slack < slack_of(kept):
             index[row.key] = row
     return index, loose
 
@@ -134,15 +143,16 @@ def _changes(before: Index, after: Index, after_loose: Index) -> dict[str, list[
     for key, new in after.items():
         old = matched(key)
         if old is None:
-            added((new.slack, None, new))
+            added((slack_of(new), None, new))
         elif old.status != new.status:
-            flipped((round(new.slack - old.slack, DIGITS), old, new))  # ranks; shown exact
-        elif (delta := round(new.slack - old.slack, DIGITS)) != 0 or old.start != new.start:
+            flipped((round(slack_of(new) - slack_of(old), DIGITS), old, new))  # ranks; shown exact
+        elif (delta := round(slack_of(new) - slack_of(old), DIGITS)) != 0 or old.start != new.start:
             changed((delta, old, new))
     for key, old in before.items():
         if key not in after:
             loose = after_loose.get(KEY_FIELDS(key))
-            changes["removed" if loose is None else "unconstrained"].append((old.slack, old, loose))
+            kind = "removed" if loose is None else "unconstrained"
+            changes[kind].append((slack_of(old), old, loose))
     return changes
 
 
@@ -165,12 +175,14 @@ _DELTA = itemgetter(1)
 
 
 def _diff_line(kind: str, old: StaPath | None, new: StaPath | None) -> Line:
-    if kind == "added":
+    if kind == "added" and new is not None:
         return make_line(new.first_line, f"[after] added: {describe_path(new)}")
-    if kind == "removed":
+    if kind == "removed" and old is not None:
         return make_line(old.first_line, f"[before] removed: {describe_path(old)}")
+    if old is None or new is None:
+        raise ValueError(f"a {kind} change without both its paths")
     if kind == "unconstrained":
-        text = f"[after] now unconstrained: {describe_path(new)}; was slack {figure(old.slack)} ({old.status})"
+        text = f"[after] now unconstrained: {describe_path(new)}; was slack {figure(slack_of(old))} ({old.status})"
         return make_line(new.first_line, text)
     return make_line(new.first_line, f"[after] {_change(old, new)}")
 
@@ -185,7 +197,7 @@ def _change(old: StaPath, new: StaPath) -> str:
         else ""
     )
     return (
-        f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(old.slack)} → "
-        f"{figure(new.slack)} (Δ {figure(difference(new.slack, old.slack), signed=True)}: Δarrival {figure(arrival, signed=True)}, "
+        f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(slack_of(old))} → "
+        f"{figure(slack_of(new))} (Δ {figure(difference(slack_of(new), slack_of(old)), signed=True)}: Δarrival {figure(arrival, signed=True)}, "
         f"Δrequired {figure(required, signed=True)}){start}"
     )

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from tools.staitems import (
     EndRow,
@@ -235,7 +235,7 @@ class Parser:
         if row is not True:
             self.items.append(row)
 
-    def _table_item(self, number: int, line: str, text: str) -> Item | bool | None:
+    def _table_item(self, number: int, line: str, text: str) -> Item | Literal[True] | None:
         """The item the line gives, True for a line that is understood and gives none (a title,
         a header, a rule), None for a line not understood."""
         if found := _METRIC.match(text):

@@ -163,8 +163,9 @@ class _Reader:
             matches = [
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
-        if pieces and self.parser.path is None and None not in matches:
-            yield from self._canonical_rows(pieces, matches)
+        canonical = [match for match in matches if match is not None]
+        if pieces and self.parser.path is None and len(canonical) == len(matches):
+            yield from self._canonical_rows(pieces, canonical)
             return
         last = len(pieces) - 1
         line, offset, parser, share = self.line, self.offset, self.parser, self.shared.setdefault
