@@ -28,6 +28,9 @@ from tools.staitems import (
     Unrecognised,
 )
 
+ARRIVAL = b"data arrival time"
+ARRIVAL_TEXT = ARRIVAL.decode()
+"""The line below the one that names the endpoint's pin: the first in a path that names it."""
 NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
@@ -94,6 +97,8 @@ class Parser:
     """Where a `-format summary` table's Endpoint column starts (its header's)."""
     previous_row: str = ""
     """The open path's line before this one: the endpoint's pin row, above `data arrival time`."""
+    pin_read: bool = False
+    """The open path's first line naming `data arrival time` was seen, and the pin with it."""
     unread: list[int] | None = None
     """First line, last line and count of unrecognised lines not yet said."""
     json_lines: list[str] | None = None
@@ -119,7 +124,7 @@ class Parser:
             self.close(truncated=True)
             self.said()
             name, reason = _point(text.removeprefix("Startpoint:"))
-            self.previous_row = ""
+            self.previous_row, self.pin_read = "", ARRIVAL_TEXT in line
             self.path = {
                 "startpoint": name,
                 "start_reason": reason,
@@ -183,18 +188,21 @@ class Parser:
         assert path is not None
         path["last_line"] = number
         previous, self.previous_row = self.previous_row, line
+        if not self.pin_read and ARRIVAL_TEXT in line:
+            self.pin_read = True
+            self._read_pin(previous)
         if self.pending and text.startswith("(") and text.endswith(")"):
             path["start_reason" if self.pending == "start" else "end_reason"] = text[1:-1]
             self.pending = None
             return
         self.pending = None
         if text.endswith(" time") and (found := _TIME.match(line)):
-            self._time(found[3], found[2], previous)
+            path.setdefault(found[3], float(found[2]))  # the first, not the recap's
         elif "slack (" in text and (found := _SLACK.match(line)):
             path["slack"], path["status"] = float(found[1]), found[2]
             self.close(truncated=False)
         elif text.startswith("data ") and (found := _PT_TIME.match(line)):
-            self._time(found[1], found[2], previous)
+            path.setdefault(found[1], float(found[2]))  # the first, not the recap's negated one
         elif text.startswith("slack (") and (found := _PT_SLACK.match(line)):
             path["slack"], path["status"] = float(found[2]), found[1]
             self.close(truncated=False)
@@ -208,17 +216,13 @@ class Parser:
             path["unconstrained"] = True
             self.close(truncated=False)
 
-    def _time(self, which: str, figure: str, previous: str) -> None:
-        """The first arrival or required time of the open path (not the recap's); above the first
-        arrival time, the row that names the endpoint's pin."""
+    def _read_pin(self, row: str) -> None:
+        """The endpoint's pin, if `row` (above the path's first line naming `data arrival time`)
+        names one."""
         path = self.path
-        assert path is not None
-        if which in path:
-            return
-        path[which] = float(figure)
-        if which == "arrival" and "endpoint" in path:
+        if path is not None and "endpoint" in path:
             endpoint = encoded(path["endpoint"])
-            if (pin := endpoint_pin(encoded(previous), endpoint)) is not endpoint:
+            if (pin := endpoint_pin(encoded(row), endpoint)) is not endpoint:
                 path["endpoint"], path["instance"] = decoded(pin), path["endpoint"]
 
     def _feed_table(self, number: int, line: str, text: str) -> None:

@@ -19,10 +19,11 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
-from operator import add
+from operator import add, contains, gt
 from typing import Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
+from tools.literals import count_literals
 from tools.staitems import (
     EndRow,
     LimitRow,
@@ -33,12 +34,11 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
-from tools.stareport import Parser, encoded, endpoint_pin, parse
+from tools.stareport import ARRIVAL, Parser, encoded, endpoint_pin, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
 SEPARATOR = b"\n" + LABEL
-ARRIVAL = b"data arrival time"
 _NUMBER = rb"-?\d++(?:\.\d++)?+(?:[eE][-+]?\d++)?+"
 _WORD = rb"[!-9;-~]++"
 """Printable ASCII but `:`: values the line parser would read alike, whatever it strips."""
@@ -64,6 +64,8 @@ _CANONICAL = re.compile(
 _GROUPS = re.Match.groups
 _UNCONSTRAINED = (b"nconstrained", b"NCONSTRAINED")
 """The spellings `tools.stareport` accepts in an `(… unconstrained)` line."""
+_CHECKED = (b"slack (", ARRIVAL, *_UNCONSTRAINED)
+"""What every chunk is counted for, in one pass (`_faithful_chunk`)."""
 
 
 class Row(NamedTuple):
@@ -159,17 +161,20 @@ class _Reader:
             self.parser.said()
             yield from self._drain()
         matches = list(map(_CANONICAL.match, pieces))
-        if not _faithful_chunk(text, pieces, matches):
+        arrivals, seen = _first_arrivals(pieces)
+        if not _faithful_chunk(text, pieces, matches, seen):
             matches = [
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
         canonical = [match for match in matches if match is not None]
         if pieces and self.parser.path is None and len(canonical) == len(matches):
-            yield from self._canonical_rows(pieces, canonical)
+            yield from self._canonical_rows(pieces, canonical, arrivals)
             return
         last = len(pieces) - 1
         line, offset, parser, share = self.line, self.offset, self.parser, self.shared.setdefault
-        for index, (block, match) in enumerate(zip(pieces, matches, strict=True)):
+        for index, (block, match, arrival) in enumerate(
+            zip(pieces, matches, arrivals, strict=True)
+        ):
             followed = index < last  # by the newline of the next block's Startpoint line
             size = len(LABEL) + len(block) + followed
             if match is None:
@@ -181,12 +186,15 @@ class _Reader:
                 parser.interrupted()  # a path ended by this block's Startpoint line
                 parser.said()  # and lines before it that no reader understood
                 yield from self._drain()
-            yield _canonical_row(match.groups(), block, line, offset, share)
+            [endpoint] = _endpoints([block], [match], [arrival])
+            yield _canonical_row(match.groups(), endpoint, line, offset, share)
             line += block.count(b"\n") + (followed or not block.endswith(b"\n"))
             offset += size
         self.line, self.offset = line, offset
 
-    def _canonical_rows(self, blocks: list[bytes], matches: list[re.Match[bytes]]) -> list[Row]:
+    def _canonical_rows(
+        self, blocks: list[bytes], matches: list[re.Match[bytes]], arrivals: list[int]
+    ) -> list[Row]:
         """The rows of a chunk whose blocks are all canonical (the common case), in one pass:
         line numbers and offsets are running sums of each block's newlines and length."""
         gaps = map(add, map(bytes.count, blocks[:-1], repeat(b"\n")), repeat(1))
@@ -197,10 +205,11 @@ class _Reader:
         self.line = lines[-1] + last.count(b"\n") + (not last.endswith(b"\n"))
         self.offset = offsets[-1] + len(LABEL) + len(last)
         share = self.shared.setdefault
+        endpoints = _endpoints(blocks, matches, arrivals)
         return [
-            _canonical_row(fields, block, line, offset, share)
-            for fields, block, line, offset in zip(
-                map(_GROUPS, matches), blocks, lines, offsets, strict=True
+            _canonical_row(fields, endpoint, line, offset, share)
+            for fields, endpoint, line, offset in zip(
+                map(_GROUPS, matches), endpoints, lines, offsets, strict=True
             )
         ]
 
@@ -246,55 +255,77 @@ class _Reader:
                 yield item
 
 
+def _first_arrivals(blocks: list[bytes]) -> tuple[list[int], int]:
+    """Where each block's first `data arrival time` is (-1 if none), found from its end: its
+    last and the one before (the data path's, before the recap's); and how many were seen, at
+    most two a block. Where a chunk holds only as many as were seen, each first is the first."""
+    rfind = bytes.rfind
+    lasts = list(map(rfind, blocks, repeat(ARRIVAL)))
+    befores = list(map(rfind, blocks, repeat(ARRIVAL), repeat(0), lasts))
+    seen = 2 * len(blocks) - lasts.count(-1) - befores.count(-1)
+    firsts = [last if before == -1 else before for before, last in zip(befores, lasts, strict=True)]  # fmt: skip
+    return firsts, seen
+
+
 def _faithful_chunk(
-    text: bytes, blocks: list[bytes], matches: list[re.Match[bytes] | None]
+    text: bytes, blocks: list[bytes], matches: list[re.Match[bytes] | None], seen: int
 ) -> bool:
     """Whether no canonical match hides a line the line parser would read otherwise, for all
     blocks at once. The pattern already keeps `label:` lines out of a table; what is left: each
-    canonical block has one `slack (` and no unconstrained mark, so the text holds as many as
-    the canonical blocks plus those of the blocks that go line by line."""
+    canonical block has one `slack (`, no unconstrained mark and no `data arrival time` but the
+    ones `_first_arrivals` saw, so the text holds as many of each as the canonical blocks hold
+    plus those of the blocks that go line by line (one pass over the text counts all four)."""
     if max(map(len, blocks), default=0) + len(LABEL) > MAX_LINE_BYTES:
         return False  # a block may hold a line the line parser cuts short
     slow = [block for block, match in zip(blocks, matches, strict=True) if match is None]
-    canonical = len(blocks) - len(slow)
-    if text.count(b"slack (") != canonical + sum(block.count(b"slack (") for block in slow):
-        return False
-    return all(
-        text.count(mark) == sum(block.count(mark) for block in slow) for mark in _UNCONSTRAINED
-    )
+    expected = [len(blocks) - len(slow), seen, 0, 0]
+    for block in slow:
+        expected[1] -= min(block.count(ARRIVAL), 2)  # what `seen` holds of it
+        for index, literal in enumerate(_CHECKED):
+            expected[index] += block.count(literal)
+    return count_literals(text, _CHECKED) == expected
 
 
 def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | None:
     """The match if this block holds nothing the line parser would read otherwise."""
-    if match is None or block.count(b"slack (") != 1:
+    if match is None or block.count(b"slack (") != 1 or block.count(ARRIVAL) > 2:
         return None
     if len(LABEL) + len(block) > MAX_LINE_BYTES:
         return None  # it may hold a line the line parser cuts short
     return None if any(mark in block for mark in _UNCONSTRAINED) else match
 
 
+def _endpoints(
+    blocks: list[bytes], matches: list[re.Match[bytes]], arrivals: list[int]
+) -> list[bytes]:
+    """Each canonical block's endpoint: the pin named by the line above the block's first
+    `data arrival time`, if that line comes after the `Endpoint:` line (as the line parser reads
+    it), else the `Endpoint:` name. Done for a whole chunk in C-level passes, since the common
+    row names no pin or names it once (`tools.stareport.endpoint_pin`)."""
+    rfind = bytes.rfind
+    names = list(map(re.Match.group, matches, repeat(2)))
+    ends = list(map(rfind, blocks, repeat(b"\n"), repeat(0), arrivals))
+    starts = map(add, map(rfind, blocks, repeat(b"\n"), repeat(0), ends), repeat(1))
+    rows: list[bytes] = list(map(bytes.__getitem__, blocks, map(slice, starts, ends)))
+    named = map(contains, rows, map(add, names, repeat(b"/")))
+    late = map(gt, arrivals, map(re.Match.start, matches, repeat(3)))
+    return [
+        endpoint_pin(row, name) if is_named and is_late else name
+        for row, name, is_named, is_late in zip(rows, names, named, late, strict=True)
+    ]
+
+
 def _canonical_row(
     fields: tuple[bytes, ...],
-    block: bytes,
+    endpoint: bytes,
     line: int,
     offset: int,
     share: Callable[[Any, Any], Any],
 ) -> Row:
     """The row of a canonical match; `share` keeps one copy of each repeated value."""
-    start, endpoint, group, path_type, mode, corner, slack, status = fields
-    endpoint = endpoint_pin(_row_above_arrival(block), endpoint)
+    start, _, group, path_type, mode, corner, slack, status = fields
     key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
     return _new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
-
-
-def _row_above_arrival(block: bytes) -> bytes:
-    """The line above a canonical block's first `data arrival time` (as the line parser reads
-    it: the first such line is the data path's, the recap's comes after it)."""
-    arrival = block.find(ARRIVAL)
-    if arrival == -1:
-        return b""
-    row_end = block.rfind(b"\n", 0, arrival)
-    return block[block.rfind(b"\n", 0, row_end) + 1 : row_end] if row_end != -1 else b""
 
 
 _new_row = tuple.__new__

@@ -81,6 +81,16 @@ ODD_BLOCKS = [
     render_path(spec(pin="D")).replace(
         "data arrival time\n\n", "data arrival time\n   1.00   data arrival time\n"
     ),
+    # `data arrival time` where the pin rule must agree: in a reason, a row, once, never
+    render_path(spec(pin="D", start_reason="data arrival time")),
+    render_path(spec(pin="D", end_reason="u/dst_reg[0]/Q data arrival time")),
+    render_path(spec(pin="D", group="data arrival time")),
+    render_path(spec(pin="D", stages=2)).replace("u_cell_1/Z", "u/dst_reg[0]/SI data arrival time"),
+    render_path(spec(pin="D")).replace("  -2.50   data arrival time\n", ""),
+    render_path(
+        spec(pin="D", start_reason="via u/dst_reg[0]/Q x", end_reason="data arrival time")
+    ).replace("  -2.50   data arrival time\n", ""),
+    render_path(spec(pin="D")).replace("data arrival time", "data arrival"),
 ]
 
 
