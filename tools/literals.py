@@ -1,18 +1,16 @@
 """Counting several fixed strings in one pass over a buffer (Hyperscan's literal compiler).
 
-`bytes.count` is one pass per string; the STA scan checks three or four strings in every chunk
-of a report, and one Hyperscan pass costs less than one `count`. A database is compiled once per
-set of strings; its scratch space is per thread, as Hyperscan requires (a scan releases the GIL).
+`bytes.count` is one pass per string; the STA scan checks four strings in every chunk of a
+report, and one Hyperscan pass costs less than one `count`.
 """
 
 from __future__ import annotations
 
-import threading
 from functools import cache
 
 import hyperscan
 
-_scratches = threading.local()
+from tools.patterns import scratch
 
 
 @cache
@@ -28,14 +26,6 @@ def _database(literals: tuple[bytes, ...]) -> hyperscan.Database:
     return database
 
 
-def _scratch(database: hyperscan.Database) -> hyperscan.Scratch:
-    held: dict[int, hyperscan.Scratch] = _scratches.__dict__.setdefault("by_database", {})
-    scratch = held.get(id(database))
-    if scratch is None:
-        scratch = held[id(database)] = hyperscan.Scratch(database)
-    return scratch
-
-
 def count_literals(data: bytes, literals: tuple[bytes, ...]) -> list[int]:
     """How many times each of `literals` occurs in `data`, in their order. Each must be unable
     to overlap itself (as `bytes.count` counts, without overlaps): every end is one occurrence."""
@@ -46,5 +36,5 @@ def count_literals(data: bytes, literals: tuple[bytes, ...]) -> list[int]:
 
     if data:
         database = _database(literals)
-        database.scan(data, match_event_handler=counted, scratch=_scratch(database))
+        database.scan(data, match_event_handler=counted, scratch=scratch(database))
     return counts

@@ -11,12 +11,18 @@ from pydantic import ValidationError
 
 from lab.loggen import write_log
 from tests.helpers import one_record
-from tools import excerpt, searchlogs
+from tools import excerpt, logscan, searchlogs
 from tools.errors import RecordRefusal
 from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
 from tools.lines import MAX_LINE_BYTES
+from tools.logscan import Sizes
 from tools.reading import reading
+from tools.readahead import CHUNK_BYTES, DEPTH, RESERVE_BYTES
 from tools.searchlogs import SearchLogsArgs, find_lines
+
+TINY = Sizes(chunk=7, reserve=24, overlap=12)
+"""Chunks, reserves and overlaps so small that every boundary is crossed (with shown windows
+of a few bytes: `tiny_windows`)."""
 
 LOG = "lab/runs/R42/reset_smoke.log"
 
@@ -45,7 +51,12 @@ def search():
         {"path": LOG, "query": "a\nb"},
         {"path": LOG, "query": "a\x00b"},
         {"path": LOG, "query": 7},
-        {"path": LOG, "query": "x", "regex": True},
+        {"path": LOG, "query": "x", "regex": 1},
+        {"path": LOG, "query": "x", "count": "yes"},
+        {"path": LOG, "query": "x", "context": 11},
+        {"path": LOG, "query": "x", "context": True},
+        {"path": LOG, "query": "x", "after_line": -1},
+        {"path": LOG, "query": "x", "after_line": 1.0},
         {"path": "", "query": "x"},
         {"query": "x"},
     ],
@@ -83,19 +94,17 @@ def test_crlf_and_invalid_utf8_are_read_leniently(search):
     assert "undecodable_bytes" in hits[0].flags
 
 
-def test_matches_across_chunk_boundaries_keep_their_line_numbers(monkeypatch, search):
-    monkeypatch.setattr(searchlogs, "CHUNK_BYTES", 7)
+def test_matches_across_chunk_boundaries_keep_their_line_numbers():
     data = b"".join(
         f"line {n} {'needle' if n % 3 == 0 else 'hay'}\n".encode() for n in range(1, 40)
     )
-    hits, _ = search(data, b"needle", limit=100)
+    hits, _ = find_lines(io.BytesIO(data), b"needle", 100, Sizes(chunk=7, reserve=400, overlap=200))
     assert [line.number for line in hits] == list(range(3, 40, 3))
 
 
-def test_an_overlong_line_is_searched_without_holding_it(monkeypatch, search):
-    monkeypatch.setattr(searchlogs, "CHUNK_BYTES", 1024)
+def test_an_overlong_line_is_searched_without_holding_it():
     data = b"first\n" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"\nNEEDLE again\n"
-    hits, _ = search(data, b"NEEDLE")
+    hits, _ = find_lines(io.BytesIO(data), b"NEEDLE", 20, Sizes(chunk=1024, reserve=1024, overlap=512))
     assert [line.number for line in hits] == [2, 3]
     shown = "a" * 120 + "NEEDLE" + "b" * 234
     assert hits[0].text == f"[299880 bytes] … {shown} … [+299766 bytes]"
@@ -120,15 +129,16 @@ def test_memory_does_not_grow_with_the_log(tmp_path):
     for path in (small, large):
         with path.open("rb") as stream:
             tracemalloc.start()
-            hits, _ = find_lines(stream, b"[RST_CHK]", 20)
+            found = searchlogs.find(stream, SearchLogsArgs(path="r", query="[RST_CHK]"))
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
-        assert len(hits) == 1
-    assert peaks[1] < 3 * searchlogs.CHUNK_BYTES + (1 << 20)
+        assert found.counted and found.matching == 1
+    # the buffers in turn, NumPy's comparison array for a chunk's newlines, and the rest
+    assert peaks[1] < DEPTH * (CHUNK_BYTES + RESERVE_BYTES) + CHUNK_BYTES + (1 << 20)
     assert peaks[1] < peaks[0] + (1 << 20)
 
 
-# Plain files (memory-mapped windows, lines counted on demand) and streams (one buffer) agree.
+# Plain files, gzip files and in-memory streams agree, with grep, whatever the sizes.
 
 
 def reference(data: bytes, needle: bytes, limit: int) -> tuple[list[tuple[int, str]], bool]:
@@ -145,7 +155,9 @@ def reference(data: bytes, needle: bytes, limit: int) -> tuple[list[tuple[int, s
     return kept, len(hits) > limit
 
 
-def every_path(folder: Path, data: bytes, needle: bytes, limit: int) -> dict[str, tuple]:
+def every_path(
+    folder: Path, data: bytes, needle: bytes, limit: int, sizes: Sizes = TINY
+) -> dict[str, tuple]:
     """The hits, as (number, text) pairs, of a plain file, a gzip file and an in-memory stream."""
     plain, packed = folder / "plain.log", folder / "packed.log.gz"
     plain.write_bytes(data)
@@ -154,15 +166,17 @@ def every_path(folder: Path, data: bytes, needle: bytes, limit: int) -> dict[str
     with plain.open("rb") as file, gzip.open(packed, "rb") as unpacked:
         streams = {"plain": file, "gzip": unpacked, "memory": io.BytesIO(data)}
         for name, stream in streams.items():
-            hits, more = find_lines(stream, needle, limit)
+            hits, more = find_lines(stream, needle, limit, sizes)
             found[name] = ([(line.number, line.text) for line in hits], more)
     return found
 
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    """Chunks, windows and samples small enough that every boundary is crossed many times."""
-    monkeypatch.setattr(searchlogs, "CHUNK_BYTES", 64)
+    """Windows of a few bytes around each hit, so that the tiny sizes can hold them."""
+    for module in (excerpt, logscan):
+        monkeypatch.setattr(module, "SHOWN_BYTES", 8)
+        monkeypatch.setattr(module, "BEFORE_HIT_BYTES", 3)
 
 
 @pytest.mark.parametrize("needle", [b"[RST_CHK]", b"[DMA]", b"UVM_", b"K", b"0x0000", b"absent!"])
@@ -172,10 +186,10 @@ def test_plain_gzip_and_memory_agree_on_a_generated_log(tmp_path, small_pieces, 
     assert found["plain"] == found["gzip"] == found["memory"] == reference(data, needle, 20)
 
 
-def test_a_hit_after_a_long_hit_free_stretch_has_its_exact_number(tmp_path, small_pieces):
+def test_a_hit_after_a_long_hit_free_stretch_has_its_exact_number(tmp_path):
     filler = b"".join(b"quiet line %d\r\n" % n for n in range(1, 50_001))
     data = b"NEEDLE first\n" + filler + b"then the NEEDLE\nNEEDLE at the end"
-    found = every_path(tmp_path, data, b"NEEDLE", 20)
+    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=400, overlap=200))
     expected = [(1, "NEEDLE first"), (50_002, "then the NEEDLE"), (50_003, "NEEDLE at the end")]
     assert found["plain"] == found["gzip"] == found["memory"] == (expected, False)
 
@@ -203,9 +217,9 @@ def test_a_needle_straddling_two_chunks_is_found(tmp_path, small_pieces, at):
     assert [number for number, _ in found["plain"][0]] == [2]
 
 
-def test_an_overlong_line_is_shown_around_its_first_hit_on_every_path(tmp_path, small_pieces):
+def test_an_overlong_line_is_shown_around_its_first_hit_on_every_path(tmp_path):
     data = b"first\nHEAD" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"NEEDLE\nNEEDLE again"
-    found = every_path(tmp_path, data, b"NEEDLE", 20)
+    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=1024, overlap=512))
     assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"NEEDLE", 20)
     (number, text), second = found["plain"][0]
     assert number == 2 and text.startswith("[299884 bytes] … aaa") and "aNEEDLEb" in text
@@ -222,7 +236,7 @@ def test_a_long_line_is_shown_from_its_start_when_the_hit_is_near_it(tmp_path):
 
 def test_a_window_never_cuts_a_character_in_two(tmp_path):
     data = "é" * 1000 + "NEEDLE" + "ü" * 1000 + "\n"
-    found = every_path(tmp_path, data.encode(), b"NEEDLE", 1)
+    found = every_path(tmp_path, data.encode(), b"NEEDLE", 1, Sizes(chunk=100, reserve=400, overlap=200))
     [(_, text)] = found["plain"][0]
     assert found["plain"] == found["gzip"] == found["memory"]
     assert "\ufffd" not in text and "é" * 60 + "NEEDLE" + "ü" * 117 in text
@@ -244,49 +258,32 @@ def test_a_plain_file_is_numbered_from_its_current_position(tmp_path):
     assert [(line.number, line.text) for line in hits] == [(1, "x one"), (3, "x two")]
 
 
-def test_a_rare_byte_that_turns_common_gives_way_to_the_whole_needle(tmp_path, small_pieces):
-    # 'x' is absent from the start, so it is chosen; later every line holds fifty false 'x'.
-    data = (b"y" * 50 + b"xy\n") * 100 + (b"x" * 50 + b"xy\n") * 400 + b"y" * 50 + b"xy\n"
-    found = every_path(tmp_path, data, b"xy", 200)
-    assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"xy", 200)
-    finder = searchlogs._Finder(b"xy", data[:4096])
-    assert finder.byte == b"x" and finder.find(bytearray(data), 0, len(data)) == 50
-
-
 LOG_BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"\r\n", b"\xff", b"\xc3\xa9"]))
 
 
 @settings(max_examples=150, deadline=None)
 @given(
     pieces=LOG_BYTES,
-    needle=st.binary(min_size=1, max_size=4).filter(lambda needle: b"\n" not in needle)
+    needle=st.binary(min_size=1, max_size=4).filter(lambda needle: not {0, 10} & set(needle))
     | st.sampled_from([b"a", b"ab", b"ba", b"aab", b"b\r", b"\xc3\xa9a"]),
     limit=st.integers(1, 5),
-    chunk=st.sampled_from([1, 3, 16]),
-    window=st.sampled_from([1, 4096]),
-    credit=st.sampled_from([0.0, 256.0]),
-    kept=st.sampled_from([4, MAX_LINE_BYTES]),
-    shown=st.sampled_from([(3, 1), (6, 2), (360, 120)]),
+    sizes=st.sampled_from([TINY, Sizes(chunk=1, reserve=8, overlap=8), Sizes(chunk=3, reserve=64, overlap=16), Sizes(4096, 4096, 512)]),  # fmt: skip
+    shown=st.sampled_from([(3, 1), (6, 2), (8, 3)]),
 )
-def test_every_path_matches_grep_on_random_logs(
-    tmp_path_factory, pieces, needle, limit, chunk, window, credit, kept, shown
-):
+def test_every_path_matches_grep_on_random_logs(tmp_path_factory, pieces, needle, limit, sizes, shown):
     data = b"".join(pieces)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(searchlogs, "MAX_LINE_BYTES", kept)  # lines longer than the buffer, too
-        for module in (excerpt, searchlogs):  # and windows of a few bytes around each hit
+        for module in (excerpt, logscan):  # windows of a few bytes around each hit
             patch.setattr(module, "SHOWN_BYTES", shown[0])
             patch.setattr(module, "BEFORE_HIT_BYTES", shown[1])
-        patch.setattr(searchlogs, "CHUNK_BYTES", chunk)
-        patch.setattr(searchlogs, "MAX_CREDIT", credit)
-        found = every_path(tmp_path_factory.mktemp("log"), data, needle, limit)
+        found = every_path(tmp_path_factory.mktemp("log"), data, needle, limit, sizes)
         expected = reference(data, needle, limit)
     assert found["plain"] == found["gzip"] == found["memory"] == expected
 
 
 def test_a_log_truncated_while_it_is_searched_is_refused_not_shown(tmp_path):
-    record = one_record(tmp_path, "rotated.log", "log", b"x\n" * 3_000_000 + b"needle\n")
-    args = SearchLogsArgs(path="r", query="x", limit=1)
+    record = one_record(tmp_path, "rotated.log", "log", b"x\n" * 8_000_000 + b"needle\n")  # > read ahead
+    args = SearchLogsArgs(path="r", query="x", limit=1, count=False)
     with reading(None) as session, pytest.raises(RecordRefusal) as caught:
         searchlogs.run(args, {"path": record})
         os.truncate(record.path, 10)  # a rotation by copytruncate, after the first hit
@@ -300,21 +297,30 @@ _PIECES = st.sampled_from([b"a", b"b", b"ab", b"\n", b"xab\n", b"aab"])
 @settings(max_examples=300, deadline=None)
 @given(
     data=st.lists(_PIECES, max_size=40).map(b"".join),
-    needle=st.sampled_from([b"ab", b"a", b"aab", b"b"]),
-    chunk=st.integers(1, 9),
+    needle=st.sampled_from(["ab", "a", "aab", "b"]),
+    sizes=st.sampled_from([TINY, Sizes(chunk=1, reserve=8, overlap=8), Sizes(chunk=5, reserve=12, overlap=4)]),  # fmt: skip
 )
-def test_every_matching_line_is_counted_once_whatever_the_chunks(data, needle, chunk):
-    expected = sum(needle in line for line in data.split(b"\n"))  # counted apart
-    assert searchlogs.count_matching_lines(io.BytesIO(data), needle, chunk) == expected
+def test_every_matching_line_is_counted_once_whatever_the_chunks(data, needle, sizes):
+    expected = sum(needle.encode() in line for line in data.split(b"\n"))  # counted apart
+    request = logscan.Search(logscan.Pattern(needle), limit=1)
+    found = logscan.search(io.BytesIO(data), request, sizes)
+    assert found.counted and found.matching == expected
 
 
 def test_count_says_how_many_lines_match_in_all(tmp_path):
     content = "".join(f"{n} {'UVM_ERROR x' if n % 3 == 0 else 'ok'}\n" for n in range(1, 3001))
     record = one_record(tmp_path, "run.log", "log", content)
     expected = sum("UVM_ERROR" in line for line in content.splitlines())  # 1000
-    counted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5, count=True), {"path": record})  # fmt: skip
-    assert counted.summary.endswith(f"; {expected} line(s) in all contain it") and len(counted.lines) == 5  # fmt: skip
-    plain = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5), {"path": record})
-    assert "in all" not in plain.summary
-    with pytest.raises(ValidationError):
-        SearchLogsArgs.model_validate({"path": "r", "query": "x", "count": 1})
+    counted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5), {"path": record})  # fmt: skip
+    assert counted.summary == f"{expected} line(s) contain 'UVM_ERROR' (counted to the end of the log); the first 5 are shown"  # fmt: skip
+    assert len(counted.lines) == 5 and counted.truncated
+    uncounted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5, count=False), {"path": record})  # fmt: skip
+    assert uncounted.summary == "5 line(s) contain 'UVM_ERROR'; more lines match beyond the limit of 5 (not counted: count=false)"  # fmt: skip
+    assert uncounted.lines == counted.lines
+
+
+def test_arguments_at_their_defaults_are_not_recorded():
+    plain = SearchLogsArgs(path="r", query="x")
+    assert plain.model_dump() == {"path": "r", "query": "x", "limit": 20}
+    asked = SearchLogsArgs(path="r", query="x", count=False, regex=True, context=2, after_line=9)
+    assert asked.model_dump() == {"path": "r", "query": "x", "limit": 20, "count": False, "regex": True, "context": 2, "after_line": 9}  # fmt: skip

@@ -1,0 +1,339 @@
+"""The stream scan behind `searchlogs`: matching lines, their count to the end, and context.
+
+The log is read ahead in chunks (`tools.readahead`); each chunk with the unfinished line carried
+from the one before is a window of whole lines, scanned by Hyperscan in one call
+(`tools.patterns`). A match is a line's (grep's semantics, one line at a time): each reported end
+is taken to the line it ends on, a line counts once, and for a regular expression the line is
+checked again alone (a match across a newline is not the line's). Line numbers come from each
+chunk's newline count (made on the reading thread) and, inside a window, only up to a hit.
+
+A line longer than a window's reserve is a long line: it is searched in pieces, each starting
+with the last `OVERLAP_BYTES` of the one before, so a match of up to that length is found
+wherever it lies (a fixed string always is); it is counted once, shown around its first hit.
+Memory is bounded by the buffers, the hits kept and their context, whatever the log's size.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+
+import hyperscan
+
+from tools.excerpt import BEFORE_HIT_BYTES, SHOWN_BYTES, Line, hit_window, make_part_line
+from tools.lines import count_newlines, nth_newline_end
+from tools.patterns import Pattern, compiled, match_ends, matches_anywhere
+from tools.readahead import CHUNK_BYTES, RESERVE_BYTES, read_ahead
+
+OVERLAP_BYTES = 4096
+"""Of a long line, the bytes each piece repeats from the one before."""
+MAX_SHOWN_LINES = 400
+"""Hits and context lines returned at most (hits first: context stops here)."""
+
+
+@dataclass(frozen=True)
+class Search:
+    pattern: Pattern
+    limit: int
+    count: bool = True
+    """Count the matching lines to the end, beyond the ones shown."""
+    after_line: int = 0
+    """Only lines after this one."""
+    context: int = 0
+    """Lines shown before and after each hit."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The read and scan sizes (tests make them tiny, so that every boundary is crossed)."""
+
+    chunk: int = CHUNK_BYTES
+    reserve: int = RESERVE_BYTES
+    """A line longer than this is a long line; at least `SHOWN_BYTES` and `overlap`."""
+    overlap: int = OVERLAP_BYTES
+
+    def __post_init__(self) -> None:
+        if not 0 < self.overlap <= self.reserve:
+            raise ValueError("a long line's overlap is carried in the reserve: 0 < overlap ≤ reserve")  # fmt: skip
+
+
+@dataclass
+class Found:
+    hits: list[int] = field(default_factory=list)
+    """The numbers of the matching lines shown."""
+    lines: dict[int, Line] = field(default_factory=dict)
+    """The shown lines (hits and their context) by number."""
+    matching: int = 0
+    """Matching lines seen: all of them when counted to the end."""
+    more: bool = False
+    """A matching line follows the shown ones."""
+    counted: bool = False
+    """`matching` is the count to the end of the log."""
+    long_lines: int = 0
+    """Lines longer than a window, searched in overlapping pieces."""
+
+
+def search(stream: io.BufferedIOBase, request: Search, sizes: Sizes = Sizes()) -> Found:
+    scan = _Scan(request, compiled(request.pattern), sizes)
+    with read_ahead(stream, sizes.chunk, sizes.reserve) as chunks:
+        for chunk in chunks:
+            if not scan.feed(chunk.buffer, chunk.size, chunk.newlines):
+                break
+    return scan.found
+
+
+@dataclass
+class _LongLine:
+    """The long line being read: its number, its bytes so far, and its hit's window: the bytes
+    shown, from `before`, up to `wanted` (they may run into the next piece)."""
+
+    number: int
+    length: int = 0
+    matched: bool = False
+    shown: bytes = b""
+    before: int = 0
+    wanted: int = 0
+
+    def extend(self, piece: memoryview, position: int) -> None:
+        """The bytes of the hit's window that this piece (from `position` in the line) holds."""
+        have = self.before + len(self.shown)
+        if self.shown and have < self.wanted:
+            self.shown += bytes(piece[have - position : self.wanted - position])
+
+
+class _Scan:
+    """Windows of whole lines in order; the state between them (line number, carried bytes, an
+    open long line, context owed to the last hit, the last lines for the next hit's context)."""
+
+    def __init__(self, request: Search, database: hyperscan.Database, sizes: Sizes) -> None:
+        self.request = request
+        self.sizes = sizes
+        self.database = database
+        self.found = Found()
+        self.line = 1
+        """The number of the line that starts the next window."""
+        self.carry = b""
+        self.long: _LongLine | None = None
+        self.owed = 0
+        """Context lines still owed after the last hit."""
+        self.tail: list[tuple[int, bytes]] = []
+        """The last `context` lines of the window before, for a hit at the next one's start."""
+
+    @property
+    def showing(self) -> bool:
+        return len(self.found.hits) < self.request.limit
+
+    def feed(self, buffer: bytearray, size: int, newlines: int) -> bool:
+        """One chunk (its bytes after the reserve); False once nothing more is needed."""
+        reserve = self.sizes.reserve
+        start = reserve - len(self.carry)
+        buffer[start:reserve] = self.carry
+        end = reserve + size
+        view = memoryview(buffer)
+        if not size:  # the end: a last line without a newline
+            self.found.counted = self.request.count
+            if end > start:
+                self._window(view[start:end], buffer, start, 0, at_end=True)
+            elif self.long is not None:
+                self._end_long()
+            return False
+        cut = buffer.rfind(b"\n", start, end) + 1
+        if cut:
+            self._window(view[start:cut], buffer, start, newlines)
+            self.carry = bytes(view[cut:end])
+            if len(self.carry) > reserve:
+                self._long_piece(view[cut:end], fresh=True)
+        elif self.long is not None or end - start > reserve:
+            self._long_piece(view[start:end], fresh=self.long is None)
+        else:
+            self.carry = bytes(view[start:end])
+        return self.request.count or self.showing or self.owed > 0 or not self.found.more
+
+    # Whole lines.
+
+    def _window(
+        self,
+        window: memoryview,
+        buffer: bytearray,
+        origin: int,
+        newlines: int,
+        at_end: bool = False,
+    ) -> None:
+        """Lines from `origin` in `buffer`; the first may end an open long line."""
+        first = self.line
+        position = 0
+        if self.long is not None:
+            position = self._finish_long(window, buffer, origin)
+        if self.owed:
+            self._pay_context(window, buffer, origin, position, first + count_newlines(window[:position]))  # fmt: skip
+        skip = self._skip_to(window, buffer, origin, position)
+        if skip is not None:
+            self._matches(window, buffer, origin, skip)
+        self.line = first + newlines
+        if self.request.context and (self.showing or self.owed):
+            self._keep_tail(buffer, origin, origin + len(window))
+
+    def _skip_to(
+        self, window: memoryview, buffer: bytearray, origin: int, position: int
+    ) -> int | None:
+        """Where matching starts in the window: past `after_line` (None: not in this window)."""
+        wanted = self.request.after_line
+        if wanted < self.line:
+            return position
+        skipped = nth_newline_end(window, wanted - self.line + 1)
+        if skipped is None:
+            return None
+        return max(position, skipped)
+
+    def _matches(self, window: memoryview, buffer: bytearray, origin: int, start: int) -> None:
+        ends = match_ends(self.database, window[start:] if start else window)
+        decided = -1
+        line, counted_to = self.line, 0
+        regex = self.request.pattern.regex
+        for end in ends:
+            end += start
+            if end <= decided:
+                continue
+            line_start = max(buffer.rfind(b"\n", origin, origin + end - 1) + 1 - origin, 0)
+            newline = buffer.find(b"\n", origin + end - 1, origin + len(window))
+            line_end = (newline - origin) if newline != -1 else len(window)
+            decided = line_end + 1
+            if line_start < start:
+                continue  # a match reaching back before the lines searched
+            if regex and not matches_anywhere(self.database, window[line_start:line_end]):
+                continue
+            self.found.matching += 1
+            if not self.showing:
+                self.found.more = True
+                if not self.request.count:
+                    return
+                continue
+            line += count_newlines(window[counted_to:line_start])
+            counted_to = line_start
+            self._show_hit(line, window, buffer, origin, line_start, line_end, end)
+
+    def _show_hit(
+        self,
+        number: int,
+        window: memoryview,
+        buffer: bytearray,
+        origin: int,
+        line_start: int,
+        line_end: int,
+        end: int,
+    ) -> None:
+        length = line_end - line_start
+        hit_end = end - line_start
+        hit = max(hit_end - self._hit_length(), 0)
+        lo, hi = hit_window(length, hit, min(hit_end, length))
+        shown = bytes(window[line_start + lo : line_start + hi])
+        self.found.hits.append(number)
+        self.found.lines[number] = make_part_line(number, shown, lo, length - hi)
+        if self.request.context:
+            self._before_context(number, buffer, origin, line_start)
+            self.owed = self.request.context
+            self._pay_context(window, buffer, origin, line_end + 1, number + 1)
+
+    def _hit_length(self) -> int:
+        """The bytes of a hit before its end, as far as known (a regex's start is not sought)."""
+        return 0 if self.request.pattern.regex else len(self.request.pattern.text.encode())
+
+    # Context.
+
+    def _before_context(self, number: int, buffer: bytearray, origin: int, line_start: int) -> None:
+        lines: list[tuple[int, bytes]] = []
+        stop = origin + line_start - 1  # the newline before the hit's line
+        while len(lines) < self.request.context and stop >= origin:
+            begin = buffer.rfind(b"\n", origin, stop) + 1
+            if begin == 0:
+                begin = origin
+            lines.append((number - len(lines) - 1, bytes(buffer[begin:stop])))
+            stop = begin - 1
+        if len(lines) < self.request.context and stop < origin:
+            wanted = self.request.context - len(lines)
+            first = number - len(lines)
+            lines += [item for item in reversed(self.tail) if item[0] < first][:wanted]
+        for line_number, raw in lines:
+            self._show_context(line_number, raw)
+
+    def _pay_context(
+        self, window: memoryview, buffer: bytearray, origin: int, position: int, number: int
+    ) -> None:
+        """Context lines owed after the last hit: line `number` starts at `position`."""
+        while self.owed and position < len(window):
+            newline = buffer.find(b"\n", origin + position, origin + len(window))
+            stop = (newline - origin) if newline != -1 else len(window)
+            self._show_context(number, bytes(window[position:stop]))
+            number, position, self.owed = number + 1, stop + 1, self.owed - 1
+
+    def _show_context(self, number: int, raw: bytes) -> None:
+        if len(self.found.lines) >= MAX_SHOWN_LINES or number in self.found.lines or number < 1:
+            return
+        cut = max(len(raw) - SHOWN_BYTES, 0)
+        self.found.lines[number] = make_part_line(number, raw[:SHOWN_BYTES], 0, cut)
+
+    def _keep_tail(self, buffer: bytearray, origin: int, end: int) -> None:
+        lines: list[tuple[int, bytes]] = []
+        stop = end - 1  # the window's last newline
+        number = self.line - 1
+        while len(lines) < self.request.context and stop > origin:
+            begin = buffer.rfind(b"\n", origin, stop) + 1 or origin
+            lines.append((number, bytes(buffer[begin:stop][: SHOWN_BYTES + 1])))
+            number, stop = number - 1, begin - 1
+        self.tail = list(reversed(lines))
+
+    # Long lines.
+
+    def _long_piece(self, piece: memoryview, fresh: bool) -> None:
+        """A piece of a line longer than the reserve; the next starts with its overlap."""
+        if fresh:
+            self.long = _LongLine(self.line)
+            self.found.long_lines += 1
+        long = self.long
+        assert long is not None
+        self._search_long(long, piece, 0 if fresh else len(self.carry))
+        self.carry = bytes(piece[-self.sizes.overlap :])
+
+    def _search_long(self, long: _LongLine, piece: memoryview, repeated: int) -> None:
+        """Search a piece whose first `repeated` bytes the piece before held too."""
+        position = long.length - repeated  # the piece's first byte in the line
+        long.extend(piece, position)
+        if not long.matched and long.number > self.request.after_line:
+            ends = [end for end in match_ends(self.database, piece) if end > repeated]
+            if ends:
+                self._long_hit(long, piece, position, ends[0])
+        long.length = position + len(piece)
+
+    def _long_hit(self, long: _LongLine, piece: memoryview, position: int, end: int) -> None:
+        long.matched = True
+        self.found.matching += 1
+        if not self.showing:
+            self.found.more = True
+            return
+        hit_end = position + end
+        hit = max(hit_end - self._hit_length(), 0)
+        lo = 0 if hit_end <= SHOWN_BYTES else hit - BEFORE_HIT_BYTES
+        long.before, long.wanted = lo, max(lo + SHOWN_BYTES, hit_end)
+        long.shown = bytes(piece[lo - position : long.wanted - position])
+        self.found.hits.append(long.number)
+
+    def _finish_long(self, window: memoryview, buffer: bytearray, origin: int) -> int:
+        """The open long line ends at the window's first newline: its last piece is searched
+        (after the overlap carried) and its hit shown; where the next line starts."""
+        newline = buffer.find(b"\n", origin, origin + len(window))
+        stop = (newline - origin) if newline != -1 else len(window)
+        long = self.long
+        assert long is not None
+        self._search_long(long, window[:stop], len(self.carry))
+        self._end_long()
+        return stop + 1
+
+    def _end_long(self) -> None:
+        long, self.long = self.long, None
+        if long is None or not long.shown:
+            return
+        shown = long.shown[: max(long.length - long.before, 0)]
+        self.found.lines[long.number] = make_part_line(
+            long.number, shown, long.before, long.length - long.before - len(shown)
+        )
+        self.owed = self.request.context
