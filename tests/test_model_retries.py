@@ -83,11 +83,13 @@ def test_a_wait_never_runs_past_the_deadline(route_env, scenario_dir):
 
 
 def test_an_endpoint_that_trickles_its_reply_is_cut_at_the_deadline(route_env, scenario_dir):
-    """Each quarter of the body comes within the SDK's read timeout; the whole does not."""
-    server = FakeOpenAI([{"content": STOP, "trickle": 10}] * 3)
+    """Each quarter of the body comes within the SDK's read timeout (2 s, the deadline's
+    remaining seconds rounded up); the whole does not. A quarter slower than the read timeout
+    would race the SDK's own timeout against the whole response's."""
+    server = FakeOpenAI([{"content": STOP, "trickle": 1.5}] * 3)
     route_env(server)
     started = time.monotonic()
     state = run_model(server, short_deadline(scenario_dir, 2))
-    assert time.monotonic() - started < 25  # cut: the whole body takes 40 s
+    assert time.monotonic() - started < 5.5  # cut: the whole body takes 6 s
     assert state["status"] == "deadline_passed" and len(server.requests) == 1
     assert state["model_calls"][0]["reply"]["error"].endswith("for the whole response")

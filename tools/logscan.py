@@ -7,9 +7,10 @@ is taken to the line it ends on, a line counts once, and for a regular expressio
 checked again alone (a match across a newline is not the line's). Line numbers come from each
 chunk's newline count (made on the reading thread) and, inside a window, only up to a hit.
 
-A line longer than a window's reserve is a long line: it is searched in pieces, each starting
-with the last `OVERLAP_BYTES` of the one before, so a match of up to that length is found
-wherever it lies (a fixed string always is); it is counted once, shown around its first hit.
+A line that does not end within the chunk it starts in and the reserve is a long line: its
+pieces go through a Hyperscan stream opened at its start and closed at its end, so a match is
+found wherever it lies across pieces, `^` and `$` anchor at the line's ends only, and nothing of
+the line is held but its last `RECENT_BYTES` (for the hit's window). It counts once.
 Memory is bounded by the buffers, the hits kept and their context, whatever the log's size.
 """
 
@@ -22,11 +23,13 @@ import hyperscan
 
 from tools.excerpt import BEFORE_HIT_BYTES, SHOWN_BYTES, Line, hit_window, make_part_line
 from tools.lines import count_newlines, nth_newline_end
-from tools.patterns import Pattern, compiled, match_ends, matches_anywhere
+from tools.patterns import LineStream, Pattern, compiled, match_ends, matches_anywhere
 from tools.readahead import CHUNK_BYTES, RESERVE_BYTES, read_ahead
 
-OVERLAP_BYTES = 4096
-"""Of a long line, the bytes each piece repeats from the one before."""
+RECENT_BYTES = 2048
+"""Of a long line, the last bytes kept from the pieces before: a hit's window reaches back
+`BEFORE_HIT_BYTES` before the hit's start, at most 800 bytes (a 200-character query) before its
+end."""
 MAX_SHOWN_LINES = 400
 """Hits and context lines returned at most (hits first: context stops here)."""
 
@@ -49,12 +52,7 @@ class Sizes:
 
     chunk: int = CHUNK_BYTES
     reserve: int = RESERVE_BYTES
-    """A line longer than this is a long line; at least `SHOWN_BYTES` and `overlap`."""
-    overlap: int = OVERLAP_BYTES
-
-    def __post_init__(self) -> None:
-        if not 0 < self.overlap <= self.reserve:
-            raise ValueError("a long line's overlap is carried in the reserve: 0 < overlap ≤ reserve")  # fmt: skip
+    """Room for the line carried into the next chunk; a longer one is a long line."""
 
 
 @dataclass
@@ -70,10 +68,13 @@ class Found:
     counted: bool = False
     """`matching` is the count to the end of the log."""
     long_lines: int = 0
-    """Lines longer than a window, searched in overlapping pieces."""
+    """Lines searched as streams, piece by piece (`_LongLine`)."""
 
 
-def search(stream: io.BufferedIOBase, request: Search, sizes: Sizes = Sizes()) -> Found:
+DEFAULT_SIZES = Sizes()
+
+
+def search(stream: io.BufferedIOBase, request: Search, sizes: Sizes = DEFAULT_SIZES) -> Found:
     scan = _Scan(request, compiled(request.pattern), sizes)
     with read_ahead(stream, sizes.chunk, sizes.reserve) as chunks:
         for chunk in chunks:
@@ -84,21 +85,32 @@ def search(stream: io.BufferedIOBase, request: Search, sizes: Sizes = Sizes()) -
 
 @dataclass
 class _LongLine:
-    """The long line being read: its number, its bytes so far, and its hit's window: the bytes
-    shown, from `before`, up to `wanted` (they may run into the next piece)."""
+    """The long line being read: its number, its stream and the match ends it reported, its
+    bytes so far and the last of them; and its hit's window: the bytes shown, from `before`, up
+    to `wanted` (they may run into the next piece)."""
 
     number: int
+    stream: LineStream
+    ends: list[int]
     length: int = 0
+    recent: bytes = b""
     matched: bool = False
     shown: bytes = b""
     before: int = 0
     wanted: int = 0
 
-    def extend(self, piece: memoryview, position: int) -> None:
-        """The bytes of the hit's window that this piece (from `position` in the line) holds."""
+    def extend(self, piece: memoryview) -> None:
+        """The bytes of the hit's window that this piece (from `length` in the line) holds."""
         have = self.before + len(self.shown)
         if self.shown and have < self.wanted:
-            self.shown += bytes(piece[have - position : self.wanted - position])
+            self.shown += bytes(piece[have - self.length : self.wanted - self.length])
+
+    def advance(self, piece: memoryview) -> None:
+        self.length += len(piece)
+        if len(piece) >= RECENT_BYTES:
+            self.recent = bytes(piece[-RECENT_BYTES:])
+        else:
+            self.recent = (self.recent + bytes(piece))[-RECENT_BYTES:]
 
 
 class _Scan:
@@ -135,6 +147,7 @@ class _Scan:
             if end > start:
                 self._window(view[start:end], buffer, start, 0, at_end=True)
             elif self.long is not None:
+                self._search_long(self.long, view[start:start], last=True)
                 self._end_long()
             return False
         cut = buffer.rfind(b"\n", start, end) + 1
@@ -142,9 +155,9 @@ class _Scan:
             self._window(view[start:cut], buffer, start, newlines)
             self.carry = bytes(view[cut:end])
             if len(self.carry) > reserve:
-                self._long_piece(view[cut:end], fresh=True)
+                self._long_piece(view[cut:end])
         elif self.long is not None or end - start > reserve:
-            self._long_piece(view[start:end], fresh=self.long is None)
+            self._long_piece(view[start:end])
         else:
             self.carry = bytes(view[start:end])
         return self.request.count or self.showing or self.owed > 0 or not self.found.more
@@ -276,55 +289,65 @@ class _Scan:
         lines: list[tuple[int, bytes]] = []
         stop = end - 1  # the window's last newline
         number = self.line - 1
-        while len(lines) < self.request.context and stop > origin:
+        while len(lines) < self.request.context and stop >= origin:
             begin = buffer.rfind(b"\n", origin, stop) + 1 or origin
             lines.append((number, bytes(buffer[begin:stop][: SHOWN_BYTES + 1])))
             number, stop = number - 1, begin - 1
-        self.tail = list(reversed(lines))
+        kept = self.tail[len(self.tail) - (self.request.context - len(lines)) :] if len(lines) < self.request.context else []  # fmt: skip
+        self.tail = kept + list(reversed(lines))
 
     # Long lines.
 
-    def _long_piece(self, piece: memoryview, fresh: bool) -> None:
-        """A piece of a line longer than the reserve; the next starts with its overlap."""
-        if fresh:
-            self.long = _LongLine(self.line)
-            self.found.long_lines += 1
-        long = self.long
-        assert long is not None
-        self._search_long(long, piece, 0 if fresh else len(self.carry))
-        self.carry = bytes(piece[-self.sizes.overlap :])
+    def _long_piece(self, piece: memoryview) -> None:
+        """A piece of a long line (the first opens its stream)."""
+        if self.long is None:
+            self.long = self._open_long()
+        self._search_long(self.long, piece)
+        self.carry = b""
 
-    def _search_long(self, long: _LongLine, piece: memoryview, repeated: int) -> None:
-        """Search a piece whose first `repeated` bytes the piece before held too."""
-        position = long.length - repeated  # the piece's first byte in the line
-        long.extend(piece, position)
-        if not long.matched and long.number > self.request.after_line:
-            ends = [end for end in match_ends(self.database, piece) if end > repeated]
-            if ends:
-                self._long_hit(long, piece, position, ends[0])
-        long.length = position + len(piece)
+    def _open_long(self) -> _LongLine:
+        self.found.long_lines += 1
+        ends: list[int] = []
 
-    def _long_hit(self, long: _LongLine, piece: memoryview, position: int, end: int) -> None:
+        def report(ident: int, start: int, end: int, flags: int, context: object) -> None:
+            ends.append(end)
+
+        return _LongLine(self.line, LineStream(self.request.pattern, report), ends)
+
+    def _search_long(self, long: _LongLine, piece: memoryview, last: bool = False) -> None:
+        """Scan a piece of the long line; `last`: the line ends with it (its stream closes)."""
+        long.extend(piece)
+        if not long.matched:
+            long.stream.scan(piece)
+        if last:
+            long.stream.close()
+        if not long.matched and long.ends and long.number > self.request.after_line:
+            self._long_hit(long, piece, long.ends[0])
+        long.advance(piece)
+
+    def _long_hit(self, long: _LongLine, piece: memoryview, hit_end: int) -> None:
         long.matched = True
         self.found.matching += 1
         if not self.showing:
             self.found.more = True
             return
-        hit_end = position + end
         hit = max(hit_end - self._hit_length(), 0)
         lo = 0 if hit_end <= SHOWN_BYTES else hit - BEFORE_HIT_BYTES
         long.before, long.wanted = lo, max(lo + SHOWN_BYTES, hit_end)
-        long.shown = bytes(piece[lo - position : long.wanted - position])
+        known = long.recent + bytes(piece[: long.wanted - long.length])
+        origin = long.length - len(long.recent)  # where `known` starts in the line
+        long.shown = known[max(lo - origin, 0) : long.wanted - origin]
+        long.before = max(lo, origin)
         self.found.hits.append(long.number)
 
     def _finish_long(self, window: memoryview, buffer: bytearray, origin: int) -> int:
-        """The open long line ends at the window's first newline: its last piece is searched
-        (after the overlap carried) and its hit shown; where the next line starts."""
+        """The open long line ends at the window's first newline: its last piece is searched and
+        its stream closed (where `$` matches at its end); where the next line starts."""
         newline = buffer.find(b"\n", origin, origin + len(window))
         stop = (newline - origin) if newline != -1 else len(window)
         long = self.long
         assert long is not None
-        self._search_long(long, window[:stop], len(self.carry))
+        self._search_long(long, window[:stop], last=True)
         self._end_long()
         return stop + 1
 

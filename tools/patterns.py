@@ -11,6 +11,7 @@ compiled once per pattern; scratch space is per thread, as Hyperscan requires.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple, cast
 
@@ -37,8 +38,16 @@ class PatternError(ValueError):
 
 @lru_cache(maxsize=64)
 def compiled(pattern: Pattern) -> hyperscan.Database:
-    """The pattern's block-mode database (a fixed string through the literal compiler)."""
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    """The pattern's block-mode database, shared by threads (each scans with its own scratch)."""
+    database = _compile(pattern, hyperscan.HS_MODE_BLOCK)
+    if pattern.regex and any(0 in match_ends(database, probe) for probe in EMPTY_PROBES):
+        raise PatternError("it can match an empty string (every line would match)")
+    return database
+
+
+def _compile(pattern: Pattern, mode: int) -> hyperscan.Database:
+    """A fixed string through the literal compiler, a regex with `^`/`$` as line anchors."""
+    database = hyperscan.Database(mode=mode)
     try:
         database.compile(
             expressions=[pattern.text.encode("utf-8", "surrogateescape")],
@@ -49,8 +58,6 @@ def compiled(pattern: Pattern) -> hyperscan.Database:
         )
     except hyperscan.error as error:
         raise PatternError(_reason(str(error))) from None
-    if pattern.regex and any(0 in match_ends(database, probe) for probe in EMPTY_PROBES):
-        raise PatternError("it can match an empty string (every line would match)")
     return database
 
 
@@ -99,3 +106,37 @@ def matches_anywhere(database: hyperscan.Database, data: bytes | bytearray | mem
     except hyperscan.ScanTerminated:
         return True
     return False
+
+
+Handler = Callable[[int, int, int, int, object], None]
+
+
+class LineStream:
+    """A Hyperscan stream over the pieces of one line: a match found across pieces, `^` and
+    `$` only at the line's ends. It holds what the binding does not keep alive (its database and
+    handler), and its database is this thread's own: the binding's `close` scans with its
+    database's scratch and cannot be given another."""
+
+    def __init__(self, pattern: Pattern, report: Handler) -> None:
+        self.database = _stream_database(pattern)
+        self.report = report
+        self.stream = self.database.stream(match_event_handler=report)
+        self.stream.__enter__()  # opens it: the pieces come over several calls
+        self.space = scratch(self.database)
+
+    def scan(self, data: memoryview) -> None:
+        self.stream.scan(_buffer(data), scratch=self.space, match_event_handler=self.report)
+
+    def close(self) -> None:
+        """What matches at the line's end (`$`) is reported."""
+        self.stream.close(match_event_handler=self.report)
+
+
+def _stream_database(pattern: Pattern) -> hyperscan.Database:
+    held: dict[Pattern, hyperscan.Database] = _scratches.__dict__.setdefault("streams", {})
+    database = held.get(pattern)
+    if database is None:
+        if len(held) >= MAX_SCRATCHES:
+            held.clear()
+        database = held[pattern] = _compile(pattern, hyperscan.HS_MODE_STREAM)
+    return database

@@ -19,7 +19,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, mod
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt
-from tools.logscan import MAX_SHOWN_LINES, Found, Search, Sizes, search
+from tools.logscan import DEFAULT_SIZES, MAX_SHOWN_LINES, Found, Search, Sizes, search
 from tools.patterns import Pattern, PatternError, compiled
 from tools.reading import open_record
 from tools.records import Record
@@ -98,15 +98,11 @@ def summarize(args: SearchLogsArgs, found: Found) -> str:
             summary += f"; more lines match beyond the limit of {args.limit} (not counted: count=false)"  # fmt: skip
     if args.context and len(found.lines) >= MAX_SHOWN_LINES:
         summary += f"; context stopped at {MAX_SHOWN_LINES} lines shown"
-    if found.long_lines:
-        summary += f"; {found.long_lines} line(s) longer than 64 KiB were searched in pieces" + (
-            " (a regex match over 4 KiB across pieces may be missed)" if args.regex else ""
-        )
     return summary
 
 
 def find_lines(
-    stream: io.BufferedIOBase, needle: bytes, limit: int, sizes: Sizes = Sizes()
+    stream: io.BufferedIOBase, needle: bytes, limit: int, sizes: Sizes = DEFAULT_SIZES
 ) -> tuple[list[Line], bool]:
     """The first `limit` lines containing the fixed string `needle`, and whether another one
     follows (no count to the end): the search at its plainest."""

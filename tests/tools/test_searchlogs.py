@@ -16,11 +16,11 @@ from tools.errors import RecordRefusal
 from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
 from tools.lines import MAX_LINE_BYTES
 from tools.logscan import Sizes
-from tools.reading import reading
 from tools.readahead import CHUNK_BYTES, DEPTH, RESERVE_BYTES
+from tools.reading import reading
 from tools.searchlogs import SearchLogsArgs, find_lines
 
-TINY = Sizes(chunk=7, reserve=24, overlap=12)
+TINY = Sizes(chunk=7, reserve=24)
 """Chunks, reserves and overlaps so small that every boundary is crossed (with shown windows
 of a few bytes: `tiny_windows`)."""
 
@@ -98,13 +98,13 @@ def test_matches_across_chunk_boundaries_keep_their_line_numbers():
     data = b"".join(
         f"line {n} {'needle' if n % 3 == 0 else 'hay'}\n".encode() for n in range(1, 40)
     )
-    hits, _ = find_lines(io.BytesIO(data), b"needle", 100, Sizes(chunk=7, reserve=400, overlap=200))
+    hits, _ = find_lines(io.BytesIO(data), b"needle", 100, Sizes(chunk=7, reserve=400))
     assert [line.number for line in hits] == list(range(3, 40, 3))
 
 
 def test_an_overlong_line_is_searched_without_holding_it():
     data = b"first\n" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"\nNEEDLE again\n"
-    hits, _ = find_lines(io.BytesIO(data), b"NEEDLE", 20, Sizes(chunk=1024, reserve=1024, overlap=512))
+    hits, _ = find_lines(io.BytesIO(data), b"NEEDLE", 20, Sizes(chunk=1024, reserve=1024))
     assert [line.number for line in hits] == [2, 3]
     shown = "a" * 120 + "NEEDLE" + "b" * 234
     assert hits[0].text == f"[299880 bytes] … {shown} … [+299766 bytes]"
@@ -189,7 +189,7 @@ def test_plain_gzip_and_memory_agree_on_a_generated_log(tmp_path, small_pieces, 
 def test_a_hit_after_a_long_hit_free_stretch_has_its_exact_number(tmp_path):
     filler = b"".join(b"quiet line %d\r\n" % n for n in range(1, 50_001))
     data = b"NEEDLE first\n" + filler + b"then the NEEDLE\nNEEDLE at the end"
-    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=400, overlap=200))
+    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=400))
     expected = [(1, "NEEDLE first"), (50_002, "then the NEEDLE"), (50_003, "NEEDLE at the end")]
     assert found["plain"] == found["gzip"] == found["memory"] == (expected, False)
 
@@ -219,7 +219,7 @@ def test_a_needle_straddling_two_chunks_is_found(tmp_path, small_pieces, at):
 
 def test_an_overlong_line_is_shown_around_its_first_hit_on_every_path(tmp_path):
     data = b"first\nHEAD" + b"a" * 300_000 + b"NEEDLE" + b"b" * 300_000 + b"NEEDLE\nNEEDLE again"
-    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=1024, overlap=512))
+    found = every_path(tmp_path, data, b"NEEDLE", 20, Sizes(chunk=4096, reserve=1024))
     assert found["plain"] == found["gzip"] == found["memory"] == reference(data, b"NEEDLE", 20)
     (number, text), second = found["plain"][0]
     assert number == 2 and text.startswith("[299884 bytes] … aaa") and "aNEEDLEb" in text
@@ -236,7 +236,7 @@ def test_a_long_line_is_shown_from_its_start_when_the_hit_is_near_it(tmp_path):
 
 def test_a_window_never_cuts_a_character_in_two(tmp_path):
     data = "é" * 1000 + "NEEDLE" + "ü" * 1000 + "\n"
-    found = every_path(tmp_path, data.encode(), b"NEEDLE", 1, Sizes(chunk=100, reserve=400, overlap=200))
+    found = every_path(tmp_path, data.encode(), b"NEEDLE", 1, Sizes(chunk=100, reserve=400))
     [(_, text)] = found["plain"][0]
     assert found["plain"] == found["gzip"] == found["memory"]
     assert "\ufffd" not in text and "é" * 60 + "NEEDLE" + "ü" * 117 in text
@@ -267,10 +267,19 @@ LOG_BYTES = st.lists(st.sampled_from([b"a", b"b", b"ab", b"\n", b"\r\n", b"\xff"
     needle=st.binary(min_size=1, max_size=4).filter(lambda needle: not {0, 10} & set(needle))
     | st.sampled_from([b"a", b"ab", b"ba", b"aab", b"b\r", b"\xc3\xa9a"]),
     limit=st.integers(1, 5),
-    sizes=st.sampled_from([TINY, Sizes(chunk=1, reserve=8, overlap=8), Sizes(chunk=3, reserve=64, overlap=16), Sizes(4096, 4096, 512)]),  # fmt: skip
+    sizes=st.sampled_from(
+        [
+            TINY,
+            Sizes(chunk=1, reserve=8),
+            Sizes(chunk=3, reserve=64),
+            Sizes(4096, 4096),
+        ]
+    ),
     shown=st.sampled_from([(3, 1), (6, 2), (8, 3)]),
 )
-def test_every_path_matches_grep_on_random_logs(tmp_path_factory, pieces, needle, limit, sizes, shown):
+def test_every_path_matches_grep_on_random_logs(
+    tmp_path_factory, pieces, needle, limit, sizes, shown
+):
     data = b"".join(pieces)
     with pytest.MonkeyPatch.context() as patch:
         for module in (excerpt, logscan):  # windows of a few bytes around each hit
@@ -282,7 +291,9 @@ def test_every_path_matches_grep_on_random_logs(tmp_path_factory, pieces, needle
 
 
 def test_a_log_truncated_while_it_is_searched_is_refused_not_shown(tmp_path):
-    record = one_record(tmp_path, "rotated.log", "log", b"x\n" * 8_000_000 + b"needle\n")  # > read ahead
+    record = one_record(
+        tmp_path, "rotated.log", "log", b"x\n" * 8_000_000 + b"needle\n"
+    )  # > read ahead
     args = SearchLogsArgs(path="r", query="x", limit=1, count=False)
     with reading(None) as session, pytest.raises(RecordRefusal) as caught:
         searchlogs.run(args, {"path": record})
@@ -298,7 +309,7 @@ _PIECES = st.sampled_from([b"a", b"b", b"ab", b"\n", b"xab\n", b"aab"])
 @given(
     data=st.lists(_PIECES, max_size=40).map(b"".join),
     needle=st.sampled_from(["ab", "a", "aab", "b"]),
-    sizes=st.sampled_from([TINY, Sizes(chunk=1, reserve=8, overlap=8), Sizes(chunk=5, reserve=12, overlap=4)]),  # fmt: skip
+    sizes=st.sampled_from([TINY, Sizes(chunk=1, reserve=8), Sizes(chunk=5, reserve=12)]),
 )
 def test_every_matching_line_is_counted_once_whatever_the_chunks(data, needle, sizes):
     expected = sum(needle.encode() in line for line in data.split(b"\n"))  # counted apart
