@@ -1,12 +1,14 @@
-"""searchlogs against grep on generated logs, in the same run.
+"""searchlogs against ripgrep (and grep) on generated logs, in the same run.
 
     .venv/bin/python bench/searchlogs.py [--sizes 100M,1G,5G] [--reps 5] [--dir .] [--cli 256M]
 
-For each size: a deterministic UVM log is generated (and deleted afterwards, before the next size is
-generated), flushed to disk and read once so that every timed run finds it in the page cache; then,
-interleaved, the time to the first 20 matches (`searchlogs` vs `grep -F -m 20`), the time of a full
-scan for a string found once near the middle (`searchlogs` vs `grep -F -c`), and the peak memory of
-a searchlogs full scan in a fresh process (its VmHWM, where Linux has it, else `ru_maxrss`, which
+(`pip install -e '.[bench]'` brings `rg`.) For each size: a deterministic UVM log is generated
+(and deleted afterwards, before the next size is generated), flushed to disk and read once so that
+every timed run finds it in the page cache; searchlogs' counts are checked against `rg -c` first;
+then, interleaved: the first 20 matches with `count=false` (vs `rg -F -n -m 20`), the whole tool
+for a string found once near the middle: its line numbered and every matching line counted to the
+end (vs `rg -F -c`), the same for a regular expression (vs `rg -c`), and the peak memory of a
+searchlogs full scan in a fresh process (its VmHWM, where Linux has it, else `ru_maxrss`, which
 also holds the parent's peak: the whole Python process, interpreter and imports included).
 
 With `--cli SIZE`: the search's cost through the CLI, as a user pays it. `warrant run` on a
@@ -42,9 +44,10 @@ SIZES = {"M": 1 << 20, "G": 1 << 30}
 PROBE = """
 import re, resource, sys
 sys.path.insert(0, {root!r})
-from tools.searchlogs import find_lines
+from tools.searchlogs import SearchLogsArgs, find
 with open({path!r}, "rb") as stream:
-    hits, more = find_lines(stream, {needle!r}, 20)
+    found = find(stream, SearchLogsArgs(path="log", query={needle!r}.decode()))
+hits = [found.lines[number] for number in found.hits]
 try:  # this process's own peak: ru_maxrss also holds the parent's, inherited through exec
     with open("/proc/self/status") as status:
         after = int(re.search(r"VmHWM:\\s+(\\d+)", status.read())[1])
@@ -82,15 +85,6 @@ def timed(command: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def searchlogs_seconds(path: Path, needle: bytes) -> float:
-    from tools.searchlogs import find_lines
-
-    started = time.perf_counter()
-    with path.open("rb") as stream:
-        find_lines(stream, needle, 20)
-    return time.perf_counter() - started
-
-
 def admitted(path: Path) -> Record:
     """The log as an approved record of a one-record scenario (admission hashes it, untimed)."""
     manifest = path.with_suffix(".toml")
@@ -108,7 +102,8 @@ def executed_seconds(record: Record, needle: bytes, remembered: bool) -> float:
     started = time.perf_counter()
     with reading(None) as session:
         searchlogs.run(
-            SearchLogsArgs(path="log", query=needle.decode(), limit=20), {"path": record}
+            SearchLogsArgs(path="log", query=needle.decode(), limit=20, count=False),
+            {"path": record},
         )
         session.verify()
     return time.perf_counter() - started
@@ -250,42 +245,76 @@ def main() -> None:
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
             print_cli(args.cli, cli_rows(Path(folder), args.cli, args.reps), args.reps)
         return
+    rg = ripgrep()
     rows = []
     with tempfile.TemporaryDirectory(dir=args.dir) as folder:
         for label in args.sizes.split(","):
             path = generate(Path(folder), label)
             print(f"timing {label}…", file=sys.stderr, flush=True)
+            check_counts(path, rg)
             record = admitted(path)
-            times: dict[str, list[float]] = {"first": [], "grep -m": [], "full": [], "grep -c": [],
-                                             "executed": [], "remembered": [], "sha256sum": []}  # fmt: skip
+            times: dict[str, list[float]] = {name: [] for name in COLUMNS}
             for _ in range(args.reps):  # interleaved
                 times["executed"].append(executed_seconds(record, b"[DMA]", remembered=False))
                 times["remembered"].append(executed_seconds(record, b"[DMA]", remembered=True))
                 times["sha256sum"].append(timed(["sha256sum", str(path)]))
-                times["first"].append(searchlogs_seconds(path, b"[DMA]"))
-                times["grep -m"].append(timed(["grep", "-F", "-m", "20", "[DMA]", str(path)]))
-                times["full"].append(searchlogs_seconds(path, b"[RST_CHK]"))
-                times["grep -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
-            rows.append(
-                (
-                    label,
-                    {name: statistics.median(values) for name, values in times.items()},
-                    peak_kib(path, b"[RST_CHK]"),
-                )
-            )
+                times["first"].append(tool_seconds(path, "[DMA]", count=False))
+                times["rg -m"].append(timed([rg, "-F", "-n", "-m", "20", "[DMA]", str(path)]))
+                times["grep -m"].append(timed(["grep", "-F", "-n", "-m", "20", "[DMA]", str(path)]))  # fmt: skip
+                times["count"].append(tool_seconds(path, "[RST_CHK]"))
+                times["rg -F -c"].append(timed([rg, "-F", "-c", "[RST_CHK]", str(path)]))
+                times["grep -F -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
+                times["regex"].append(tool_seconds(path, REGEX, regex=True))
+                times["rg -c"].append(timed([rg, "-c", REGEX, str(path)]))
+            medians = {name: statistics.median(values) for name, values in times.items()}
+            rows.append((label, medians, peak_kib(path, b"[RST_CHK]")))
             path.unlink()
+    print_rows(rows, args.reps)
+
+
+COLUMNS = ("executed", "remembered", "sha256sum", "first", "rg -m", "grep -m", "count", "rg -F -c", "grep -F -c", "regex", "rg -c")  # fmt: skip
+REGEX = r"UVM_(ERROR|FATAL) \S+ @ \d+: \S+ \[RST_CHK\]"
+"""A regular expression matching the one checker error, compared with `rg -c` on the same."""
+
+
+def ripgrep() -> str:
+    found = shutil.which("rg") or shutil.which("rg", path=str(Path(sys.executable).parent))
+    if found is None:
+        sys.exit("ripgrep is the peer: pip install -e '.[bench]' (the ripgrep package ships rg)")
+    return found
+
+
+def tool_seconds(path: Path, query: str, count: bool = True, regex: bool = False) -> float:
+    """searchlogs as a chooser calls it (20 hits, the total counted to the end by default)."""
+    args = SearchLogsArgs(path="log", query=query, count=count, regex=regex)
+    started = time.perf_counter()
+    with path.open("rb") as stream:
+        searchlogs.find(stream, args)
+    return time.perf_counter() - started
+
+
+def check_counts(path: Path, rg: str) -> None:
+    """The counts searchlogs gives are ripgrep's, before anything is timed."""
+    for query, regex, command in (("[RST_CHK]", False, [rg, "-F", "-c"]), ("[DMA]", False, [rg, "-F", "-c"]), (REGEX, True, [rg, "-c"])):  # fmt: skip
+        expected = int(subprocess.run([*command, query, str(path)], capture_output=True, check=True).stdout)  # fmt: skip
+        with path.open("rb") as stream:
+            found = searchlogs.find(stream, SearchLogsArgs(path="log", query=query, regex=regex))
+        if found.matching != expected:
+            sys.exit(f"{path.name}: searchlogs counted {found.matching} lines for {query!r}, rg {expected}")  # fmt: skip
+
+
+def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None:
+    print(f"searchlogs vs ripgrep and grep (medians of {reps} interleaved runs; rg and grep times include their process start)\n")  # fmt: skip
+    print("| log | first 20 (count=false) | rg -F -n -m 20 | ratio | grep -F -n -m 20 | count, literal found once | rg -F -c | ratio | grep -F -c | count, regex | rg -c | ratio | peak RSS |")  # fmt: skip
     print(
-        f"searchlogs vs grep (medians of {args.reps} interleaved runs; grep times include its process start)\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
-    print(
-        "| log | first 20: searchlogs | grep -F -m 20 | ratio | full scan: searchlogs | grep -F -c | ratio | searchlogs process peak RSS |"
-    )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, m, peak in rows:
         print(
-            f"| {label} | {m['first'] * 1000:.1f} ms | {m['grep -m'] * 1000:.1f} ms | {m['first'] / m['grep -m']:.2f}× "
-            f"| {m['full'] * 1000:.0f} ms | {m['grep -c'] * 1000:.0f} ms | {m['full'] / m['grep -c']:.2f}× | {peak / 1024:.1f} MiB |"
-        )
+            f"| {label} | {m['first'] * 1000:.1f} ms | {m['rg -m'] * 1000:.1f} ms | {m['first'] / m['rg -m']:.2f}× | {m['grep -m'] * 1000:.1f} ms "
+            f"| {m['count'] * 1000:.0f} ms | {m['rg -F -c'] * 1000:.0f} ms | {m['count'] / m['rg -F -c']:.2f}× | {m['grep -F -c'] * 1000:.0f} ms "
+            f"| {m['regex'] * 1000:.0f} ms | {m['rg -c'] * 1000:.0f} ms | {m['regex'] / m['rg -c']:.2f}× | {peak / 1024:.1f} MiB |"
+        )  # fmt: skip
     print(
         "\nAs executed: first 20 through the hashed stream, then the rest of the file hashed and "
         "checked against the admitted sha256, as a run resumed in a new process does; and in the "
@@ -293,14 +322,14 @@ def main() -> None:
         "(`tools/reading.py`, `tools/digests.py`)\n"
     )
     print(
-        "| log | as executed, hashed | sha256sum | ratio | digest known | grep -F -m 20 | ratio |"
+        "| log | as executed, hashed | sha256sum | ratio | digest known | rg -F -n -m 20 | ratio |"
     )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, m, _ in rows:
         print(
             f"| {label} | {m['executed'] * 1000:.0f} ms | {m['sha256sum'] * 1000:.0f} ms | {m['executed'] / m['sha256sum']:.2f}× "
-            f"| {m['remembered'] * 1000:.1f} ms | {m['grep -m'] * 1000:.1f} ms | {m['remembered'] / m['grep -m']:.2f}× |"
-        )
+            f"| {m['remembered'] * 1000:.1f} ms | {m['rg -m'] * 1000:.1f} ms | {m['remembered'] / m['rg -m']:.2f}× |"
+        )  # fmt: skip
 
 
 if __name__ == "__main__":

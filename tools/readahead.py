@@ -3,11 +3,13 @@
 A search spends its time in two places that release the GIL: copying the file in (`readinto`,
 zlib for a gzip log, and the record's sha256) and scanning it (Hyperscan). On two cores they
 overlap: a thread fills a few reusable buffers and counts each chunk's newlines (NumPy, which
-also releases the GIL) while the caller scans the one before. Each buffer keeps `reserve` bytes
-free at its front, where the caller puts the unfinished line carried from the chunk before, so a
-chunk and its carried line are one contiguous window without copying the chunk. Reads still go
-through the record's stream: hashed, and cut by the call's limit and the run's deadline (an
-error there is raised to the caller, in order).
+also releases the GIL) while the caller scans the one before. The first chunk is read in the
+caller's thread: a search that ends there (a short log, or the first hits of a long one) starts
+no thread and allocates one buffer. Each buffer keeps `reserve` bytes free at its front, where the
+caller puts the unfinished line carried from the chunk before, so a chunk and its carried line
+are one contiguous window without copying the chunk. Reads still go through the record's stream:
+hashed, and cut by the call's limit and the run's deadline (an error there is raised to the
+caller, in order).
 """
 
 from __future__ import annotations
@@ -48,17 +50,38 @@ def read_ahead(
     it asks for the next one; leaving the block early stops the thread."""
     free: queue.SimpleQueue[bytearray | None] = queue.SimpleQueue()
     ready: queue.SimpleQueue[Chunk | BaseException] = queue.SimpleQueue()
-    for _ in range(depth):
-        free.put(bytearray(reserve + chunk_bytes))
-    reader = threading.Thread(
-        target=_fill, args=(stream, reserve, free, ready), name="warrant-read-ahead", daemon=True
-    )
-    reader.start()
+    threads: list[threading.Thread] = []
+
+    def chunks() -> Iterator[Chunk]:
+        first = _read(stream, bytearray(reserve + chunk_bytes), reserve)
+        yield first
+        if not first.size:
+            return
+        free.put(first.buffer)
+        for _ in range(depth - 1):
+            free.put(bytearray(reserve + chunk_bytes))
+        reader = threading.Thread(
+            target=_fill,
+            args=(stream, reserve, free, ready),
+            name="warrant-read-ahead",
+            daemon=True,
+        )
+        threads.append(reader)
+        reader.start()
+        yield from _handed_over(free, ready)
+
     try:
-        yield _chunks(free, ready)
+        yield chunks()
     finally:
         free.put(None)  # the reader stops at its next buffer
-        reader.join()
+        for reader in threads:
+            reader.join()
+
+
+def _read(stream: io.BufferedIOBase, buffer: bytearray, reserve: int) -> Chunk:
+    size = stream.readinto(memoryview(buffer)[reserve:])
+    data = np.frombuffer(buffer, np.uint8, size, reserve)
+    return Chunk(buffer, size, int(np.count_nonzero(data == NEWLINE)))
 
 
 def _fill(
@@ -69,17 +92,16 @@ def _fill(
 ) -> None:
     while (buffer := free.get()) is not None:
         try:
-            size = stream.readinto(memoryview(buffer)[reserve:])
+            chunk = _read(stream, buffer, reserve)
         except BaseException as error:  # raised again in the caller's thread
             ready.put(error)
             return
-        data = np.frombuffer(buffer, np.uint8, size, reserve)
-        ready.put(Chunk(buffer, size, int(np.count_nonzero(data == NEWLINE))))
-        if not size:
+        ready.put(chunk)
+        if not chunk.size:
             return
 
 
-def _chunks(
+def _handed_over(
     free: queue.SimpleQueue[bytearray | None], ready: queue.SimpleQueue[Chunk | BaseException]
 ) -> Iterator[Chunk]:
     while True:
