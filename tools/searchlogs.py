@@ -15,7 +15,13 @@ import io
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt
@@ -32,28 +38,30 @@ signatures of plain searches read as they did before these arguments existed."""
 class SearchLogsArgs(ToolArgs):
     path: RecordId
     """The exact id of an approved `log` record."""
+    regex: bool = False
+    """`query` is a regular expression (Hyperscan's syntax: PCRE without back-references or
+    lookaround; `^`/`$` anchor lines; `.` is one byte)."""
     query: SearchText
     """A fixed string (byte-exact, case-sensitive), or a regular expression with `regex=true`."""
     limit: Annotated[int, Field(ge=1, le=200)] = 20
     """How many matching lines to show."""
     count: bool = True
     """Count every matching line to the end of the log (false: stop once `limit` are shown)."""
-    regex: bool = False
-    """`query` is a regular expression (Hyperscan's syntax: PCRE without back-references or
-    lookaround; `^`/`$` anchor lines; `.` is one byte)."""
     context: Annotated[int, Field(ge=0, le=10)] = 0
     """Lines shown before and after each hit (as `grep -C`); at most 400 lines in all."""
     after_line: Annotated[int, Field(ge=0)] = 0
     """Only lines after this one: to continue past hits already seen."""
 
-    @model_validator(mode="after")
-    def _runnable(self) -> SearchLogsArgs:
-        if self.regex:
+    @field_validator("query")
+    @classmethod
+    def _runnable(cls, query: str, info: ValidationInfo) -> str:
+        """A regex is compiled here, so that one it cannot run is refused before any call."""
+        if info.data.get("regex") is True:
             try:
-                compiled(self.pattern)
+                compiled(Pattern(query, regex=True))
             except PatternError as error:
-                raise ValueError(f"query is not a regular expression searchlogs can run: {error}") from None  # fmt: skip
-        return self
+                raise ValueError(f"not a regular expression searchlogs can run: {error}") from None  # fmt: skip
+        return query
 
     @property
     def pattern(self) -> Pattern:
