@@ -19,7 +19,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Iterator
 from itertools import accumulate, repeat
-from operator import add, contains, gt
+from operator import add, and_, gt, ne
 from typing import Any, NamedTuple
 
 from tools.lines import MAX_LINE_BYTES, iter_lines
@@ -64,7 +64,7 @@ _CANONICAL = re.compile(
 _GROUPS = re.Match.groups
 _UNCONSTRAINED = (b"nconstrained", b"NCONSTRAINED")
 """The spellings `tools.stareport` accepts in an `(… unconstrained)` line."""
-_CHECKED = (b"slack (", ARRIVAL, *_UNCONSTRAINED)
+_CHECKED = (b"slack (", *_UNCONSTRAINED)
 """What every chunk is counted for, in one pass (`_faithful_chunk`)."""
 
 
@@ -161,8 +161,8 @@ class _Reader:
             self.parser.said()
             yield from self._drain()
         matches = list(map(_CANONICAL.match, pieces))
-        arrivals, seen = _first_arrivals(pieces)
-        if not _faithful_chunk(text, pieces, matches, seen):
+        arrivals = list(map(bytes.find, pieces, repeat(ARRIVAL)))  # the line parser's first
+        if not _faithful_chunk(text, pieces, matches):
             matches = [
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
@@ -255,32 +255,19 @@ class _Reader:
                 yield item
 
 
-def _first_arrivals(blocks: list[bytes]) -> tuple[list[int], int]:
-    """Where each block's first `data arrival time` is (-1 if none), found from its end: its
-    last and the one before (the data path's, before the recap's); and how many were seen, at
-    most two a block. Where a chunk holds only as many as were seen, each first is the first."""
-    rfind = bytes.rfind
-    lasts = list(map(rfind, blocks, repeat(ARRIVAL)))
-    befores = list(map(rfind, blocks, repeat(ARRIVAL), repeat(0), lasts))
-    seen = 2 * len(blocks) - lasts.count(-1) - befores.count(-1)
-    firsts = [last if before == -1 else before for before, last in zip(befores, lasts, strict=True)]  # fmt: skip
-    return firsts, seen
-
-
 def _faithful_chunk(
-    text: bytes, blocks: list[bytes], matches: list[re.Match[bytes] | None], seen: int
+    text: bytes, blocks: list[bytes], matches: list[re.Match[bytes] | None]
 ) -> bool:
     """Whether no canonical match hides a line the line parser would read otherwise, for all
     blocks at once. The pattern already keeps `label:` lines out of a table; what is left: each
-    canonical block has one `slack (`, no unconstrained mark and no `data arrival time` but the
-    ones `_first_arrivals` saw, so the text holds as many of each as the canonical blocks hold
-    plus those of the blocks that go line by line (one pass over the text counts all four)."""
+    canonical block has one `slack (` and no unconstrained mark, so the text holds as many of
+    each as the canonical blocks hold plus those of the blocks that go line by line (one pass
+    over the text counts all three)."""
     if max(map(len, blocks), default=0) + len(LABEL) > MAX_LINE_BYTES:
         return False  # a block may hold a line the line parser cuts short
     slow = [block for block, match in zip(blocks, matches, strict=True) if match is None]
-    expected = [len(blocks) - len(slow), seen, 0, 0]
+    expected = [len(blocks) - len(slow), 0, 0]
     for block in slow:
-        expected[1] -= min(block.count(ARRIVAL), 2)  # what `seen` holds of it
         for index, literal in enumerate(_CHECKED):
             expected[index] += block.count(literal)
     return count_literals(text, _CHECKED) == expected
@@ -288,7 +275,7 @@ def _faithful_chunk(
 
 def _faithful(block: bytes, match: re.Match[bytes] | None) -> re.Match[bytes] | None:
     """The match if this block holds nothing the line parser would read otherwise."""
-    if match is None or block.count(b"slack (") != 1 or block.count(ARRIVAL) > 2:
+    if match is None or block.count(b"slack (") != 1:
         return None
     if len(LABEL) + len(block) > MAX_LINE_BYTES:
         return None  # it may hold a line the line parser cuts short
@@ -300,18 +287,22 @@ def _endpoints(
 ) -> list[bytes]:
     """Each canonical block's endpoint: the pin named by the line above the block's first
     `data arrival time`, if that line comes after the `Endpoint:` line (as the line parser reads
-    it), else the `Endpoint:` name. Done for a whole chunk in C-level passes, since the common
-    row names no pin or names it once (`tools.stareport.endpoint_pin`)."""
+    it), else the `Endpoint:` name. Done for a whole chunk in C-level passes; only a row that
+    names `endpoint/…` is read further (`tools.stareport.endpoint_pin`)."""
     rfind = bytes.rfind
     names = list(map(re.Match.group, matches, repeat(2)))
     ends = list(map(rfind, blocks, repeat(b"\n"), repeat(0), arrivals))
-    starts = map(add, map(rfind, blocks, repeat(b"\n"), repeat(0), ends), repeat(1))
-    rows: list[bytes] = list(map(bytes.__getitem__, blocks, map(slice, starts, ends)))
-    named = map(contains, rows, map(add, names, repeat(b"/")))
+    starts = list(map(add, map(rfind, blocks, repeat(b"\n"), repeat(0), ends), repeat(1)))
+    found = map(bytes.find, blocks, map(add, names, repeat(b"/")), starts, ends)
     late = map(gt, arrivals, map(re.Match.start, matches, repeat(3)))
+    pinned = list(map(and_, map(ne, found, repeat(-1)), late))
+    if not any(pinned):
+        return names
     return [
-        endpoint_pin(row, name) if is_named and is_late else name
-        for row, name, is_named, is_late in zip(rows, names, named, late, strict=True)
+        endpoint_pin(block[start:end], name) if is_pinned else name
+        for block, name, start, end, is_pinned in zip(
+            blocks, names, starts, ends, pinned, strict=True
+        )
     ]
 
 
