@@ -21,14 +21,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NamedTuple
 
-import numpy as np
+from tools.lines import count_newlines
 
 CHUNK_BYTES = 2 << 20
 RESERVE_BYTES = 64 << 10
 """Room for the unfinished line carried into the next buffer; a longer one is a long line."""
 DEPTH = 4
 """Buffers in turn: one scanned, the others read ahead."""
-NEWLINE = 10
 
 
 class Chunk(NamedTuple):
@@ -80,8 +79,7 @@ def read_ahead(
 
 def _read(stream: io.BufferedIOBase, buffer: bytearray, reserve: int) -> Chunk:
     size = stream.readinto(memoryview(buffer)[reserve:])
-    data = np.frombuffer(buffer, np.uint8, size, reserve)
-    return Chunk(buffer, size, int(np.count_nonzero(data == NEWLINE)))
+    return Chunk(buffer, size, count_newlines(memoryview(buffer)[reserve : reserve + size]))
 
 
 def _fill(
