@@ -177,7 +177,8 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
     searching, stopping = cli_manifests(path)
     grep = subprocess.run(["grep", "-n", "-F", "[RST_CHK]", str(path)], capture_output=True, check=False)  # fmt: skip
     expected = [int(line.split(b":", 1)[0]) for line in grep.stdout.splitlines()[:20]]
-    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "search cpu": [], "grep -c": [], "grep -c cpu": [], "grep -n": [], "extra peak": []}  # fmt: skip
+    rg = ripgrep()
+    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "search cpu": [], "grep -c": [], "grep -c cpu": [], "grep -n": [], "rg -c": [], "rg -c cpu": [], "extra peak": []}  # fmt: skip
     for _ in range(reps):
         seconds, peak, printed, cpu = cli_run(searching)
         found = [line["line"] for line in json.loads(printed)["evidence"][0]["excerpt"]]
@@ -192,6 +193,8 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
         times["grep -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
         times["grep -n"].append(timed(["grep", "-F", "-n", "-m", "20", "[RST_CHK]", str(path)]))
         times["grep -c cpu"].append(grep_cpu(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
+        times["rg -c"].append(timed([rg, "-F", "-c", "[RST_CHK]", str(path)]))
+        times["rg -c cpu"].append(grep_cpu([rg, "-F", "-c", "[RST_CHK]", str(path)]))
     path.unlink()
     return {name: statistics.median(values) for name, values in times.items()}
 
@@ -199,17 +202,19 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
 def print_cli(label: str, m: dict[str, float], reps: int) -> None:
     search = m["search"]
     print(f"\nThrough the CLI (`warrant run --db memory`, medians of {reps} interleaved runs; search: the median of each pair's difference)\n")  # fmt: skip
-    print("| log | run with the search | run without | search | grep -F -c | ratio | grep -F -n -m 20 | ratio | extra peak memory |")  # fmt: skip
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| log | run with the search | run without | search | rg -F -c | ratio | grep -F -c | ratio | grep -F -n -m 20 | ratio | extra peak memory |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(
         f"| {label} | {m['with'] * 1000:.0f} ms | {m['without'] * 1000:.0f} ms | {search * 1000:.0f} ms "
+        f"| {m['rg -c'] * 1000:.0f} ms | {search / m['rg -c']:.2f}× "
         f"| {m['grep -c'] * 1000:.0f} ms | {search / m['grep -c']:.2f}× | {m['grep -n'] * 1000:.0f} ms | {search / m['grep -n']:.2f}× "
         f"| {m['extra peak'] / 1024:.1f} MiB |"
     )
     print(
         f"\nThe same pairs in CPU time (user and system, from each process's own rusage; a process "
         f"start's wall time varies more): search {m['search cpu'] * 1000:.0f} ms, `grep -F -c` "
-        f"{m['grep -c cpu'] * 1000:.0f} ms, {m['search cpu'] / m['grep -c cpu']:.2f}×."
+        f"{m['grep -c cpu'] * 1000:.0f} ms, {m['search cpu'] / m['grep -c cpu']:.2f}×; `rg -F -c` "
+        f"{m['rg -c cpu'] * 1000:.0f} ms, {m['search cpu'] / m['rg -c cpu']:.2f}×."
     )
 
 
