@@ -128,8 +128,8 @@ class _Scan:
         self.long: _LongLine | None = None
         self.owed = 0
         """Context lines still owed after the last hit."""
-        self.tail: list[tuple[int, bytes]] = []
-        """The last `context` lines of the window before, for a hit at the next one's start."""
+        self.tail: list[Line] = []
+        """The last `context` lines before the next window, for a hit at its start."""
 
     @property
     def showing(self) -> bool:
@@ -145,7 +145,7 @@ class _Scan:
         if not size:  # the end: a last line without a newline
             self.found.counted = self.request.count
             if end > start:
-                self._window(view[start:end], buffer, start, 0, at_end=True)
+                self._window(view[start:end], buffer, start, 0)
             elif self.long is not None:
                 self._search_long(self.long, view[start:start], last=True)
                 self._end_long()
@@ -164,14 +164,7 @@ class _Scan:
 
     # Whole lines.
 
-    def _window(
-        self,
-        window: memoryview,
-        buffer: bytearray,
-        origin: int,
-        newlines: int,
-        at_end: bool = False,
-    ) -> None:
+    def _window(self, window: memoryview, buffer: bytearray, origin: int, newlines: int) -> None:
         """Lines from `origin` in `buffer`; the first may end an open long line."""
         first = self.line
         position = 0
@@ -179,16 +172,14 @@ class _Scan:
             position = self._finish_long(window, buffer, origin)
         if self.owed:
             self._pay_context(window, buffer, origin, position, first + count_newlines(window[:position]))  # fmt: skip
-        skip = self._skip_to(window, buffer, origin, position)
+        skip = self._skip_to(window, position)
         if skip is not None:
             self._matches(window, buffer, origin, skip)
         self.line = first + newlines
         if self.request.context and (self.showing or self.owed):
             self._keep_tail(buffer, origin, origin + len(window))
 
-    def _skip_to(
-        self, window: memoryview, buffer: bytearray, origin: int, position: int
-    ) -> int | None:
+    def _skip_to(self, window: memoryview, position: int) -> int | None:
         """Where matching starts in the window: past `after_line` (None: not in this window)."""
         wanted = self.request.after_line
         if wanted < self.line:
@@ -211,8 +202,6 @@ class _Scan:
             newline = buffer.find(b"\n", origin + end - 1, origin + len(window))
             line_end = (newline - origin) if newline != -1 else len(window)
             decided = line_end + 1
-            if line_start < start:
-                continue  # a match reaching back before the lines searched
             if regex and not matches_anywhere(self.database, window[line_start:line_end]):
                 continue
             self.found.matching += 1
@@ -254,20 +243,15 @@ class _Scan:
     # Context.
 
     def _before_context(self, number: int, buffer: bytearray, origin: int, line_start: int) -> None:
-        lines: list[tuple[int, bytes]] = []
-        stop = origin + line_start - 1  # the newline before the hit's line
-        while len(lines) < self.request.context and stop >= origin:
-            begin = buffer.rfind(b"\n", origin, stop) + 1
-            if begin == 0:
-                begin = origin
-            lines.append((number - len(lines) - 1, bytes(buffer[begin:stop])))
-            stop = begin - 1
-        if len(lines) < self.request.context and stop < origin:
-            wanted = self.request.context - len(lines)
+        """Context before a hit: from its window, and from the lines kept of the windows before."""
+        wanted = self.request.context
+        spans = _lines_back(buffer, origin, origin + line_start - 1, wanted)
+        lines = [_context_line(number - 1 - index, buffer[begin:stop]) for index, (begin, stop) in enumerate(spans)]  # fmt: skip
+        if len(lines) < wanted:
             first = number - len(lines)
-            lines += [item for item in reversed(self.tail) if item[0] < first][:wanted]
-        for line_number, raw in lines:
-            self._show_context(line_number, raw)
+            lines += [line for line in reversed(self.tail) if line.number < first][: wanted - len(lines)]  # fmt: skip
+        for line in lines:
+            self._show_context(line)
 
     def _pay_context(
         self, window: memoryview, buffer: bytearray, origin: int, position: int, number: int
@@ -276,25 +260,21 @@ class _Scan:
         while self.owed and position < len(window):
             newline = buffer.find(b"\n", origin + position, origin + len(window))
             stop = (newline - origin) if newline != -1 else len(window)
-            self._show_context(number, bytes(window[position:stop]))
+            self._show_context(_context_line(number, window[position:stop]))
             number, position, self.owed = number + 1, stop + 1, self.owed - 1
 
-    def _show_context(self, number: int, raw: bytes) -> None:
-        if len(self.found.lines) >= MAX_SHOWN_LINES or number in self.found.lines or number < 1:
-            return
-        cut = max(len(raw) - SHOWN_BYTES, 0)
-        self.found.lines[number] = make_part_line(number, raw[:SHOWN_BYTES], 0, cut)
+    def _show_context(self, line: Line) -> None:
+        found = self.found.lines
+        if len(found) < MAX_SHOWN_LINES and line.number not in found and line.number >= 1:
+            found[line.number] = line
 
     def _keep_tail(self, buffer: bytearray, origin: int, end: int) -> None:
-        lines: list[tuple[int, bytes]] = []
-        stop = end - 1  # the window's last newline
-        number = self.line - 1
-        while len(lines) < self.request.context and stop >= origin:
-            begin = buffer.rfind(b"\n", origin, stop) + 1 or origin
-            lines.append((number, bytes(buffer[begin:stop][: SHOWN_BYTES + 1])))
-            number, stop = number - 1, begin - 1
-        kept = self.tail[len(self.tail) - (self.request.context - len(lines)) :] if len(lines) < self.request.context else []  # fmt: skip
-        self.tail = kept + list(reversed(lines))
+        """The last `context` lines so far (the window's, then the windows' before)."""
+        wanted = self.request.context
+        spans = _lines_back(buffer, origin, end - 1, wanted)  # from the window's last newline
+        lines = [_context_line(self.line - 1 - index, buffer[begin:stop]) for index, (begin, stop) in enumerate(spans)]  # fmt: skip
+        missing = wanted - len(lines)
+        self.tail = (self.tail[-missing:] if missing else []) + lines[::-1]
 
     # Long lines.
 
@@ -360,3 +340,19 @@ class _Scan:
             long.number, shown, long.before, long.length - long.before - len(shown)
         )
         self.owed = self.request.context
+
+
+def _lines_back(buffer: bytearray, origin: int, stop: int, count: int) -> list[tuple[int, int]]:
+    """The spans of up to `count` lines that end before `stop` (a newline's position), the last
+    first, none starting before `origin`."""
+    spans: list[tuple[int, int]] = []
+    while len(spans) < count and stop >= origin:
+        begin = buffer.rfind(b"\n", origin, stop) + 1 or origin
+        spans.append((begin, stop))
+        stop = begin - 1
+    return spans
+
+
+def _context_line(number: int, raw: memoryview | bytearray) -> Line:
+    """A context line, shown from its start for at most `SHOWN_BYTES`."""
+    return make_part_line(number, bytes(raw[:SHOWN_BYTES]), 0, max(len(raw) - SHOWN_BYTES, 0))

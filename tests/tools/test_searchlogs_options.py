@@ -139,3 +139,11 @@ def test_a_long_line_with_a_hit_is_counted_once_and_said(tmp_path):
     excerpt = searchlogs.run(SearchLogsArgs(path="r", query="hit"), {"path": record})
     assert [line.number for line in excerpt.lines] == [1, 2, 3]
     assert excerpt.summary == "3 line(s) contain 'hit' (counted to the end of the log)"
+
+
+@pytest.mark.parametrize("sizes", [Sizes(chunk=512, reserve=1024), Sizes()])
+def test_a_long_context_line_says_what_it_leaves_out_wherever_it_was_read(sizes):
+    data = b"y" * 1000 + b"\nhit\n" + b"z" * 700 + b"\n"
+    found = search(io.BytesIO(data), Search(Pattern("hit"), 1, context=1), sizes)
+    texts = {number: line.text for number, line in found.lines.items()}
+    assert texts == {1: "y" * 360 + " … [+640 bytes]", 2: "hit", 3: "z" * 360 + " … [+340 bytes]"}
