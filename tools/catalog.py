@@ -37,7 +37,12 @@ class ToolSpec:
 
 SEARCHLOGS = ToolSpec(
     name="searchlogs",
-    description="First lines of an approved log containing a fixed string (case-sensitive).",
+    description=(
+        "Lines of an approved log that contain a fixed string (case-sensitive), or match a"
+        " regular expression with regex=true (^ and $ anchor lines), and how many match to the"
+        " end of the log; context shows lines around each hit, after_line continues past hits"
+        " already seen."
+    ),
     args_model=searchlogs.SearchLogsArgs,
     record_fields=("path",),
     record_kind="log",
