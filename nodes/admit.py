@@ -16,6 +16,7 @@ from guards.action import shape_problem
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
+from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
@@ -78,7 +79,8 @@ def admission(
     if spec == "model":
         pinned["route"] = route_from_env().model_dump()
     elif spec.startswith("replay:"):
-        pinned["route"] = Route(model="replay", locality="local").model_dump()
+        locality = recorded_locality(Path(spec.removeprefix("replay:")))
+        pinned["route"] = Route(model="replay", locality=locality).model_dump()
     return pinned
 
 

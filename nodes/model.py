@@ -121,6 +121,7 @@ def recorded(
         "request_sha256": request["sha256"],
         "request_body": request.get("body"),
         "replay_key": request.get("replay_key"),
+        "locality": route.locality,
         "at": at,
         "waited_s": round(waited, 3),
         "reply": reply.to_dict(),

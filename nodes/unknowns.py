@@ -26,7 +26,7 @@ def unknowns_of(state: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> 
     grant = state.get("grant", {})
     items = [NO_ROOT_CAUSE, *grant.get("unknowns", ())]
     items += [_truncated(item) for item in evidence if item.get("truncated")]
-    items += [f"{item['ref']}: {item['summary']}" for item in evidence if item.get("error")]
+    items += [_failed(item) for item in evidence if item.get("error")]
     items += [_may_have_run(item) for item in evidence if item.get("attempt", 1) > 1]
     items += [f"{item['ref']}: its excerpt is missing from the store or changed there; only its summary is known." for item in evidence if item.get("body_missing")]  # fmt: skip
     items += _unread_records(grant, evidence)
@@ -36,8 +36,21 @@ def unknowns_of(state: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> 
     return items
 
 
+def quoting(item: Mapping[str, Any]) -> list[str]:
+    """The unknowns that quote an evidence item's summary: what a remote route must not see of a
+    record approved for local routes only."""
+    return [
+        *([_truncated(item)] if item.get("truncated") else []),
+        *([_failed(item)] if item.get("error") else []),
+    ]
+
+
 def _truncated(item: Mapping[str, Any]) -> str:
     return f"{item['ref']} is truncated: more lines exist than were shown ({item['summary']})."
+
+
+def _failed(item: Mapping[str, Any]) -> str:
+    return f"{item['ref']}: {item['summary']}"
 
 
 def _may_have_run(item: Mapping[str, Any]) -> str:

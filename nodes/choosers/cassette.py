@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
 
@@ -30,6 +30,9 @@ class RecordedCall(BaseModel):
 
     replay_key: Sha256
     """The recorded request's sha256 with the clock left out (see `nodes.model.prepare`)."""
+    locality: Literal["local", "remote"] = "local"
+    """The recorded route's: a replay assembles its requests for the same kind of route (a remote
+    one is not shown local records), so that they are the ones recorded."""
     reply: Reply
 
     @model_validator(mode="after")
@@ -81,6 +84,11 @@ def _recorded(path: Path, number: int, line: str) -> RecordedCall:
     if problem := storable_problem(recorded.reply.to_dict()):  # no checkpoint could keep it
         raise CassetteError(f"cassette {path} line {number} is refused: {problem.replace('the document ', '')}")  # fmt: skip
     return recorded
+
+
+def recorded_locality(path: Path) -> Literal["local", "remote"]:
+    """The route locality the cassette was recorded with (its first attempt's)."""
+    return read_cassette(path, up_to=1)[0].locality
 
 
 def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:

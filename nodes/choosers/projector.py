@@ -5,8 +5,12 @@ refusals, reminders (seed 002 §3). Sizing reserves the output allowance and a f
 protocol, schema, grant, catalog, goal and reminders are never dropped. When the rest does not fit,
 old evidence bodies are first replaced by hash-checked references, then refusals and unknowns are
 compacted; if the mandatory part alone does not fit, assembly stops with `CapabilityGap` instead of
-dropping a constraint. Evidence is quoted as data between explicit markers; a record marked
-`share = "local"` is never quoted to a `remote` route.
+dropping a constraint. Evidence is quoted as data between explicit markers.
+
+Data approval holds for every byte: nothing derived from a record marked `share = "local"` reaches
+a `remote` route — not an excerpt, a summary or its flags, an unknown quoting a summary, or the
+detail of a refusal of a call naming the record. The model still gets the evidence ref, the tool and
+the record id (to cite and to plan), and the manifest lists what was held back, with its sha256.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from guards.action import ActionDocument
 from nodes.choosers.route import Route
 from nodes.choosers.view import ChooserView
+from nodes.unknowns import quoting
 
 CHARS_PER_TOKEN = 4
 """A conservative estimate that needs no tokenizer; recorded in the manifest."""
@@ -66,8 +71,11 @@ def digest(text: str) -> str:
 def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
     """The request for one model turn, or `CapabilityGap`."""
     budget = route.context_tokens - route.max_output_tokens - FRAMING_TOKENS
-    withheld = _withheld_records(grant, route)
-    evidence = [_EvidenceBlock.of(item, withheld) for item in view.evidence]
+    local = _local_records(grant, route)
+    evidence = [_EvidenceBlock.of(item, local) for item in view.evidence]
+    held: list[dict[str, Any]] = []
+    view_unknowns = _unknowns_shown(view, evidence, held)
+    view_refusals = _refusals_shown(view, local, held)
     mandatory_tokens = sum(tokens(text) for _, text in _mandatory(view)) + tokens(_reminders(view))
     if mandatory_tokens > budget:
         raise CapabilityGap(
@@ -75,7 +83,7 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
             f"the route allows {budget} after reserving {route.max_output_tokens} for the output"
         )
     compaction: list[str] = []
-    refusals, unknowns = list(view.refusals), list(view.unknowns)
+    refusals, unknowns = view_refusals, view_unknowns
     sections = _sections(view, evidence, refusals, unknowns)
     for block in sorted(evidence, key=lambda block: (block.turn, -block.size)):
         if _total(sections) <= budget:
@@ -105,6 +113,7 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
             for name, body in sections
         ],
         "omitted": [block.omission for block in evidence if block.omission],
+        "withheld": held,
         "compaction": compaction,
     }
     return Request(text=text, sha256=digest(text), manifest=manifest)
@@ -161,7 +170,8 @@ def _reminders(view: ChooserView) -> str:
     )
 
 
-def _withheld_records(grant: dict[str, Any], route: Route) -> set[str]:
+def _local_records(grant: dict[str, Any], route: Route) -> set[str]:
+    """The records whose content a remote route must not see (none, for a local route)."""
     if route.locality != "remote":
         return set()
     return {
@@ -171,19 +181,64 @@ def _withheld_records(grant: dict[str, Any], route: Route) -> set[str]:
     }
 
 
+def _unknowns_shown(
+    view: ChooserView, evidence: list[_EvidenceBlock], held: list[dict[str, Any]]
+) -> list[str]:
+    """The unknowns, those quoting a withheld item's summary replaced by a note."""
+    quoted = {text: block.ref for block in evidence if block.local for text in quoting(block.item)}
+    shown = []
+    for unknown in view.unknowns:
+        ref = quoted.get(unknown)
+        if ref is None:
+            shown.append(unknown)
+            continue
+        shown.append(f"{ref}: withheld here ({LOCAL_ONLY}).")
+        held.append({"unknown_of": ref, "sha256": digest(unknown), "chars": len(unknown)})
+    return shown
+
+
+def _refusals_shown(
+    view: ChooserView, local: set[str], held: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The refusals, the detail of one whose call names a local record withheld (a tool's error
+    on that record may quote it)."""
+    shown = []
+    for refusal in view.refusals:
+        named = _records_named(refusal.get("call"), local)
+        if not named:
+            shown.append(refusal)
+            continue
+        detail = str(refusal.get("detail", ""))
+        shown.append({**refusal, "detail": f"withheld here: the call names {named[0]} ({LOCAL_ONLY})"})  # fmt: skip
+        held.append({"refusal_turn": refusal.get("turn"), "sha256": digest(detail), "chars": len(detail)})  # fmt: skip
+    return shown
+
+
+def _records_named(call: Any, local: set[str]) -> list[str]:
+    """The local record ids a proposed call's arguments name (any string among its values)."""
+    if not local or not isinstance(call, dict) or not isinstance(call.get("args"), dict):
+        return []
+    return sorted({value for value in call["args"].values() if isinstance(value, str) and value in local})  # fmt: skip
+
+
+LOCAL_ONLY = "its record is approved for local routes only, share = local"
+
+
 class _EvidenceBlock:
     """One evidence item as quoted data, or as a reference when withheld or compacted."""
 
-    def __init__(self, item: dict[str, Any], body: str, withheld_because: str | None) -> None:
+    def __init__(self, item: dict[str, Any], body: str, local: str | None) -> None:
         self.ref = item["ref"]
+        self.local = local
+        """The local record this item was read from, if the route may not see it."""
         self.turn = item.get("turn", 0)
         self.item = item
         self.body = body
         self.size = len(body)
         self.omission: dict[str, Any] | None = None
         self.text = ""
-        if withheld_because:
-            self.replace_by_reference(withheld_because)
+        if local:
+            self.replace_by_reference(f"record {local} is approved for local routes only (share = local)")  # fmt: skip
         else:
             self.text = body
 
@@ -192,27 +247,26 @@ class _EvidenceBlock:
         return self.omission is None
 
     @classmethod
-    def of(cls, item: dict[str, Any], withheld: set[str]) -> _EvidenceBlock:
-        local = [
-            source["record"] for source in item.get("sources", []) if source["record"] in withheld
+    def of(cls, item: dict[str, Any], local: set[str]) -> _EvidenceBlock:
+        named = [
+            source["record"] for source in item.get("sources", []) if source["record"] in local
         ]
-        reason = (
-            f"record {local[0]} is approved for local routes only (share = local)"
-            if local
-            else None
-        )
-        return cls(item, _quote(item), reason)
+        return cls(item, _quote(item), named[0] if named else None)
 
     def replace_by_reference(self, reason: str) -> None:
+        """The body out; the summary stays unless the record is local (then only what the model
+        chose itself: the tool and the record id)."""
         self.omission = {
             "ref": self.ref,
             "reason": reason,
             "sha256": digest(self.body),
             "chars": self.size,
         }
+        about = "" if self.local else f" — {self.item['summary']}"
+        what = "Body, summary and flags" if self.local else "Body"
         self.text = (
-            f"[{self.ref}: {self.item['tool']} on {self.item.get('record') or 'a person'} — {self.item['summary']}. "
-            f"Body not included ({reason}); sha256 {self.omission['sha256'][:16]}. You may cite {self.ref}.]"
+            f"[{self.ref}: {self.item['tool']} on {self.item.get('record') or 'a person'}{about}. "
+            f"{what} not included ({reason}); sha256 {self.omission['sha256'][:16]}. You may cite {self.ref}.]"
         )
 
 
