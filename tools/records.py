@@ -37,6 +37,7 @@ from tools.digests import identity_of, known, remember
 from tools.errors import ManifestError, RecordRefusal
 from tools.families import expand, glob_problem, matches
 from tools.files import NON_BLOCKING, open_regular
+from tools.hookspec import HookEntry, RedactEntry
 from tools.validation import describe_validation_error
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
@@ -126,6 +127,10 @@ class ManifestFile(_Strict):
     unknowns: list[Annotated[str, StringConstraints(min_length=1, max_length=500)]] = []
     budget: Budget = Budget()
     record: Annotated[list[RecordItem], Field(min_length=1, max_length=10_000)]
+    hook: Annotated[list[HookEntry], Field(max_length=20)] = []
+    """Hooks that may block a call, narrow what the model sees, or observe the end (`guards/hooks.py`)."""
+    redact: Annotated[list[RedactEntry], Field(max_length=50)] = []
+    """Patterns the `patterns` builtin hook masks."""
     script: list[dict[str, Any]] = []
     """The scripted baseline: action documents, one per turn, written by the scenario's author."""
 
@@ -164,6 +169,8 @@ class Scenario(BaseModel):
     records: dict[str, Record]
     script: tuple[dict[str, Any], ...]
     manifest: str
+    hooks: tuple[HookEntry, ...] = ()
+    redact: tuple[RedactEntry, ...] = ()
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
@@ -202,6 +209,8 @@ def load_scenario(manifest_path: Path) -> Scenario:
         budget=document.budget,
         records=records,
         script=tuple(copy.deepcopy(document.script)),  # the cached document stays untouched
+        hooks=tuple(document.hook),
+        redact=tuple(document.redact),
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )

@@ -1,0 +1,237 @@
+"""Hooks: trusted code a scenario names, with no authority but to block a call or to narrow what
+the model sees (seed 001 §12, figure 9).
+
+- A pre-call hook gets a read-only view of a call the guard approved and of the run, and answers
+  `ALLOW` or `Block(reason)`; a block is a refusal (`hook_blocked`) owned by `hook:<name>`. It
+  cannot change the arguments, add calls or grant records: it is given copies, read-only.
+- A post-call hook gets a copy of the receipt and answers a `Projection` (or None: unchanged),
+  checked by `guards.narrowing`; a projection that rewrites a fact is refused
+  (`hook_rewrote_fact`) and the model is shown no body. The receipt itself is never changed.
+- An end hook gets copies of the handover and the ledger: it observes, its answer is ignored.
+
+Deny by default: a hook that raises, answers anything else, or does not answer within its
+`timeout_s` blocks (pre-call) or withholds (post-call), and that is recorded. A hook runs on a
+thread of its own so that its time can be bounded; a hung hook's thread cannot be stopped and runs
+on, as a daemon, after its time is up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import queue
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from guards.narrowing import lines_problem, narrowing_problem
+from tools.hookspec import HookEntry, RedactEntry
+
+ENTRY = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)$")
+
+
+@dataclass(frozen=True)
+class Allow:
+    pass
+
+
+ALLOW = Allow()
+
+
+@dataclass(frozen=True)
+class Block:
+    reason: str
+
+
+@dataclass(frozen=True)
+class CallView:
+    """A call the guard approved, read-only: its tool, validated arguments and record ids."""
+
+    tool: str
+    args: Mapping[str, Any]
+    records: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RunView:
+    scenario: str
+    turn: int
+    evidence_refs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReceiptView:
+    """A copy of a receipt: what the tool returned for one call."""
+
+    ref: str
+    tool: str
+    record: str
+    summary: str
+    lines: tuple[tuple[int, str], ...]
+    """(line number, text) in order."""
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What the model is to be shown of a receipt: its summary and some of its lines, narrowed."""
+
+    summary: str
+    lines: tuple[tuple[int, str], ...]
+
+
+class HookError(ValueError):
+    """A hook a manifest names that cannot be loaded; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Hook:
+    name: str
+    when: str
+    function: Callable[..., Any]
+    timeout_s: float
+
+    @property
+    def owner(self) -> str:
+        return f"hook:{self.name}"
+
+
+def load_hooks(
+    entries: Sequence[HookEntry], redact: Sequence[RedactEntry], folder: Path
+) -> tuple[Hook, ...]:
+    """The scenario's hooks, loaded: an entry `module:function` is a `module.py` beside the
+    manifest if there is one, else an importable module. Raises `HookError` in one line."""
+    from guards.redaction import RedactError, builtin_hook
+
+    hooks = []
+    for entry in entries:
+        if entry.builtin is not None:
+            try:
+                function = builtin_hook(entry.builtin, redact)
+            except RedactError as error:
+                raise HookError(str(error)) from None
+        else:
+            function = _function(entry.entry or "", str(folder))
+        hooks.append(Hook(entry.hook_name, entry.when, function, entry.timeout_s))
+    return tuple(hooks)
+
+
+@cache
+def _function(entry: str, folder: str) -> Callable[..., Any]:
+    match = ENTRY.match(entry)
+    if match is None:
+        raise HookError(f"hook entry {entry!r} is not 'module:function'")
+    module_name, name = match.groups()
+    beside = Path(folder) / f"{module_name.replace('.', '/')}.py"
+    try:
+        if beside.is_file():
+            spec = importlib.util.spec_from_file_location(f"warrant_hook_{module_name}", beside)
+            if spec is None or spec.loader is None:
+                raise HookError(f"hook module {beside} cannot be loaded")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(module_name)
+    except HookError:
+        raise
+    except Exception as exc:  # trusted code, but its import errors are the user's to read
+        raise HookError(f"hook module {module_name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None  # fmt: skip
+    function: Callable[..., Any] | None = getattr(module, name, None)
+    if not callable(function):
+        raise HookError(f"hook {entry!r}: {module_name} has no function {name!r}")
+    return function
+
+
+def run_hook(hook: Hook, *args: Any) -> tuple[str, Any]:
+    """("answered", value), ("raised", why) or ("timed_out", None), within the hook's time."""
+    answers: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+
+    def call() -> None:
+        try:
+            answers.put(("answered", hook.function(*args)))
+        except BaseException as exc:  # a hook's failure is a decision: deny, and say why
+            answers.put(("raised", f"{type(exc).__name__}: {exc}"[:300]))
+
+    threading.Thread(target=call, name=f"warrant-hook-{hook.name}", daemon=True).start()
+    try:
+        return answers.get(timeout=hook.timeout_s)
+    except queue.Empty:
+        return ("timed_out", None)
+
+
+def pre_call_block(hooks: Sequence[Hook], call: CallView, run: RunView) -> tuple[Hook, str] | None:
+    """The first pre-call hook that blocks the call, and why; None if every one allows it."""
+    for hook in hooks:
+        if hook.when != "pre_call":
+            continue
+        outcome, value = run_hook(hook, call, run)
+        if outcome == "timed_out":
+            return hook, f"the hook did not answer within {hook.timeout_s:g}s"
+        if outcome == "raised":
+            return hook, f"the hook raised {value}"
+        if isinstance(value, Block):
+            return hook, str(value.reason)[:500] or "blocked"
+        if not isinstance(value, Allow):
+            return hook, f"the hook answered {type(value).__name__}, not ALLOW or Block"
+    return None
+
+
+def narrowed(hooks: Sequence[Hook], receipt: ReceiptView) -> tuple[Projection | None, tuple[Hook, str] | None]:  # fmt: skip
+    """What the model is shown of a receipt after the post-call hooks, each narrowing what the one
+    before left: (None, None) with no post-call hook or none that changed it; (projection, None);
+    or (None, (hook, why)) when one failed or rewrote a fact: then no body is shown."""
+    current = Projection(receipt.summary, receipt.lines)
+    changed = False
+    for hook in hooks:
+        if hook.when != "post_call":
+            continue
+        view = ReceiptView(
+            receipt.ref, receipt.tool, receipt.record, current.summary, current.lines
+        )
+        outcome, value = run_hook(hook, view)
+        if outcome == "timed_out":
+            return None, (hook, f"the hook did not answer within {hook.timeout_s:g}s")
+        if outcome == "raised":
+            return None, (hook, f"the hook raised {value}")
+        if value is None:
+            continue
+        if not isinstance(value, Projection):
+            return None, (hook, f"the hook answered {type(value).__name__}, not a Projection")
+        if problem := _projection_problem(current, value):
+            return None, (hook, problem)
+        current, changed = value, True
+    return (current if changed else None), None
+
+
+def _projection_problem(before: Projection, after: Projection) -> str | None:
+    if not isinstance(after.summary, str) or not all(
+        isinstance(line, tuple) and len(line) == 2 and type(line[0]) is int and isinstance(line[1], str)
+        for line in after.lines
+    ):  # fmt: skip
+        return "the projection is not a summary and (line number, text) pairs"
+    if problem := narrowing_problem(before.summary, after.summary):
+        return f"summary: {problem}"
+    return lines_problem(before.lines, after.lines)
+
+
+def end_outcomes(hooks: Sequence[Hook], handover: Any, ledger: Any) -> list[dict[str, str]]:
+    """Each end hook run on its own copies; what it did is recorded, nothing it returns is used."""
+    outcomes = []
+    for hook in hooks:
+        if hook.when == "end":
+            outcome, value = run_hook(hook, frozen(handover), frozen(ledger))
+            outcomes.append({"hook": hook.name, "outcome": outcome} | ({"error": value} if outcome == "raised" else {}))  # fmt: skip
+    return outcomes
+
+
+def frozen(value: Any) -> Any:
+    """A read-only deep copy of JSON-like data: mappings as `MappingProxyType`, lists as tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: frozen(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(frozen(item) for item in value)
+    return value
