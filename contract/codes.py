@@ -28,6 +28,9 @@ class RefusalCode(StrEnum):
     REPEATED_REQUEST = "repeated_request"
     DUPLICATE_CALL_ID = "duplicate_call_id"
     QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
+    # Owned by a hook (`hook:<name>`): a pre-call hook's block, a post-call hook's rewrite.
+    HOOK_BLOCKED = "hook_blocked"
+    HOOK_REWROTE_FACT = "hook_rewrote_fact"
     # Owned by a person, or by the human node that receives their reply.
     REJECTED = "rejected"
     INTERACTION_MISMATCH = "interaction_mismatch"

@@ -117,6 +117,9 @@ class EvidenceItem(TypedDict, total=False):
     """2 or more: an earlier attempt of the call may have run before a crash."""
     body: dict[str, Any]
     """In the store: the excerpt's digest and line count, its lines stored once by content."""
+    shown: dict[str, Any]
+    """What the model is shown of it when post-call hooks narrowed it: `by` (hook names), and
+    `summary` and `excerpt` (the narrowed projection), or `withheld` with why (nothing shown)."""
 
 
 class Handover(TypedDict, total=False):

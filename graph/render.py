@@ -101,7 +101,25 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
         flagged = [str(line["line"]) for line in item["excerpt"] if flag in line["flags"]]
         note = FLAG_NOTES.get(flag, flag)
         lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
-    return lines
+    return lines + _shown_markdown(item.get("shown"))
+
+
+def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
+    """What the model was shown of an item its post-call hooks narrowed, marked as such: the
+    receipt above is what the record says."""
+    if not shown:
+        return []
+    by = ", ".join(shown["by"])
+    if "withheld" in shown:
+        return ["", f"*The model was shown no body of it (post-call hooks {by}): {shown['withheld']}.*"]  # fmt: skip
+    lines = [
+        "",
+        f"*What the model was shown (narrowed by {by}):* {shown['summary']}",
+        "",
+        "```text",
+    ]
+    lines += [f"L{line['line']:<5} {line['text']}" for line in shown["excerpt"]]
+    return [*lines, "```"]
 
 
 def _answer_markdown(item: Mapping[str, Any]) -> list[str]:

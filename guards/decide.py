@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from contract.codes import ANSWER, OBSERVATION, Outcome, Status
 from guards.action import ActionDocument, AskUserMessage, StopMessage, ToolCall, parse_action
 from guards.budget import BudgetLeft, budget_left
+from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -80,6 +81,8 @@ class GuardContext:
     questions_asked: int = 0
     person_approved: frozenset[str] = frozenset()
     """Call ids a person approved (or edited) for this proposal; they do not wait again."""
+    hooks: tuple[Hook, ...] = ()
+    """The scenario's hooks, loaded; the pre-call ones may block an approved call."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,8 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     batch: set[str] = set()
     for call in document.tool_calls or ():
         checked = _check_call(call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier)  # fmt: skip
+        if not isinstance(checked, Refusal):
+            checked = _hooked(checked, call, ctx)
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
@@ -232,6 +237,19 @@ def _check_call(
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
     records = {name: record.id for name, record in resolved.items()}
     return ApprovedCall(call.id, spec.name, validated, records, resolved, signature)
+
+
+def _hooked(approved: ApprovedCall, call: ToolCall, ctx: GuardContext) -> ApprovedCall | Refusal:
+    """The call, unless a pre-call hook blocks it (a refusal owned by `hook:<name>`)."""
+    if not ctx.hooks:
+        return approved
+    view = CallView(approved.name, frozen(approved.args), frozen(approved.records))
+    run = RunView(ctx.scenario.id, ctx.turn, tuple(ctx.evidence_refs))
+    blocked = pre_call_block(ctx.hooks, view, run)
+    if blocked is None:
+        return approved
+    hook, reason = blocked
+    return Refusal(RefusalCode.HOOK_BLOCKED, hook.owner, reason, call.model_dump())
 
 
 def decide_after_people(

@@ -29,59 +29,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+__all__ = ["ALLOW", "Allow", "Block", "CallView", "Projection", "ReceiptView", "RunView"]
+
+from guards.hookapi import ALLOW, Allow, Block, CallView, Projection, ReceiptView, RunView
 from guards.narrowing import lines_problem, narrowing_problem
+from guards.redaction import RedactError, builtin_hook
 from tools.hookspec import HookEntry, RedactEntry
+from tools.records import Scenario
 
 ENTRY = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)$")
-
-
-@dataclass(frozen=True)
-class Allow:
-    pass
-
-
-ALLOW = Allow()
-
-
-@dataclass(frozen=True)
-class Block:
-    reason: str
-
-
-@dataclass(frozen=True)
-class CallView:
-    """A call the guard approved, read-only: its tool, validated arguments and record ids."""
-
-    tool: str
-    args: Mapping[str, Any]
-    records: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class RunView:
-    scenario: str
-    turn: int
-    evidence_refs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ReceiptView:
-    """A copy of a receipt: what the tool returned for one call."""
-
-    ref: str
-    tool: str
-    record: str
-    summary: str
-    lines: tuple[tuple[int, str], ...]
-    """(line number, text) in order."""
-
-
-@dataclass(frozen=True)
-class Projection:
-    """What the model is to be shown of a receipt: its summary and some of its lines, narrowed."""
-
-    summary: str
-    lines: tuple[tuple[int, str], ...]
 
 
 class HookError(ValueError):
@@ -105,8 +61,6 @@ def load_hooks(
 ) -> tuple[Hook, ...]:
     """The scenario's hooks, loaded: an entry `module:function` is a `module.py` beside the
     manifest if there is one, else an importable module. Raises `HookError` in one line."""
-    from guards.redaction import RedactError, builtin_hook
-
     hooks = []
     for entry in entries:
         if entry.builtin is not None:
@@ -147,12 +101,12 @@ def _function(entry: str, folder: str) -> Callable[..., Any]:
 
 
 def run_hook(hook: Hook, *args: Any) -> tuple[str, Any]:
-    """("answered", value), ("raised", why) or ("timed_out", None), within the hook's time."""
+    """("returned", value), ("raised", why) or ("timed_out", None), within the hook's time."""
     answers: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
     def call() -> None:
         try:
-            answers.put(("answered", hook.function(*args)))
+            answers.put(("returned", hook.function(*args)))
         except BaseException as exc:  # a hook's failure is a decision: deny, and say why
             answers.put(("raised", f"{type(exc).__name__}: {exc}"[:300]))
 
@@ -235,3 +189,10 @@ def frozen(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return tuple(frozen(item) for item in value)
     return value
+
+
+def scenario_hooks(scenario: Scenario) -> tuple[Hook, ...]:
+    """A scenario's hooks, loaded from beside its manifest (none: nothing is imported)."""
+    if not scenario.hooks:
+        return ()
+    return load_hooks(scenario.hooks, scenario.redact, Path(scenario.manifest).parent)

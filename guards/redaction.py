@@ -15,6 +15,7 @@ from typing import Any
 
 import re2
 
+from guards.hookapi import Projection, ReceiptView
 from tools.hookspec import RedactEntry
 
 _HEX = "[0-9A-Fa-f]{1,4}"
@@ -54,8 +55,6 @@ class RedactError(ValueError):
 
 def builtin_hook(name: str, redact: Sequence[RedactEntry] = ()) -> Callable[..., object]:
     """The post-call hook of a builtin: the receipt with its matches masked."""
-    from guards.hooks import Projection, ReceiptView
-
     patterns = tuple((entry.label, entry.pattern) for entry in redact) if name == "patterns" else BUILTINS[name]  # fmt: skip
     compiled = _compiled(patterns)
 

@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
 from guards.action import shape_problem
+from guards.hooks import scenario_hooks
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
@@ -71,6 +72,7 @@ def admission(
 ) -> dict[str, Any]:
     """Everything admission pins, checked; raises ValueError subclasses for bad input."""
     scenario = resolve_scenario(reference, served)
+    scenario_hooks(scenario)  # a hook that cannot be loaded is a one-line error, before the run
     pinned_goal = (goal or "").strip() or scenario.goal
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")

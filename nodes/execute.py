@@ -12,11 +12,14 @@ Arguments are re-validated here: the tool layer denies by default even if the gu
 from __future__ import annotations
 
 import zlib
+from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
+from guards.hooks import ReceiptView, load_hooks, narrowed
+from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
 from nodes.integrity import run_scope
@@ -25,6 +28,7 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
+from tools.hookspec import HookEntry, RedactEntry
 from tools.reading import reading
 from tools.records import Record, pinned_record
 
@@ -49,7 +53,9 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
             None,
             RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"read failed: {reason}"),
         )
-    item = with_body_ref(evidence_item(call, records, excerpt, error, task["turn"]))
+    item = evidence_item(call, records, excerpt, error, task["turn"])
+    hooked = _post_call(task, item, now(runtime)) if excerpt is not None else {}
+    item = with_body_ref(item)
     if attempt > 1:
         item["attempt"] = attempt
     done = event(
@@ -57,7 +63,36 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
         call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
         attempt=attempt, receipt=receipt_digest(item),
     )  # fmt: skip
-    return {"evidence": [item], "events": [done]}
+    return {"evidence": [item], "events": [done, *hooked.get("events", [])]} | (
+        {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
+    )
+
+
+def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[str, Any]:
+    """The scenario's post-call hooks on a copy of the receipt: what the model is to be shown
+    goes on the item (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
+    shown no body. The receipt is never changed."""
+    entries = [HookEntry.model_validate(entry) for entry in task.get("hooks", ())]
+    hooks = [hook for hook in load_hooks(entries, [RedactEntry.model_validate(entry) for entry in task.get("redact", ())], Path(task["manifest"]).parent) if hook.when == "post_call"]  # fmt: skip
+    if not hooks:
+        return {}
+    lines = tuple((line["line"], line["text"]) for line in item["excerpt"])
+    receipt = ReceiptView(item["ref"], item["tool"], item["record"], item["summary"], lines)
+    projection, failed = narrowed(hooks, receipt)
+    names = [hook.name for hook in hooks]
+    if failed is None:
+        if projection is not None:
+            item["shown"] = {"by": names, "summary": projection.summary,
+                             "excerpt": [{"line": number, "text": text} for number, text in projection.lines]}  # fmt: skip
+        return {}
+    hook, why = failed
+    code = RefusalCode.HOOK_REWROTE_FACT
+    item["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
+    refusal = Refusal(code, hook.owner, f"{item['ref']}: {why}; the model is shown no body", task["call"]).to_dict()  # fmt: skip
+    return {
+        "refusals": [{"turn": task["turn"], **refusal}],
+        "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal)],
+    }
 
 
 def _read(

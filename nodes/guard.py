@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from contract.codes import ANSWER, OBSERVATION, EventKind, InteractionKind, Outcome, Status
 from guards.action import parse_action
 from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
+from guards.hooks import scenario_hooks
 from guards.human import apply_decisions
 from guards.refusals import Refusal, RefusalCode
 from nodes.choosers.route import Route
@@ -166,8 +167,9 @@ def context_for(
     person_approved: frozenset[str] = frozenset(),
 ) -> GuardContext:
     cursor = looked_up.cursor
+    scenario = Scenario.model_validate(state["grant"])
     return GuardContext(
-        scenario=Scenario.model_validate(state["grant"]),
+        scenario=scenario,
         turn=state["turn"],
         now=at,
         deadline_at=state["deadline_at"],
@@ -177,6 +179,7 @@ def context_for(
         refused_choices=state.get("refused_choices", 0),
         questions_asked=state.get("questions_asked", 0),
         person_approved=person_approved,
+        hooks=scenario_hooks(scenario),
     )
 
 
@@ -353,6 +356,8 @@ def execute_tasks(
             "turn": decision["turn"],
             "deadline_at": state["deadline_at"],
             "call_s": grant["budget"].get("call_s", 30),
+            "hooks": grant.get("hooks", []),
+            "redact": grant.get("redact", []),
         }, scope))
         for call in calls
     ]  # fmt: skip

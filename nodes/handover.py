@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
 from contract.shapes import Handover
+from guards.hooks import end_outcomes, scenario_hooks
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
@@ -26,9 +27,10 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
-from nodes.record import EVENTS, EVIDENCE, cursor_of, event_at, sealed_or_not
+from nodes.record import EVENTS, EVIDENCE, cursor_of, event_at, events, sealed_or_not
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
+from tools.records import Scenario
 
 
 def handover(
@@ -47,6 +49,7 @@ def handover(
     else:
         status = state.get("status") or Status.STOPPED.value
     report = build_handover({**state, "status": status}, thread, record.evidence)
+    observed = _end_hooks(state, report, runtime.store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
         event(EventKind.STOPPED, turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
@@ -57,9 +60,22 @@ def handover(
             at,
             evidence=len(report["evidence"]),
             refusals=len(report["refusals"]),
+            **({"end_hooks": observed} if observed else {}),
         ),
     ]
     return {**recorded, "status": status, "handover": report, "events": events}
+
+
+def _end_hooks(
+    state: dict[str, Any], report: dict[str, Any], store: BaseStore, thread: str
+) -> list[dict[str, str]]:
+    """The scenario's end hooks, each on read-only copies of the handover and the ledger; what
+    each did is recorded in the `handover` event, and nothing it returns is used. (A crash
+    inside this node runs them again on resume.)"""
+    hooks = scenario_hooks(Scenario.model_validate(state["grant"]))
+    if not any(hook.when == "end" for hook in hooks):
+        return []
+    return end_outcomes(hooks, report, events(store, thread, cursor_of(state)))
 
 
 @dataclass(frozen=True)

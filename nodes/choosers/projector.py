@@ -184,17 +184,25 @@ def _local_records(grant: dict[str, Any], route: Route) -> set[str]:
 def _unknowns_shown(
     view: ChooserView, evidence: list[_EvidenceBlock], held: list[dict[str, Any]]
 ) -> list[str]:
-    """The unknowns, those quoting a withheld item's summary replaced by a note."""
-    quoted = {text: block.ref for block in evidence if block.local for text in quoting(block.item)}
-    shown = []
+    """The unknowns, those quoting an item's summary as the model may see it: a note for a
+    withheld item, the narrowed summary for one a post-call hook narrowed."""
+    replaced: dict[str, tuple[str, str]] = {}
+    for block in evidence:
+        shown = block.item.get("shown") or {}
+        if block.local or shown.get("withheld"):
+            why = LOCAL_ONLY if block.local else "a post-call hook's projection was refused"
+            note = f"{block.ref}: withheld here ({why})."
+            replaced |= {text: (block.ref, note) for text in quoting(block.item)}
+        elif "summary" in shown:
+            narrowed = quoting({**block.item, "summary": shown["summary"]})
+            replaced |= {text: (block.ref, new) for text, new in zip(quoting(block.item), narrowed, strict=True)}  # fmt: skip
+    kept = []
     for unknown in view.unknowns:
-        ref = quoted.get(unknown)
-        if ref is None:
-            shown.append(unknown)
-            continue
-        shown.append(f"{ref}: withheld here ({LOCAL_ONLY}).")
-        held.append({"unknown_of": ref, "sha256": digest(unknown), "chars": len(unknown)})
-    return shown
+        ref, text = replaced.get(unknown, (None, unknown))
+        kept.append(text)
+        if ref is not None and text != unknown:
+            held.append({"unknown_of": ref, "sha256": digest(unknown), "chars": len(unknown)})
+    return kept
 
 
 def _refusals_shown(
@@ -251,7 +259,11 @@ class _EvidenceBlock:
         named = [
             source["record"] for source in item.get("sources", []) if source["record"] in local
         ]
-        return cls(item, _quote(item), named[0] if named else None)
+        block = cls(item, _quote(item), named[0] if named else None)
+        withheld = (item.get("shown") or {}).get("withheld")
+        if withheld and block.quoted:
+            block.replace_by_reference(f"a post-call hook's projection was refused: {withheld}")
+        return block
 
     def replace_by_reference(self, reason: str) -> None:
         """The body out; the summary stays unless the record is local (then only what the model
@@ -262,8 +274,10 @@ class _EvidenceBlock:
             "sha256": digest(self.body),
             "chars": self.size,
         }
-        about = "" if self.local else f" — {self.item['summary']}"
-        what = "Body, summary and flags" if self.local else "Body"
+        shown = self.item.get("shown") or {}
+        hidden = self.local or "withheld" in shown
+        about = "" if hidden else f" — {shown.get('summary', self.item['summary'])}"
+        what = "Body, summary and flags" if hidden else "Body"
         self.text = (
             f"[{self.ref}: {self.item['tool']} on {self.item.get('record') or 'a person'}{about}. "
             f"{what} not included ({reason}); sha256 {self.omission['sha256'][:16]}. You may cite {self.ref}.]"
@@ -271,13 +285,18 @@ class _EvidenceBlock:
 
 
 def _quote(item: dict[str, Any]) -> str:
+    """The item as data between markers: what its post-call hooks left of it, if they narrowed it."""
     flags = ",".join(item.get("flags", [])) or "none"
-    header = f"<<<EVIDENCE {item['ref']} tool={item['tool']} record={item.get('record')} sha256={item.get('sha256')} flags={flags}>>>"
-    lines = [f"L{line['line']}: {_defang(line['text'])}" for line in item.get("excerpt", [])]
+    shown = item.get("shown") or {}
+    narrowed = f" narrowed_by={','.join(shown['by'])}" if "excerpt" in shown else ""
+    header = f"<<<EVIDENCE {item['ref']} tool={item['tool']} record={item.get('record')} sha256={item.get('sha256')} flags={flags}{narrowed}>>>"
+    excerpt = shown["excerpt"] if "excerpt" in shown else item.get("excerpt", [])
+    summary = shown["summary"] if "excerpt" in shown else item["summary"]
+    lines = [f"L{line['line']}: {_defang(line['text'])}" for line in excerpt]
     return "\n".join(
         [
             header,
-            f"summary: {_defang(item['summary'])}",
+            f"summary: {_defang(summary)}",
             *lines,
             f"<<<END EVIDENCE {item['ref']}>>>",
         ]
