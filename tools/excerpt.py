@@ -127,9 +127,8 @@ def flag_split_instructions(lines: list[Line], window: int = 3) -> tuple[Line, .
         run = lines[start : start + window]
         if len(run) < 2 or any(b.number != a.number + 1 for a, b in pairwise(run)):
             continue
-        if instruction_flags(" ".join(line.text for line in run)) or instruction_flags(
-            " ".join(_messages(run))
-        ):
+        joined = (" ".join(line.text for line in run), " ".join(_messages(run)))
+        if any(instruction_flags(text, structure=False) for text in joined):
             for offset in range(len(run)):
                 flagged[start + offset].add(INSTRUCTION_LIKE)
     return tuple(
