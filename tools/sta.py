@@ -11,7 +11,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from itertools import islice
 from operator import attrgetter, itemgetter
 from typing import Annotated, Literal, TypeVar
@@ -23,6 +22,7 @@ from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.lines import iter_lines
 from tools.reading import open_record
 from tools.records import Record
+from tools.stafigures import figure, negative_sum
 from tools.staitems import (
     EndRow,
     LimitRow,
@@ -415,33 +415,3 @@ def describe_path(path: StaPath) -> str:
     )
     where = " ".join(part for part in (path.group, path.corner, path.mode, path.path_type) if part)
     return f"{path.endpoint} · {state} · {where} · from {path.startpoint}"
-
-
-DIGITS = 6
-"""Numbers are shown, and slack differences rounded, to at most this many decimals: below any
-report's precision, above the binary noise of subtracting two decimal numbers."""
-
-
-def _scaled(value: float) -> int:
-    """The value in units of 10⁻⁶: exact for a figure read with at most `DIGITS` decimals."""
-    return round(value * float(10**DIGITS))
-
-
-def negative_sum(slacks: Iterable[float | None]) -> Decimal:
-    """TNS: the sum of the negative slacks, in exact decimal on the report's digits (integers
-    of 10⁻⁶, summed exactly), never binary floating point."""
-    total = sum(_scaled(slack) for slack in slacks if slack is not None and slack < 0)
-    return Decimal(total).scaleb(-DIGITS)
-
-
-def difference(after: float, before: float) -> Decimal:
-    """Δ = after − before, exact on the report's digits."""
-    return Decimal(_scaled(after) - _scaled(before)).scaleb(-DIGITS)
-
-
-def figure(value: float | Decimal, signed: bool = False) -> str:
-    """A number with two decimals, or as many more (up to `DIGITS`) as it carries: a report
-    written with `-digits 3` keeps its third decimal."""
-    text = f"{value:+.{DIGITS}f}" if signed else f"{value:.{DIGITS}f}"
-    whole, _, decimals = text.partition(".")
-    return f"{whole}.{decimals.rstrip('0').ljust(2, '0')}"

@@ -20,16 +20,8 @@ from pydantic import Field
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records import Record
-from tools.sta import (
-    DIGITS,
-    KEY_FIELDS,
-    describe_path,
-    described,
-    difference,
-    figure,
-    report_rows,
-    slack_of,
-)
+from tools.sta import KEY_FIELDS, describe_path, described, report_rows, slack_of
+from tools.stafigures import DIGITS, difference, figure
 from tools.staitems import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
 from tools.stascan import Row
 

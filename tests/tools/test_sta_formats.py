@@ -284,7 +284,7 @@ def test_check_types_sections_are_violations_of_their_own_kind(tmp_path):
 def test_tns_and_deltas_are_exact_decimals_on_the_reports_digits(tmp_path):
     from decimal import Decimal
 
-    from tools.sta import difference, negative_sum
+    from tools.stafigures import difference, negative_sum
 
     slacks = [-0.1, -0.1, -0.1, 0.2, None]
     assert sum(s for s in slacks if s is not None and s < 0) != -0.3  # binary floats drift
