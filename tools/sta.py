@@ -33,7 +33,7 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
-from tools.stareport import encoded
+from tools.stanames import encoded
 from tools.stascan import Row, Scanned, describe, scan
 
 MAX_PATH_LINES = 150

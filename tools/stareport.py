@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 from tools.staitems import (
     EndRow,
@@ -27,10 +27,9 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
+from tools.stajson import json_path
+from tools.stanames import ARRIVAL_TEXT, decoded, encoded, endpoint_pin
 
-ARRIVAL = b"data arrival time"
-ARRIVAL_TEXT = ARRIVAL.decode()
-"""The line below the one that names the endpoint's pin: the first in a path that names it."""
 NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
@@ -56,7 +55,6 @@ _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 _CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
 MAX_JSON_LINES = 1_000_000
 """A `-format json` document longer than this is said as unrecognised lines, not held."""
-JSON_DIGITS = 6
 _JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
 """How a line of a pretty-printed JSON document can begin (after its indentation)."""
 _PATH_TABLE = ("Description", "Incr")
@@ -155,7 +153,7 @@ class Parser:
             return True
         try:
             checks = json.loads("\n".join(self.json_lines))["checks"]
-            paths = [_json_path(check, self.json_first, number) for check in checks]
+            paths = [json_path(check, self.json_first, number) for check in checks]
         except (ValueError, KeyError, TypeError, IndexError):
             if len(self.json_lines) >= MAX_JSON_LINES:
                 self._json_unread(number)
@@ -345,32 +343,6 @@ class Parser:
         return items
 
 
-def _json_path(check: dict[str, Any], first: int, last: int) -> StaPath:
-    """A `-format json` check as a path: its times are in seconds, shown here in ns (rounded to
-    `JSON_DIGITS`); MET or VIOLATED is the slack's sign, as OpenSTA decides it."""
-    slack = _ns(check["slack"]) if check.get("slack") is not None else None
-    return StaPath(
-        startpoint=str(check["startpoint"]),
-        endpoint=str(check["endpoint"]),
-        group=check.get("path_group"),
-        path_type=check.get("path_type"),
-        arrival=_ns(check["data_arrival_time"]) if "data_arrival_time" in check else None,
-        required=_ns(check["required_time"]) if "required_time" in check else None,
-        slack=slack,
-        status=None if slack is None else "MET" if slack >= 0 else "VIOLATED",
-        unconstrained=slack is None,
-        first_line=first,
-        last_line=last,
-        from_json=True,
-    )
-
-
-def _ns(seconds: object) -> float:
-    if type(seconds) not in (int, float):
-        raise TypeError("a time that is not a number")
-    return round(float(seconds) * 1e9, JSON_DIGITS)  # type: ignore[arg-type]
-
-
 def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
     """Items in report order from `(line number, text)` pairs, holding at most one path."""
     parser = Parser()
@@ -383,32 +355,6 @@ def parse(lines: Iterable[tuple[int, str]]) -> Iterator[Item]:
 
 def parse_text(text: str) -> list[Item]:
     return list(parse(enumerate(text.splitlines(), 1)))
-
-
-def endpoint_pin(row: bytes, endpoint: bytes) -> bytes:
-    """The pin the row above a path's first `data arrival time` names for its endpoint (`reg3/D`
-    for `Endpoint: reg3`), or the endpoint itself if that row names none: OpenSTA and PrimeTime
-    name the instance on `Endpoint:`, and two pins of one instance are two endpoints."""
-    prefix = endpoint + b"/"
-    if prefix not in row:  # the common case, in one search
-        return endpoint
-    for token in row.split():
-        if token.startswith(prefix) and b"/" not in token[len(prefix) :]:
-            return token
-    return endpoint
-
-
-@overload
-def encoded(text: str) -> bytes: ...
-@overload
-def encoded(text: None) -> None: ...
-def encoded(text: str | None) -> bytes | None:
-    """A field as the report's bytes (the line parser decodes them with surrogateescape)."""
-    return None if text is None else text.encode("utf-8", "surrogateescape")
-
-
-def decoded(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
 
 
 def _says_unconstrained(text: str) -> bool:

@@ -34,7 +34,8 @@ from tools.staitems import (
     SummaryRow,
     Unrecognised,
 )
-from tools.stareport import ARRIVAL, Parser, encoded, endpoint_pin, parse
+from tools.stanames import ARRIVAL, encoded, endpoint_pin
+from tools.stareport import Parser, parse
 
 CHUNK_BYTES = 4 << 20
 LABEL = b"Startpoint: "
