@@ -107,8 +107,8 @@ def run_hook(hook: Hook, *args: Any) -> tuple[str, Any]:
     def call() -> None:
         try:
             answers.put(("returned", hook.function(*args)))
-        except BaseException as exc:  # a hook's failure is a decision: deny, and say why
-            answers.put(("raised", f"{type(exc).__name__}: {exc}"[:300]))
+        except BaseException as exc:  # a hook's failure is a decision: deny, and say which
+            answers.put(("raised", type(exc).__name__))
 
     threading.Thread(target=call, name=f"warrant-hook-{hook.name}", daemon=True).start()
     try:
@@ -118,26 +118,29 @@ def run_hook(hook: Hook, *args: Any) -> tuple[str, Any]:
 
 
 def pre_call_block(hooks: Sequence[Hook], call: CallView, run: RunView) -> tuple[Hook, str] | None:
-    """The first pre-call hook that blocks the call, and why; None if every one allows it."""
+    """The first pre-call hook that blocks the call, and why; None if every one allows it. What
+    the hook answered is read by exact type: a subclass could change after it is checked."""
     for hook in hooks:
         if hook.when != "pre_call":
             continue
         outcome, value = run_hook(hook, call, run)
-        if outcome == "timed_out":
-            return hook, f"the hook did not answer within {hook.timeout_s:g}s"
-        if outcome == "raised":
-            return hook, f"the hook raised {value}"
-        if isinstance(value, Block):
-            return hook, str(value.reason)[:500] or "blocked"
-        if not isinstance(value, Allow):
-            return hook, f"the hook answered {type(value).__name__}, not ALLOW or Block"
+        if outcome != "returned":
+            return hook, _failure(hook, outcome, value)
+        if type(value) is Block:
+            reason = value.reason
+            return hook, (reason[:500] if type(reason) is str and reason.strip() else "blocked")
+        if type(value) is not Allow:
+            return hook, "the hook answered neither ALLOW nor Block"
     return None
 
 
-def narrowed(hooks: Sequence[Hook], receipt: ReceiptView) -> tuple[Projection | None, tuple[Hook, str] | None]:  # fmt: skip
+def narrowed(
+    hooks: Sequence[Hook], receipt: ReceiptView, labels: frozenset[str] = frozenset()
+) -> tuple[Projection | None, tuple[Hook, str] | None]:
     """What the model is shown of a receipt after the post-call hooks, each narrowing what the one
     before left: (None, None) with no post-call hook or none that changed it; (projection, None);
-    or (None, (hook, why)) when one failed or rewrote a fact: then no body is shown."""
+    or (None, (hook, why)) when one failed or rewrote a fact: then no body is shown. A hook's
+    answer is copied, by exact types, before it is checked: what is checked is what is kept."""
     current = Projection(receipt.summary, receipt.lines)
     changed = False
     for hook in hooks:
@@ -147,29 +150,47 @@ def narrowed(hooks: Sequence[Hook], receipt: ReceiptView) -> tuple[Projection | 
             receipt.ref, receipt.tool, receipt.record, current.summary, current.lines
         )
         outcome, value = run_hook(hook, view)
-        if outcome == "timed_out":
-            return None, (hook, f"the hook did not answer within {hook.timeout_s:g}s")
-        if outcome == "raised":
-            return None, (hook, f"the hook raised {value}")
+        if outcome != "returned":
+            return None, (hook, _failure(hook, outcome, value))
         if value is None:
             continue
-        if not isinstance(value, Projection):
-            return None, (hook, f"the hook answered {type(value).__name__}, not a Projection")
-        if problem := _projection_problem(current, value):
+        answer = _copied(value)
+        if answer is None:
+            return None, (hook, "the hook answered something other than a Projection of text lines")
+        if problem := _projection_problem(current, answer, labels):
             return None, (hook, problem)
-        current, changed = value, True
+        current, changed = answer, True
     return (current if changed else None), None
 
 
-def _projection_problem(before: Projection, after: Projection) -> str | None:
-    if not isinstance(after.summary, str) or not all(
-        isinstance(line, tuple) and len(line) == 2 and type(line[0]) is int and isinstance(line[1], str)
-        for line in after.lines
-    ):  # fmt: skip
-        return "the projection is not a summary and (line number, text) pairs"
-    if problem := narrowing_problem(before.summary, after.summary):
+def _failure(hook: Hook, outcome: str, value: Any) -> str:
+    """Why a hook that did not answer denies, in fixed words: its exception's message (text the
+    hook chose, perhaps from the record) is not repeated where the model may read it."""
+    if outcome == "timed_out":
+        return f"the hook did not answer within {hook.timeout_s:g}s"
+    return f"the hook raised {value}"
+
+
+def _copied(value: object) -> Projection | None:
+    """A Projection of exact types, copied; None for anything else (a subclass of str could
+    compare equal to anything, a list could change after it is checked)."""
+    if type(value) is not Projection:
+        return None
+    summary, lines = value.summary, value.lines
+    if type(summary) is not str or type(lines) not in (tuple, list):
+        return None
+    copied = tuple(lines)
+    if not all(type(line) is tuple and len(line) == 2 and type(line[0]) is int and type(line[1]) is str for line in copied):  # fmt: skip
+        return None
+    return Projection(str(summary), tuple((int(number), str(text)) for number, text in copied))
+
+
+def _projection_problem(
+    before: Projection, after: Projection, labels: frozenset[str]
+) -> str | None:
+    if problem := narrowing_problem(before.summary, after.summary, labels):
         return f"summary: {problem}"
-    return lines_problem(before.lines, after.lines)
+    return lines_problem(before.lines, after.lines, labels)
 
 
 def end_outcomes(hooks: Sequence[Hook], handover: Any, ledger: Any) -> list[dict[str, str]]:

@@ -13,12 +13,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-MASK = re.compile(r"█+|\[redacted(?::[a-z0-9_-]{1,32})?\]")
+MASK = re.compile(r"█+|\[redacted(?::([a-z0-9_-]{1,32}))?\]")
+NUMBER = re.compile(r"[-+]?\d+(?:[.,:]\d+)*")
+"""A number as a mask may not cut it: `1.5`, `-0.25`, `12:30:45` are each one."""
 
 
-def narrowing_problem(original: str, narrowed: str) -> str | None:
-    """None if `narrowed` is `original` with stretches masked; else what it changed."""
-    pieces = MASK.split(narrowed)
+def narrowing_problem(original: str, narrowed: str, labels: frozenset[str] = frozenset()) -> str | None:  # fmt: skip
+    """None if `narrowed` is `original` with stretches masked; else what it changed. A mask's
+    label must be one of `labels` (those the scenario's redactions declare): a label is words."""
+    for mask in MASK.finditer(narrowed):
+        if mask[1] is not None and mask[1] not in labels:
+            return f"a mask's label {mask[1]!r} is not one the scenario declares"
+        if narrowed[mask.start() - 1 : mask.start()].isdigit() and narrowed[mask.end() : mask.end() + 1].isdigit():  # fmt: skip
+            return f"a mask between two digits at character {mask.start()} would read as one number"
+    pieces = MASK.split(narrowed)[::2]  # without the labels the split also returns
     if len(pieces) == 1:
         return None if narrowed == original else _changed(original, narrowed)
     first, *middle, last = pieces
@@ -36,28 +44,30 @@ def narrowing_problem(original: str, narrowed: str) -> str | None:
     if end < position + 1 or not original.endswith(last):
         return _changed(original, narrowed)
     spans.append((position, end))
-    for start, stop in spans:
-        if _cuts_number(original, start) or _cuts_number(original, stop):
-            return f"a mask cuts a number at character {start if _cuts_number(original, start) else stop}"  # fmt: skip
+    numbers = [number.span() for number in NUMBER.finditer(original)]
+    for boundary in (edge for span in spans for edge in span):
+        if any(start < boundary < stop for start, stop in numbers):
+            return f"a mask cuts a number at character {boundary}"
     return None
 
 
-def lines_problem(original: Sequence[tuple[int, str]], narrowed: Sequence[tuple[int, str]]) -> str | None:  # fmt: skip
-    """None if `narrowed` keeps some of the original lines, in order, each narrowed."""
-    texts = dict(original)
-    numbers = [number for number, _ in narrowed]
-    if numbers != sorted(set(numbers)):
-        return "lines are repeated or out of order"
+def lines_problem(
+    original: Sequence[tuple[int, str]],
+    narrowed: Sequence[tuple[int, str]],
+    labels: frozenset[str] = frozenset(),
+) -> str | None:
+    """None if `narrowed` keeps some of the original lines, in their order (a receipt's order is
+    not always by number: worst first, before and after), each narrowed."""
+    position = 0
     for number, text in narrowed:
-        if number not in texts:
-            return f"line {number} is not a line of the receipt"
-        if problem := narrowing_problem(texts[number], text):
+        while position < len(original) and original[position][0] != number:
+            position += 1
+        if position == len(original):
+            return f"line {number} is not the receipt's next line (lines are only dropped)"
+        if problem := narrowing_problem(original[position][1], text, labels):
             return f"line {number}: {problem}"
+        position += 1
     return None
-
-
-def _cuts_number(text: str, boundary: int) -> bool:
-    return 0 < boundary < len(text) and text[boundary - 1].isdigit() and text[boundary].isdigit()
 
 
 def _changed(original: str, narrowed: str) -> str:

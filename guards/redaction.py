@@ -49,6 +49,11 @@ BUILTINS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+def mask_labels(redact: Sequence[RedactEntry]) -> frozenset[str]:
+    """The labels a mask may carry: the builtins' and the scenario's `[[redact]]` tables'."""
+    return frozenset(label for patterns in BUILTINS.values() for label, _ in patterns) | {entry.label for entry in redact}  # fmt: skip
+
+
 class RedactError(ValueError):
     """A `[[redact]]` pattern RE2 cannot compile; the message names it."""
 

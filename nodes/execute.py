@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
 from guards.hooks import ReceiptView, hooks_of, narrowed
+from guards.redaction import mask_labels
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
@@ -28,6 +29,7 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
+from tools.hookspec import RedactEntry
 from tools.reading import reading
 from tools.records import Record, pinned_record
 
@@ -77,7 +79,8 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
         return {}
     lines = tuple((line["line"], line["text"]) for line in item["excerpt"])
     receipt = ReceiptView(item["ref"], item["tool"], item["record"], item["summary"], lines)
-    projection, failed = narrowed(hooks, receipt)
+    redact = [RedactEntry.model_validate(entry) for entry in task.get("redact", ())]
+    projection, failed = narrowed(hooks, receipt, mask_labels(redact))
     names = [hook.name for hook in hooks]
     if failed is None:
         if projection is not None:

@@ -89,9 +89,9 @@ def test_a_pre_call_hook_blocks_one_call_and_owns_the_refusal(scenario_dir):
 @pytest.mark.parametrize(
     ("entry", "detail"),
     [
-        ("raises", "the hook raised RuntimeError: boom"),
+        ("raises", "the hook raised RuntimeError"),
         ("hangs", "the hook did not answer within 0.2s"),
-        ("answers_junk", "the hook answered bool, not ALLOW or Block"),
+        ("answers_junk", "the hook answered neither ALLOW nor Block"),
         ("writes_args", "the hook raised TypeError"),
     ],
 )
