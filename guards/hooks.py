@@ -212,17 +212,6 @@ def frozen(value: Any) -> Any:
     return value
 
 
-def hooks_of(
-    entries: Sequence[Mapping[str, Any]], redact: Sequence[Mapping[str, Any]], folder: Path
-) -> tuple[Hook, ...]:
-    """Hooks from their tables as a run's state keeps them (an execute task's copy of the grant)."""
-    return load_hooks(
-        [HookEntry.model_validate(entry) for entry in entries],
-        [RedactEntry.model_validate(entry) for entry in redact],
-        folder,
-    )
-
-
 def scenario_hooks(scenario: Scenario) -> tuple[Hook, ...]:
     """A scenario's hooks, loaded from beside its manifest (none: nothing is imported)."""
     if not scenario.hooks:

@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
-from guards.hooks import ReceiptView, hooks_of, narrowed
+from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
@@ -29,7 +29,7 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
-from tools.hookspec import RedactEntry
+from tools.hookspec import HookEntry, RedactEntry
 from tools.reading import reading
 from tools.records import Record, pinned_record
 
@@ -73,13 +73,14 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
     """The scenario's post-call hooks on a copy of the receipt: what the model is to be shown
     goes on the item (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
     shown no body. The receipt is never changed."""
-    loaded = hooks_of(task.get("hooks", ()), task.get("redact", ()), Path(task["manifest"]).parent)
-    hooks = [hook for hook in loaded if hook.when == "post_call"]
-    if not hooks:
+    entries = [HookEntry.model_validate(entry) for entry in task.get("hooks", ())]
+    entries = [entry for entry in entries if entry.when == "post_call"]
+    if not entries:
         return {}
+    redact = [RedactEntry.model_validate(entry) for entry in task.get("redact", ())]
+    hooks = load_hooks(entries, redact, Path(task["manifest"]).parent)
     lines = tuple((line["line"], line["text"]) for line in item["excerpt"])
     receipt = ReceiptView(item["ref"], item["tool"], item["record"], item["summary"], lines)
-    redact = [RedactEntry.model_validate(entry) for entry in task.get("redact", ())]
     projection, failed = narrowed(hooks, receipt, mask_labels(redact))
     names = [hook.name for hook in hooks]
     if failed is None:

@@ -199,8 +199,7 @@ class _Scan:
             if end <= decided:
                 continue
             line_start = max(buffer.rfind(b"\n", origin, origin + end - 1) + 1 - origin, 0)
-            newline = buffer.find(b"\n", origin + end - 1, origin + len(window))
-            line_end = (newline - origin) if newline != -1 else len(window)
+            line_end = _line_end(buffer, origin, len(window), end - 1)
             decided = line_end + 1
             if regex and not matches_anywhere(self.database, window[line_start:line_end]):
                 continue
@@ -258,8 +257,7 @@ class _Scan:
     ) -> None:
         """Context lines owed after the last hit: line `number` starts at `position`."""
         while self.owed and position < len(window):
-            newline = buffer.find(b"\n", origin + position, origin + len(window))
-            stop = (newline - origin) if newline != -1 else len(window)
+            stop = _line_end(buffer, origin, len(window), position)
             self._show_context(_context_line(number, window[position:stop]))
             number, position, self.owed = number + 1, stop + 1, self.owed - 1
 
@@ -313,18 +311,17 @@ class _Scan:
             return
         hit = max(hit_end - self._hit_length(), 0)
         lo = 0 if hit_end <= SHOWN_BYTES else hit - BEFORE_HIT_BYTES
-        long.before, long.wanted = lo, max(lo + SHOWN_BYTES, hit_end)
+        long.wanted = max(lo + SHOWN_BYTES, hit_end)
         known = long.recent + bytes(piece[: long.wanted - long.length])
         origin = long.length - len(long.recent)  # where `known` starts in the line
-        long.shown = known[max(lo - origin, 0) : long.wanted - origin]
         long.before = max(lo, origin)
+        long.shown = known[long.before - origin : long.wanted - origin]
         self.found.hits.append(long.number)
 
     def _finish_long(self, window: memoryview, buffer: bytearray, origin: int) -> int:
         """The open long line ends at the window's first newline: its last piece is searched and
         its stream closed (where `$` matches at its end); where the next line starts."""
-        newline = buffer.find(b"\n", origin, origin + len(window))
-        stop = (newline - origin) if newline != -1 else len(window)
+        stop = _line_end(buffer, origin, len(window), 0)
         long = self.long
         assert long is not None
         self._search_long(long, window[:stop], last=True)
@@ -340,6 +337,13 @@ class _Scan:
             long.number, shown, long.before, long.length - long.before - len(shown)
         )
         self.owed = self.request.context
+
+
+def _line_end(buffer: bytearray, origin: int, size: int, position: int) -> int:
+    """Where the line holding `position` of the window (`size` bytes from `origin`) ends: its
+    newline's position, or the window's end."""
+    newline = buffer.find(b"\n", origin + position, origin + size)
+    return newline - origin if newline != -1 else size
 
 
 def _lines_back(buffer: bytearray, origin: int, stop: int, count: int) -> list[tuple[int, int]]:

@@ -289,7 +289,7 @@ def _endpoints(
     """Each canonical block's endpoint: the pin named by the line above the block's first
     `data arrival time`, if that line comes after the `Endpoint:` line (as the line parser reads
     it), else the `Endpoint:` name. Done for a whole chunk in C-level passes; only a row that
-    names `endpoint/…` is read further (`tools.stareport.endpoint_pin`)."""
+    names `endpoint/…` is read further (`tools.stanames.endpoint_pin`)."""
     rfind = bytes.rfind
     names = list(map(re.Match.group, matches, repeat(2)))
     ends = list(map(rfind, blocks, repeat(b"\n"), repeat(0), arrivals))
