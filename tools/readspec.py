@@ -265,6 +265,8 @@ def _blocks(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
             list_indent = -1  # after a blank line, text left of a list item's text ends the list
         if item:
             list_indent, block = len(item[1]) + len(item[2]) + 1, _Block.OTHER
+        elif _QUOTE.match(raw) and _indent(raw) < list_indent:  # a block quote left of the
+            list_indent, block = -1, _Block.OTHER  # item's text ends the list, as any block does
         elif _QUOTE.match(raw) or (block is _Block.NONE and list_indent >= 0):
             block = _Block.OTHER
         elif block is _Block.NONE and _indent(raw) >= 4:

@@ -3,7 +3,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from pydantic import ValidationError
@@ -224,6 +224,7 @@ def _headings(text: str) -> dict[int, tuple[int, str]]:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_FRAGMENTS), max_size=25))
+@example(["- item", "> quote", "    # not heading", "Title\n==="])  # a quote ends the list
 def test_headings_are_where_a_commonmark_parser_finds_them(lines):
     text = "\n".join(lines) + "\n"
     if text.startswith(("---\n", "--- \n")) and re.search(r"^(---|\.\.\.) ?$", text[4:], re.M):
