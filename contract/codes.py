@@ -28,6 +28,11 @@ class RefusalCode(StrEnum):
     REPEATED_REQUEST = "repeated_request"
     DUPLICATE_CALL_ID = "duplicate_call_id"
     QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
+    # Owned by the guard, deciding a delegation (child investigations).
+    DELEGATION_TOO_DEEP = "delegation_too_deep"
+    TOO_MANY_CHILDREN = "too_many_children"
+    DUPLICATE_TASK_ID = "duplicate_task_id"
+    CHILD_BUDGET_EXCEEDED = "child_budget_exceeded"
     # Owned by a hook (`hook:<name>`): a pre-call hook's block, a post-call hook's rewrite.
     HOOK_BLOCKED = "hook_blocked"
     HOOK_REWROTE_FACT = "hook_rewrote_fact"
@@ -80,6 +85,8 @@ class Outcome(StrEnum):
     """A batch waits for people: asked again, not decided again."""
     ANSWERED = "answered"
     """People answered a question; the chooser takes the next turn."""
+    DELEGATE = "delegate"
+    """Child investigations start, one per task; the chooser takes the next turn after all hand off."""
 
 
 class EventKind(StrEnum):
@@ -95,6 +102,10 @@ class EventKind(StrEnum):
     REQUESTED = "requested"
     """A model request was sent."""
     MODEL_REPLIED = "model_replied"
+    DELEGATED = "delegated"
+    """A child investigation was started (one event per task)."""
+    HANDED_OFF = "handed_off"
+    """A child investigation ended and its handoff was received."""
     INTERRUPTED = "interrupted"
     RESUMED = "resumed"
     STOPPED = "stopped"

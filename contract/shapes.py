@@ -117,6 +117,9 @@ class EvidenceItem(TypedDict, total=False):
     """2 or more: an earlier attempt of the call may have run before a crash."""
     body: dict[str, Any]
     """In the store: the excerpt's digest and line count, its lines stored once by content."""
+    lane: str
+    """The child lane that gathered it (`t1`), with its ref there (`lane_ref`); absent for main's."""
+    lane_ref: str
     shown: dict[str, Any]
     """What the model is shown of it when post-call hooks narrowed it: `by` (hook names), and
     `summary` and `excerpt` (the narrowed projection), or `withheld` with why (nothing shown)."""
@@ -138,3 +141,8 @@ class Handover(TypedDict, total=False):
     refusals: list[Refusal]
     hypotheses: list[dict[str, Any]]
     chooser_stop_text: str
+    lane: str
+    """A child investigation's lane (`t1`); absent for main."""
+    children: list[dict[str, Any]]
+    """The handoffs of the children the run delegated to (`nodes.handoff`): their evidence refs,
+    the lines they read, their unknowns, their statements (marked as theirs), status and spend."""

@@ -18,20 +18,24 @@ turn. How each node runs governed (seals, the record, the crash seam) is `graph/
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_store
+from langgraph.config import RunnableConfig, get_store
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from contract.codes import Outcome, Status
+from graph.children import CHILD, child_graph, child_tasks, run_child
 from graph.governed import routed, stage, task
-from graph.state import RunInput, WarrantState
-from nodes.admit import admit
+from graph.state import ChildInput, RunInput, WarrantState
+from nodes.admit import admit, admit_child
+from nodes.context import WarrantContext
 from nodes.choose import choose
 from nodes.execute import execute
 from nodes.guard import WAITING, execute_tasks, guard
@@ -39,7 +43,7 @@ from nodes.handover import handover
 from nodes.human import human, to_people
 from nodes.integrity import run_scope
 from nodes.model import model
-from nodes.record import cursor_of, receipts_of_calls
+from nodes.record import cursor_of, handoffs, receipts_of_calls
 
 State = dict[str, Any]
 
@@ -65,12 +69,15 @@ def after_model(state: State) -> Chosen:
 
 
 def after_guard(state: State) -> list[Send] | Literal["choose", "handover"]:
-    """Approved calls → one `execute` task each; a person needed → one `human` task per pending
-    interaction; refused or answered → choose again; stop or end → handover."""
+    """Approved calls → one `execute` task each; a delegation → one `child` task per task; a
+    person needed → one `human` task per pending interaction; refused or answered → choose
+    again; stop or end → handover."""
     decision = state["decision"]
     outcome = decision["outcome"]
     if outcome == Outcome.EXECUTE:
         return execute_tasks(state, decision["calls"])
+    if outcome == Outcome.DELEGATE:
+        return child_tasks(state, decision["tasks"])
     if outcome in WAITING:
         return to_people(state)
     if outcome in (Outcome.REFUSED, Outcome.ANSWERED):
@@ -102,34 +109,57 @@ def where_it_stood(state: State, scope: str | None = None) -> list[Send] | str:
         done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
         missing = [call for call in decision["calls"] if call["id"] not in done]
         return execute_tasks(state, missing, scope) if missing else "choose"
+    if decision["outcome"] == Outcome.DELEGATE:
+        handed = {document["task"] for document in handoffs(get_store(), scope or run_scope(), cursor_of(state))}  # fmt: skip
+        handed |= {item["handoff"]["task"] for item in state.get("arrivals") or () if "handoff" in item}  # fmt: skip
+        waiting = [task for task in decision["tasks"] if task["id"] not in handed]
+        return child_tasks(state, waiting, scope) if waiting else "choose"
     if decision["outcome"] in WAITING:
         return to_people(state, scope) or "guard"
     return after_guard(state)
 
 
-def build(served: bool = False) -> StateGraph:
-    """`served`: for the LangGraph server, whose run inputs come from its API's callers."""
+def build(served: bool = False, child: bool = False) -> StateGraph:
+    """`served`: for the LangGraph server, whose run inputs come from its API's callers.
+    `child`: the loop a child investigation runs, admitted from its delegated task."""
     # No context_schema: the context (a clock, embedded choosers) is for in-process callers only
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
-    builder = StateGraph(WarrantState, input_schema=RunInput)
+    builder = StateGraph(WarrantState, input_schema=ChildInput if child else RunInput)
     chosen = ("model", "guard", "handover")
-    admitting = functools.wraps(admit)(functools.partial(admit, served=served))
-    builder.add_node("admit", routed(stage("admit", admitting), after_admit), destinations=("choose", "model", "guard", "execute", "human", "handover", END))  # fmt: skip
+    admitting = admit_child if child else functools.wraps(admit)(functools.partial(admit, served=served))  # fmt: skip
+    builder.add_node("admit", routed(stage("admit", admitting), after_admit), destinations=("choose", "model", "guard", "execute", CHILD, "human", "handover", END))  # fmt: skip
     builder.add_node("choose", routed(stage("choose", choose), after_choose), destinations=chosen)  # fmt: skip
     builder.add_node(
         "guard",
         routed(stage("guard", guard), after_guard),
-        destinations=("execute", "human", "choose", "handover"),
+        destinations=("execute", CHILD, "human", "choose", "handover"),
     )
+    builder.add_node(CHILD, _child_node(child))
     builder.add_node("execute", task("execute", execute))
     builder.add_node("model", routed(stage("model", model), after_model), destinations=chosen)  # fmt: skip
     builder.add_node("human", task("human", human))
     builder.add_node("handover", stage("handover", handover))
     builder.add_edge(START, "admit")
     builder.add_edge("execute", "choose")
+    builder.add_edge(CHILD, "choose")
     builder.add_edge("human", "guard")
     builder.add_edge("handover", END)
     return builder
+
+
+def _child_node(child: bool) -> Callable[..., State]:
+    """The `child` node: main's holds the child graph itself, so that Studio and diagrams show
+    it as main's subgraph; a child's own children (a deeper delegation) run the same graph,
+    found when they start."""
+    running = task(CHILD, run_child)
+    if child:
+        return running
+    subgraph = child_graph()
+
+    def child_node(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:  # fmt: skip
+        return running(payload, config, runtime, subgraph)
+
+    return child_node
 
 
 def compile_graph(

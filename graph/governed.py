@@ -22,6 +22,7 @@ from nodes.integrity import (
     TAMPERED,
     out_of_step,
     payload_is_sealed,
+    scope_in,
     seal_update,
     tampering,
     trusted_turn,
@@ -86,13 +87,13 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
     sealed."""
 
-    def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
+    def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
         scope = scope_of(config)
         if not payload_is_sealed(name, payload, scope):
             return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
         given = without_seal(payload)
         crashpoints.pause("before", name, given)
-        update = node(given, runtime)
+        update = node(given, runtime, *extra)
         crashpoints.pause("after", name, given)
         return seal_update(as_arrivals(update), scope)
 
@@ -100,7 +101,7 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
 
 
 def scope_of(config: RunnableConfig) -> str:
-    return str(config["configurable"].get("thread_id", ""))
+    return scope_in(config["configurable"])
 
 
 def routed(main: Stage, route: Route) -> Callable[..., Command]:

@@ -48,6 +48,13 @@ class RunInput(TypedDict):
     """The client's message id; a retry with the same id and body finds this run."""
 
 
+class ChildInput(TypedDict):
+    """What a child investigation's graph is started with: its task, as the delegating run pinned
+    and sealed it (`graph.children`)."""
+
+    child: Required[dict[str, Any]]
+
+
 class WarrantState(TypedDict, total=False):
     scenario: str
     """The scenario reference as given."""
@@ -57,6 +64,15 @@ class WarrantState(TypedDict, total=False):
     """The chooser spec pinned at admission."""
     message_id: str
     """The client's message id the run was started with (`RunInput.message_id`)."""
+    child: dict[str, Any]
+    """A child investigation's task as pinned (task, lane, grant, chooser, deadline, depth);
+    absent for main."""
+    depth: int
+    """0 for main, 1 for its children, 2 for theirs."""
+    delegated: list[str]
+    """The task ids this run delegated (a task id is used once per run)."""
+    child_chooser: str
+    """The chooser spec this run's children use, pinned at admission."""
     request_sha256: str
     """The sha256 of the admitted request body, compared when a message id is reused."""
     route: dict[str, Any]

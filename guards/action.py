@@ -76,7 +76,49 @@ class AskUserMessage(_Strict):
     question: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
 
 
-Message = Annotated[StopMessage | AskUserMessage, Field(discriminator="kind")]
+MAX_TASKS = 16
+"""Tasks one delegate message may hold (the manifest's `children.max` may allow fewer)."""
+
+
+class TaskBudget(_Strict):
+    """What a child may spend, carved out of what the run has left (never added to it)."""
+
+    steps: Annotated[int, Field(ge=1, le=1000)]
+    evidence: Annotated[int, Field(ge=1, le=1000)]
+    questions: Annotated[int, Field(ge=0, le=100)] = 0
+
+
+class DelegateTask(_Strict):
+    """One child investigation: a bounded goal over a subset of the run's records."""
+
+    id: CallId
+    goal: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    records: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=300)]],
+        Field(min_length=1, max_length=100),
+    ]
+    budget: TaskBudget
+
+    @model_validator(mode="after")
+    def _records_once(self) -> DelegateTask:
+        if len(set(self.records)) != len(self.records):
+            raise ValueError(f"task {self.id!r} names a record twice")
+        return self
+
+
+class DelegateMessage(_Strict):
+    kind: Literal["delegate"]
+    tasks: Annotated[list[DelegateTask], Field(min_length=1, max_length=MAX_TASKS)]
+
+    @model_validator(mode="after")
+    def _ids_once(self) -> DelegateMessage:
+        ids = [task.id for task in self.tasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two tasks have the same id")
+        return self
+
+
+Message = Annotated[StopMessage | AskUserMessage | DelegateMessage, Field(discriminator="kind")]
 
 
 class ActionDocument(_Strict):

@@ -7,6 +7,7 @@ Checks run in this fixed order; the first that fails decides (per call for steps
 3. schema           — an action document, exactly one outcome       → malformed_action
 4. message          — stop: hypotheses cite existing refs          → unknown_reference
                       ask_user: within the question budget         → question_budget_exhausted
+                      delegate: `guards.delegation` (depth, count, task ids, records, carving)
 5. catalog          — the tool is in this profile                   → unknown_tool
 6. arguments        — the tool's strict argument model              → invalid_argument (tool)
 7. call identity    — a used call id with other arguments           → duplicate_call_id
@@ -30,8 +31,17 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from contract.codes import ANSWER, OBSERVATION, Outcome, Status
-from guards.action import ActionDocument, AskUserMessage, StopMessage, ToolCall, parse_action
+from guards.action import (
+    ActionDocument,
+    AskUserMessage,
+    DelegateMessage,
+    DelegateTask,
+    StopMessage,
+    ToolCall,
+    parse_action,
+)
 from guards.budget import BudgetLeft, budget_left
+from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
@@ -83,6 +93,14 @@ class GuardContext:
     """Call ids a person approved (or edited) for this proposal; they do not wait again."""
     hooks: tuple[Hook, ...] = ()
     """The scenario's hooks, loaded; the pre-call ones may block an approved call."""
+    depth: int = 0
+    """0 for a run, 1 for its children, 2 for theirs."""
+    delegated: Container[str] = frozenset()
+    """Task ids this run delegated before."""
+    child_turns: int = 0
+    """Steps this run's children spent (handed off): they count against its step budget."""
+    child_questions: int = 0
+    """Questions this run's children asked (handed off)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +129,8 @@ class Decision:
     """For `ask`: the question for a person."""
     needs_person: tuple[str, ...] = ()
     """For `approval`: the ids of the calls (of `calls`) that wait for a person's decision."""
+    tasks: tuple[DelegateTask, ...] = ()
+    """For `delegate`: the child investigations to start."""
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
@@ -119,6 +139,8 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
     left = _left(ctx)
     if left.end is Status.STEP_BUDGET_EXHAUSTED:
         detail = f"choice {ctx.turn} exceeds the step budget of {budget.steps}"
+        if ctx.child_turns:
+            detail += f" ({ctx.child_turns} step(s) spent by children)"
         return _end(Status.STEP_BUDGET_EXHAUSTED, RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
     if left.end is Status.DEADLINE_PASSED:
         detail = f"the deadline of {budget.deadline_s}s from admission has passed"
@@ -133,8 +155,10 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
 
 def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     message = document.message
+    if isinstance(message, DelegateMessage):
+        return _decide_delegation(message, ctx)
     if isinstance(message, AskUserMessage):
-        if ctx.questions_asked >= ctx.scenario.budget.questions:
+        if _questions_left(ctx) <= 0:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
         return Decision(Outcome.ASK, question=message.question)
@@ -146,6 +170,19 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         detail = f"hypotheses cite evidence that does not exist: {', '.join(missing)}"
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
     return Decision(Outcome.STOP, status=Status.STOPPED, stop=message)
+
+
+def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
+    left = _left(ctx)
+    room = Room(left.steps - 1, left.evidence, _questions_left(ctx))
+    refusals = delegation_refusals(message, ctx.scenario, room, ctx.depth, ctx.delegated)
+    if refusals:
+        return _refused(ctx, refusals)
+    return Decision(Outcome.DELEGATE, tasks=tuple(message.tasks))
+
+
+def _questions_left(ctx: GuardContext) -> int:
+    return ctx.scenario.budget.questions - ctx.questions_asked - ctx.child_questions
 
 
 def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
@@ -192,7 +229,7 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
 def _left(ctx: GuardContext) -> BudgetLeft:
     budget = ctx.scenario.budget
     return budget_left(
-        steps=budget.steps, evidence=budget.evidence, turn=ctx.turn,
+        steps=budget.steps, evidence=budget.evidence, turn=ctx.turn + ctx.child_turns,
         observations=_observations(ctx.evidence_refs), deadline_at=ctx.deadline_at, now=ctx.now,
     )  # fmt: skip
 

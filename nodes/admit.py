@@ -78,12 +78,68 @@ def admission(
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
     spec = admit_spec(chooser or "scripted", scenario, extra_choosers, served)
     pinned = {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
+    if scenario.children.depth:
+        pinned["child_chooser"] = children_spec(spec, scenario, extra_choosers, served)
     if spec == "model":
         pinned["route"] = route_from_env().model_dump()
     elif spec.startswith("replay:"):
         locality = recorded_locality(Path(spec.removeprefix("replay:")))
         pinned["route"] = Route(model="replay", locality=locality).model_dump()
     return pinned
+
+
+def children_spec(
+    spec: str, scenario: Scenario, extra_choosers: Collection[str], served: bool
+) -> str:
+    """The chooser a run's children use: the manifest's `children.chooser` (a path relative to
+    the manifest), else main's own kind; a `file:` or `replay:` main's children are scripted (its
+    file or cassette is main's)."""
+    given = scenario.children.chooser
+    if given is None:
+        kind = spec.partition(":")[0]
+        return "scripted" if kind in ("file", "replay", "scripted") else spec
+    kind, _, argument = given.partition(":")
+    if kind in ("file", "replay") and argument:
+        given = f"{kind}:{Path(scenario.manifest).parent / Path(argument).expanduser()}"
+    if given == "scripted":
+        return given  # the children's documents are the manifest's `children.script`
+    return admit_spec(given, scenario, extra_choosers, served)
+
+
+def admit_child(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+    """A child investigation's admission: its task as the delegating run pinned it (the task's
+    payload was sealed by that run and checked before this graph started). Given its input again
+    (its graph called once more after a crash) it admits nothing twice."""
+    if state.get("grant"):
+        return {}
+    child = state["child"]
+    grant, task, at = child["grant"], child["task"], now(runtime)
+    records = [
+        {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
+        for record_id, record in grant["records"].items()
+    ]
+    admitted = event(
+        EventKind.ADMITTED, 0, RUNTIME, at,
+        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
+        goal=task["goal"], chooser=child["chooser"], budget=grant["budget"], records=records,
+        lane=child["lane"], task=task["id"], delegated_at_turn=child["turn"],
+    )  # fmt: skip
+    pinned = {"route": child["route"]} if child.get("route") else {}
+    if child.get("child_chooser"):
+        pinned["child_chooser"] = child["child_chooser"]
+    return {
+        **pinned,
+        "child": child,
+        "grant": grant,
+        "goal": task["goal"],
+        "chooser": child["chooser"],
+        "admitted_at": at,
+        "deadline_at": child["deadline_at"],
+        "depth": child["depth"],
+        "turn": 0,
+        "refused_choices": 0,
+        "events": [admitted],
+    }
 
 
 def request_digest(scenario: str, goal: str, chooser: str) -> str:

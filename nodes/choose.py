@@ -18,7 +18,15 @@ from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
 from nodes.model import MODEL_KINDS, prepare
-from nodes.record import EVIDENCE, cursor_of, left_at, sealed_or_not, without_seal
+from nodes.record import (
+    EVIDENCE,
+    HANDOFFS,
+    cursor_of,
+    handoffs,
+    left_at,
+    sealed_or_not,
+    without_seal,
+)
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe
@@ -54,10 +62,12 @@ def view_of(
         evidence = without_seal(
             sealed_or_not(read_evidence(store, scope, cursor), scope, EVIDENCE)[0]
         )
+        received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
         return {
             "evidence": evidence,
             "refusals": without_seal(state.get("refusals", [])),
             "unknowns": unknowns_of(state, evidence),
+            "handoffs": without_seal(received),
         }
 
     return make_view(

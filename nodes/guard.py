@@ -32,7 +32,7 @@ from guards.refusals import Refusal, RefusalCode
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
-from nodes.integrity import run_scope, sealed_payload
+from nodes.integrity import run_scope, sealed_payload, thread_and_lane
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.record import (
     cursor_of,
@@ -51,10 +51,10 @@ def guard(
     state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
     at = now(runtime)
-    thread = config["configurable"].get("thread_id", "")
-    looked_up = _Lookups(runtime.store, thread, cursor_of(state))
+    scope = run_scope()
+    looked_up = _Lookups(runtime.store, scope, cursor_of(state))
     if state.get("pending"):
-        return _resolve(state, thread, at, looked_up)
+        return _resolve(state, scope, at, looked_up)
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
@@ -63,7 +63,7 @@ def guard(
     decision, attempts = _count_model_failures(
         decide(raw, context_for(state, decided_at, looked_up)), state
     )
-    return record(decision, state, thread, at) | attempts
+    return record(decision, state, scope, at) | attempts
 
 
 def _count_model_failures(
@@ -180,10 +180,14 @@ def context_for(
         questions_asked=state.get("questions_asked", 0),
         person_approved=person_approved,
         hooks=scenario_hooks(scenario),
+        depth=state.get("depth", 0),
+        delegated=frozenset(state.get("delegated", ())),
+        child_turns=cursor["child_turns"],
+        child_questions=cursor["child_questions"],
     )
 
 
-def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
+def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
@@ -219,10 +223,10 @@ def _resolve(state: dict[str, Any], thread: str, at: float, looked_up: _Lookups)
     decision = decide_after_people(
         state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
     )
-    return {**record(decision, state, thread, at), "pending": []}
+    return {**record(decision, state, scope, at), "pending": []}
 
 
-def record(decision: Decision, state: dict[str, Any], thread: str, at: float) -> dict[str, Any]:
+def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> dict[str, Any]:
     """The state update and ledger entries for one decision."""
     turn = state["turn"]
     calls = [
@@ -241,6 +245,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
             }
             for index, (call, approved) in enumerate(zip(calls, decision.calls, strict=True))
         ]
+    tasks = [{"order": index, **task.model_dump()} for index, task in enumerate(decision.tasks)]
     refusals = [{"turn": turn, **refusal.to_dict()} for refusal in decision.refusals]
     events = [
         event(EventKind.REFUSED, turn, GUARD, at, **refusal.to_dict())
@@ -270,15 +275,20 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
             )
             for call in calls
         ]
+    if tasks:
+        events += [event(EventKind.DELEGATED, turn, GUARD, at, task=task) for task in tasks]
     update: dict[str, Any] = {
         "decision": {
             "turn": turn,
             "outcome": decision.outcome.value,
             "calls": calls,
+            **({"tasks": tasks} if tasks else {}),
             "status": decision.status and decision.status.value,
             "summary": _summary(state),
         },
     }
+    if tasks:
+        update["delegated"] = [*state.get("delegated", ()), *(task["id"] for task in tasks)]
     if refusals:  # no write when there is none: each write is a checkpoint row
         update["refusals"] = refusals
         update["refused_choices"] = state.get("refused_choices", 0) + 1
@@ -287,7 +297,7 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = [hypothesis.model_dump() for hypothesis in decision.stop.hypotheses]
-    interactions = _interactions(decision, calls, thread, turn, at)
+    interactions = _interactions(decision, calls, scope, turn, at)
     if interactions:
         update["pending"] = interactions
         events += [
@@ -301,20 +311,24 @@ def record(decision: Decision, state: dict[str, Any], thread: str, at: float) ->
 
 
 def _interactions(
-    decision: Decision, calls: list[dict[str, Any]], thread: str, turn: int, at: float
+    decision: Decision, calls: list[dict[str, Any]], scope: str, turn: int, at: float
 ) -> list[dict[str, Any]]:
-    base = {"thread": thread, "turn": turn, "asked_at": at}
+    """Each with the run's thread and, for a child, its lane (who asks); its id covers both."""
+    thread, lane = thread_and_lane(scope)
+    base: dict[str, Any] = {"thread": thread, "turn": turn, "asked_at": at}
+    if lane:
+        base["lane"] = lane
     if decision.outcome == Outcome.ASK:
         return [
             {
-                "interaction_id": interaction_id(thread, turn, InteractionKind.QUESTION.value),
+                "interaction_id": interaction_id(scope, turn, InteractionKind.QUESTION.value),
                 "kind": InteractionKind.QUESTION.value,
                 **base,
                 "question": decision.question,
             }
         ]
     return [
-        {"interaction_id": interaction_id(thread, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
+        {"interaction_id": interaction_id(scope, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
          "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values())}
         for call in calls
         if call["id"] in decision.needs_person

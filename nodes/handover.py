@@ -21,13 +21,24 @@ from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
 from nodes.integrity import (
     TAMPERED,
+    scope_in,
+    thread_and_lane,
     out_of_step,
     tampering,
     trusted,
     trusted_turn,
     unsealed_fields,
 )
-from nodes.record import EVENTS, EVIDENCE, cursor_of, event_at, events, sealed_or_not
+from nodes.record import (
+    EVENTS,
+    EVIDENCE,
+    HANDOFFS,
+    cursor_of,
+    event_at,
+    events,
+    handoffs,
+    sealed_or_not,
+)
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 from tools.records import Scenario
@@ -36,7 +47,7 @@ from tools.records import Scenario
 def handover(
     state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
-    thread = str(config["configurable"].get("thread_id", ""))
+    thread = scope_in(config["configurable"])  # a child's lane included: its record's scope
     at, turn = now(runtime), trusted_turn(state, thread)
     record = run_record(runtime.store, thread, state)
     found = unsealed_fields(state, thread) or out_of_step(state, runtime.store, thread)
@@ -48,7 +59,7 @@ def handover(
         status = TAMPERED
     else:
         status = state.get("status") or Status.STOPPED.value
-    report = build_handover({**state, "status": status}, thread, record.evidence)
+    report = build_handover({**state, "status": status}, thread, record.evidence, record.handoffs)
     observed = _end_hooks(state, report, runtime.store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
@@ -86,13 +97,16 @@ class RunRecord:
     evidence: list[dict[str, Any]]
     foreign: list[dict[str, Any]]
     admitted: dict[str, Any]
+    handoffs: list[dict[str, Any]]
+    """The children's handoffs the run received (its own, sealed)."""
 
 
 def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecord:
     cursor = cursor_of(trusted(state, thread))
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
     first = event_at(store, thread, 1) if cursor["events"] else None
-    return RunRecord(own, foreign, admitted_payload(first, thread))
+    received = sealed_or_not(handoffs(store, thread, cursor), thread, HANDOFFS)[0]
+    return RunRecord(own, foreign, admitted_payload(first, thread), received)
 
 
 def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:
@@ -122,13 +136,20 @@ def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def build_handover(
-    state: dict[str, Any], thread_id: str, evidence: list[dict[str, Any]]
+    state: dict[str, Any],
+    thread_id: str,
+    evidence: list[dict[str, Any]],
+    children: list[dict[str, Any]] | None = None,
 ) -> Handover:
-    """The handover document (DESIGN §6) from a run's state and its evidence; pure."""
+    """The handover document (DESIGN §6) from a run's state, its evidence and its children's
+    handoffs; pure. A child's statements stay in its handoff, marked as the child's: they are
+    never the run's hypotheses."""
     grant = state["grant"]
     shown = unsealed(evidence)
+    thread, lane = thread_and_lane(thread_id)
     return {
-        "thread_id": thread_id,
+        "thread_id": thread,
+        **({"lane": lane} if lane else {}),
         "scenario": grant["id"],
         "goal": state["goal"],
         "status": state["status"],
@@ -140,4 +161,5 @@ def build_handover(
         "refusals": unsealed(state.get("refusals", [])),
         "hypotheses": state.get("hypotheses", []),
         "chooser_stop_text": state.get("stop_text", ""),
+        **({"children": unsealed(children)} if children else {}),
     }

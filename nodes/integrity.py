@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph.config import get_config
@@ -27,8 +27,9 @@ from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
 from nodes.context import event
 
-INPUTS = frozenset({"scenario", "goal", "chooser", "message_id"})
-"""Written by a caller's run input; admission checks and re-seals them."""
+INPUTS = frozenset({"scenario", "goal", "chooser", "message_id", "child"})
+"""Written by a caller's run input (a child's by the task that starts it); admission checks
+and re-seals them."""
 SEALED_ITEMS = frozenset({"refusals", "tampered", "arrivals"})
 """List channels, each item sealed on its own."""
 REPLIES = "replies"
@@ -37,9 +38,28 @@ TAMPERED = Status.STATE_TAMPERED.value
 """The status of a run that found values it did not write (a plain string, as the state holds)."""
 
 
+LANE = "warrant_lane"
+"""The configurable key naming a child investigation's lane (`t1`, `t1/t2`); absent for main."""
+
+
 def run_scope() -> str:
-    """The thread of the run being advanced, inside a node or a router (LangGraph's config)."""
-    return str(get_config()["configurable"].get("thread_id", ""))
+    """The run being advanced, inside a node or a router (LangGraph's config)."""
+    return scope_in(get_config()["configurable"])
+
+
+def scope_in(configurable: Mapping[str, Any]) -> str:
+    """A run's scope: its thread, and a child's lane after a NUL (which no lane and no thread id
+    the runtime issues holds): what its seals cover and where its record lives."""
+    return child_scope(str(configurable.get("thread_id", "")), configurable.get(LANE) or "")
+
+
+def child_scope(thread: str, lane: str) -> str:
+    return f"{thread}\x00{lane}" if lane else thread
+
+
+def thread_and_lane(scope: str) -> tuple[str, str]:
+    thread, _, lane = scope.partition("\x00")
+    return thread, lane
 
 
 def label(scope: str, name: str) -> str:

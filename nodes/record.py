@@ -31,12 +31,13 @@ from contract.codes import ANSWER, OBSERVATION
 from guards.budget import BudgetLeft, budget_left
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
+from nodes.handoff import received
 from nodes.integrity import item_intact, label
 
 ROOT = "warrant"
 BODIES = (ROOT, "bodies")
-EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS = (
-    "events", "evidence", "model_calls", "calls", "signatures", "intents",
+EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS, HANDOFFS = (
+    "events", "evidence", "model_calls", "calls", "signatures", "intents", "handoffs",
 )  # fmt: skip
 EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
 """Fields the commit adds to an event after its author sealed it."""
@@ -44,7 +45,10 @@ CURSOR = "cursor"
 ARRIVALS = "arrivals"
 EMPTY_CURSOR: dict[str, Any] = {
     "events": 0, "head": None, "turn": 0, "observations": 0, "answers": 0, "model_calls": 0,
+    "handoffs": 0, "child_turns": 0, "child_questions": 0, "child_model_calls": 0,
 }  # fmt: skip
+"""`handoffs`: children handed off; `child_*`: what they spent, which counts against this run's
+budget (`nodes.handoff`)."""
 _PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
 
 
@@ -74,10 +78,10 @@ def cursor_of(state: Mapping[str, Any]) -> dict[str, Any]:
 
 def left_at(state: Mapping[str, Any], turn: int, now: float) -> BudgetLeft:
     """The run's budget left at choice `turn`, as the guard will count it."""
-    budget = state["grant"]["budget"]
+    budget, cursor = state["grant"]["budget"], cursor_of(state)
     return budget_left(
-        steps=budget["steps"], evidence=budget["evidence"], turn=turn,
-        observations=cursor_of(state)["observations"], deadline_at=state["deadline_at"], now=now,
+        steps=budget["steps"], evidence=budget["evidence"], turn=turn + cursor["child_turns"],
+        observations=cursor["observations"], deadline_at=state["deadline_at"], now=now,
     )  # fmt: skip
 
 
@@ -125,7 +129,7 @@ def with_body_ref(item: dict[str, Any]) -> dict[str, Any]:
 def commit(
     store: BaseStore, scope: str, cursor: Mapping[str, Any], written: Mapping[str, list[Any]]
 ) -> dict[str, Any]:
-    """Write `written` (`events`, `evidence`, `model_calls` of one step, each in order) after the
+    """Write `written` (`events`, `evidence`, `model_calls`, `handoffs` of one step, in order) after the
     cursor in one batch, and return the cursor past them. Every item is sealed for this run;
     events are numbered and chained here."""
     after = {**EMPTY_CURSOR, **cursor}
@@ -138,6 +142,12 @@ def commit(
         after["model_calls"] += 1
         sealed = sealed_item(label(scope, MODEL_CALLS), call)
         ops.append(PutOp(space(scope, MODEL_CALLS), position(after["model_calls"]), sealed, index=False))  # fmt: skip
+    for document in written.get(HANDOFFS, ()):
+        after["handoffs"] += 1
+        for spent in ("steps", "questions", "model_calls"):
+            after[f"child_{'turns' if spent == 'steps' else spent}"] += document["spent"][spent]
+        sealed = sealed_item(label(scope, HANDOFFS), document)
+        ops.append(PutOp(space(scope, HANDOFFS), position(after["handoffs"]), sealed, index=False))
     for event in written.get(EVENTS, ()):
         numbered = {**sealed_item(label(scope, EVENTS), event), "seq": after["events"] + 1, "prev": after["head"]}  # fmt: skip
         after["events"] += 1
@@ -180,8 +190,9 @@ def arrivals_in_order(arrivals: list[dict[str, Any]]) -> dict[str, list[Any]]:
     receipts = sorted((item["evidence"] for item in arrivals if "evidence" in item), key=_ref_number)  # fmt: skip
     order = {item["ref"]: index for index, item in enumerate(receipts)}
     events = [item["event"] for item in arrivals if "event" in item]
-    events.sort(key=lambda event: order.get(event["payload"].get("ref"), -1))
-    return {EVIDENCE: receipts, EVENTS: events}
+    events.sort(key=lambda event: (order.get(event["payload"].get("ref"), -1), event["payload"].get("order", -1)))  # fmt: skip
+    handoffs = [item["handoff"] for item in arrivals if "handoff" in item]
+    return {EVIDENCE: receipts, EVENTS: events, HANDOFFS: handoffs}
 
 
 def _ref_number(item: Mapping[str, Any]) -> int:
@@ -227,6 +238,13 @@ def with_excerpt(item: dict[str, Any], found: Mapping[str, Any]) -> dict[str, An
     if digest not in found:
         return {**item, "excerpt": [], "body_missing": True}
     return {**item, "excerpt": found[digest]}
+
+
+def handoffs(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The children's handoffs this run received, in order of receipt."""
+    count = cursor_of({CURSOR: cursor})["handoffs"]
+    found = _items(store, scope, HANDOFFS, [position(n) for n in range(1, count + 1)])
+    return [document for document in found if document is not None]
 
 
 def model_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], last: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
@@ -313,7 +331,7 @@ def _attempts_before(mark: dict[str, Any]) -> int:
 
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
 
-RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS)
+RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS, HANDOFFS)
 """What a node's update may carry that is committed to the store, not kept in the state."""
 
 
@@ -346,6 +364,9 @@ def commit_arrivals(
         return state, {}
     own = [item for item in arrivals if item_intact(label(scope, ARRIVALS), item)]
     written = arrivals_in_order([{k: v for k, v in item.items() if k != SEAL} for item in own])
+    if written[HANDOFFS]:  # children's receipts, numbered after the run's own
+        receipts, written[HANDOFFS] = received(written[HANDOFFS], cursor_of(state))
+        written[EVIDENCE] = [*written[EVIDENCE], *receipts]
     cursor = commit(store, scope, cursor_of(state), written)
     update = {ARRIVALS: None, CURSOR: cursor}
     return {**state, ARRIVALS: [], CURSOR: cursor}, update
@@ -355,6 +376,7 @@ def as_arrivals(update: dict[str, Any]) -> dict[str, Any]:
     """A task's update, its receipts and events left for the next node to commit."""
     arrivals = [{"evidence": item} for item in update.get(EVIDENCE, ())]
     arrivals += [{"event": event} for event in update.get(EVENTS, ())]
+    arrivals += [{"handoff": handoff} for handoff in update.get(HANDOFFS, ())]
     rest = {name: value for name, value in update.items() if name not in RECORDED}
     return {**rest, ARRIVALS: arrivals} if arrivals else rest
 

@@ -118,6 +118,21 @@ class Budget(_Strict):
         return self.refusals if self.refusals is not None else self.steps
 
 
+class Children(_Strict):
+    """The manifest's `[children]` table: how a run may delegate child investigations."""
+
+    max: Annotated[int, Field(ge=1, le=16)] = 4
+    """Children one delegation may start."""
+    depth: Annotated[int, Field(ge=0, le=3)] = 1
+    """How deep delegation may go: 1, main's children may not delegate; 0, nobody may."""
+    chooser: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
+    """The children's chooser (`scripted`, `file:PATH`, `model`); by default main's, and the
+    scripted children's for a `file:` or `replay:` main."""
+    script: list[dict[str, Any]] = []
+    """The scripted children's action documents, each with a `task` naming the task id it is for,
+    in turn order."""
+
+
 class ManifestFile(_Strict):
     """The manifest document as written by the user."""
 
@@ -133,6 +148,7 @@ class ManifestFile(_Strict):
     """Patterns the `patterns` builtin hook masks."""
     script: list[dict[str, Any]] = []
     """The scripted baseline: action documents, one per turn, written by the scenario's author."""
+    children: Children = Children()
 
 
 class Record(BaseModel):
@@ -171,6 +187,7 @@ class Scenario(BaseModel):
     manifest: str
     hooks: tuple[HookEntry, ...] = ()
     redact: tuple[RedactEntry, ...] = ()
+    children: Children = Children()
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
@@ -211,6 +228,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         script=tuple(copy.deepcopy(document.script)),  # the cached document stays untouched
         hooks=tuple(document.hook),
         redact=tuple(document.redact),
+        children=document.children,
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )

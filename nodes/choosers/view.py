@@ -61,6 +61,12 @@ class ChooserView:
     def unknowns(self) -> tuple[str, ...]:
         return self._read["unknowns"]
 
+    @property
+    def handoffs(self) -> tuple[dict[str, Any], ...]:
+        """The children's handoffs: their evidence refs (in this run's numbering), the lines they
+        read, their unknowns, and their statements, which are the children's, not findings."""
+        return self._read.get("handoffs", ())
+
 
 def make_view(
     *,

@@ -1,0 +1,84 @@
+"""Child investigations: one `child` task per delegated task, each running the governed loop as
+a subgraph in its own lane, all under the delegating run's one budget.
+
+The guard approves a delegation (`guards.delegation`), carving each child's steps, evidence and
+questions out of what the run has left; the run's deadline is the child's. A child's record lives
+in its lane (the thread's scope with the lane after it, `nodes.integrity.scope_in`); the child's
+checkpoints live under the task's namespace, so a crash inside a child resumes that child, and
+its interrupts reach the run's caller like the run's own. When a child ends, its task returns a
+handoff (`nodes.handoff`) for the run's next node to receive.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from contract.codes import EventKind
+from guards.action import DelegateTask
+from guards.delegation import child_scenario
+from nodes.context import WarrantContext, event, now
+from nodes.handoff import handoff_of
+from nodes.integrity import LANE, child_scope, run_scope, sealed_payload, thread_and_lane
+from nodes.record import EVIDENCE, cursor_of, evidence, sealed_or_not
+from tools.records import Scenario
+
+CHILD = "child"
+
+
+def child_tasks(
+    state: dict[str, Any], tasks: list[dict[str, Any]], scope: str | None = None
+) -> list[Send]:
+    """One `child` task per delegated task, sealed for this run."""
+    scope = run_scope() if scope is None else scope
+    grant = Scenario.model_validate(state["grant"])
+    parent_lane = (state.get("child") or {}).get("lane", "")
+    chooser = state.get("child_chooser") or state["chooser"]
+    sends = []
+    for task in tasks:
+        carved = child_scenario(grant, DelegateTask.model_validate({k: v for k, v in task.items() if k != "order"}))  # fmt: skip
+        payload = {
+            "task": task,
+            "lane": f"{parent_lane}/{task['id']}" if parent_lane else task["id"],
+            "grant": carved.model_dump(mode="json"),
+            "chooser": chooser,
+            "child_chooser": chooser,
+            "route": state.get("route"),
+            "deadline_at": state["deadline_at"],
+            "depth": state.get("depth", 0) + 1,
+            "turn": state["decision"]["turn"],
+        }
+        sends.append(Send(CHILD, sealed_payload(CHILD, payload, scope)))
+    return sends
+
+
+def run_child(
+    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph | None = None
+) -> dict[str, Any]:
+    """Run one child to its end (or its first wait for a person, which interrupts the run) and
+    return its handoff."""
+    graph = graph or child_graph()
+    values = graph.invoke({"child": task}, config={"configurable": {LANE: task["lane"]}})
+    thread, _ = thread_and_lane(run_scope())
+    scope = child_scope(thread, task["lane"])
+    own, _ = sealed_or_not(evidence(runtime.store, scope, cursor_of(values)), scope, EVIDENCE)
+    handoff = handoff_of(task, values, own)
+    handed = event(
+        EventKind.HANDED_OFF, task["turn"], f"child:{task['lane']}", now(runtime),
+        task=task["task"]["id"], lane=task["lane"], order=task["task"]["order"],
+        status=handoff["status"], evidence=len(handoff["evidence"]), spent=handoff["spent"],
+    )  # fmt: skip
+    return {"handoffs": [handoff], "events": [handed]}
+
+
+@functools.cache
+def child_graph() -> CompiledStateGraph:
+    """The governed loop as a child runs it (compiled once; the run's checkpointer and store
+    are its own)."""
+    from graph.build import build  # the child graph is built by the same wiring
+
+    return build(child=True).compile(name=CHILD)

@@ -1,0 +1,115 @@
+"""Deciding a delegation: child investigations over a subset of the grant, each with a budget
+carved out of what the run has left (never added to it). Pure; the guard calls it for a
+`delegate` message, and whatever it refuses, no child starts.
+
+Checks, in this order (the first that fails for the message, then each task):
+depth (`delegation_too_deep`), count (`too_many_children`), task ids not delegated before in this
+run (`duplicate_task_id`), records exact ids of the grant (`unapproved_record`), and the budgets
+together within what is left (`child_budget_exceeded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from guards.action import DelegateMessage, DelegateTask
+from guards.refusals import GUARD, Refusal, RefusalCode
+from tools.records import Budget, Scenario
+
+
+@dataclass(frozen=True)
+class Room:
+    """What the delegating run has left to carve, once the delegating choice itself is counted."""
+
+    steps: int
+    evidence: int
+    questions: int
+
+
+def delegation_refusals(
+    message: DelegateMessage,
+    scenario: Scenario,
+    room: Room,
+    depth: int,
+    delegated: Container[str],
+) -> list[Refusal]:
+    """Why this delegation may not start (empty: it may)."""
+    limits = scenario.children
+    if depth >= limits.depth:
+        detail = (
+            f"this run is at depth {depth}; scenario {scenario.id} allows delegation"
+            f" {limits.depth} level(s) deep"
+        )
+        return [Refusal(RefusalCode.DELEGATION_TOO_DEEP, GUARD, detail)]
+    if len(message.tasks) > limits.max:
+        detail = f"{len(message.tasks)} tasks; scenario {scenario.id} allows {limits.max} at once"
+        return [Refusal(RefusalCode.TOO_MANY_CHILDREN, GUARD, detail)]
+    refusals = [refusal for task in message.tasks if (refusal := _task_refusal(task, scenario, delegated))]  # fmt: skip
+    return refusals or _carving_refusals(message.tasks, room)
+
+
+def _task_refusal(
+    task: DelegateTask, scenario: Scenario, delegated: Container[str]
+) -> Refusal | None:
+    offending = task.model_dump()
+    if task.id in delegated:
+        detail = f"task id {task.id!r} was already delegated in this run"
+        return Refusal(RefusalCode.DUPLICATE_TASK_ID, GUARD, detail, offending)
+    outside = [record for record in task.records if record not in scenario.records]
+    if outside:
+        detail = f"task {task.id!r} names {_clip(outside[0])}, not an approved record of scenario {scenario.id}"  # fmt: skip
+        return Refusal(RefusalCode.UNAPPROVED_RECORD, GUARD, detail, offending)
+    return None
+
+
+def _carving_refusals(tasks: Sequence[DelegateTask], room: Room) -> list[Refusal]:
+    asked = {
+        "steps": sum(task.budget.steps for task in tasks),
+        "evidence": sum(task.budget.evidence for task in tasks),
+        "questions": sum(task.budget.questions for task in tasks),
+    }
+    left = {"steps": room.steps, "evidence": room.evidence, "questions": room.questions}
+    over = [name for name in asked if asked[name] > left[name]]
+    if not over:
+        return []
+    detail = "; ".join(
+        f"the tasks ask for {asked[name]} {name}, {max(left[name], 0)} left to carve"
+        for name in over
+    )
+    return [Refusal(RefusalCode.CHILD_BUDGET_EXCEEDED, GUARD, detail)]
+
+
+def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:
+    """The grant a child runs under: the task's records only, its carved budget (the run's
+    deadline and call limit), its goal, and the scripted children's documents for its id."""
+    carved = Budget(
+        steps=task.budget.steps,
+        evidence=task.budget.evidence,
+        questions=task.budget.questions,
+        deadline_s=scenario.budget.deadline_s,
+        call_s=scenario.budget.call_s,
+    )
+    return scenario.model_copy(
+        update={
+            "goal": task.goal,
+            "unknowns": (),
+            "budget": carved,
+            "records": {record: scenario.records[record] for record in task.records},
+            "script": tuple(child_script(scenario.children.script, task.id)),
+        }
+    )
+
+
+def child_script(script: Sequence[dict[str, Any]], task_id: str) -> list[dict[str, Any]]:
+    """The scripted children's documents for one task, in order, without their `task` key."""
+    return [
+        {key: value for key, value in entry.items() if key != "task"}
+        for entry in script
+        if entry.get("task") == task_id
+    ]
+
+
+def _clip(value: str, width: int = 80) -> str:
+    return repr(value if len(value) <= width else value[:width] + "…")
