@@ -35,8 +35,8 @@ from graph.children import CHILD, child_graph, child_tasks, run_child
 from graph.governed import routed, stage, task
 from graph.state import ChildInput, RunInput, WarrantState
 from nodes.admit import admit, admit_child
-from nodes.context import WarrantContext
 from nodes.choose import choose
+from nodes.context import WarrantContext
 from nodes.execute import execute
 from nodes.guard import WAITING, execute_tasks, guard
 from nodes.handover import handover

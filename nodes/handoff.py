@@ -39,7 +39,7 @@ def handoff_of(
         },
         "records": {
             record_id: record["kind"] for record_id, record in task["grant"]["records"].items()
-        },  # fmt: skip
+        },
         "evidence": [_receipt(item) for item in evidence],
         "statements": report.get("hypotheses", []),
         "stop_text": report.get("chooser_stop_text", ""),
@@ -92,6 +92,10 @@ def _renumbered(item: Mapping[str, Any], lane: str, refs: Mapping[str, str]) -> 
     return renumbered
 
 
+KEPT = ("order", "task", "lane", "goal", "status", "budget", "spent", "stop_text", "refusals")
+"""What a handoff document keeps of the handoff as the child gave it."""
+
+
 def _document(
     handoff: Mapping[str, Any], refs: Mapping[str, str], receipts: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -100,29 +104,15 @@ def _document(
         {**statement, "refs": [refs[ref] for ref in statement["refs"] if ref in refs], "by": by}
         for statement in handoff["statements"]
     ]
+    records = {record_id: {"kind": kind} for record_id, kind in handoff["records"].items()}
     shown = {
-        "grant": {
-            "records": {record_id: {"kind": kind} for record_id, kind in handoff["records"].items()}
-        },  # fmt: skip
+        "grant": {"records": records},
         "refusals": handoff["refusals"],
         "status": handoff["status"],
     }
     unknowns = [note for note in unknowns_of(shown, receipts) if note != NO_ROOT_CAUSE]
     return {
-        **{
-            key: handoff[key]
-            for key in (
-                "order",
-                "task",
-                "lane",
-                "goal",
-                "status",
-                "budget",
-                "spent",
-                "stop_text",
-                "refusals",
-            )
-        },  # fmt: skip
+        **{key: handoff[key] for key in KEPT},
         "evidence": [receipt["ref"] for receipt in receipts],
         "refs": dict(refs),
         "read": [

@@ -21,10 +21,10 @@ from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
 from nodes.integrity import (
     TAMPERED,
-    scope_in,
-    thread_and_lane,
     out_of_step,
+    scope_in,
     tampering,
+    thread_and_lane,
     trusted,
     trusted_turn,
     unsealed_fields,
