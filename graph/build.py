@@ -31,7 +31,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from contract.codes import Outcome, Status
-from graph.children import CHILD, child_graph, child_tasks, run_child
+from graph.children import CHILD, child_tasks, run_child
 from graph.governed import routed, stage, task
 from graph.state import ChildInput, RunInput, WarrantState
 from nodes.admit import admit, admit_child
@@ -153,13 +153,24 @@ def _child_node(child: bool) -> Callable[..., State]:
     found when they start."""
     running = task(CHILD, run_child)
     if child:
-        return running
+
+        def deeper(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:  # fmt: skip
+            return running(payload, config, runtime, child_graph())
+
+        return deeper
     subgraph = child_graph()
 
     def child_node(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:  # fmt: skip
         return running(payload, config, runtime, subgraph)
 
     return child_node
+
+
+@functools.cache
+def child_graph() -> CompiledStateGraph:
+    """The governed loop as a child runs it, compiled once; the run's checkpointer and store are
+    its own (LangGraph passes them to a graph invoked inside a node)."""
+    return build(child=True).compile(name=CHILD)
 
 
 def compile_graph(

@@ -11,7 +11,6 @@ handoff (`nodes.handoff`) for the run's next node to receive.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
@@ -57,11 +56,10 @@ def child_tasks(
 
 
 def run_child(
-    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph | None = None
+    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph
 ) -> dict[str, Any]:
-    """Run one child to its end (or its first wait for a person, which interrupts the run) and
-    return its handoff."""
-    graph = graph or child_graph()
+    """Run one child on the child `graph` to its end (or its first wait for a person, which
+    interrupts the run) and return its handoff."""
     values = graph.invoke({"child": task}, config={"configurable": {LANE: task["lane"]}})
     thread, _ = thread_and_lane(run_scope())
     scope = child_scope(thread, task["lane"])
@@ -73,12 +71,3 @@ def run_child(
         status=handoff["status"], evidence=len(handoff["evidence"]), spent=handoff["spent"],
     )  # fmt: skip
     return {"handoffs": [handoff], "events": [handed]}
-
-
-@functools.cache
-def child_graph() -> CompiledStateGraph:
-    """The governed loop as a child runs it (compiled once; the run's checkpointer and store
-    are its own)."""
-    from graph.build import build  # the child graph is built by the same wiring
-
-    return build(child=True).compile(name=CHILD)
