@@ -69,5 +69,6 @@ def run_child(
         EventKind.HANDED_OFF, task["turn"], f"child:{task['lane']}", now(runtime),
         task=task["task"]["id"], lane=task["lane"], order=task["task"]["order"],
         status=handoff["status"], evidence=len(handoff["evidence"]), spent=handoff["spent"],
+        ledger={"events": handoff["cursor"].get("events", 0), "head": handoff["cursor"].get("head")},
     )  # fmt: skip
     return {"handoffs": [handoff], "events": [handed]}

@@ -20,11 +20,21 @@ from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
+from graph.lanes import Lane
 from graph.ledger import ledger_break
 from graph.persistence import Storage, checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
-from graph.runner import Outcome, RunError, admit_request, outcome, reading_graph, start, waiting
+from graph.runner import (
+    Outcome,
+    RunError,
+    admit_request,
+    lanes_of,
+    outcome,
+    reading_graph,
+    start,
+    waiting,
+)
 from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
@@ -257,19 +267,24 @@ def events(
 ) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
     values = stored_outcome(thread_id, db).values
-    ledger = values.get("events", [])
+    try:
+        lanes = lanes_of(chosen_db(db), thread_id)
+    except RunError as exc:
+        fail(exc.code, str(exc))
     if verify:
-        verify_ledger(thread_id, values)
+        verify_ledger(thread_id, values, lanes)
         return
+    ledger = laned(values.get("events", []), lanes)
     if json_output:
         print_json(ledger)
         return
-    table = Table("seq", "time", "turn", "actor", "type", "detail", box=None, show_edge=False)
+    table = Table("seq", "time", "lane", "turn", "actor", "type", "detail", box=None, show_edge=False)  # fmt: skip
     for event in ledger:
         table.add_row(
             *cells(
                 event["seq"],
                 event["time"][11:23],
+                event["lane"] or "main",
                 str(event["turn"]),
                 event["actor"],
                 event["type"],
@@ -279,13 +294,24 @@ def events(
     Console(highlight=False, soft_wrap=True).print(table)
 
 
-def verify_ledger(thread_id: str, values: dict[str, Any]) -> None:
-    """One line: the ledger holds, or where it breaks (exit 1)."""
+def laned(ledger: list[dict[str, Any]], lanes: list[Lane]) -> list[dict[str, Any]]:
+    """Main's events and its children's, each with its lane (`""` for main), in time order (each
+    lane's own order kept)."""
+    every = [{**event, "lane": ""} for event in ledger]
+    every += [{**event, "lane": lane.name} for lane in lanes for event in lane.events]
+    return sorted(every, key=lambda event: event["time"])
+
+
+def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> None:
+    """One line: the ledgers hold (main's and every child's), or where one breaks (exit 1)."""
     ledger = values.get("events", [])
-    broken = ledger_break(thread_id, values)
+    broken = ledger_break(thread_id, values) or next(
+        (broken for lane in lanes if (broken := lane.broken())), None
+    )
     if broken is not None:
         fail(1, f"ledger of {thread_id!r} is broken: {broken}")
-    print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events, chain intact, every event sealed by this run")  # fmt: skip
+    children = f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events)" if lanes else ""  # fmt: skip
+    print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events{children}, chain intact, every event sealed by this run")  # fmt: skip
 
 
 @app.command()

@@ -38,7 +38,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         f"# Handover: {handover['scenario']} ({handover['thread_id']})",
         "",
         f"**Goal:** {handover['goal']}",
-        f"**Status:** {handover['status']} after {handover['turns']} of {budget['steps']} turns",
+        f"**Status:** {handover['status']} after {handover['turns']} of {budget['steps']} turns{_by_children(handover)}",
         "",
         f"> {handover['statement']}",
         "",
@@ -49,6 +49,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     if not handover["evidence"]:
         lines += ["", "No evidence was gathered."]
     lines += _statements_markdown(handover)
+    lines += _children_markdown(handover.get("children", []))
     lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
     lines += ["", "## Refusals", ""]
     lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
@@ -61,8 +62,9 @@ def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Waiting for a person", ""]
     for interaction in pending:
+        who = f"child {interaction['lane']}, " if interaction.get("lane") else ""
         lines.append(
-            f"- `{interaction['interaction_id']}` (turn {interaction['turn']}): {interaction_summary(interaction)}"
+            f"- `{interaction['interaction_id']}` ({who}turn {interaction['turn']}): {interaction_summary(interaction)}"
         )
     thread = pending[0]["thread"]
     lines += [
@@ -87,9 +89,10 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
     if item.get("kind") == "human_answer":
         return _answer_markdown(item)
     args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
+    via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     lines = [
         "",
-        f"### {item['ref']} · {item['tool']}({args}) · {item['record']}",
+        f"### {item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
         f"sha256 `{item['sha256'][:16]}…` · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
@@ -145,6 +148,45 @@ def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _children_markdown(children: list[Mapping[str, Any]]) -> list[str]:
+    """Each child's handoff: what it gathered and read, what it could not obtain, and its own
+    statements, which are the child's and not the run's findings."""
+    if not children:
+        return []
+    lines = ["", "## Children (delegated investigations)"]
+    for child in children:
+        spent, budget = child["spent"], child["budget"]
+        lines += [
+            "",
+            f"### Child {child['lane']} · {child['status']} · {spent['steps']} of {budget['steps']} steps",
+            f"Goal: {child['goal']}",
+            f"Evidence through this child: {', '.join(child['evidence']) or 'none'}",
+        ]
+        lines += [
+            f"- {read['ref']} read {read['record']} lines {_ranges(read['lines'])}"
+            for read in child["read"]
+        ]
+        lines += [f"- Could not obtain: {unknown}" for unknown in child["unknowns"]]
+        if child["stop_text"]:
+            lines.append(f"- Child {child['lane']} said (not a finding): {child['stop_text']}")
+        lines += [
+            f"- Child {child['lane']}'s statement, citing {', '.join(statement['refs']) or 'nothing'} (not a finding): {statement['statement']}"
+            for statement in child["statements"]
+        ]
+        lines += [_refusal_line(refusal) for refusal in child["refusals"]]
+    return lines
+
+
+def _by_children(handover: Mapping[str, Any]) -> str:
+    spent = sum(child["spent"]["steps"] for child in handover.get("children", ()))
+    return f" (and {spent} spent by children)" if spent else ""
+
+
+def _ranges(ranges: list[list[int]]) -> str:
+    shown = [f"{first}" if first == last else f"{first}–{last}" for first, last in ranges]
+    return ", ".join(shown) or "none shown"
+
+
 def _refusal_line(refusal: Mapping[str, Any]) -> str:
     call = refusal.get("call")
     what = f" · call {call['id']} `{call['name']}`" if call else ""
@@ -192,6 +234,13 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         reply = payload["reply"]
         said = reply.get("answer") or reply.get("decision")
         return f"{payload['interaction_id']} · {str(said)[:100]}"
+    if kind == EventKind.DELEGATED:
+        task = payload["task"]
+        budget = task["budget"]
+        return f"{task['id']} · {len(task['records'])} record(s) · {budget['steps']} steps, {budget['evidence']} evidence · {task['goal'][:100]}"  # fmt: skip
+    if kind == EventKind.HANDED_OFF:
+        spent = payload["spent"]
+        return f"{payload['lane']} · {payload['status']} · {payload['evidence']} evidence item(s) · {spent['steps']} step(s) spent"  # fmt: skip
     if kind == EventKind.HANDOVER:
         return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
     if kind == EventKind.STOPPED:

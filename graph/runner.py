@@ -21,6 +21,7 @@ from contract.codes import Status
 from graph.build import compile_graph, where_it_stood
 from graph.identity import thread_for_message
 from graph.interactions import InteractionError, pending_of, resume_command
+from graph.lanes import Lane, child_lanes
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
 from graph.render import interaction_summary
 from graph.retention import thread_ids
@@ -151,6 +152,13 @@ def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
     thread = str(config["configurable"]["thread_id"])
     values = materialized(graph.store, thread, snapshot.values)
     return Outcome(values, [interaction for _, interaction in pending_of(snapshot)], thread)
+
+
+def lanes_of(db: str, thread_id: str) -> list[Lane]:
+    """The child lanes of a run (`graph.lanes`)."""
+    with reading_graph(db) as graph:
+        values = materialized(graph.store, thread_id, graph.get_state(_config(thread_id)).values)
+        return child_lanes(graph.store, thread_id, values)
 
 
 def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:

@@ -40,6 +40,7 @@ def handoff_of(
         "records": {
             record_id: record["kind"] for record_id, record in task["grant"]["records"].items()
         },
+        "cursor": dict(cursor),
         "evidence": [_receipt(item) for item in evidence],
         "statements": report.get("hypotheses", []),
         "stop_text": report.get("chooser_stop_text", ""),
@@ -92,8 +93,20 @@ def _renumbered(item: Mapping[str, Any], lane: str, refs: Mapping[str, str]) -> 
     return renumbered
 
 
-KEPT = ("order", "task", "lane", "goal", "status", "budget", "spent", "stop_text", "refusals")
-"""What a handoff document keeps of the handoff as the child gave it."""
+KEPT = (
+    "order",
+    "task",
+    "lane",
+    "goal",
+    "status",
+    "budget",
+    "spent",
+    "cursor",
+    "stop_text",
+    "refusals",
+)
+"""What a handoff document keeps of the handoff as the child gave it; `cursor` is the child's
+own (its ledger's length and last digest), so the run's record vouches for the child's ledger."""
 
 
 def _document(
