@@ -91,7 +91,8 @@ def cells(*values: object) -> list[Text]:
 def progress(quiet: bool) -> Any:
     def show(event: dict[str, Any]) -> None:
         if not quiet:
-            line = Text.assemble((f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")
+            lane = f"{event['lane']:>6} " if event.get("lane") else ""
+            line = Text.assemble((lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")  # fmt: skip
             stderr.print(line.append(event_summary(event)))
 
     return show

@@ -32,7 +32,13 @@ from nodes.choosers.route import Route
 from nodes.choosers.transport import probe
 from nodes.context import WarrantContext
 from nodes.handover import admitted_payload, build_handover, trusted_view
-from nodes.integrity import TAMPERED, handover_is_sealed, out_of_step, unsealed_fields
+from nodes.integrity import (
+    TAMPERED,
+    child_scope,
+    handover_is_sealed,
+    out_of_step,
+    unsealed_fields,
+)
 from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -270,17 +276,16 @@ def advance(
     """Stream the run, reporting each ledger entry as it is committed; storage loss mid-run is
     exit 4, resumable."""
     try:
-        reported = cursor_of(graph.get_state(config).values)["events"]
-        for update in graph.stream(
-            run_input, config, stream_mode="updates", durability="sync", context=WarrantContext()
-        ):
+        reporter = Reporter.at(graph, thread_id, on_event)
+        for namespace, update in graph.stream(
+            run_input, config, stream_mode="updates", durability="sync", context=WarrantContext(),
+            subgraphs=True,
+        ):  # fmt: skip
             for node_update in update.values():
                 # an interrupt arrives as a tuple, not an update
                 cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
                 if cursor:
-                    for event in new_events(graph.store, thread_id, reported, cursor):
-                        on_event(event)
-                    reported = max(reported, cursor["events"])
+                    reporter.report(namespace, cursor)
     except ChooserError as exc:
         raise RunError(
             4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"
@@ -296,6 +301,42 @@ def advance(
         raise RunError(
             4, f"storage failed: {detail}; resume with `warrant resume {thread_id}`"
         ) from None
+
+
+@dataclass
+class Reporter:
+    """Reports each ledger entry once as it is committed, main's and its children's (each
+    child's with its lane), from the cursors the streamed updates carry."""
+
+    graph: CompiledStateGraph
+    thread: str
+    on_event: OnEvent
+    reported: dict[str, int]
+    """Scope → events reported (or committed before this advance began)."""
+    lanes: dict[tuple[str, ...], str]
+    """A streamed namespace → its child's lane (`""` for main)."""
+
+    @classmethod
+    def at(cls, graph: CompiledStateGraph, thread: str, on_event: OnEvent) -> Reporter:
+        values = materialized(graph.store, thread, graph.get_state(_config(thread)).values)
+        reported = {thread: cursor_of(values)["events"]}
+        reported |= {lane.scope: len(lane.events) for lane in child_lanes(graph.store, thread, values)}  # fmt: skip
+        return cls(graph, thread, on_event, reported, {(): ""})
+
+    def report(self, namespace: tuple[str, ...], cursor: dict[str, Any]) -> None:
+        lane = self._lane(namespace)
+        scope = child_scope(self.thread, lane)
+        before = self.reported.get(scope, 0)
+        for event in new_events(self.graph.store, scope, before, cursor):
+            self.on_event({**event, "lane": lane} if lane else event)
+        self.reported[scope] = max(before, cursor["events"])
+
+    def _lane(self, namespace: tuple[str, ...]) -> str:
+        if namespace not in self.lanes:
+            config = {"configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(namespace)}}  # fmt: skip
+            child = self.graph.get_state(config).values.get("child") or {}
+            self.lanes[namespace] = str(child.get("lane", "?"))
+        return self.lanes[namespace]
 
 
 def _config(thread_id: str) -> dict[str, Any]:
