@@ -80,7 +80,16 @@ def view_of(
             {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
         ],
         record=record,
+        delegation=_delegation(grant, state.get("depth", 0)),
     )
+
+
+def _delegation(grant: dict[str, Any], depth: int) -> dict[str, Any] | None:
+    """What the chooser may delegate, or None (the guard decides either way)."""
+    children = grant.get("children") or {}
+    if depth >= children.get("depth", 0):
+        return None
+    return {"max_tasks": children["max"]}
 
 
 _SERIALIZER = JsonPlusSerializer()

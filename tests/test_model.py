@@ -14,6 +14,7 @@ SECTIONS = [
     "action schema",
     "grant",
     "tool catalog",
+    "delegation",
     "goal",
     "evidence",
     "unknowns",

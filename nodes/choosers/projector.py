@@ -142,8 +142,36 @@ def _mandatory(view: ChooserView) -> list[tuple[str, str]]:
         ("action schema", _schema()),
         ("grant", json.dumps(grant, separators=(",", ":"))),
         ("tool catalog", catalog),
+        *([("delegation", DELEGATION.format(**view.delegation))] if view.delegation else []),
         ("goal", view.goal),
     ]
+
+
+DELEGATION = """You may delegate bounded child investigations instead of calling tools:
+  {{"summary": "...", "message": {{"kind": "delegate", "tasks": [{{"id": "t1", "goal": "...",
+    "records": ["<approved record id>"], "budget": {{"steps": 3, "evidence": 2, "questions": 0}}}}]}}}}
+Limits: at most {max_tasks} tasks at once; task ids are never reused in a run; each task names
+approved records only, and its child sees no other; the tasks' budgets together must fit in what
+is left (steps after this turn, evidence, questions). Children run in parallel; their evidence comes
+back with refs of this run, and their statements are theirs, not findings."""
+
+
+def _handoffs_text(handoffs: tuple[dict[str, Any], ...]) -> str:
+    """The children's handoffs for the model: refs, lines read, unknowns, and their statements
+    marked as the children's."""
+    blocks = []
+    for child in handoffs:
+        lines = [f"child {child['lane']} ({child['status']}, {child['spent']['steps']} of {child['budget']['steps']} steps): {child['goal']}"]  # fmt: skip
+        lines += [f"- {read['ref']}: {read['record']}, lines {read['lines']}" for read in child["read"]]  # fmt: skip
+        lines += [f"- could not obtain: {unknown}" for unknown in child["unknowns"]]
+        if child["stop_text"]:
+            lines.append(f"- the child said (not a finding): {child['stop_text']}")
+        lines += [
+            f"- the child's statement citing {', '.join(statement['refs'])} (not a finding): {statement['statement']}"
+            for statement in child["statements"]
+        ]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def _sections(
@@ -156,6 +184,7 @@ def _sections(
     return [
         *_mandatory(view),
         ("evidence", "\n\n".join(block.text for block in evidence) or "None yet."),
+        *([("children", _handoffs_text(view.handoffs))] if view.handoffs else []),
         ("unknowns", "\n".join(f"- {unknown}" for unknown in unknowns) or "None."),
         ("refusals", "\n".join(refused) or "None."),
         ("reminders", _reminders(view)),

@@ -45,6 +45,11 @@ class ChooserView:
         return self._thawed["catalog"]
 
     @property
+    def delegation(self) -> dict[str, Any] | None:
+        """What this run may delegate (`max_tasks`), or None where it may not (too deep)."""
+        return self._thawed.get("delegation")
+
+    @property
     def records(self) -> tuple[dict[str, str], ...]:
         """Approved record ids and kinds."""
         return self._thawed["records"]
@@ -77,12 +82,14 @@ def make_view(
     catalog: Sequence[Any],
     records: Sequence[Any],
     record: Callable[[], Mapping[str, Sequence[Any]]],
+    delegation: Mapping[str, Any] | None = None,
 ) -> ChooserView:
     """A view of `catalog` and `records` (snapshotted now, a pickle: several times faster than
     `copy.deepcopy`) and of what `record()` returns (`evidence`, `refusals`, `unknowns`: new
     objects read from the store, when first asked for)."""
     frozen = pickle.dumps(
-        {"catalog": tuple(catalog), "records": tuple(records)}, protocol=pickle.HIGHEST_PROTOCOL
+        {"catalog": tuple(catalog), "records": tuple(records), "delegation": delegation},
+        protocol=pickle.HIGHEST_PROTOCOL,
     )
     return ChooserView(scenario, goal, turn, dict(budget_left), frozen, record)
 
