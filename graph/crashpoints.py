@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nodes.integrity import run_scope, thread_and_lane
+
 POINT = "WARRANT_PAUSE_AT"
 SIGNAL = "WARRANT_PAUSE_FILE"
 
@@ -29,6 +31,12 @@ def pause(when: str, name: str, state: dict[str, Any]) -> None:
 
 
 def _key(name: str, state: dict[str, Any]) -> str:
+    """`guard@2`, `execute@c1`; inside a child, after its lane: `t2/execute@c1`."""
+    lane = thread_and_lane(run_scope())[1]
+    return f"{lane}/{_point(name, state)}" if lane else _point(name, state)
+
+
+def _point(name: str, state: dict[str, Any]) -> str:
     if name == "choose":
         return f"choose@{state.get('turn', 0) + 1}"
     if name == "guard":
