@@ -17,7 +17,9 @@ _BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
 
 
 def mermaid() -> str:
-    return compile_graph().get_graph().draw_mermaid()
+    """Main's loop with its children's subgraph drawn inside it (one level: a child's own
+    children run the same graph)."""
+    return compile_graph().get_graph(xray=1).draw_mermaid()
 
 
 def diagram_block() -> str:
