@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -236,3 +237,51 @@ def test_prune_keeps_the_latest_checkpoint_and_deletes_old_runs(postgres_url, tm
     assert warrant("prune", "--older-than", "0", "--db", postgres_url, cwd=tmp_path).returncode == 0
     assert checkpoint_rows(postgres_url) == {}
     assert warrant("show", "a", "--db", postgres_url, cwd=tmp_path).returncode == 2
+
+
+def patient_r44(folder: Path) -> str:
+    for part in ("runs/R44", "spec"):
+        shutil.copytree(LAB_DIR / part, folder / part, dirs_exist_ok=True)
+    (folder / "history").mkdir(exist_ok=True)
+    shutil.copy(LAB_DIR / "history" / "nightly.csv", folder / "history")
+    manifest = folder / "R44.toml"
+    manifest.write_text((LAB_DIR / "R44.toml").read_text().replace("deadline_s = 300", "deadline_s = 3600"))  # fmt: skip
+    return str(manifest)
+
+
+def comparable(handover: dict) -> dict:
+    """A handover without what differs between two runs of R44: the thread, each child's ledger
+    head (its events' times), and a child's note that a cut call ran again (checked above)."""
+    handover = copy.deepcopy(handover)
+    for child in handover["children"]:
+        child.pop("cursor")
+        child["unknowns"] = [note for note in child["unknowns"] if "the call ran" not in note]
+    return without_thread(handover)
+
+
+CHILD_CRASH_POINTS = [
+    "after:t2/execute@c1",
+    "before:t3/guard@2",
+    "stored:t1/choose@2",
+    "before:child",
+]
+
+
+def test_a_run_killed_inside_a_child_resumes_that_child_without_running_a_call_twice(postgres_url, tmp_path):  # fmt: skip
+    r44 = patient_r44(tmp_path)
+    baseline = run_json("run", r44, "--db", postgres_url, "--thread", "base44", cwd=tmp_path)
+    for point in CHILD_CRASH_POINTS:
+        process = start_paused("run", r44, "--db", postgres_url, "--thread", point, point=point, cwd=tmp_path)  # fmt: skip
+        process.wait_paused()
+        process.kill()
+        resumed = run_json("resume", point, "--db", postgres_url, cwd=tmp_path)
+        # Children run in parallel: a sibling's call in flight at the kill (its intent recorded,
+        # its receipt not) runs again too, and says so; a call with a receipt never runs again.
+        attempts = {item["ref"]: item.get("attempt", 1) for item in resumed["evidence"]}
+        if point.startswith("after:"):
+            assert attempts["E3"] == 2, point  # t2's first call: its tool ran before the kill
+        assert comparable(without_reruns(resumed)) == comparable(baseline), point
+        lanes = json.loads(warrant("events", point, "--db", postgres_url, "--json", cwd=tmp_path).stdout)  # fmt: skip
+        executed = [(event["lane"], event["payload"]["call_id"]) for event in lanes if event["type"] == "executed"]  # fmt: skip
+        assert len(executed) == len(set(executed)) == 8, point  # one receipt per call
+        assert warrant("events", point, "--verify", "--db", postgres_url, cwd=tmp_path).returncode == 0  # fmt: skip
