@@ -18,25 +18,24 @@ turn. How each node runs governed (seals, the record, the crash seam) is `graph/
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import RunnableConfig, get_store
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
+from langgraph.runtime import get_runtime
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from contract.codes import Outcome, Status
-from graph.children import CHILD, child_tasks, run_child
-from graph.governed import routed, stage, task
+from graph.children import CHILD, arun_child, child_tasks, run_child
+from graph.governed import atask, routed, stage, task
 from graph.state import ChildInput, RunInput, WarrantState
 from nodes.admit import admit, admit_child
 from nodes.choose import choose
-from nodes.context import WarrantContext
 from nodes.execute import execute
 from nodes.guard import WAITING, execute_tasks, guard
 from nodes.handover import handover
@@ -147,23 +146,30 @@ def build(served: bool = False, child: bool = False) -> StateGraph:
     return builder
 
 
-def _child_node(child: bool) -> Callable[..., State]:
-    """The `child` node: main's holds the child graph itself, so that Studio and diagrams show
-    it as main's subgraph; a child's own children (a deeper delegation) run the same graph,
-    found when they start."""
-    running = task(CHILD, run_child)
+def _child_node(child: bool) -> RunnableLambda:
+    """The `child` node, run synchronously (embedded) or awaited (the LangGraph server, whose
+    checkpointer is asynchronous only). Main's holds the child graph itself, so that Studio and
+    diagrams show it as main's subgraph; a child's own children (a deeper delegation) run the
+    same graph, found when they start."""
+    running, arunning = task(CHILD, run_child), atask(CHILD, arun_child)
     if child:
 
-        def deeper(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:  # fmt: skip
-            return running(payload, config, runtime, child_graph())
+        def deeper(payload: State, config: RunnableConfig) -> State:
+            return running(payload, config, get_runtime(), child_graph())
 
-        return deeper
+        async def adeeper(payload: State, config: RunnableConfig) -> State:
+            return await arunning(payload, config, get_runtime(), child_graph())
+
+        return RunnableLambda(deeper, adeeper, name=CHILD)
     subgraph = child_graph()
 
-    def child_node(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:  # fmt: skip
-        return running(payload, config, runtime, subgraph)
+    def child_node(payload: State, config: RunnableConfig) -> State:
+        return running(payload, config, get_runtime(), subgraph)
 
-    return child_node
+    async def achild_node(payload: State, config: RunnableConfig) -> State:
+        return await arunning(payload, config, get_runtime(), subgraph)
+
+    return RunnableLambda(child_node, achild_node, name=CHILD)
 
 
 @functools.cache

@@ -11,8 +11,10 @@ handoff (`nodes.handoff`) for the run's next node to receive.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from langgraph.config import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Send
@@ -60,7 +62,27 @@ def run_child(
 ) -> dict[str, Any]:
     """Run one child on the child `graph` to its end (or its first wait for a person, which
     interrupts the run) and return its handoff."""
-    values = graph.invoke({"child": task}, config={"configurable": {LANE: task["lane"]}})
+    values = graph.invoke({"child": task}, config=_lane_config(task))
+    return handed_off(task, runtime, values)
+
+
+async def arun_child(
+    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph
+) -> dict[str, Any]:
+    """`run_child` for a run advanced asynchronously (the LangGraph server, whose checkpointer
+    is asynchronous only); the store is read on a worker thread, as a synchronous node would."""
+    values = await graph.ainvoke({"child": task}, config=_lane_config(task))
+    return await asyncio.to_thread(handed_off, task, runtime, values)
+
+
+def _lane_config(task: dict[str, Any]) -> RunnableConfig:
+    return {"configurable": {LANE: task["lane"]}}
+
+
+def handed_off(
+    task: dict[str, Any], runtime: Runtime[WarrantContext], values: dict[str, Any]
+) -> dict[str, Any]:
+    """The child's handoff and its `handed_off` event, from its final state and its record."""
     thread, _ = thread_and_lane(run_scope())
     scope = child_scope(thread, task["lane"])
     own, _ = sealed_or_not(evidence(runtime.store, scope, cursor_of(values)), scope, EVIDENCE)

@@ -7,7 +7,7 @@ otherwise. `graph/build.py` wires these into the graph."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langgraph.config import RunnableConfig
@@ -90,7 +90,7 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
         scope = scope_of(config)
         if not payload_is_sealed(name, payload, scope):
-            return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
+            return _unsealed_task(name, scope, runtime)
         given = without_seal(payload)
         crashpoints.pause("before", name, given)
         update = node(given, runtime, *extra)
@@ -98,6 +98,26 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
         return seal_update(as_arrivals(update), scope)
 
     return call
+
+
+def atask(name: str, node: Callable[..., Awaitable[State]]) -> Callable[..., Awaitable[State]]:
+    """`task` for a node that awaits (a child's graph, on the LangGraph server)."""
+
+    async def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
+        scope = scope_of(config)
+        if not payload_is_sealed(name, payload, scope):
+            return _unsealed_task(name, scope, runtime)
+        given = without_seal(payload)
+        crashpoints.pause("before", name, given)
+        update = await node(given, runtime, *extra)
+        crashpoints.pause("after", name, given)
+        return seal_update(as_arrivals(update), scope)
+
+    return call
+
+
+def _unsealed_task(name: str, scope: str, runtime: Runtime[WarrantContext]) -> State:
+    return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
 
 
 def scope_of(config: RunnableConfig) -> str:

@@ -167,3 +167,35 @@ def test_a_resume_for_an_unknown_interrupt_records_nothing_and_keeps_waiting(ser
     assert state["values"]["refusals"] == [] and (state["values"].get("cursor") or {}).get("answers", 0) == 0  # fmt: skip
     ledger = served_values(get_sync_client(url=server_url), thread_id)["events"]
     assert [event["type"] for event in ledger].count("resumed") == 0 and ledger
+
+
+def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(server_url, tmp_path_factory):  # fmt: skip
+    """R44 with one gated log, served: the child's approval interrupts the thread; the SDK streams
+    the children's subgraphs and answers by interrupt id."""
+    from tests.test_children import gated_r44
+
+    folder = tmp_path_factory.getbasetemp() / "served" / "r44"
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest = str(gated_r44(folder))
+
+    async def scenario() -> tuple[set, dict, dict]:
+        client = get_client(url=server_url)
+        thread = await client.threads.create()
+        namespaces = set()
+        async for part in client.runs.stream(
+            thread["thread_id"], "triage", input={"scenario": manifest},
+            stream_mode="updates", stream_subgraphs=True,
+        ):  # fmt: skip
+            namespaces.add(part.event.partition("|")[2].partition(":")[0])
+        [pending] = (await client.threads.get_state(thread["thread_id"]))["interrupts"]
+        reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
+        await client.runs.wait(thread["thread_id"], "triage", command={"resume": {pending["id"]: reply}})  # fmt: skip
+        state = await client.threads.get_state(thread["thread_id"])
+        return namespaces, pending, state["values"]["handover"]
+
+    namespaces, pending, handover = asyncio.run(scenario())
+    assert "child" in namespaces  # the children's updates arrive as subgraph events
+    assert pending["value"]["lane"] == "t1" and pending["value"]["kind"] == "approval"
+    assert handover["status"] == "stopped"
+    assert [child["lane"] for child in handover["children"]] == ["t1", "t2", "t3", "t4"]
+    assert [item["lane"] for item in handover["evidence"]] == ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]  # fmt: skip
