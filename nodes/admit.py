@@ -114,14 +114,8 @@ def admit_child(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict
         return {}
     child = state["child"]
     grant, task, at = child["grant"], child["task"], now(runtime)
-    records = [
-        {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
-        for record_id, record in grant["records"].items()
-    ]
-    admitted = event(
-        EventKind.ADMITTED, 0, RUNTIME, at,
-        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
-        goal=task["goal"], chooser=child["chooser"], budget=grant["budget"], records=records,
+    admitted = admitted_event(
+        grant, task["goal"], child["chooser"], at,
         lane=child["lane"], task=task["id"], delegated_at_turn=child["turn"],
     )  # fmt: skip
     pinned = {"route": child["route"]} if child.get("route") else {}
@@ -159,14 +153,8 @@ def admit(
     pinned = admission(reference, goal, chooser, extra, served)
     grant = pinned["grant"]
     at = now(runtime)
-    records = [
-        {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
-        for record_id, record in grant["records"].items()
-    ]
-    admitted = event(
-        EventKind.ADMITTED, 0, RUNTIME, at,
-        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
-        goal=pinned["goal"], chooser=pinned["chooser"], budget=grant["budget"], records=records,
+    admitted = admitted_event(
+        grant, pinned["goal"], pinned["chooser"], at,
         reference=reference, message_id=state.get("message_id"),
     )  # fmt: skip
     given = {name: state[name] for name in ("scenario", "message_id") if name in state}
@@ -180,6 +168,21 @@ def admit(
         "refused_choices": 0,
         "events": [admitted],
     }
+
+
+def admitted_event(
+    grant: dict[str, Any], goal: str, chooser: str, at: float, **extra: Any
+) -> dict[str, Any]:
+    """The ledger's first event: the grant as pinned (each record with its sha256)."""
+    records = [
+        {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
+        for record_id, record in grant["records"].items()
+    ]
+    return dict(event(
+        EventKind.ADMITTED, 0, RUNTIME, at,
+        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
+        goal=goal, chooser=chooser, budget=grant["budget"], records=records, **extra,
+    ))  # fmt: skip
 
 
 def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
