@@ -20,7 +20,7 @@ from rich.text import Text
 
 from graph.identity import check_message_id
 from graph.interactions import reply_from_options
-from graph.lanes import Lane
+from graph.lanes import Lane, handoff_break
 from graph.ledger import ledger_break
 from graph.persistence import Storage, checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
@@ -304,14 +304,17 @@ def laned(ledger: list[dict[str, Any]], lanes: list[Lane]) -> list[dict[str, Any
 
 
 def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> None:
-    """One line: the ledgers hold (main's and every child's), or where one breaks (exit 1)."""
+    """One line: the ledgers hold (main's and every child's, and every receipt main received from a
+    child is the one that child executed), or where one breaks (exit 1)."""
     ledger = values.get("events", [])
-    broken = ledger_break(thread_id, values) or next(
-        (broken for lane in lanes if (broken := lane.broken())), None
+    broken = (
+        ledger_break(thread_id, values)
+        or next((broken for lane in lanes if (broken := lane.broken())), None)
+        or handoff_break(values.get("evidence", []), lanes)
     )
     if broken is not None:
         fail(1, f"ledger of {thread_id!r} is broken: {broken}")
-    children = f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events)" if lanes else ""  # fmt: skip
+    children = f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events, each receipt received as its child executed it)" if lanes else ""  # fmt: skip
     print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events{children}, chain intact, every event sealed by this run")  # fmt: skip
 
 

@@ -13,7 +13,15 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind
 from graph.ledger import chain_break
 from nodes.integrity import child_scope
-from nodes.record import EVENTS, HANDOFFS, cursor_of, handoffs, new_events, sealed_or_not
+from nodes.record import (
+    EVENTS,
+    HANDOFFS,
+    cursor_of,
+    handoffs,
+    new_events,
+    receipt_digest,
+    sealed_or_not,
+)
 
 _PROBE = 256
 """Events read at once from a running child's lane, whose count no cursor records yet."""
@@ -79,3 +87,28 @@ def _probed(store: BaseStore, scope: str) -> list[dict[str, Any]]:
         found += batch
         if len(batch) < _PROBE:
             return found
+
+
+def handoff_break(receipts: list[dict[str, Any]], lanes: list[Lane]) -> str | None:
+    """Where a receipt the run received from a child is not the one that child's `executed` event
+    recorded (under the child's own ref and call id), in one line, or None."""
+    executed = {
+        (lane.name, event["payload"].get("ref")): event["payload"].get("receipt")
+        for lane in lanes
+        for event in lane.events
+        if event["type"] == EventKind.EXECUTED
+    }
+    for item in receipts:
+        if "lane" not in item or "call_id" not in item:
+            continue  # main's own receipt, or a person's answer a child passed on
+        recorded = executed.get((item["lane"], item.get("lane_ref")))
+        if recorded is None or receipt_digest(as_child_had_it(item)) != recorded:
+            return f"receipt {item.get('ref')} is not the one lane {item['lane']} recorded as {item.get('lane_ref')}"  # fmt: skip
+    return None
+
+
+def as_child_had_it(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A received receipt under the child's own ref and call id (`nodes.handoff` renumbers)."""
+    lane = item["lane"]
+    own = {key: value for key, value in item.items() if key not in ("lane", "lane_ref")}
+    return own | {"ref": item["lane_ref"], "call_id": item["call_id"].removeprefix(f"{lane}/")}

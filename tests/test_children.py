@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from contract.codes import EventKind, Outcome, RefusalCode, Status
 from graph.build import compile_graph
-from graph.lanes import child_lanes
+from graph.lanes import child_lanes, handoff_break
 from guards.decide import GuardContext, decide
 from lab import LAB_DIR
 from nodes.choosers.view import ChooserView
@@ -80,6 +80,23 @@ def test_each_child_has_its_own_ledger_lane_with_each_call_executed_once():
         executed = [event["payload"]["call_id"] for event in lane.events if event["type"] == EventKind.EXECUTED]  # fmt: skip
         assert executed == ["c1", "c2"]
         assert lane.broken() is None
+
+
+def test_every_received_receipt_is_the_one_its_child_executed():
+    graph = compile_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "received"}}
+    graph.invoke({"scenario": "R44"}, config, durability="sync", context=WarrantContext())
+    values = recorded(graph, config)
+    lanes = child_lanes(graph.store, "received", values)
+    receipts = values["evidence"]
+    assert handoff_break(receipts, lanes) is None
+    altered = [dict(item) for item in receipts]
+    altered[2]["args"] = {**altered[2]["args"], "query": "UVM_FATAL"}
+    assert handoff_break(altered, lanes) == "receipt E3 is not the one lane t2 recorded as E1"
+    moved = [dict(item) for item in receipts]
+    moved[0]["lane_ref"] = "E2"  # E1 claims to be t1's second receipt
+    assert handoff_break(moved, lanes) == "receipt E1 is not the one lane t1 recorded as E2"
+    assert handoff_break(receipts, lanes[1:]) == "receipt E1 is not the one lane t1 recorded as E1"
 
 
 def test_a_file_chooser_delegates_like_the_script(tmp_path):
