@@ -88,14 +88,11 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     sealed."""
 
     def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
-        scope = scope_of(config)
+        scope, given = scope_of(config), without_seal(payload)
         if not payload_is_sealed(name, payload, scope):
             return _unsealed_task(name, scope, runtime)
-        given = without_seal(payload)
         crashpoints.pause("before", name, given)
-        update = node(given, runtime, *extra)
-        crashpoints.pause("after", name, given)
-        return seal_update(as_arrivals(update), scope)
+        return _task_update(name, given, node(given, runtime, *extra), scope)
 
     return call
 
@@ -104,16 +101,18 @@ def atask(name: str, node: Callable[..., Awaitable[State]]) -> Callable[..., Awa
     """`task` for a node that awaits (a child's graph, on the LangGraph server)."""
 
     async def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
-        scope = scope_of(config)
+        scope, given = scope_of(config), without_seal(payload)
         if not payload_is_sealed(name, payload, scope):
             return _unsealed_task(name, scope, runtime)
-        given = without_seal(payload)
         crashpoints.pause("before", name, given)
-        update = await node(given, runtime, *extra)
-        crashpoints.pause("after", name, given)
-        return seal_update(as_arrivals(update), scope)
+        return _task_update(name, given, await node(given, runtime, *extra), scope)
 
     return call
+
+
+def _task_update(name: str, given: State, update: State, scope: str) -> State:
+    crashpoints.pause("after", name, given)
+    return seal_update(as_arrivals(update), scope)
 
 
 def _unsealed_task(name: str, scope: str, runtime: Runtime[WarrantContext]) -> State:
