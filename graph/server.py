@@ -4,11 +4,17 @@
 carries its own. `checkpointer` is the server's store, named in `langgraph.json`: PostgreSQL when
 `WARRANT_DB` is a `postgresql://` URL, otherwise the same SQLite file the command line uses, so that
 `warrant inbox`, `show` and `events` see the server's runs too.
+
+Under a shared runtime (`LANGGRAPH_RUNTIME_EDITION` other than `inmem`: several replicas, one
+PostgreSQL and Redis; `graph/replica.py`) there is no such fallback: every replica keeps runs in the
+runtime's PostgreSQL (`WARRANT_DB`, else `DATABASE_URI`), and anything else stops the server at
+start. A local file there would split a thread's state across machines.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -36,6 +42,31 @@ from graph.persistence import (
 graph = compile_graph(served=True)
 
 
+class SharedStorageRequired(RuntimeError):
+    """A shared runtime was asked to keep runs somewhere its replicas do not share."""
+
+
+def served_db(environ: Mapping[str, str] = os.environ) -> str:
+    """The database the server keeps runs in: `default_db()` on `langgraph dev` (its in-memory
+    runtime, one process); under a shared runtime, PostgreSQL only."""
+    edition = environ.get("LANGGRAPH_RUNTIME_EDITION") or "inmem"
+    if edition == "inmem":
+        return environ.get("WARRANT_DB") or default_db()
+    db = environ.get("WARRANT_DB") or _psycopg_url(environ.get("DATABASE_URI", ""))
+    if not is_postgres(db):
+        raise SharedStorageRequired(
+            f"the {edition!r} runtime shares runs between replicas: WARRANT_DB (or DATABASE_URI) "
+            f"must be a postgresql:// URL, not {db or 'unset'!r}"
+        )
+    return db
+
+
+def _psycopg_url(uri: str) -> str:
+    """`postgresql+asyncpg://…` (SQLAlchemy's spelling, as the runtime accepts it) as psycopg's."""
+    scheme, sep, rest = uri.partition("://")
+    return f"{scheme.split('+')[0]}{sep}{rest}" if sep else uri
+
+
 def _pool(db: str) -> AsyncConnectionPool:
     """The server's pool for `db`, shared in shape by its checkpointer and its store."""
     return AsyncConnectionPool(
@@ -50,7 +81,7 @@ def _pool(db: str) -> AsyncConnectionPool:
 
 @asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
-    db = default_db()
+    db = served_db()
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
@@ -76,7 +107,7 @@ async def store() -> AsyncIterator[BaseStore]:
     """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
     each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
     `warrant show` and `events` read it too."""
-    db = default_db()
+    db = served_db()
     if db == "memory":
         yield InMemoryStore()
     elif is_postgres(db):
