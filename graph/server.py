@@ -20,7 +20,6 @@ from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
@@ -38,6 +37,7 @@ from graph.persistence import (
     is_postgres,
     pool_size,
 )
+from graph.pg_saver import WarrantPostgresSaver
 
 graph = compile_graph(served=True)
 
@@ -86,7 +86,7 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         yield InMemorySaver()
     elif is_postgres(db):
         async with _pool(db) as pool:
-            saver = AsyncPostgresSaver(pool)
+            saver = WarrantPostgresSaver(pool)
             await saver.setup()
             async with pool.connection() as conn:
                 if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
