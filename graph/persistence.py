@@ -36,7 +36,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 DEFAULT_DB = ".warrant/warrant.sqlite"
 _Opened = TypeVar("_Opened")
-_SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
+SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
 
 
 class StorageUnavailable(RuntimeError):
@@ -150,13 +150,13 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
     try:
         pool.open(wait=True, timeout=10)
         with pool.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK_KEY,))
+            conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
             try:
                 PostgresSaver(conn).setup()
                 PostgresStore(conn).setup()
                 install_postgres_fence(conn)
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK_KEY,))
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
     except (PoolTimeout, psycopg.OperationalError) as exc:
         pool.close()
         raise StorageUnavailable(

@@ -25,6 +25,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
+from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -32,6 +33,7 @@ from graph.build import compile_graph
 from graph.persistence import (
     FENCE_INSTALLED,
     POSTGRES_FENCE,
+    SETUP_LOCK_KEY,
     SQLITE_FENCE,
     default_db,
     is_postgres,
@@ -80,19 +82,30 @@ def _pool(db: str) -> AsyncConnectionPool:
 
 
 @asynccontextmanager
+async def _setting_up(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection]:
+    """A connection holding the set-up lock (`graph.persistence` takes the same): replicas that
+    start together create the tables one at a time."""
+    async with pool.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+        try:
+            yield conn
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+
+
+@asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
     db = served_db()
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
         async with _pool(db) as pool:
-            saver = WarrantPostgresSaver(pool)
-            await saver.setup()
-            async with pool.connection() as conn:
+            async with _setting_up(pool) as conn:
+                await WarrantPostgresSaver(conn).setup()
                 if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
                     for statement in POSTGRES_FENCE:
                         await conn.execute(statement)
-            yield saver
+            yield WarrantPostgresSaver(pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(db) as saver:
@@ -112,9 +125,9 @@ async def store() -> AsyncIterator[BaseStore]:
         yield InMemoryStore()
     elif is_postgres(db):
         async with _pool(db) as pool:
-            shared = AsyncPostgresStore(pool)
-            await shared.setup()
-            yield shared
+            async with _setting_up(pool) as conn:
+                await AsyncPostgresStore(conn).setup()
+            yield AsyncPostgresStore(pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteStore.from_conn_string(db) as shared:
