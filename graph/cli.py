@@ -7,6 +7,7 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -22,7 +23,7 @@ from graph.identity import check_message_id
 from graph.interactions import reply_from_options
 from graph.lanes import Lane, handoff_break
 from graph.ledger import ledger_break
-from graph.persistence import Storage, checked_db, default_db, missing_folder
+from graph.persistence import Storage, checked_db, default_db, missing_folder, redact
 from graph.render import escaped, event_summary, handover_markdown
 from graph.retention import prune as prune_runs
 from graph.runner import (
@@ -429,6 +430,56 @@ def prune(
             f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s);"
             f" removed {report.bodies} stored bod{'y' if report.bodies == 1 else 'ies'} no run refers to"
         )
+
+
+@app.command()
+def serve(
+    replicas: Annotated[
+        int,
+        typer.Option(
+            "--replicas", min=1, max=16, help="Server processes sharing the database and Redis."
+        ),
+    ] = 1,
+    port: Annotated[
+        int,
+        typer.Option(
+            "--port", min=1, max=65535, help="The first replica's port; the next ones follow."
+        ),
+    ] = 2024,
+    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+    database_uri: Annotated[
+        str,
+        typer.Option(
+            "--database-uri",
+            envvar="DATABASE_URI",
+            help="PostgreSQL the replicas share (runs, queue, ledgers).",
+        ),
+    ] = "",
+    redis_uri: Annotated[
+        str,
+        typer.Option(
+            "--redis-uri",
+            envvar="REDIS_URI",
+            help="Redis the replicas share (the run queue's signals).",
+        ),
+    ] = "",
+) -> None:
+    """Serve the graphs from REPLICAS LangGraph server processes on one PostgreSQL and one Redis
+    (needs the serve extra: `pip install -e ".\\[serve]"`)."""  # fmt: skip
+    from graph import serve as replica_set  # the server's packages load only here
+
+    try:
+        env = replica_set.environment(database_uri, redis_uri, os.environ)
+        replica_set.prepare(env)
+        started = replica_set.start(replicas, host, port, env)
+    except replica_set.ServeError as exc:
+        fail(exc.code, str(exc))
+    for replica in started:
+        typer.echo(f"replica {replica.number}  {replica.url}  pid {replica.process.pid}")
+    typer.echo(
+        f"serving {len(started)} replica(s) on {redact(env['DATABASE_URI'])}; Ctrl-C stops them"
+    )
+    raise typer.Exit(replica_set.supervise(started, lambda line: typer.echo(line, err=True)))
 
 
 def main() -> None:

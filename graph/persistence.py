@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -53,6 +53,31 @@ def default_db() -> str:
 
 def is_postgres(db: str) -> bool:
     return db.startswith(("postgresql://", "postgres://"))
+
+
+class SharedStorageRequired(RuntimeError):
+    """A shared runtime was asked to keep runs somewhere its replicas do not share."""
+
+
+def served_db(environ: Mapping[str, str] = os.environ) -> str:
+    """The database the server keeps runs in: `default_db()` on `langgraph dev` (its in-memory
+    runtime, one process); under a shared runtime, PostgreSQL only."""
+    edition = environ.get("LANGGRAPH_RUNTIME_EDITION") or "inmem"
+    if edition == "inmem":
+        return environ.get("WARRANT_DB") or DEFAULT_DB
+    db = environ.get("WARRANT_DB") or _psycopg_url(environ.get("DATABASE_URI", ""))
+    if not is_postgres(db):
+        raise SharedStorageRequired(
+            f"the {edition!r} runtime shares runs between replicas: WARRANT_DB (or DATABASE_URI) "
+            f"must be a postgresql:// URL, not {db or 'unset'!r}"
+        )
+    return db
+
+
+def _psycopg_url(uri: str) -> str:
+    """`postgresql+asyncpg://…` (SQLAlchemy's spelling, as the runtime accepts it) as psycopg's."""
+    scheme, sep, rest = uri.partition("://")
+    return f"{scheme.split('+')[0]}{sep}{rest}" if sep else uri
 
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -42,13 +43,15 @@ def served_config() -> dict[str, Any]:
 
 
 def replica_environment(environ: dict[str, str]) -> dict[str, str]:
-    """The environment a replica runs in: the caller's, with the heartbeat and the jobs per
-    worker set where the caller did not set them."""
+    """The environment a replica runs in: the caller's, with the heartbeat, the jobs per worker
+    and the log level (`LOG_LEVEL`, WARNING) set where the caller did not set them."""
     return {
         "LG_BG_JOB_HEARTBEAT": str(HEARTBEAT_S),
         "N_JOBS_PER_WORKER": str(JOBS_PER_WORKER),
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",  # no call to PyPI at each start
         "LANGSMITH_TRACING": "false",
+        "LOG_LEVEL": "WARNING",
         **environ,
     }
 
@@ -77,10 +80,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=2024)
-    parser.add_argument("--log-level", default="WARNING")
     options = parser.parse_args()
     os.environ.update(replica_environment(dict(os.environ)))
     os.environ.pop("LANGGRAPH_CHECKPOINTER", None)  # empty, it stops the server at start
+    for chatty in ("langgraph_api.cli", "alembic"):  # its "in-memory server" welcome; migrations
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     from langgraph_api.cli import run_server  # the `[serve]` extra
 
     _store_users_as_json()
@@ -96,7 +100,7 @@ def main() -> None:
         auth=config["auth"],
         checkpointer=config["checkpointer"],
         runtime_edition=RUNTIME_EDITION,  # type: ignore[arg-type]
-        server_level=options.log_level,
+        server_level=os.environ["LOG_LEVEL"],
         __database_uri__=os.environ["DATABASE_URI"],
         __redis_uri__=os.environ["REDIS_URI"],
         __migrations_path__=None,

@@ -13,8 +13,7 @@ start. A local file there would split a thread's state across machines.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -35,38 +34,13 @@ from graph.persistence import (
     POSTGRES_FENCE,
     SETUP_LOCK_KEY,
     SQLITE_FENCE,
-    default_db,
     is_postgres,
     pool_size,
+    served_db,
 )
 from graph.pg_saver import WarrantPostgresSaver
 
 graph = compile_graph(served=True)
-
-
-class SharedStorageRequired(RuntimeError):
-    """A shared runtime was asked to keep runs somewhere its replicas do not share."""
-
-
-def served_db(environ: Mapping[str, str] = os.environ) -> str:
-    """The database the server keeps runs in: `default_db()` on `langgraph dev` (its in-memory
-    runtime, one process); under a shared runtime, PostgreSQL only."""
-    edition = environ.get("LANGGRAPH_RUNTIME_EDITION") or "inmem"
-    if edition == "inmem":
-        return environ.get("WARRANT_DB") or default_db()
-    db = environ.get("WARRANT_DB") or _psycopg_url(environ.get("DATABASE_URI", ""))
-    if not is_postgres(db):
-        raise SharedStorageRequired(
-            f"the {edition!r} runtime shares runs between replicas: WARRANT_DB (or DATABASE_URI) "
-            f"must be a postgresql:// URL, not {db or 'unset'!r}"
-        )
-    return db
-
-
-def _psycopg_url(uri: str) -> str:
-    """`postgresql+asyncpg://…` (SQLAlchemy's spelling, as the runtime accepts it) as psycopg's."""
-    scheme, sep, rest = uri.partition("://")
-    return f"{scheme.split('+')[0]}{sep}{rest}" if sep else uri
 
 
 def _pool(db: str) -> AsyncConnectionPool:
