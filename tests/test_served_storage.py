@@ -3,11 +3,16 @@ PostgreSQL only, never a file its replicas do not share."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from graph.persistence import DEFAULT_DB, SharedStorageRequired, served_db
+from graph.replica import served_config
 from graph.serve import ServeError, environment
 
+ROOT = Path(__file__).resolve().parent.parent
 PG = "postgresql://postgres@127.0.0.1:5432/runs"
 
 
@@ -64,3 +69,17 @@ def test_a_replica_set_without_its_shared_services_is_refused_in_one_line(databa
     with pytest.raises(ServeError) as refused:
         environment(database, redis, {})
     assert str(refused.value).endswith(message) and refused.value.code == 2
+
+
+def test_a_replica_serves_what_langgraph_json_names():
+    declared = json.loads((ROOT / "langgraph.json").read_text())
+    served = served_config()
+    assert served["graphs"] == {name: _resolved(spec) for name, spec in declared["graphs"].items()}
+    for key in ("checkpointer", "store", "auth"):
+        assert served[key]["path"] == _resolved(declared[key]["path"])
+
+
+def _resolved(spec: str) -> str:
+    """`./graph/server.py:graph` from the project root, as an absolute path."""
+    path, _, attribute = spec.partition(":")
+    return f"{(ROOT / path).resolve()}:{attribute}"
