@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVE_PYTHON = Path(os.environ.get("WARRANT_SERVE_PYTHON", ROOT / ".venv-serve" / "bin" / "python"))
 RUNS = 20
 RECLAIM_S = 60
-"""How long the killed replica's runs may take to finish elsewhere (20 s measured): three heartbeats of 5 s, then
-the run itself, on two busy cores."""
+"""How long the killed replica's runs may take to finish elsewhere (20 s measured): three heartbeats
+of 5 s, then the run itself, on two busy cores."""
 _REDIS_DBS = itertools.count(8)
 
 
