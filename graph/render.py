@@ -142,10 +142,18 @@ def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
     if handover["chooser_stop_text"]:
         lines.append(f"- Stop: {handover['chooser_stop_text']}")
     lines += [
-        f"- Hypothesis, citing {', '.join(hypothesis['refs'])}: {hypothesis['statement']}"
+        f"- Hypothesis, {_citing(hypothesis)}: {hypothesis['statement']}"
         for hypothesis in handover["hypotheses"]
     ]
     return lines
+
+
+def _citing(hypothesis: Mapping[str, Any]) -> str:
+    """Its refs, and any citation of evidence this run does not have, marked as such."""
+    cited = f"citing {', '.join(hypothesis['refs'])}" if hypothesis["refs"] else "citing no evidence of this run"  # fmt: skip
+    if unresolved := hypothesis.get("unresolved"):
+        cited += f" ({', '.join(unresolved)}: unresolved, no such evidence in this run)"
+    return cited
 
 
 def _children_markdown(children: list[Mapping[str, Any]]) -> list[str]:

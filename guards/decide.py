@@ -5,7 +5,8 @@ Checks run in this fixed order; the first that fails decides (per call for steps
 1. step budget      — the choice after the last budgeted turn       → step_budget_exhausted (ends)
 2. deadline         — the scenario's deadline has passed            → deadline_passed (ends)
 3. schema           — an action document, exactly one outcome       → malformed_action
-4. message          — stop: hypotheses cite existing refs          → unknown_reference
+4. message          — stop: hypotheses cite existing refs          → unknown_reference (recorded;
+                      the stop stands, each statement kept, the bad citations marked unresolved)
                       ask_user: within the question budget         → question_budget_exhausted
                       delegate: `guards.delegation` (depth, count, task ids, records, carving)
 5. catalog          — the tool is in this profile                   → unknown_tool
@@ -41,6 +42,7 @@ from guards.action import (
     parse_action,
 )
 from guards.budget import BudgetLeft, budget_left
+from guards.citations import bound_citations, unresolved_refs
 from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
@@ -131,6 +133,8 @@ class Decision:
     """For `approval`: the ids of the calls (of `calls`) that wait for a person's decision."""
     tasks: tuple[DelegateTask, ...] = ()
     """For `delegate`: the child investigations to start."""
+    hypotheses: tuple[dict[str, Any], ...] = ()
+    """For `stop`: the statements with their citations bound (`guards.citations`)."""
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
@@ -164,12 +168,15 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         return Decision(Outcome.ASK, question=message.question)
     if not isinstance(message, StopMessage):  # the document's schema admits no other message
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
-    cited = {ref for hypothesis in message.hypotheses for ref in hypothesis.refs}
-    missing = sorted(ref for ref in cited if ref not in ctx.evidence_refs)
-    if missing:
-        detail = f"hypotheses cite evidence that does not exist: {', '.join(missing)}"
-        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
-    return Decision(Outcome.STOP, status=Status.STOPPED, stop=message)
+    refusals: tuple[Refusal, ...] = ()
+    if missing := unresolved_refs(message.hypotheses, ctx.evidence_refs):
+        detail = (
+            f"hypotheses cite evidence that does not exist: {', '.join(missing)}; "
+            "the statements are kept with those citations marked unresolved"
+        )
+        refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail),)
+    hypotheses = tuple(bound_citations(message.hypotheses, ctx.evidence_refs))
+    return Decision(Outcome.STOP, refusals=refusals, status=Status.STOPPED, stop=message, hypotheses=hypotheses)  # fmt: skip
 
 
 def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:

@@ -34,7 +34,9 @@ class Refusal:
         # Not `dataclasses.asdict`: it copies `call` recursively, and a call is hostile input.
         return {
             "code": self.code.value,
-            "owner": self.owner,
+            "owner": str(
+                self.owner
+            ),  # plain text in state: an enum is a type the checkpoint must know
             "detail": self.detail,
             "call": bounded(self.call),
         }

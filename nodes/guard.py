@@ -296,7 +296,7 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
         update["status"] = decision.status.value
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
-        update["hypotheses"] = [hypothesis.model_dump() for hypothesis in decision.stop.hypotheses]
+        update["hypotheses"] = list(decision.hypotheses)
     interactions = _interactions(decision, calls, scope, turn, at)
     if interactions:
         update["pending"] = interactions

@@ -145,12 +145,18 @@ def test_a_record_changed_after_admission_is_reported_not_read(scenario_dir):
     )
 
 
-def test_hypotheses_must_cite_existing_evidence(scenario_dir, action_file):
+def test_a_citation_of_missing_evidence_is_marked_and_every_statement_kept(scenario_dir, action_file):  # fmt: skip
     chooser = action_file([
         call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
-        stop("x", hypotheses=[{"statement": "FIFO overflowed", "refs": ["E1", "E9"]}]),
-        stop("y", hypotheses=[{"statement": "FIFO overflowed", "refs": ["E1"]}]),
+        stop("x", hypotheses=[
+            {"statement": "FIFO overflowed", "refs": ["E1", "E7"]},
+            {"statement": "the scoreboard saw it", "refs": ["E1"]},
+        ]),
     ])  # fmt: skip
     state = run_embedded(str(write_manifest(scenario_dir)), chooser)
     assert refusal_codes(state) == [("unknown_reference", "guard")]
-    assert state["handover"]["hypotheses"] == [{"statement": "FIFO overflowed", "refs": ["E1"]}]
+    assert state["handover"]["status"] == "stopped"
+    assert state["handover"]["hypotheses"] == [
+        {"statement": "FIFO overflowed", "refs": ["E1"], "unresolved": ["E7"]},
+        {"statement": "the scoreboard saw it", "refs": ["E1"]},
+    ]
