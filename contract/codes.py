@@ -40,6 +40,7 @@ class RefusalCode(StrEnum):
     REJECTED = "rejected"
     INTERACTION_MISMATCH = "interaction_mismatch"
     MALFORMED_REPLY = "malformed_reply"
+    INTERACTION_EXPIRED = "interaction_expired"
     # Owned by the runtime (admission and the run's own bookkeeping).
     THREAD_IN_USE = "thread_in_use"
     STATE_TAMPERED = "state_tampered"
@@ -108,6 +109,10 @@ class EventKind(StrEnum):
     """A child investigation ended and its handoff was received."""
     INTERRUPTED = "interrupted"
     RESUMED = "resumed"
+    EXPIRED = "expired"
+    """A reply came after its interaction's reply time: the interaction expired unanswered."""
+    UNPARKED = "unparked"
+    """People replied: the work deadline moved on by the time the run waited (`guards.parking`)."""
     STOPPED = "stopped"
     HANDOVER = "handover"
 

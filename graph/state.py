@@ -87,7 +87,10 @@ class WarrantState(TypedDict, total=False):
     admitted_at: float
     """When the run was admitted (the context's clock, seconds since the epoch)."""
     deadline_at: float
-    """`admitted_at` plus the budget's `deadline_s`: past it, the guard ends the run."""
+    """`admitted_at` plus the budget's `deadline_s` (never past its `expires_at`), moved on by the
+    time the run was parked waiting for people (`guards.parking`): past it, the guard ends the run."""
+    parked_s: float
+    """Seconds the run has waited for people, in all."""
     turn: int
     """Chooser turns taken so far."""
     proposal: Proposal

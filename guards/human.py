@@ -79,6 +79,10 @@ def apply_decisions(
         if decision is None:
             rechecked.append(call)
             continue
+        if decision.get("expired"):
+            detail = "not run: nobody decided within the interaction's reply time"
+            rejections.append(Refusal(RefusalCode.INTERACTION_EXPIRED, HUMAN, detail, call))
+            continue
         if decision["decision"] == "reject":
             rejections.append(
                 Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected this call", call)

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from contract.codes import EventKind
 from guards.action import shape_problem
 from guards.hooks import scenario_hooks
+from guards.parking import admitted_deadline
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
@@ -163,7 +164,7 @@ def admit(
         **pinned,
         "request_sha256": request_digest(state["scenario"], pinned["goal"], pinned["chooser"]),
         "admitted_at": at,
-        "deadline_at": at + grant["budget"]["deadline_s"],
+        "deadline_at": admitted_deadline(at, grant["budget"]),
         "turn": 0,
         "refused_choices": 0,
         "events": [admitted],

@@ -28,6 +28,7 @@ from guards.action import parse_action
 from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
 from guards.hooks import scenario_hooks
 from guards.human import apply_decisions
+from guards.parking import reply_by, unparked_deadline
 from guards.refusals import Refusal, RefusalCode
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
@@ -193,10 +194,13 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     if any(interaction["interaction_id"] not in replies for interaction in pending):
         return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
     turn = state["turn"]
+    unparked = _unparked(state, pending, at)
+    state = {**state, **unparked}
     questions = [
         interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
     ]
     if questions:
+        answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
         first = looked_up.cursor["answers"] + 1
         answers = [
             with_body_ref(
@@ -204,11 +208,11 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
                     question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
                 )
             )
-            for index, question in enumerate(questions)
+            for index, question in enumerate(answered)
         ]
-        return {
+        return unparked | {
             "pending": [],
-            "evidence": answers,
+            **({"evidence": answers} if answers else {}),
             "decision": {
                 "turn": turn,
                 "outcome": Outcome.ANSWERED.value,
@@ -223,7 +227,23 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     decision = decide_after_people(
         state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
     )
-    return {**record(decision, state, scope, at), "pending": []}
+    recorded = record(decision, state, scope, at)
+    return {
+        **recorded,
+        **unparked,
+        "events": unparked["events"] + recorded["events"],
+        "pending": [],
+    }
+
+
+def _unparked(state: dict[str, Any], pending: list[dict[str, Any]], at: float) -> dict[str, Any]:
+    """The run waited for people from the asking until now: its work deadline moves on by that
+    much (never past the manifest's hard end), recorded as an `unparked` event."""
+    asked_at = max(interaction.get("asked_at", at) for interaction in pending)
+    deadline_at = unparked_deadline(state["deadline_at"], asked_at, at, state["grant"]["budget"])
+    parked_s = round(max(0.0, at - asked_at), 3)
+    moved = event(EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at)  # fmt: skip
+    return {"deadline_at": deadline_at, "parked_s": state.get("parked_s", 0) + parked_s, "events": [moved]}  # fmt: skip
 
 
 def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> dict[str, Any]:
@@ -297,7 +317,7 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = list(decision.hypotheses)
-    interactions = _interactions(decision, calls, scope, turn, at)
+    interactions = _interactions(decision, calls, scope, turn, at, state["grant"]["budget"])
     if interactions:
         update["pending"] = interactions
         events += [
@@ -311,11 +331,21 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
 
 
 def _interactions(
-    decision: Decision, calls: list[dict[str, Any]], scope: str, turn: int, at: float
+    decision: Decision,
+    calls: list[dict[str, Any]],
+    scope: str,
+    turn: int,
+    at: float,
+    budget: dict[str, Any],
 ) -> list[dict[str, Any]]:
     """Each with the run's thread and, for a child, its lane (who asks); its id covers both."""
     thread, lane = thread_and_lane(scope)
-    base: dict[str, Any] = {"thread": thread, "turn": turn, "asked_at": at}
+    base: dict[str, Any] = {
+        "thread": thread,
+        "turn": turn,
+        "asked_at": at,
+        "reply_by": reply_by(at, budget),
+    }
     if lane:
         base["lane"] = lane
     if decision.outcome == Outcome.ASK:

@@ -14,11 +14,13 @@ from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
 from guards.human import check_reply
-from guards.refusals import Refusal
+from guards.refusals import Refusal, bounded
 from nodes.context import WarrantContext, event, now
 from nodes.integrity import run_scope, sealed_payload
 
 PERSON = "human"
+EXPIRED = {"expired": True}
+"""The reply recorded for an interaction whose reply time passed."""
 
 
 def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
@@ -26,6 +28,12 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
     reply = interrupt(interaction)
     checked = check_reply(interaction, reply)
     turn, at = interaction["turn"], now(runtime)
+    if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used
+        iid = interaction["interaction_id"]
+        late = event(
+            EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply)
+        )
+        return {"replies": {iid: EXPIRED}, "events": [late]}
     if isinstance(checked, Refusal):
         refusal = checked.to_dict()
         return {

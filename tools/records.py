@@ -22,6 +22,7 @@ from stat import S_ISREG
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -112,6 +113,11 @@ class Budget(_Strict):
     refusals: Annotated[int, Field(ge=1, le=1000)] | None = None
     """Refused choices the run tolerates; the next one ends it with `refusal_limit`.
     Default: the step budget (so by default the step budget ends a run that keeps being refused)."""
+    reply_s: Annotated[int, Field(ge=1, le=90 * 24 * 3600)] = 24 * 3600
+    """Seconds a person has to answer one interaction; a later reply finds it expired."""
+    expires_at: Annotated[AwareDatetime, Field(strict=False)] | None = None
+    """A hard end (a TOML date-time with its offset, e.g. `2026-12-04T18:00:00Z`): the work
+    deadline, which waiting for people moves on, never moves past it. Kept as text in the grant."""
 
     @property
     def refusal_limit(self) -> int:
