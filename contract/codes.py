@@ -41,6 +41,7 @@ class RefusalCode(StrEnum):
     INTERACTION_MISMATCH = "interaction_mismatch"
     MALFORMED_REPLY = "malformed_reply"
     INTERACTION_EXPIRED = "interaction_expired"
+    NOT_AN_APPROVER = "not_an_approver"
     # Owned by the runtime (admission and the run's own bookkeeping).
     THREAD_IN_USE = "thread_in_use"
     STATE_TAMPERED = "state_tampered"

@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from graph.identity import check_message_id
-from graph.interactions import reply_from_options
+from graph.interactions import os_user, reply_from_options
 from graph.lanes import Lane, handoff_break
 from graph.ledger import ledger_break
 from graph.persistence import Storage, checked_db, default_db, missing_folder, redact
@@ -42,6 +42,7 @@ from nodes.admit import admission
 from nodes.choosers.cassette import write_cassette
 from tools.draft import draft_manifest
 from tools.records import load_scenario
+from tools.validation import USER_NAME
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -183,16 +184,31 @@ def resume(
         str | None,
         typer.Option(help="The interaction the reply is for (when several are pending)."),
     ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Who replies, for the ledger and the scenario's approvers (default: your user name).",
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Continue a run: after a crash or a lost connection, or with a person's reply."""
+    """Continue a run: after a crash or a lost connection, or with a person's reply."""  # fmt: skip
     replying = (
         answer is not None or approve or reject or edit is not None or interaction is not None
     )
+    by = responder or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(
+            2,
+            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+        )
     reply = (
-        (lambda kind: reply_from_options(kind, answer, approve, reject, edit)) if replying else None
+        (lambda kind: {**reply_from_options(kind, answer, approve, reject, edit), "by": by})
+        if replying
+        else None
     )
     try:
         result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)

@@ -7,6 +7,7 @@ interaction is refused with an error instead of being ignored.
 
 from __future__ import annotations
 
+import getpass
 import json
 from collections.abc import Callable
 from typing import Any
@@ -91,3 +92,11 @@ def reply_from_options(
     if problem := storable_problem(args):
         raise InteractionError(f"--edit is refused: {problem.replace('the document ', '')}")
     return {"decision": "edit", "args": args}
+
+
+def os_user() -> str:
+    """Who runs this command, as the operating system names them; `human` when it cannot say."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "human"

@@ -128,11 +128,15 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
 def _answer_markdown(item: Mapping[str, Any]) -> list[str]:
     lines = [
         "",
-        f"### {item['ref']} · a person's answer (not a verified observation)",
+        f"### {item['ref']} · {_whose(item)} answer (not a verified observation)",
         f"Question: {item['args']['question']}",
         "",
     ]
     return lines + [f"> {line['text']}" for line in item["excerpt"]]
+
+
+def _whose(item: Mapping[str, Any]) -> str:
+    return f"{escaped(item['by'])}'s" if item.get("by") else "a person's"
 
 
 def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:

@@ -15,20 +15,26 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, 
 from contract.codes import InteractionKind
 from guards.action import storable_problem
 from guards.refusals import HUMAN, Refusal, RefusalCode
-from tools.validation import describe_validation_error, one_line
+from tools.validation import USER_NAME, describe_validation_error, one_line
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
+Responder = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
+"""Who answers: a user name (letters, digits, `_.@+-`)."""
+
+
 class QuestionReply(_Strict):
     interaction_id: str
     answer: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+    by: Responder | None = None
 
 
 class ApprovalReply(_Strict):
     interaction_id: str
+    by: Responder | None = None
     decision: Literal["approve", "reject", "edit"]
     args: dict[str, Any] | None = None
     """The replacement arguments, for `edit` only."""
@@ -103,3 +109,14 @@ def _refused_with(calls: list[dict[str, Any]], rejections: list[Refusal]) -> lis
     rejected = ", ".join(str((refusal.call or {}).get("id")) for refusal in rejections)
     detail = f"not run: a person rejected {rejected} of the same batch, which refuses the batch"
     return [Refusal(RefusalCode.REJECTED, HUMAN, detail, call) for call in calls]
+
+
+def approver_refusal(interaction: Mapping[str, Any], responder: str | None) -> Refusal | None:
+    """An approval the scenario reserves for named people (`approvers`), given by someone else
+    (or by nobody named): refused, and the interaction stays pending."""
+    approvers = interaction.get("approvers") or ()
+    if interaction["kind"] != InteractionKind.APPROVAL or not approvers or responder in approvers:
+        return None
+    who = f"{one_line(responder, 100)!r}" if responder else "an unnamed person"
+    detail = f"{who} may not decide this call; the scenario names {', '.join(approvers)}"
+    return Refusal(RefusalCode.NOT_AN_APPROVER, HUMAN, detail)

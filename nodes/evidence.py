@@ -76,4 +76,5 @@ def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> Evide
         "truncated": False,
         "flags": sorted({flag for line in lines for flag in line.flags}),
         "error": None,
+        **({"by": reply["by"]} if reply.get("by") else {}),
     }

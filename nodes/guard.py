@@ -317,7 +317,7 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = list(decision.hypotheses)
-    interactions = _interactions(decision, calls, scope, turn, at, state["grant"]["budget"])
+    interactions = _interactions(decision, calls, scope, turn, at, state["grant"])
     if interactions:
         update["pending"] = interactions
         events += [
@@ -336,15 +336,16 @@ def _interactions(
     scope: str,
     turn: int,
     at: float,
-    budget: dict[str, Any],
+    grant: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    """Each with the run's thread and, for a child, its lane (who asks); its id covers both."""
+    """Each with the run's thread and, for a child, its lane (who asks); its id covers both; an
+    approval with the people who may decide it, when the scenario names them."""
     thread, lane = thread_and_lane(scope)
     base: dict[str, Any] = {
         "thread": thread,
         "turn": turn,
         "asked_at": at,
-        "reply_by": reply_by(at, budget),
+        "reply_by": reply_by(at, grant["budget"]),
     }
     if lane:
         base["lane"] = lane
@@ -359,7 +360,8 @@ def _interactions(
         ]
     return [
         {"interaction_id": interaction_id(scope, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
-         "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values())}
+         "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values()),
+         **({"approvers": list(grant["approvers"])} if grant.get("approvers") else {})}
         for call in calls
         if call["id"] in decision.needs_person
     ]  # fmt: skip

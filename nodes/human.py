@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
-from guards.human import check_reply
+from guards.human import approver_refusal, check_reply
 from guards.refusals import Refusal, bounded
 from nodes.context import WarrantContext, event, now
 from nodes.integrity import run_scope, sealed_payload
@@ -27,28 +28,37 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
     interaction = task["interaction"]
     reply = interrupt(interaction)
     checked = check_reply(interaction, reply)
-    turn, at = interaction["turn"], now(runtime)
+    turn, at, iid = interaction["turn"], now(runtime), interaction["interaction_id"]
     if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used
-        iid = interaction["interaction_id"]
-        late = event(
-            EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply)
-        )
+        late = event(EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply))  # fmt: skip
         return {"replies": {iid: EXPIRED}, "events": [late]}
+    if not isinstance(checked, Refusal):
+        responder = served_identity() or checked.get("by")
+        checked = approver_refusal(interaction, responder) or _signed(checked, responder)
     if isinstance(checked, Refusal):
         refusal = checked.to_dict()
         return {
             "refusals": [{"turn": turn, **refusal}],
             "events": [event(EventKind.REFUSED, turn, PERSON, at, **refusal)],
         }
-    resumed = event(
-        EventKind.RESUMED,
-        turn,
-        PERSON,
-        at,
-        interaction_id=interaction["interaction_id"],
-        reply=checked,
-    )
-    return {"replies": {interaction["interaction_id"]: checked}, "events": [resumed]}
+    actor = f"{PERSON}:{checked['by']}" if "by" in checked else PERSON
+    resumed = event(EventKind.RESUMED, turn, actor, at, interaction_id=iid, reply=checked)
+    return {"replies": {iid: checked}, "events": [resumed]}
+
+
+def _signed(reply: dict[str, Any], responder: str | None) -> dict[str, Any]:
+    return reply | {"by": responder} if responder else reply
+
+
+def served_identity() -> str | None:
+    """The authenticated user's identity when the LangGraph server runs the graph (it outranks
+    any name in the reply's body: a client cannot answer as someone else); None embedded."""
+    try:
+        user = get_config().get("configurable", {}).get("langgraph_auth_user")
+    except RuntimeError:  # not inside a runnable
+        return None
+    identity = user.get("identity") if isinstance(user, dict) else getattr(user, "identity", None)
+    return identity if isinstance(identity, str) and identity else None
 
 
 def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 
 from tests.cli_process import warrant
@@ -82,3 +83,51 @@ def test_approve_reject_and_edit_from_the_command_line(scenario_dir, tmp_path, a
         (item["ref"], item["call_id"], item["args"]["query"]) for item in handover["evidence"]
     ] == [("E1", "c1", "UVM_ERROR"), ("E2", "c3", "env")]
     assert [(r["code"], r["owner"]) for r in handover["refusals"]] == [("rejected", "human")]
+
+
+def gated_for(scenario_dir, top_level: str = "") -> str:
+    """The log behind a person's approval; `top_level` lines go before the manifest's tables."""
+    manifest = write_manifest(scenario_dir)
+    text = manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"')  # fmt: skip
+    manifest.write_text(text.replace('goal = "Why', f'{top_level}\ngoal = "Why', 1))
+    return str(manifest)
+
+
+def resumed_events(thread: str, db: str, cwd) -> list[dict]:
+    ledger = json.loads(warrant("events", thread, "--db", db, "--json", cwd=cwd).stdout)
+    return [event for event in ledger if event["type"] == "resumed"]
+
+
+def test_who_replied_is_in_the_ledger_and_the_scenario_names_who_may_approve(scenario_dir, tmp_path, action_file):  # fmt: skip
+    manifest = gated_for(scenario_dir, 'approvers = ["alice", "ci.bot"]')
+    db = str(tmp_path / "w.sqlite")
+    chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
+    waiting = warrant("run", manifest, "--chooser", chooser, "--db", db, "--thread", "ap", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    bob = warrant("resume", "ap", "--approve", "--as", "bob", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert bob.returncode == 3  # still waiting: bob may not decide it
+    refused = json.loads(bob.stdout)["refusals"]
+    assert [(r["code"], r["owner"]) for r in refused] == [("not_an_approver", "human")]
+    assert (
+        "'bob' may not decide this call; the scenario names alice, ci.bot" in refused[0]["detail"]
+    )
+    alice = warrant("resume", "ap", "--approve", "--as", "alice", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert alice.returncode == 0, alice.stderr
+    assert [item["ref"] for item in json.loads(alice.stdout)["evidence"]] == ["E1"]
+    [resumed] = resumed_events("ap", db, tmp_path)
+    assert resumed["actor"] == "human:alice" and resumed["payload"]["reply"]["by"] == "alice"
+
+
+def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused(scenario_dir, tmp_path, action_file):  # fmt: skip
+    db = str(tmp_path / "w.sqlite")
+    chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
+    warrant("run", gated_for(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "os", "-q", cwd=tmp_path)  # fmt: skip
+    bad = warrant("resume", "os", "--approve", "--as", "a b", "--db", db, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "error: --as 'a b' is not a user name (letters, digits and _.@+- only, at most 100)"
+    ]
+    done = warrant("resume", "os", "--approve", "--db", db, "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [resumed] = resumed_events("os", db, tmp_path)
+    assert resumed["payload"]["reply"]["by"] == getpass.getuser()

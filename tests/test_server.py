@@ -96,12 +96,15 @@ def test_a_question_interrupts_the_thread_and_a_resume_by_id_finishes_it(server_
         client = get_client(url=server_url)
         thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
         assert pending["value"]["kind"] == "question" and pending["value"]["thread"] == thread_id
-        reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "seed 7"}
+        # a name in the body does not make the client someone else: the server's user answers
+        reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "seed 7", "by": "mallory"}  # fmt: skip
         await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: reply}})
         state = await client.threads.get_state(thread_id)
-        return state["values"]["handover"], (await client.threads.get(thread_id))["status"]
+        return state["values"]["handover"], (await client.threads.get(thread_id))["status"], thread_id  # fmt: skip
 
-    handover, status = asyncio.run(scenario())
+    handover, status, thread_id = asyncio.run(scenario())
+    [resumed] = [e for e in served_values(get_sync_client(url=server_url), thread_id)["events"] if e["type"] == "resumed"]  # fmt: skip
+    assert resumed["actor"] == "human:client" and resumed["payload"]["reply"]["by"] == "client"
     assert status == "idle"
     assert handover["status"] == "stopped" and handover["evidence"][0]["ref"] == "H1"
     assert handover["hypotheses"] == [{"statement": "per the tester", "refs": ["H1"]}]

@@ -39,7 +39,7 @@ from tools.errors import ManifestError, RecordRefusal
 from tools.families import expand, glob_problem, matches
 from tools.files import NON_BLOCKING, open_regular
 from tools.hookspec import HookEntry, RedactEntry
-from tools.validation import describe_validation_error
+from tools.validation import USER_NAME, describe_validation_error
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
 Profile = Literal["triage", "sta"]
@@ -139,6 +139,9 @@ class Children(_Strict):
     in turn order."""
 
 
+Approver = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
+
+
 class ManifestFile(_Strict):
     """The manifest document as written by the user."""
 
@@ -155,6 +158,8 @@ class ManifestFile(_Strict):
     script: list[dict[str, Any]] = []
     """The scripted baseline: action documents, one per turn, written by the scenario's author."""
     children: Children = Children()
+    approvers: Annotated[list[Approver], Field(max_length=100)] = []
+    """Who may decide a call that waits for approval; anyone who answers, when empty."""
 
 
 class Record(BaseModel):
@@ -194,6 +199,7 @@ class Scenario(BaseModel):
     hooks: tuple[HookEntry, ...] = ()
     redact: tuple[RedactEntry, ...] = ()
     children: Children = Children()
+    approvers: tuple[str, ...] = ()
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
@@ -235,6 +241,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         hooks=tuple(document.hook),
         redact=tuple(document.redact),
         children=document.children,
+        approvers=tuple(document.approvers),
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )

@@ -39,3 +39,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
 def _location(item: str | int) -> str:
     text = str(item)
     return text if _PLAIN.match(text) else repr(text[:40])
+
+
+USER_NAME = re.compile(r"[\w.@+-]{1,100}")
+"""A person's name as replies, ledgers and a scenario's `approvers` carry it."""
