@@ -89,6 +89,8 @@ class Outcome(StrEnum):
     """People answered a question; the chooser takes the next turn."""
     DELEGATE = "delegate"
     """Child investigations start, one per task; the chooser takes the next turn after all hand off."""
+    ASKED = "asked"
+    """A question asked without waiting (`"blocking": false`): the chooser takes the next turn."""
 
 
 class EventKind(StrEnum):
@@ -112,6 +114,12 @@ class EventKind(StrEnum):
     RESUMED = "resumed"
     EXPIRED = "expired"
     """A reply came after its interaction's reply time: the interaction expired unanswered."""
+    ASKED = "asked"
+    """A non-blocking question was opened: the run goes on while it waits for an answer."""
+    REPLIED = "replied"
+    """A person's reply to a non-blocking question, as saved (its time is when it was saved)."""
+    ADOPTED = "adopted"
+    """The run took a saved reply in: it became evidence `H…`."""
     UNPARKED = "unparked"
     """People replied: the work deadline moved on by the time the run waited (`guards.parking`)."""
     STOPPED = "stopped"

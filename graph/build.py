@@ -79,7 +79,7 @@ def after_guard(state: State) -> list[Send] | Literal["choose", "handover"]:
         return child_tasks(state, decision["tasks"])
     if outcome in WAITING:
         return to_people(state)
-    if outcome in (Outcome.REFUSED, Outcome.ANSWERED):
+    if outcome in (Outcome.REFUSED, Outcome.ANSWERED, Outcome.ASKED):
         return "choose"
     return "handover"
 

@@ -33,6 +33,7 @@ from graph.runner import (
     lanes_of,
     outcome,
     reading_graph,
+    save_answer,
     start,
     waiting,
 )
@@ -211,6 +212,11 @@ def resume(
         else None
     )
     try:
+        if reply is not None and interaction is not None:
+            saved = save_answer(thread_id, chosen_db(db), interaction, reply)
+            if saved is not None:  # an open question: the run adopts the answer at its next turn
+                typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
+                return
         result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
     except RunError as exc:
         fail(exc.code, str(exc))

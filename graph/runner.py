@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from graph.lanes import Lane, child_lanes
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
 from graph.render import interaction_summary
 from graph.retention import thread_ids
+from guards.refusals import Refusal
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
@@ -39,6 +41,7 @@ from nodes.integrity import (
     out_of_step,
     unsealed_fields,
 )
+from nodes.questions import save_reply
 from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -222,6 +225,28 @@ def resume(
         elif is_unfinished(snapshot):
             carry_on(graph, config, thread_id, on_event)
         return outcome(graph, config)
+
+
+def save_answer(
+    thread_id: str, db: str, interaction_id: str, make_reply: Reply
+) -> dict[str, Any] | None:
+    """A reply to one of the run's open (non-blocking) questions, saved for the run to adopt at its
+    next turn, without its lease (the run may be advancing elsewhere); None when `interaction_id`
+    is not an open question of the run."""
+    with reading_graph(db) as graph:
+        values = graph.get_state(_config(thread_id)).values
+        question = next((q for q in values.get("open_questions") or () if q["interaction_id"] == interaction_id), None)  # fmt: skip
+        if question is None:
+            return None
+        try:
+            body = {**make_reply(question["kind"]), "interaction_id": interaction_id}
+        except InteractionError as exc:
+            raise RunError(2, str(exc)) from None
+        scope = child_scope(thread_id, question["lane"]) if question.get("lane") else thread_id
+        saved = save_reply(graph.store, scope, question, body, time.time())
+    if isinstance(saved, Refusal):
+        raise RunError(2, f"the reply is refused: {saved.detail}")
+    return saved
 
 
 def has_run(snapshot: StateSnapshot) -> bool:

@@ -91,6 +91,8 @@ class WarrantState(TypedDict, total=False):
     time the run was parked waiting for people (`guards.parking`): past it, the guard ends the run."""
     parked_s: float
     """Seconds the run has waited for people, in all."""
+    open_questions: list[dict[str, Any]]
+    """Non-blocking questions not yet answered (`nodes.questions`); few, and replaced whole."""
     turn: int
     """Chooser turns taken so far."""
     proposal: Proposal

@@ -74,6 +74,8 @@ class StopMessage(_Strict):
 class AskUserMessage(_Strict):
     kind: Literal["ask_user"]
     question: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    blocking: bool = True
+    """False: the run goes on, and adopts the answer at its next turn after it arrives."""
 
 
 MAX_TASKS = 16

@@ -165,7 +165,9 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         if _questions_left(ctx) <= 0:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
-        return Decision(Outcome.ASK, question=message.question)
+        return Decision(
+            Outcome.ASK if message.blocking else Outcome.ASKED, question=message.question
+        )
     if not isinstance(message, StopMessage):  # the document's schema admits no other message
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
     refusals: tuple[Refusal, ...] = ()

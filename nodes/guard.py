@@ -35,6 +35,7 @@ from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
 from nodes.integrity import run_scope, sealed_payload, thread_and_lane
 from nodes.model import ACTOR as MODEL_ACTOR
+from nodes.questions import adopted
 from nodes.record import (
     cursor_of,
     executed_signatures,
@@ -54,8 +55,13 @@ def guard(
     at = now(runtime)
     scope = run_scope()
     looked_up = _Lookups(runtime.store, scope, cursor_of(state))
-    if state.get("pending"):
-        return _resolve(state, scope, at, looked_up)
+    update = _resolve(state, scope, at, looked_up) if state.get("pending") else _decided(state, scope, at, looked_up)  # fmt: skip
+    answers = looked_up.cursor["answers"] + sum(item["ref"].startswith(ANSWER) for item in update.get("evidence", ()))  # fmt: skip
+    return _with_answers_adopted(update, state, runtime.store, scope, answers, at)
+
+
+def _decided(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
+    """The proposal decided and recorded."""
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
@@ -65,6 +71,26 @@ def guard(
         decide(raw, context_for(state, decided_at, looked_up)), state
     )
     return record(decision, state, scope, at) | attempts
+
+
+def _with_answers_adopted(
+    update: dict[str, Any],
+    state: dict[str, Any],
+    store: BaseStore,
+    scope: str,
+    answers: int,
+    at: float,
+) -> dict[str, Any]:
+    """This step's update, with the answers saved for the run's open questions taken in."""
+    asking = {**state, "open_questions": update.get("open_questions", state.get("open_questions", []))}  # fmt: skip
+    taken = adopted(asking, store, scope, answers, at)
+    if not taken:
+        return update
+    return update | {
+        "evidence": [*update.get("evidence", ()), *taken["evidence"]],
+        "events": [*update.get("events", ()), *taken["events"]],
+        "open_questions": taken["open_questions"],
+    }
 
 
 def _count_model_failures(
@@ -318,7 +344,11 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = list(decision.hypotheses)
     interactions = _interactions(decision, calls, scope, turn, at, state["grant"])
-    if interactions:
+    if decision.outcome == Outcome.ASKED:
+        update["open_questions"] = [*state.get("open_questions", ()), *interactions]
+        update["questions_asked"] = state.get("questions_asked", 0) + 1
+        events += [event(EventKind.ASKED, turn, GUARD, at, interaction=interaction) for interaction in interactions]  # fmt: skip
+    elif interactions:
         update["pending"] = interactions
         events += [
             event(EventKind.INTERRUPTED, turn, GUARD, at, interaction=interaction)
@@ -349,13 +379,14 @@ def _interactions(
     }
     if lane:
         base["lane"] = lane
-    if decision.outcome == Outcome.ASK:
+    if decision.outcome in (Outcome.ASK, Outcome.ASKED):
         return [
             {
                 "interaction_id": interaction_id(scope, turn, InteractionKind.QUESTION.value),
                 "kind": InteractionKind.QUESTION.value,
                 **base,
                 "question": decision.question,
+                **({"blocking": False} if decision.outcome == Outcome.ASKED else {}),
             }
         ]
     return [

@@ -1,0 +1,67 @@
+"""Non-blocking questions: asked, and the run goes on; the answer is adopted when it has come.
+
+A chooser's `ask_user` with `"blocking": false` opens a question without an interrupt: the run
+keeps choosing. A person's reply is saved where the run finds it (the store, under the thread's
+`replies`, keyed by interaction id: written without the run's lease, so a busy run does not refuse
+it), and the run adopts it at its next guard step: the reply as saved (`replied`, with the time it
+was saved) and its adoption (`adopted`, with the ref it became) are two events, since a reply
+saved is not yet a reply the run has seen. An answer adopted is evidence `H…`, like a blocking one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from contract.codes import ANSWER, EventKind
+from guards.human import check_reply
+from guards.refusals import Refusal
+from nodes.context import event
+from nodes.evidence import answer_item
+from nodes.record import space, with_body_ref
+
+REPLIES = "replies"
+PERSON = "human"
+
+
+def save_reply(
+    store: BaseStore, scope: str, question: Mapping[str, Any], reply: object, at: float
+) -> dict[str, Any] | Refusal:
+    """The reply checked against its open question and saved for the run; or why not. A second
+    reply to the same question replaces the first until the run has adopted one."""
+    checked = check_reply(question, reply)
+    if isinstance(checked, Refusal):
+        return checked
+    store.put(space(scope, REPLIES), question["interaction_id"], {"reply": checked, "saved_at": at})
+    return checked
+
+
+def adopted(
+    state: Mapping[str, Any], store: BaseStore, scope: str, answers: int, at: float
+) -> dict[str, Any]:
+    """The state update adopting every saved reply to the run's open questions: evidence after
+    `answers` H refs, a `replied` and an `adopted` event each, the questions no longer open."""
+    open_questions = state.get("open_questions") or []
+    if not open_questions:
+        return {}
+    evidence, events, still_open = [], [], []
+    for question in open_questions:
+        saved = store.get(space(scope, REPLIES), question["interaction_id"])
+        if saved is None:
+            still_open.append(question)
+            continue
+        reply, ref = saved.value["reply"], f"{ANSWER}{answers + len(evidence) + 1}"
+        evidence.append(with_body_ref(answer_item(question, reply, ref)))
+        iid, turn = question["interaction_id"], state["turn"]
+        actor = f"{PERSON}:{reply['by']}" if "by" in reply else PERSON
+        saved_at = saved.value["saved_at"]
+        replied = event(EventKind.REPLIED, turn, actor, saved_at, interaction_id=iid, reply=reply)
+        events += [
+            replied,
+            event(EventKind.ADOPTED, turn, "guard", at, interaction_id=iid, ref=ref),
+        ]
+    if not evidence:
+        return {}
+    return {"evidence": evidence, "events": events, "open_questions": still_open}

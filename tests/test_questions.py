@@ -1,0 +1,83 @@
+"""Non-blocking questions: the run asks and goes on; a reply saved meanwhile is adopted at the
+run's next guard step, as a `replied` and an `adopted` event and evidence `H1`."""
+
+from __future__ import annotations
+
+import json
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from contract.codes import EventKind, Status
+from graph.build import compile_graph
+from graph.interactions import resume_command
+from nodes.questions import save_reply
+from tests.cli_process import warrant
+from tests.helpers import call, recorded, stop, write_manifest
+
+CONFIG = {"configurable": {"thread_id": "nb"}}
+ASK_ON = {"summary": "ask and go on", "message": {"kind": "ask_user", "question": "Which seed failed first?", "blocking": False}}  # fmt: skip
+SEARCH = call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR")
+CITING = stop("ok", hypotheses=[{"statement": "seed 7, per the tester", "refs": ["H1", "E1"]}])
+
+
+def gated(scenario_dir) -> str:
+    manifest = write_manifest(scenario_dir)
+    manifest.write_text(manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"'))  # fmt: skip
+    return str(manifest)
+
+
+def types(state: dict) -> list[str]:
+    return [event["type"] for event in state["events"]]
+
+
+def test_a_non_blocking_question_lets_the_run_go_on_and_is_adopted_after_its_reply(scenario_dir, action_file):  # fmt: skip
+    graph = compile_graph(InMemorySaver())
+    graph.invoke({"scenario": gated(scenario_dir), "chooser": action_file([ASK_ON, SEARCH, CITING])}, CONFIG, durability="sync")  # fmt: skip
+    state = recorded(graph, CONFIG)
+    [question] = state["open_questions"]
+    assert state["turn"] == 2  # it asked at turn 1 and went on to propose the call
+    assert question["blocking"] is False and types(state).count(EventKind.ASKED) == 1
+    assert EventKind.INTERRUPTED in types(state)  # only the approval waits
+    body = {"interaction_id": question["interaction_id"], "answer": "seed 7", "by": "alice"}
+    save_reply(graph.store, "nb", question, body, 1.0)
+    assert EventKind.REPLIED not in types(recorded(graph, CONFIG))  # saved, not yet adopted
+    command = resume_command(graph.get_state(CONFIG), lambda kind: {"decision": "approve"}, None)
+    graph.invoke(command, CONFIG, durability="sync")
+    state = recorded(graph, CONFIG)
+    assert state["status"] == Status.STOPPED and state["open_questions"] == []
+    assert {item["ref"]: item.get("by") for item in state["evidence"]} == {
+        "E1": None,
+        "H1": "alice",
+    }
+    replied, adopted = (e for e in state["events"] if e["type"] in (EventKind.REPLIED, EventKind.ADOPTED))  # fmt: skip
+    assert (replied["actor"], replied["time"][:19]) == ("human:alice", "1970-01-01T00:00:01")
+    assert adopted["payload"] == {"interaction_id": question["interaction_id"], "ref": "H1"}
+    assert state["handover"]["hypotheses"] == [{"statement": "seed 7, per the tester", "refs": ["H1", "E1"]}]  # fmt: skip
+
+
+def test_an_unanswered_open_question_leaves_the_run_to_finish(action_file):
+    graph = compile_graph(InMemorySaver())
+    graph.invoke({"scenario": "R42", "chooser": action_file([ASK_ON, stop("no answer needed")])}, CONFIG, durability="sync")  # fmt: skip
+    state = recorded(graph, CONFIG)
+    assert state["status"] == Status.STOPPED and len(state["open_questions"]) == 1
+    assert state["evidence"] == [] and state["questions_asked"] == 1
+
+
+def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(scenario_dir, tmp_path, action_file):  # fmt: skip
+    db = str(tmp_path / "w.sqlite")
+    chooser = action_file([ASK_ON, SEARCH, CITING])
+    waiting = warrant("run", gated(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "nbc", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    [approval] = json.loads(waiting.stdout)["pending"]
+    ledger = json.loads(warrant("events", "nbc", "--db", db, "--json", cwd=tmp_path).stdout)
+    [asked] = [e["payload"]["interaction"] for e in ledger if e["type"] == "asked"]
+    saved = warrant("resume", "nbc", "--interaction", asked["interaction_id"], "--answer", "seed 7", "--as", "alice", "--db", db, cwd=tmp_path)  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    assert saved.stdout.strip() == f"reply saved for {asked['interaction_id']}; the run takes it in at its next turn"  # fmt: skip
+    wrong = warrant("resume", "nbc", "--interaction", asked["interaction_id"], "--approve", "--db", db, cwd=tmp_path)  # fmt: skip
+    assert wrong.returncode == 2 and "is a question" in wrong.stderr
+    done = warrant("resume", "nbc", "--interaction", approval["interaction_id"], "--approve", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    handover = json.loads(done.stdout)
+    assert sorted(item["ref"] for item in handover["evidence"]) == ["E1", "H1"]
+    assert warrant("events", "nbc", "--db", db, "--verify", cwd=tmp_path).returncode == 0
