@@ -41,7 +41,8 @@ Reply with exactly one JSON object, an action document, and nothing else. Either
 with 1 to 4 independent calls, or
   {"summary": "...", "message": {"kind": "stop", "text": "...", "hypotheses": [{"statement": "...", "refs": ["E1"]}]}}
 or
-  {"summary": "...", "message": {"kind": "ask_user", "question": "..."}}.
+  {"summary": "...", "message": {"kind": "ask_user", "question": "...", "blocking": true}}
+("blocking": false asks and goes on: the answer becomes H… at a later turn, if it comes).
 
 Rules: use record ids exactly as the grant lists them; call ids are unique within the run; cite only
 evidence refs that exist (E… are tool observations, H… are people's answers); a hypothesis is not an
