@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from contract.codes import EventKind, InteractionKind
@@ -239,13 +240,22 @@ def _event_summary(event: Mapping[str, Any]) -> str:
             f"error: {payload['error']}" if payload["error"] else f"{payload['model']} · {spent}"
         )
         return f"attempt {payload['attempt']} · {outcome}"
-    if kind == EventKind.INTERRUPTED:
+    if kind in (EventKind.INTERRUPTED, EventKind.ASKED):
         interaction = payload["interaction"]
-        return f"{interaction['interaction_id']} · {interaction_summary(interaction)}"
-    if kind == EventKind.RESUMED:
+        going_on = " · the run goes on" if kind == EventKind.ASKED else ""
+        return f"{interaction['interaction_id']} · {interaction_summary(interaction)}{going_on}"
+    if kind in (EventKind.RESUMED, EventKind.REPLIED):
         reply = payload["reply"]
         said = reply.get("answer") or reply.get("decision")
-        return f"{payload['interaction_id']} · {str(said)[:100]}"
+        by = f" · by {reply['by']}" if reply.get("by") else ""
+        return f"{payload['interaction_id']} · {str(said)[:100]}{by}"
+    if kind == EventKind.ADOPTED:
+        return f"{payload['interaction_id']} → {payload['ref']}"
+    if kind == EventKind.UNPARKED:
+        moved = datetime.fromtimestamp(payload["deadline_at"], UTC).isoformat(timespec="seconds")
+        return f"waited {payload['parked_s']:.0f} s for people · work deadline now {moved}"
+    if kind == EventKind.EXPIRED:
+        return f"{payload['interaction_id']} · replied after its reply time; not used"
     if kind == EventKind.DELEGATED:
         task = payload["task"]
         budget = task["budget"]
