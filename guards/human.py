@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, 
 
 from contract.codes import InteractionKind
 from guards.action import storable_problem
+from guards.inbox_schema import from_decisions
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from tools.validation import USER_NAME, describe_validation_error, one_line
 
@@ -57,6 +58,13 @@ def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any]
             f"the reply names interaction {one_line(repr(named), 80)}, not the pending {expected}"
         )
         return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
+    if (
+        isinstance(reply, dict) and "decisions" in reply
+    ):  # Agent Inbox's shape (`guards.inbox_schema`)
+        converted = from_decisions(interaction, reply)
+        if isinstance(converted, str):
+            return Refusal(RefusalCode.MALFORMED_REPLY, HUMAN, converted)
+        reply = converted
     model = QuestionReply if interaction["kind"] == InteractionKind.QUESTION else ApprovalReply
     try:
         return model.model_validate(reply).model_dump(exclude_none=True)

@@ -15,6 +15,7 @@ from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
 from guards.human import approver_refusal, check_reply
+from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
 from nodes.context import WarrantContext, event, now
 from nodes.integrity import run_scope, sealed_payload
@@ -26,7 +27,7 @@ EXPIRED = {"expired": True}
 
 def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
-    reply = interrupt(interaction)
+    reply = interrupt({**interaction, **hitl_request(interaction)})
     checked = check_reply(interaction, reply)
     turn, at, iid = interaction["turn"], now(runtime), interaction["interaction_id"]
     if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used

@@ -202,3 +202,23 @@ def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(serve
     assert handover["status"] == "stopped"
     assert [child["lane"] for child in handover["children"]] == ["t1", "t2", "t3", "t4"]
     assert [item["lane"] for item in handover["evidence"]] == ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]  # fmt: skip
+
+
+def test_an_agent_inbox_shaped_interrupt_is_answered_with_its_decisions(server_url, tmp_path):
+    async def scenario():
+        client = get_client(url=server_url)
+        thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
+        value = pending["value"]
+        reply = {"interaction_id": value["interaction_id"], "decisions": [{"type": "respond", "message": "seed 7"}]}  # fmt: skip
+        await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: reply}})
+        return value, (await client.threads.get_state(thread_id))["values"]["handover"]
+
+    value, handover = asyncio.run(scenario())
+    assert value["action_requests"] == [{"name": "ask_user", "args": {"question": "Which seed failed first?"}, "description": "Which seed failed first?"}]  # fmt: skip
+    assert value["review_configs"] == [
+        {"action_name": "ask_user", "allowed_decisions": ["respond"]}
+    ]
+    assert (
+        handover["status"] == "stopped"
+        and handover["evidence"][0]["excerpt"][0]["text"] == "seed 7"
+    )
