@@ -146,3 +146,9 @@ class Handover(TypedDict, total=False):
     children: list[dict[str, Any]]
     """The handoffs of the children the run delegated to (`nodes.handoff`): their evidence refs,
     the lines they read, their unknowns, their statements (marked as theirs), status and spend."""
+    report: str
+    """A continuation's report: the first run's thread (a run's own report is its thread's)."""
+    revision: int
+    """1 for a run's own report; a continuation's is its parent's plus one."""
+    parent: str
+    """A continuation's parent thread; absent otherwise."""

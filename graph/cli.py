@@ -30,6 +30,7 @@ from graph.runner import (
     Outcome,
     RunError,
     admit_request,
+    continuation,
     lanes_of,
     outcome,
     reading_graph,
@@ -157,6 +158,39 @@ def run(
         fail(exc.code, str(exc))
     if record is not None:
         write_cassette(record, result.values.get("model_calls", []))
+    finish(result, json_output)
+
+
+@app.command("continue")
+def continue_run(
+    parent: ThreadArgument,
+    goal: Annotated[
+        str | None, typer.Option(help="The new run's goal (default: the parent's).")
+    ] = None,
+    chooser: Annotated[
+        str | None, typer.Option(help="The new run's chooser (default: the parent's).")
+    ] = None,
+    db: DbOption = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Thread id for the new run (default: generated).")
+    ] = None,
+    message_id: Annotated[
+        str | None, typer.Option(help="Idempotency key: a retry finds the same continuation.")
+    ] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Start a new run from a finished one: its evidence carried (nothing runs again), its late
+    answers, a fresh budget; its handover is the report's next revision."""  # fmt: skip
+    try:
+        if message_id is not None:
+            check_message_id(message_id)
+        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
+        result = start(request, chosen_db(db), progress(quiet))
+    except ValueError as exc:
+        fail(2, str(exc))
+    except RunError as exc:
+        fail(exc.code, str(exc))
     finish(result, json_output)
 
 

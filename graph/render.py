@@ -40,6 +40,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         f"**Goal:** {handover['goal']}",
         f"**Status:** {handover['status']} after {handover['turns']} of {budget['steps']} turns{_by_children(handover)}",
+        *_revision_lines(handover),
         "",
         f"> {handover['statement']}",
         "",
@@ -91,6 +92,8 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
         return _answer_markdown(item)
     args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
+    if carried := item.get("carried_from"):
+        via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"
     lines = [
         "",
         f"### {item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
@@ -129,11 +132,26 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
 def _answer_markdown(item: Mapping[str, Any]) -> list[str]:
     lines = [
         "",
-        f"### {item['ref']} · {_whose(item)} answer (not a verified observation)",
+        f"### {item['ref']} · {_whose(item)} answer (not a verified observation){_answer_origin(item)}",
         f"Question: {item['args']['question']}",
         "",
     ]
     return lines + [f"> {line['text']}" for line in item["excerpt"]]
+
+
+def _revision_lines(handover: Mapping[str, Any]) -> list[str]:
+    """A continuation's place in its report: which revision, continuing which run."""
+    if not handover.get("parent"):
+        return []
+    return [f"**Revision:** {handover['revision']} of report {handover['report']} (continues {handover['parent']})"]  # fmt: skip
+
+
+def _answer_origin(item: Mapping[str, Any]) -> str:
+    if late := item.get("late_for"):
+        return f" · a late answer to {late}'s question"
+    if carried := item.get("carried_from"):
+        return f" · carried from {carried['thread']} (its {carried['ref']})"
+    return ""
 
 
 def _whose(item: Mapping[str, Any]) -> str:

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -33,6 +33,7 @@ from nodes.choosers import ChooserError
 from nodes.choosers.route import Route
 from nodes.choosers.transport import probe
 from nodes.context import WarrantContext
+from nodes.continuation import NotContinuable, carried
 from nodes.handover import admitted_payload, build_handover, trusted_view
 from nodes.integrity import (
     TAMPERED,
@@ -92,13 +93,16 @@ class RunRequest:
     chooser: str
     thread_id: str
     message_id: str | None
+    parent: str | None = None
+    """The finished run this one continues (`warrant continue`)."""
 
     @property
     def digest(self) -> str:
-        return request_digest(self.reference, self.goal, self.chooser)
+        return request_digest(self.reference, self.goal, self.chooser, self.parent)
 
     def as_input(self) -> dict[str, Any]:
         run_input = {"scenario": self.reference, "goal": self.goal, "chooser": self.chooser}
+        run_input |= {"parent": self.parent} if self.parent else {}
         return run_input | ({"message_id": self.message_id} if self.message_id else {})
 
 
@@ -130,6 +134,28 @@ def admit_request(
         thread_id,
         message_id,
     )
+
+
+def continuation(
+    parent: str,
+    db: str,
+    goal: str | None,
+    chooser: str | None,
+    thread: str | None,
+    message_id: str | None,
+) -> RunRequest:
+    """The request continuing the finished run `parent`: its scenario, the goal and chooser given
+    or its own, a fresh budget; bad input raises `RunError(2)`."""
+    with reading_graph(db) as graph:
+        values = graph.get_state(_config(parent)).values
+        if not has_run_values(values):
+            raise RunError(2, f"no run with thread id {parent!r} in {db}")
+        try:
+            carried(graph.store, parent)
+        except NotContinuable as exc:
+            raise RunError(2, f"{exc}; resume it instead (`warrant resume {parent}`)") from None
+    request = admit_request(values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id)  # fmt: skip
+    return replace(request, parent=parent)
 
 
 @contextmanager
@@ -252,7 +278,11 @@ def save_answer(
 def has_run(snapshot: StateSnapshot) -> bool:
     """The thread holds a run's input (a worker killed while saving its first checkpoint leaves
     only the empty values of the list channels: no run, and the same request starts it)."""
-    return "scenario" in snapshot.values
+    return has_run_values(snapshot.values)
+
+
+def has_run_values(values: dict[str, Any]) -> bool:
+    return "scenario" in values
 
 
 def is_unfinished(snapshot: StateSnapshot) -> bool:

@@ -46,6 +46,8 @@ class RunInput(TypedDict):
     """`scripted` (default) or `file:PATH`, as on the command line."""
     message_id: NotRequired[str]
     """The client's message id; a retry with the same id and body finds this run."""
+    parent: NotRequired[str]
+    """A finished run's thread to continue (`nodes.continuation`): its evidence carried in."""
 
 
 class ChildInput(TypedDict):
@@ -91,6 +93,12 @@ class WarrantState(TypedDict, total=False):
     time the run was parked waiting for people (`guards.parking`): past it, the guard ends the run."""
     parked_s: float
     """Seconds the run has waited for people, in all."""
+    parent: str
+    """For a continuation (`warrant continue`): the thread of the finished run it continues."""
+    report: str
+    """The report this run's handover is a revision of: the first run's thread."""
+    revision: int
+    """This run's handover's revision of the report: 1, or its parent's plus one."""
     open_questions: list[dict[str, Any]]
     """Non-blocking questions not yet answered (`nodes.questions`); few, and replaced whole."""
     turn: int

@@ -21,6 +21,7 @@ from nodes.choosers import admit_spec
 from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now
+from nodes.continuation import carried
 from nodes.integrity import run_scope
 from nodes.record import event_at
 from tools.records import Scenario, load_scenario
@@ -137,9 +138,10 @@ def admit_child(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict
     }
 
 
-def request_digest(scenario: str, goal: str, chooser: str) -> str:
+def request_digest(scenario: str, goal: str, chooser: str, parent: str | None = None) -> str:
     """The sha256 of a run request's body as admitted; a reused message id must match it."""
-    body = json.dumps({"scenario": scenario, "goal": goal, "chooser": chooser}, sort_keys=True)
+    fields = {"scenario": scenario, "goal": goal, "chooser": chooser}
+    body = json.dumps(fields | ({"parent": parent} if parent else {}), sort_keys=True)
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -154,15 +156,21 @@ def admit(
     pinned = admission(reference, goal, chooser, extra, served)
     grant = pinned["grant"]
     at = now(runtime)
+    parent = state.get("parent")
+    continued = {"parent": parent, **carried(runtime.store, parent)} if parent else {}
     admitted = admitted_event(
         grant, pinned["goal"], pinned["chooser"], at,
         reference=reference, message_id=state.get("message_id"),
+        **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )  # fmt: skip
-    given = {name: state[name] for name in ("scenario", "message_id") if name in state}
+    given = {name: state[name] for name in ("scenario", "message_id", "parent") if name in state}
     return {
         **given,
         **pinned,
-        "request_sha256": request_digest(state["scenario"], pinned["goal"], pinned["chooser"]),
+        **continued,
+        "request_sha256": request_digest(
+            state["scenario"], pinned["goal"], pinned["chooser"], parent
+        ),
         "admitted_at": at,
         "deadline_at": admitted_deadline(at, grant["budget"]),
         "turn": 0,
@@ -189,7 +197,9 @@ def admitted_event(
 def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
     """The run input's scenario, goal and chooser, each a string if given; else a ValueError
     naming the field (the server passes JSON through as it came)."""
-    fields = {name: state.get(name) for name in ("scenario", "goal", "chooser", "message_id")}
+    fields = {
+        name: state.get(name) for name in ("scenario", "goal", "chooser", "message_id", "parent")
+    }
     if not isinstance(fields["scenario"], str) or not fields["scenario"].strip():
         raise ValueError(
             "the run input needs scenario: a built-in id or a manifest path (a string)"

@@ -71,6 +71,8 @@ def handover(
             at,
             evidence=len(report["evidence"]),
             refusals=len(report["refusals"]),
+            revision=report["revision"],
+            **({"report": report["report"]} if "report" in report else {}),
             **({"end_hooks": observed} if observed else {}),
         ),
     ]
@@ -162,4 +164,6 @@ def build_handover(
         "hypotheses": state.get("hypotheses", []),
         "chooser_stop_text": state.get("stop_text", ""),
         **({"children": unsealed(children)} if children else {}),
+        "revision": state.get("revision", 1),
+        **({"parent": state["parent"], "report": state["report"]} if state.get("parent") else {}),
     }

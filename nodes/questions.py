@@ -34,7 +34,8 @@ def save_reply(
     checked = check_reply(question, reply)
     if isinstance(checked, Refusal):
         return checked
-    store.put(space(scope, REPLIES), question["interaction_id"], {"reply": checked, "saved_at": at})
+    saved = {"reply": checked, "saved_at": at, "question": dict(question)}
+    store.put(space(scope, REPLIES), question["interaction_id"], saved, index=False)
     return checked
 
 

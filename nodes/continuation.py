@@ -1,0 +1,88 @@
+"""Continue: a new run linked to a finished one (its parent), with a fresh budget from the manifest.
+
+The new run starts from what its parent established, without running anything again: the parent's
+receipts, read from the store and kept only where the parent's seal holds, are carried in as the
+new run's first evidence (same refs, `carried_from` naming the parent's), and the answers people
+saved for questions the parent left open (late answers) follow as `H…`. The parent must have
+ended (its ledger's last event is its handover). Its report goes on: the new run's handover is the
+next revision of the same report (`report`, `revision`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from contract.codes import ANSWER, OBSERVATION, EventKind
+from nodes.evidence import answer_item
+from nodes.questions import REPLIES
+from nodes.record import EVENTS, EVIDENCE, position, sealed_or_not, space, with_body_ref
+
+_BATCH = 64
+
+
+class NotContinuable(ValueError):
+    """The parent named is not a finished run in this store."""
+
+
+def carried(store: BaseStore, parent: str) -> dict[str, Any]:
+    """What a continuation of `parent` starts with: `evidence` (the parent's receipts, then its
+    late answers, numbered for the new run), `report` and `revision` (the parent's plus one)."""
+    ledger = _probed(store, parent, EVENTS, position)
+    if not ledger or ledger[-1].get("type") != EventKind.HANDOVER:
+        raise NotContinuable(f"thread {parent!r} has no finished run to continue")
+    ended = ledger[-1]["payload"]
+    receipts = [_carried(item, parent) for item in _receipts(store, parent)]
+    answered = {item["call_id"] for item in receipts if item["ref"].startswith(ANSWER)}
+    late = [
+        _late(saved, f"{ANSWER}{len(answered) + n}", parent)
+        for n, saved in enumerate(_late_answers(store, parent, answered), 1)
+    ]
+    return {
+        "evidence": receipts + late,
+        "report": ended.get("report") or parent,
+        "revision": int(ended.get("revision") or 1) + 1,
+    }
+
+
+def _receipts(store: BaseStore, parent: str) -> list[dict[str, Any]]:
+    """The parent's receipts, E refs then H refs, where the parent's seal holds."""
+    found: list[dict[str, Any]] = []
+    for prefix in (OBSERVATION, ANSWER):
+        items = _probed(store, parent, EVIDENCE, lambda n, p=prefix: f"{p}{n}")
+        found += sealed_or_not(items, parent, EVIDENCE)[0]
+    return found
+
+
+def _late(saved: dict[str, Any], ref: str, parent: str) -> dict[str, Any]:
+    return with_body_ref(answer_item(saved["question"], saved["reply"], ref)) | {"late_for": parent}
+
+
+def _carried(item: dict[str, Any], parent: str) -> dict[str, Any]:
+    kept = {key: value for key, value in item.items() if key != "seal"}
+    return kept | {"carried_from": {"thread": parent, "ref": item["ref"]}}
+
+
+def _late_answers(store: BaseStore, parent: str, adopted: set[str]) -> list[dict[str, Any]]:
+    """Replies saved for questions the parent left open (`nodes.questions`) and never adopted,
+    oldest first."""
+    saved = [item.value for item in store.search(space(parent, REPLIES), limit=100)]
+    late = [
+        value
+        for value in saved
+        if isinstance(value.get("question"), dict)
+        and value["question"].get("interaction_id") not in adopted
+    ]
+    return sorted(late, key=lambda value: value["saved_at"])
+
+
+def _probed(store: BaseStore, scope: str, kind: str, key: Any) -> list[dict[str, Any]]:
+    """The items `key(1)`, `key(2)`, … of a finished run, until the first missing."""
+    found: list[dict[str, Any]] = []
+    while True:
+        batch = [store.get(space(scope, kind), key(n)) for n in range(len(found) + 1, len(found) + _BATCH + 1)]  # fmt: skip
+        for item in batch:
+            if item is None:
+                return found
+            found.append(item.value)

@@ -1,0 +1,77 @@
+"""Late answers and Continue: an answer to a finished run's open question is kept; `warrant
+continue` starts a new run linked to its parent, the parent's evidence carried (nothing runs
+again), the late answer as evidence, a fresh budget, the report's next revision."""
+
+from __future__ import annotations
+
+import json
+
+from tests.cli_process import warrant
+from tests.helpers import call, stop
+
+ASK_ON = {"summary": "ask and go on", "message": {"kind": "ask_user", "question": "Did u_rst_ctrl change?", "blocking": False}}  # fmt: skip
+SEARCH = call("c1", "searchlogs", path="lab/runs/R42/reset_smoke.log", query="RST_CHK")
+AGAIN = call("c9", "searchlogs", path="lab/runs/R42/reset_smoke.log", query="RST_CHK")
+CITING = stop("handed over", hypotheses=[{"statement": "per the tester, and the log", "refs": ["H1", "E1"]}])  # fmt: skip
+
+
+def _carried_ref(item: dict) -> str | None:
+    return (item.get("carried_from") or {}).get("ref")
+
+
+def ledger(thread: str, db: str, cwd) -> list[dict]:
+    return json.loads(warrant("events", thread, "--db", db, "--json", cwd=cwd).stdout)
+
+
+def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, action_file):
+    db = str(tmp_path / "w.sqlite")
+    parent = warrant("run", "R42", "--chooser", action_file([ASK_ON, SEARCH, stop("done")]), "--db", db, "--thread", "P", "-q", cwd=tmp_path)  # fmt: skip
+    assert parent.returncode == 0, parent.stderr
+    [asked] = [
+        e["payload"]["interaction"] for e in ledger("P", db, tmp_path) if e["type"] == "asked"
+    ]
+    late = warrant("resume", "P", "--interaction", asked["interaction_id"], "--answer", "yes, in R41", "--as", "alice", "--db", db, cwd=tmp_path)  # fmt: skip
+    assert late.returncode == 0 and "reply saved" in late.stdout
+    chooser = action_file([AGAIN, CITING])  # the same file, rewritten: the parent has ended
+    args = (
+        "continue",
+        "P",
+        "--chooser",
+        chooser,
+        "--db",
+        db,
+        "--message-id",
+        "cont-1",
+        "--json",
+        "-q",
+    )
+    first = warrant(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    handover = json.loads(first.stdout)
+    assert (handover["parent"], handover["report"], handover["revision"]) == ("P", "P", 2)
+    origins = [(item["ref"], _carried_ref(item), item.get("late_for")) for item in handover["evidence"]]  # fmt: skip
+    assert origins == [("E1", "E1", None), ("H1", None, "P")]
+    assert handover["evidence"][1]["by"] == "alice"
+    assert [r["code"] for r in handover["refusals"]] == ["repeated_request"]  # c9 is c1 again
+    assert handover["hypotheses"] == [{"statement": "per the tester, and the log", "refs": ["H1", "E1"]}]  # fmt: skip
+    child = handover["thread_id"]
+    events = ledger(child, db, tmp_path)
+    assert events[0]["payload"]["parent"] == "P" and events[0]["payload"]["revision"] == 2
+    assert not [e for e in events if e["type"] == "executed"]  # nothing ran again
+    again = warrant(*args, cwd=tmp_path)  # a retried send finds the same continuation
+    assert again.returncode == 0 and json.loads(again.stdout)["thread_id"] == child
+    assert warrant("events", child, "--db", db, "--verify", cwd=tmp_path).returncode == 0
+
+
+def test_only_a_finished_run_can_be_continued(tmp_path, action_file):
+    db = str(tmp_path / "w.sqlite")
+    ask = {"summary": "q", "message": {"kind": "ask_user", "question": "Which seed?"}}
+    waiting = warrant("run", "R42", "--chooser", action_file([ask, stop()]), "--db", db, "--thread", "W", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3
+    refused = warrant("continue", "W", "--db", db, cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "error: thread 'W' has no finished run to continue; resume it instead (`warrant resume W`)"
+    ]
+    nothing = warrant("continue", "nope", "--db", db, cwd=tmp_path)
+    assert nothing.returncode == 2 and "no run with thread id 'nope'" in nothing.stderr
