@@ -42,8 +42,8 @@ from nodes.integrity import (
     out_of_step,
     unsealed_fields,
 )
-from nodes.questions import save_reply
-from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not
+from nodes.questions import REPLIES, save_reply
+from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not, space
 
 OnEvent = Callable[[dict[str, Any]], None]
 Reply = Callable[[str], dict[str, Any]]
@@ -404,15 +404,23 @@ def waiting(db: str, at: float) -> list[dict[str, Any]]:
     with reading_graph(db) as graph:
         for thread_id in thread_ids(graph.checkpointer):
             result = outcome(graph, _config(thread_id))
-            for interaction in result.pending:
+            answered = _saved_answers(graph.store, thread_id)
+            open_questions = [q for q in result.values.get("open_questions") or () if q["interaction_id"] not in answered]  # fmt: skip
+            for interaction in [*result.pending, *open_questions]:
+                going_on = " (the run goes on)" if interaction.get("blocking") is False else ""
                 rows.append({
                     "scenario": result.values.get("grant", {}).get("id", "?"),
                     "thread": thread_id,
                     "turn": interaction["turn"],
                     "interaction_id": interaction["interaction_id"],
                     "kind": interaction["kind"],
-                    "summary": interaction_summary(interaction),
+                    "summary": interaction_summary(interaction) + going_on,
                     "age_s": max(0.0, at - interaction["asked_at"]),
                     "interaction": interaction,
                 })  # fmt: skip
     return sorted(rows, key=lambda row: -row["age_s"])
+
+
+def _saved_answers(store: Any, thread_id: str) -> set[str]:
+    """The open questions of a run that already have a saved reply (`nodes.questions`)."""
+    return {item.key for item in store.search(space(thread_id, REPLIES), limit=100)}

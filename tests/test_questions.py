@@ -71,7 +71,11 @@ def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(scenario_di
     [approval] = json.loads(waiting.stdout)["pending"]
     ledger = json.loads(warrant("events", "nbc", "--db", db, "--json", cwd=tmp_path).stdout)
     [asked] = [e["payload"]["interaction"] for e in ledger if e["type"] == "asked"]
+    listed = json.loads(warrant("inbox", "--db", db, "--json", cwd=tmp_path).stdout)
+    assert {row["interaction_id"] for row in listed} == {asked["interaction_id"], approval["interaction_id"]}  # fmt: skip
     saved = warrant("resume", "nbc", "--interaction", asked["interaction_id"], "--answer", "seed 7", "--as", "alice", "--db", db, cwd=tmp_path)  # fmt: skip
+    listed = json.loads(warrant("inbox", "--db", db, "--json", cwd=tmp_path).stdout)
+    assert [row["interaction_id"] for row in listed] == [approval["interaction_id"]]  # answered
     assert saved.returncode == 0, saved.stderr
     assert saved.stdout.strip() == f"reply saved for {asked['interaction_id']}; the run takes it in at its next turn"  # fmt: skip
     wrong = warrant("resume", "nbc", "--interaction", asked["interaction_id"], "--approve", "--db", db, cwd=tmp_path)  # fmt: skip
