@@ -42,6 +42,7 @@ from graph.runner import resume as resume_run
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.choosers.cassette import write_cassette
+from nodes.continuation import revision_thread
 from tools.draft import draft_manifest
 from tools.records import load_scenario
 from tools.validation import USER_NAME
@@ -270,8 +271,22 @@ def stored_outcome(thread_id: str, db: str | None) -> Outcome:
 
 
 @app.command()
-def show(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption = False) -> None:
-    """Print a run's handover (or the handover so far, when it waits for a person)."""
+def show(
+    thread_id: ThreadArgument,
+    revision: Annotated[
+        int | None,
+        typer.Option(
+            "--rev",
+            min=1,
+            help="A revision of the run's report (1: the first run's; continuations add one each).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Print a run's handover (or the handover so far, when it waits for a person)."""  # fmt: skip
+    if revision is not None:
+        thread_id = revision_of(thread_id, revision, db)
     result = stored_outcome(thread_id, db)
     if "handover" not in result.values and not result.pending:
         fail(
@@ -279,6 +294,20 @@ def show(thread_id: ThreadArgument, db: DbOption = None, json_output: JsonOption
             f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
         )
     finish(result, json_output, waiting_code=0)
+
+
+def revision_of(thread_id: str, revision: int, db: str | None) -> str:
+    """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
+    values = stored_outcome(thread_id, db).values
+    report = values.get("report") or thread_id
+    try:
+        with reading_graph(chosen_db(db)) as graph:
+            found = revision_thread(graph.store, report, revision)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if found is None:
+        fail(2, f"report {escaped(report)!r} has no revision {revision}")
+    return found
 
 
 @app.command()

@@ -20,6 +20,9 @@ from nodes.questions import REPLIES
 from nodes.record import EVENTS, EVIDENCE, position, sealed_or_not, space, with_body_ref
 
 _BATCH = 64
+REVISIONS = "revisions"
+"""A report's index: revision number → the thread whose handover it is (revision 1: the report's
+own thread)."""
 
 
 class NotContinuable(ValueError):
@@ -86,3 +89,17 @@ def _probed(store: BaseStore, scope: str, kind: str, key: Any) -> list[dict[str,
             if item is None:
                 return found
             found.append(item.value)
+
+
+def publish_revision(store: BaseStore, report: str, revision: int, thread: str) -> None:
+    """Revision `revision` of `report` is `thread`'s handover (written again, alike, on a re-run)."""
+    store.put(space(report, REVISIONS), str(revision), {"thread": thread}, index=False)
+
+
+def revision_thread(store: BaseStore, report: str, revision: int) -> str | None:
+    """The thread whose handover is revision `revision` of `report`; None if there is none."""
+    if revision == 1:
+        return report
+    found = store.get(space(report, REVISIONS), str(revision))
+    thread = found.value.get("thread") if found is not None else None
+    return thread if isinstance(thread, str) else None

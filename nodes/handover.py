@@ -19,6 +19,7 @@ from guards.hooks import end_outcomes, scenario_hooks
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now
+from nodes.continuation import publish_revision
 from nodes.integrity import (
     TAMPERED,
     out_of_step,
@@ -76,6 +77,8 @@ def handover(
             **({"end_hooks": observed} if observed else {}),
         ),
     ]
+    if "report" in report and status != TAMPERED:  # a continuation: its report's next revision
+        publish_revision(runtime.store, report["report"], report["revision"], thread)
     return {**recorded, "status": status, "handover": report, "events": events}
 
 

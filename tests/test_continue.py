@@ -61,6 +61,13 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
     again = warrant(*args, cwd=tmp_path)  # a retried send finds the same continuation
     assert again.returncode == 0 and json.loads(again.stdout)["thread_id"] == child
     assert warrant("events", child, "--db", db, "--verify", cwd=tmp_path).returncode == 0
+    # the report's revisions, from either run
+    for thread, revision, shown in (("P", 2, child), ("P", 1, "P"), (child, 1, "P"), (child, 2, child)):  # fmt: skip
+        found = warrant("show", thread, "--rev", str(revision), "--db", db, "--json", cwd=tmp_path)
+        assert found.returncode == 0 and json.loads(found.stdout)["thread_id"] == shown
+    missing = warrant("show", "P", "--rev", "3", "--db", db, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "error: report 'P' has no revision 3"
 
 
 def test_only_a_finished_run_can_be_continued(tmp_path, action_file):
