@@ -32,10 +32,10 @@ from graph.runner import (
     admit_request,
     continuation,
     lanes_of,
-    outcome,
     reading_graph,
     save_answer,
     start,
+    stored_run,
     waiting,
 )
 from graph.runner import resume as resume_run
@@ -259,15 +259,10 @@ def resume(
 
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:
-    store = chosen_db(db)
     try:
-        with reading_graph(store) as graph:
-            result = outcome(graph, {"configurable": {"thread_id": thread_id}})
+        return stored_run(chosen_db(db), thread_id)
     except RunError as exc:
         fail(exc.code, str(exc))
-    if "scenario" not in result.values:
-        fail(2, f"no run with thread id {thread_id!r} in {store}")
-    return result
 
 
 @app.command()
@@ -296,6 +291,16 @@ def show(
     finish(result, json_output, waiting_code=0)
 
 
+def serve_inbox(db: str, port: int) -> None:
+    """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C."""
+    import uvicorn
+
+    from graph.web_inbox import inbox_app
+
+    typer.echo(f"inbox of {redact(db)} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
+    uvicorn.run(inbox_app(db, os_user()), host="127.0.0.1", port=port, log_level="warning")
+
+
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
     values = stored_outcome(thread_id, db).values
@@ -311,8 +316,23 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
 
 
 @app.command()
-def inbox(db: DbOption = None, json_output: JsonOption = False) -> None:
-    """List the interactions waiting for a person, across runs."""
+def inbox(
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="Serve the inbox as a web page on 127.0.0.1 to answer from a browser."
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="The web inbox's port.")
+    ] = 8731,
+) -> None:
+    """List the interactions waiting for a person, across runs."""  # fmt: skip
+    if serve:
+        serve_inbox(chosen_db(db), port)
+        return
     try:
         rows = waiting(chosen_db(db), time.time())
     except RunError as exc:

@@ -398,6 +398,15 @@ def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
+def stored_run(db: str, thread_id: str) -> Outcome:
+    """Where a stored run stands; no run on that thread is `RunError(2)`."""
+    with reading_graph(db) as graph:
+        result = outcome(graph, _config(thread_id))
+    if not has_run_values(result.values):
+        raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
+    return result
+
+
 def waiting(db: str, at: float) -> list[dict[str, Any]]:
     """Every interaction waiting for a person in the store, oldest first."""
     rows = []

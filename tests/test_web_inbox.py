@@ -1,0 +1,111 @@
+"""The web inbox (`warrant inbox --serve`) driven end to end in Debian's Chromium through
+Playwright: a question answered, an approval edited to a record outside the grant and refused by
+the guard, a post without the inbox's token refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli_process import warrant
+from tests.langgraph_server import free_port, wait_until_up
+
+pytestmark = pytest.mark.slow  # a real server process and a real browser
+
+CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
+SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
+"""A folder to keep the screenshots in (the README's are made so); else the test's own folder."""
+WARRANT = str(Path(sys.executable).with_name("warrant"))
+HOSTILE = '{"path": "lab/protected/design.txt", "section": "reset"}'
+
+
+@pytest.fixture
+def inbox(tmp_path) -> Iterator[tuple[str, str]]:
+    """Two runs waiting (a question, an approval) and the inbox serving their database."""
+    db = str(tmp_path / "w.sqlite")
+    asked = warrant("run", "R42", "--chooser", "file:lab/choosers/r42_ask.jsonl", "--thread", "R42-ask", "--db", db, "-q", cwd=Path.cwd())  # fmt: skip
+    gated = warrant("run", "R42-gated", "--thread", "R42-gate", "--db", db, "-q", cwd=Path.cwd())
+    assert (asked.returncode, gated.returncode) == (3, 3), asked.stderr + gated.stderr
+    port = free_port()
+    server = subprocess.Popen([WARRANT, "inbox", "--serve", "--port", str(port), "--db", db], start_new_session=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, server)
+        yield url, db
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
+
+
+def pending(db: str) -> dict[str, dict]:
+    rows = json.loads(warrant("inbox", "--db", db, "--json", cwd=Path.cwd()).stdout)
+    return {row["thread"]: row for row in rows}
+
+
+def shot(page, name: str, folder: Path) -> None:
+    page.screenshot(path=str(Path(SHOTS or folder) / name), full_page=True)
+
+
+def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    url, db = inbox
+    waiting = pending(db)
+    question, approval = waiting["R42-ask"]["interaction_id"], waiting["R42-gate"]["interaction_id"]
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"no Chromium at {CHROMIUM}: apt-get install chromium (or set WARRANT_CHROMIUM)"
+        )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+        )  # fmt: skip
+        page = browser.new_page(viewport={"width": 1100, "height": 900})
+        page.goto(url)
+        assert page.locator(f"#{question} h2").inner_text() == "question: Did u_rst_ctrl change between R41 and R42?"  # fmt: skip
+        assert page.locator(f"#{approval} h2").inner_text().startswith("approve call c2 readspec")
+        shot(page, "inbox.png", tmp_path)
+
+        page.locator(f"#{question} textarea[name=answer]").fill("Yes: the synchronizer gained a stage in R41.")  # fmt: skip
+        page.locator(f"#{question} input[name=as]").fill("alice")
+        page.locator(f"#{question} button[value=answer]").click()
+        page.wait_for_url(f"{url}/runs/R42-ask")
+        handover = page.locator("#handover").inner_text()
+        assert "### H1 · alice's answer (not a verified observation)" in handover
+        assert "> Yes: the synchronizer gained a stage in R41." in handover
+        assert page.locator("h1").inner_text() == "Run R42-ask · stopped"
+        shot(page, "handover.png", tmp_path)
+
+        page.goto(url)
+        page.locator(f"#{approval} textarea[name=args]").fill(HOSTILE)
+        page.locator(f"#{approval} button[value=edit]").click()
+        page.wait_for_url(f"{url}/runs/R42-gate")
+        handover = page.locator("#handover").inner_text()
+        assert "`unapproved_record` · owner tool:readspec · call c2 `readspec`: 'lab/protected/design.txt' is not an approved record" in handover  # fmt: skip
+        assert "design.txt" not in "".join(line for line in handover.splitlines() if line.startswith("### E"))  # fmt: skip
+        page.goto(url)
+        assert page.locator("#empty").inner_text() == "Nothing is waiting for a person."
+        browser.close()
+    assert pending(db) == {}
+
+
+def test_a_reply_posted_without_the_inbox_token_is_refused(inbox):
+    url, db = inbox
+    [row] = [row for row in pending(db).values() if row["thread"] == "R42-ask"]
+    form = urllib.parse.urlencode({"thread": "R42-ask", "interaction": row["interaction_id"], "action": "answer", "answer": "x"}).encode()  # fmt: skip
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/reply", data=form), timeout=10)
+    assert refused.value.code == 403
+    assert "R42-ask" in pending(db)  # nothing was answered
