@@ -24,6 +24,8 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import re
+import time
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -115,3 +117,28 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any
             raise _forbidden(f"the run's {part} is refused: {problem.replace('the document ', '')}", value)  # fmt: skip
     kwargs["durability"] = "sync"  # each step on disk before the next: no call runs twice unseen
     kwargs["checkpoint_during"] = True
+
+
+REPLY_KEY = re.compile(r"ix-[0-9a-f]{16}")
+
+
+@auth.on.store.put
+async def only_replies_to_open_questions(
+    ctx: Auth.types.AuthContext, value: dict[str, Any]
+) -> None:
+    """The one store write a client may make: a reply to a run's open (non-blocking) question,
+    under that run's `replies`, signed by the authenticated user and timed by the server; the run
+    checks it against its own question before adopting it (`nodes.questions`)."""
+    namespace, key, item = tuple(value.get("namespace") or ()), value.get("key"), value.get("value")  # fmt: skip
+    if len(namespace) != 4 or namespace[:2] != ("warrant", "runs") or namespace[3] != "replies":
+        raise _forbidden("store writes are refused, but for a reply under a run's replies", value)
+    if not isinstance(key, str) or not REPLY_KEY.fullmatch(key) or not isinstance(item, dict):
+        raise _forbidden("a reply is stored under its interaction id (ix-…) as an object", value)
+    reply = item.get("reply")
+    if not isinstance(reply, dict) or reply.get("interaction_id") != key or not isinstance(reply.get("answer"), str):  # fmt: skip
+        raise _forbidden('a reply is {"reply": {"interaction_id": …, "answer": "…"}}', value)
+    if problem := storable_problem(reply):
+        raise _forbidden(f"the reply is refused: {problem.replace('the document ', '')}", value)
+    signed = {"interaction_id": key, "answer": reply["answer"], "by": ctx.user.identity}
+    value["value"] = {"reply": signed, "saved_at": time.time()}
+    value["index"] = False

@@ -15,6 +15,8 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import ANSWER, OBSERVATION, EventKind
+from guards.human import check_reply
+from guards.refusals import Refusal
 from nodes.evidence import answer_item
 from nodes.questions import REPLIES
 from nodes.record import EVENTS, EVIDENCE, position, sealed_or_not, space, with_body_ref
@@ -38,9 +40,14 @@ def carried(store: BaseStore, parent: str) -> dict[str, Any]:
     ended = ledger[-1]["payload"]
     receipts = [_carried(item, parent) for item in _receipts(store, parent)]
     answered = {item["call_id"] for item in receipts if item["ref"].startswith(ANSWER)}
+    asked = {
+        event["payload"]["interaction"]["interaction_id"]: event["payload"]["interaction"]
+        for event in ledger
+        if event.get("type") == EventKind.ASKED
+    }
     late = [
-        _late(saved, f"{ANSWER}{len(answered) + n}", parent)
-        for n, saved in enumerate(_late_answers(store, parent, answered), 1)
+        _late(question, reply, f"{ANSWER}{len(answered) + n}", parent)
+        for n, (question, reply) in enumerate(_late_answers(store, parent, asked, answered), 1)
     ]
     return {
         "evidence": receipts + late,
@@ -58,8 +65,8 @@ def _receipts(store: BaseStore, parent: str) -> list[dict[str, Any]]:
     return found
 
 
-def _late(saved: dict[str, Any], ref: str, parent: str) -> dict[str, Any]:
-    return with_body_ref(answer_item(saved["question"], saved["reply"], ref)) | {"late_for": parent}
+def _late(question: dict[str, Any], reply: dict[str, Any], ref: str, parent: str) -> dict[str, Any]:
+    return with_body_ref(answer_item(question, reply, ref)) | {"late_for": parent}
 
 
 def _carried(item: dict[str, Any], parent: str) -> dict[str, Any]:
@@ -67,17 +74,20 @@ def _carried(item: dict[str, Any], parent: str) -> dict[str, Any]:
     return kept | {"carried_from": {"thread": parent, "ref": item["ref"]}}
 
 
-def _late_answers(store: BaseStore, parent: str, adopted: set[str]) -> list[dict[str, Any]]:
-    """Replies saved for questions the parent left open (`nodes.questions`) and never adopted,
-    oldest first."""
-    saved = [item.value for item in store.search(space(parent, REPLIES), limit=100)]
-    late = [
-        value
-        for value in saved
-        if isinstance(value.get("question"), dict)
-        and value["question"].get("interaction_id") not in adopted
-    ]
-    return sorted(late, key=lambda value: value["saved_at"])
+def _late_answers(
+    store: BaseStore, parent: str, asked: dict[str, dict[str, Any]], adopted: set[str]
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Replies saved for questions the parent's ledger shows it asked without waiting and never
+    adopted, each checked against that question (a saved reply is data), oldest first."""
+    found = []
+    for item in store.search(space(parent, REPLIES), limit=100):
+        question = asked.get(item.key)
+        if question is None or item.key in adopted:
+            continue
+        reply = check_reply(question, item.value.get("reply"))
+        if not isinstance(reply, Refusal):
+            found.append((item.value.get("saved_at", 0), question, reply))
+    return [(question, reply) for _, question, reply in sorted(found, key=lambda each: each[0])]
 
 
 def _probed(store: BaseStore, scope: str, kind: str, key: Any) -> list[dict[str, Any]]:

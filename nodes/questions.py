@@ -1,5 +1,9 @@
 """Non-blocking questions: asked, and the run goes on; the answer is adopted when it has come.
 
+(On the LangGraph server a client saves the reply with a store `put` under the run's `replies`,
+which the server's auth admits only in that shape, signed by the authenticated user; the run
+checks every saved reply against its own open question again before adopting it.)
+
 A chooser's `ask_user` with `"blocking": false` opens a question without an interrupt: the run
 keeps choosing. A person's reply is saved where the run finds it (the store, under the thread's
 `replies`, keyed by interaction id: written without the run's lease, so a busy run does not refuse
@@ -34,7 +38,7 @@ def save_reply(
     checked = check_reply(question, reply)
     if isinstance(checked, Refusal):
         return checked
-    saved = {"reply": checked, "saved_at": at, "question": dict(question)}
+    saved = {"reply": checked, "saved_at": at}
     store.put(space(scope, REPLIES), question["interaction_id"], saved, index=False)
     return checked
 
@@ -50,10 +54,11 @@ def adopted(
     evidence, events, still_open = [], [], []
     for question in open_questions:
         saved = store.get(space(scope, REPLIES), question["interaction_id"])
-        if saved is None:
-            still_open.append(question)
+        reply = check_reply(question, saved.value.get("reply")) if saved is not None else None
+        if saved is None or isinstance(reply, Refusal) or reply is None:
+            still_open.append(question)  # nothing usable saved: the question stays open
             continue
-        reply, ref = saved.value["reply"], f"{ANSWER}{answers + len(evidence) + 1}"
+        ref = f"{ANSWER}{answers + len(evidence) + 1}"
         evidence.append(with_body_ref(answer_item(question, reply, ref)))
         iid, turn = question["interaction_id"], state["turn"]
         actor = f"{PERSON}:{reply['by']}" if "by" in reply else PERSON

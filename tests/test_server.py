@@ -222,3 +222,32 @@ def test_an_agent_inbox_shaped_interrupt_is_answered_with_its_decisions(server_u
         handover["status"] == "stopped"
         and handover["evidence"][0]["excerpt"][0]["text"] == "seed 7"
     )
+
+
+ASK_ON = '{"summary": "q", "message": {"kind": "ask_user", "question": "Which seed failed first?", "blocking": false}}'  # fmt: skip
+CITE_H1 = '{"summary": "s", "message": {"kind": "stop", "text": "ok", "hypotheses": [{"statement": "per the tester", "refs": ["H1"]}]}}'  # fmt: skip
+
+
+def test_a_late_answer_saved_over_the_api_reaches_a_continuation(server_url, tmp_path):
+    client = get_sync_client(url=server_url)
+    asking, going_on = tmp_path / "ask_on.jsonl", tmp_path / "cite.jsonl"
+    asking.write_text(ASK_ON + "\n")
+    going_on.write_text(CITE_H1 + "\n")
+    parent = client.threads.create()["thread_id"]
+    client.runs.wait(parent, "triage", input={"scenario": "R42", "chooser": f"file:{asking}"})
+    [question] = client.threads.get_state(parent)["values"]["open_questions"]
+    namespace = ["warrant", "runs", parent, "replies"]
+    key = question["interaction_id"]
+    with pytest.raises(Exception, match="store writes are refused, but for a reply"):  # the runs' own
+        client.store.put_item(["warrant", "runs", parent, "evidence"], "E9", {"forged": True})
+    client.store.put_item(namespace, key, {"reply": {"interaction_id": key, "answer": "seed 7", "by": "mallory"}})  # fmt: skip
+    assert (
+        client.store.get_item(namespace, key)["value"]["reply"]["by"] == "client"
+    )  # the server's user
+    child = client.threads.create()["thread_id"]
+    client.runs.wait(child, "triage", input={"scenario": "R42", "chooser": f"file:{going_on}", "parent": parent})  # fmt: skip
+    handover = client.threads.get_state(child)["values"]["handover"]
+    assert (handover["parent"], handover["revision"]) == (parent, 2)
+    [late] = handover["evidence"]
+    assert (late["ref"], late["late_for"], late["by"]) == ("H1", parent, "client")
+    assert handover["hypotheses"] == [{"statement": "per the tester", "refs": ["H1"]}]
