@@ -238,7 +238,8 @@ def test_a_late_answer_saved_over_the_api_reaches_a_continuation(server_url, tmp
     [question] = client.threads.get_state(parent)["values"]["open_questions"]
     namespace = ["warrant", "runs", parent, "replies"]
     key = question["interaction_id"]
-    with pytest.raises(Exception, match="store writes are refused, but for a reply"):  # the runs' own
+    refused = "store writes are refused, but for a reply"  # the store is the runs' own
+    with pytest.raises(Exception, match=refused):
         client.store.put_item(["warrant", "runs", parent, "evidence"], "E9", {"forged": True})
     client.store.put_item(namespace, key, {"reply": {"interaction_id": key, "answer": "seed 7", "by": "mallory"}})  # fmt: skip
     assert (
