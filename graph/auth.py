@@ -7,8 +7,9 @@ refused (403), among it: writing a thread's state (`threads.update_state`, a thr
 `supersteps`), a command that updates state or jumps to a node (`update`, `goto`), rolling a run
 back or deleting a thread (its ledger would lose what it recorded: the `rollback` multitask
 strategy or cancel action, `threads.delete`), crons, assistants' creation and changes, and writes
-to the store (but a reply to a run's open question, in its one shape). Every served run is durable step by step: its `durability` is set to `sync`,
-whatever the request asked (DESIGN §2, invariant 4).
+to the store (but a reply to a run's open question, in its one shape). Every served run is
+durable step by step: its `durability` is set to `sync`, whatever the request asked (DESIGN §2,
+invariant 4).
 
 The multitask strategies that remain keep the ledger's promise: `reject` and `enqueue` as the
 server defines them, `interrupt` because a refused new input sends the run on from the step it was
