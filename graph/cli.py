@@ -293,12 +293,10 @@ def show(
 
 def serve_inbox(db: str, port: int) -> None:
     """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C."""
-    import uvicorn
-
-    from graph.web_inbox import inbox_app
+    from graph.web_inbox import serve_on_loopback
 
     typer.echo(f"inbox of {redact(db)} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    uvicorn.run(inbox_app(db, os_user()), host="127.0.0.1", port=port, log_level="warning")
+    serve_on_loopback(db, os_user(), port)
 
 
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:

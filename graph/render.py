@@ -96,7 +96,7 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
         via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"
     lines = [
         "",
-        f"### {item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
+        f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
         f"sha256 `{item['sha256'][:16]}…` · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
@@ -132,7 +132,7 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
 def _answer_markdown(item: Mapping[str, Any]) -> list[str]:
     lines = [
         "",
-        f"### {item['ref']} · {_whose(item)} answer (not a verified observation){_answer_origin(item)}",
+        f"### {_anchor(item['ref'])}{item['ref']} · {_whose(item)} answer (not a verified observation){_answer_origin(item)}",
         f"Question: {item['args']['question']}",
         "",
     ]
@@ -144,6 +144,15 @@ def _revision_lines(handover: Mapping[str, Any]) -> list[str]:
     if not handover.get("parent"):
         return []
     return [f"**Revision:** {handover['revision']} of report {handover['report']} (continues {handover['parent']})"]  # fmt: skip
+
+
+def _anchor(ref: str) -> str:
+    """The evidence section's anchor, which a statement's citation links to."""
+    return f'<a id="{ref.lower()}"></a>'
+
+
+def _link(ref: str) -> str:
+    return f"[{ref}](#{ref.lower()})"
 
 
 def _answer_origin(item: Mapping[str, Any]) -> str:
@@ -173,7 +182,7 @@ def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
 
 def _citing(hypothesis: Mapping[str, Any]) -> str:
     """Its refs, and any citation of evidence this run does not have, marked as such."""
-    cited = f"citing {', '.join(hypothesis['refs'])}" if hypothesis["refs"] else "citing no evidence of this run"  # fmt: skip
+    cited = f"citing {', '.join(map(_link, hypothesis['refs']))}" if hypothesis["refs"] else "citing no evidence of this run"  # fmt: skip
     if unresolved := hypothesis.get("unresolved"):
         cited += f" ({', '.join(unresolved)}: unresolved, no such evidence in this run)"
     return cited

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -75,6 +76,11 @@ def inbox_app(db: str, user: str) -> Starlette:
             Route("/runs/{thread:path}", run),
         ]
     )
+
+
+def serve_on_loopback(db: str, user: str, port: int) -> None:
+    """Serve the inbox on 127.0.0.1 only (it answers for whoever can reach it) until Ctrl-C."""
+    uvicorn.run(inbox_app(db, user), host="127.0.0.1", port=port, log_level="warning")
 
 
 def _reply_maker(action: str, form: Any, by: str) -> Any:

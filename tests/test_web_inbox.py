@@ -83,7 +83,7 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         page.locator(f"#{question} button[value=answer]").click()
         page.wait_for_url(f"{url}/runs/R42-ask")
         handover = page.locator("#handover").inner_text()
-        assert "### H1 · alice's answer (not a verified observation)" in handover
+        assert '### <a id="h1"></a>H1 · alice\'s answer (not a verified observation)' in handover
         assert "> Yes: the synchronizer gained a stage in R41." in handover
         assert page.locator("h1").inner_text() == "Run R42-ask · stopped"
         shot(page, "handover.png", tmp_path)
@@ -94,7 +94,7 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         page.wait_for_url(f"{url}/runs/R42-gate")
         handover = page.locator("#handover").inner_text()
         assert "`unapproved_record` · owner tool:readspec · call c2 `readspec`: 'lab/protected/design.txt' is not an approved record" in handover  # fmt: skip
-        assert "design.txt" not in "".join(line for line in handover.splitlines() if line.startswith("### E"))  # fmt: skip
+        assert "design.txt" not in "".join(line for line in handover.splitlines() if line.startswith("### "))  # fmt: skip
         page.goto(url)
         assert page.locator("#empty").inner_text() == "Nothing is waiting for a person."
         browser.close()
