@@ -31,6 +31,17 @@ def pending_of(snapshot: StateSnapshot) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def expiry_command(snapshot: StateSnapshot, now: float) -> Command | None:
+    """The `Command` that lets every pending interaction past its reply time expire (each human
+    task records it as expired, whatever the resume value), or None when none is overdue."""
+    overdue = {
+        interrupt_id: {"interaction_id": interaction["interaction_id"], "expired": True}
+        for interrupt_id, interaction in pending_of(snapshot)
+        if now > interaction.get("reply_by", now)
+    }
+    return Command(resume=overdue) if overdue else None
+
+
 def resume_command(
     snapshot: StateSnapshot, make_reply: Callable[[str], dict[str, Any]], interaction_id: str | None
 ) -> Command:

@@ -21,7 +21,7 @@ from langgraph.types import Command, StateSnapshot
 from contract.codes import Status
 from graph.build import compile_graph, where_it_stood
 from graph.identity import thread_for_message
-from graph.interactions import InteractionError, pending_of, resume_command
+from graph.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.lanes import Lane, child_lanes
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
 from graph.render import interaction_summary
@@ -236,7 +236,8 @@ def resume(
     interaction_id: str | None = None,
 ) -> Outcome:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
-    person's reply to the named or the only pending interaction."""
+    person's reply to the named or the only pending interaction; without a reply, interactions
+    past their reply time expire and the run goes on."""
     config = _config(thread_id)
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -250,6 +251,8 @@ def resume(
             advance(graph, command, config, thread_id, on_event)
         elif is_unfinished(snapshot):
             carry_on(graph, config, thread_id, on_event)
+        elif expired := expiry_command(snapshot, time.time()):  # nobody replied in time
+            advance(graph, expired, config, thread_id, on_event)
         return outcome(graph, config)
 
 
