@@ -6,112 +6,42 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import sys
-import time
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
+from graph import cli_ops, cli_people
+from graph.cli_common import (
+    DbOption,
+    JsonOption,
+    QuietOption,
+    ThreadArgument,
+    app,
+    cells,
+    chosen_db,
+    fail,
+    finish,
+    print_json,
+    progress,
+    stderr,
+    stored_outcome,
+)
 from graph.identity import check_message_id
-from graph.interactions import os_user, reply_from_options
 from graph.lanes import Lane, handoff_break
 from graph.ledger import ledger_break
-from graph.persistence import Storage, checked_db, default_db, missing_folder, redact
-from graph.render import escaped, event_summary, handover_markdown
-from graph.retention import prune as prune_runs
-from graph.runner import (
-    Outcome,
-    RunError,
-    admit_request,
-    continuation,
-    lanes_of,
-    reading_graph,
-    save_answer,
-    start,
-    stored_run,
-    waiting,
-)
-from graph.runner import resume as resume_run
+from graph.render import escaped, event_summary
+from graph.runner import RunError, admit_request, lanes_of, reading_graph, start
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.choosers.cassette import write_cassette
 from nodes.continuation import revision_thread
 from tools.draft import draft_manifest
 from tools.records import load_scenario
-from tools.validation import USER_NAME
-
-app = typer.Typer(
-    help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_show_locals=False,
-)
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
-
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db",
-        help="memory, a SQLite file, or postgresql://… (default: $WARRANT_DB or .warrant/warrant.sqlite)",
-    ),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No per-turn progress on stderr.")]
-ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
-
-
-def fail(code: int, message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def chosen_db(db: str | None) -> str:
-    """The `--db` given, else `$WARRANT_DB` or the default file: a value that names no store is
-    bad input (exit 2); a SQLite file in a missing folder is unreachable (exit 4)."""
-    try:
-        chosen = checked_db(db or default_db())
-    except ValueError as exc:
-        fail(2, str(exc))
-    if unreachable := missing_folder(chosen):
-        fail(4, unreachable)
-    return chosen
-
-
-def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
-
-
-def cells(*values: object) -> list[Text]:
-    """Table cells as plain text: no rich markup is read from data, no control character shown."""
-    return [Text(escaped(str(value))) for value in values]
-
-
-def progress(quiet: bool) -> Any:
-    def show(event: dict[str, Any]) -> None:
-        if not quiet:
-            lane = f"{event['lane']:>6} " if event.get("lane") else ""
-            line = Text.assemble((lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")  # fmt: skip
-            stderr.print(line.append(event_summary(event)))
-
-    return show
-
-
-def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
-    """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
-    handover = outcome.handover
-    if json_output:
-        print_json(handover)
-    else:
-        sys.stdout.write(handover_markdown(handover))
-    if outcome.pending:
-        raise typer.Exit(waiting_code)
 
 
 @app.command()
@@ -162,37 +92,7 @@ def run(
     finish(result, json_output)
 
 
-@app.command("continue")
-def continue_run(
-    parent: ThreadArgument,
-    goal: Annotated[
-        str | None, typer.Option(help="The new run's goal (default: the parent's).")
-    ] = None,
-    chooser: Annotated[
-        str | None, typer.Option(help="The new run's chooser (default: the parent's).")
-    ] = None,
-    db: DbOption = None,
-    thread: Annotated[
-        str | None, typer.Option(help="Thread id for the new run (default: generated).")
-    ] = None,
-    message_id: Annotated[
-        str | None, typer.Option(help="Idempotency key: a retry finds the same continuation.")
-    ] = None,
-    json_output: JsonOption = False,
-    quiet: QuietOption = False,
-) -> None:
-    """Start a new run from a finished one: its evidence carried (nothing runs again), its late
-    answers, a fresh budget; its handover is the report's next revision."""  # fmt: skip
-    try:
-        if message_id is not None:
-            check_message_id(message_id)
-        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet))
-    except ValueError as exc:
-        fail(2, str(exc))
-    except RunError as exc:
-        fail(exc.code, str(exc))
-    finish(result, json_output)
+cli_people.register(app)
 
 
 def check_record_path(path: Path) -> None:
@@ -202,67 +102,6 @@ def check_record_path(path: Path) -> None:
         raise ValueError(f"--record {path}: not a regular file (a folder, a link or a device)")
     if not path.parent.is_dir():
         raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
-
-
-@app.command()
-def resume(
-    thread_id: ThreadArgument,
-    answer: Annotated[str | None, typer.Option(help="Answer the pending question.")] = None,
-    approve: Annotated[bool, typer.Option("--approve", help="Approve the pending call.")] = False,
-    reject: Annotated[
-        bool, typer.Option("--reject", help="Reject the pending call; it never runs.")
-    ] = False,
-    edit: Annotated[
-        str | None,
-        typer.Option(help="Approve the pending call with these arguments (JSON), checked again."),
-    ] = None,
-    interaction: Annotated[
-        str | None,
-        typer.Option(help="The interaction the reply is for (when several are pending)."),
-    ] = None,
-    responder: Annotated[
-        str | None,
-        typer.Option(
-            "--as",
-            help="Who replies, for the ledger and the scenario's approvers (default: your user name).",
-        ),
-    ] = None,
-    db: DbOption = None,
-    json_output: JsonOption = False,
-    quiet: QuietOption = False,
-) -> None:
-    """Continue a run: after a crash or a lost connection, or with a person's reply."""  # fmt: skip
-    replying = (
-        answer is not None or approve or reject or edit is not None or interaction is not None
-    )
-    by = responder or os_user()
-    if not USER_NAME.fullmatch(by):
-        fail(
-            2,
-            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
-        )
-    reply = (
-        (lambda kind: {**reply_from_options(kind, answer, approve, reject, edit), "by": by})
-        if replying
-        else None
-    )
-    try:
-        if reply is not None and interaction is not None:
-            saved = save_answer(thread_id, chosen_db(db), interaction, reply)
-            if saved is not None:  # an open question: the run adopts the answer at its next turn
-                typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
-                return
-        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
-    except RunError as exc:
-        fail(exc.code, str(exc))
-    finish(result, json_output)
-
-
-def stored_outcome(thread_id: str, db: str | None) -> Outcome:
-    try:
-        return stored_run(chosen_db(db), thread_id)
-    except RunError as exc:
-        fail(exc.code, str(exc))
 
 
 @app.command()
@@ -291,14 +130,6 @@ def show(
     finish(result, json_output, waiting_code=0)
 
 
-def serve_inbox(db: str, port: int) -> None:
-    """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C."""
-    from graph.web_inbox import serve_on_loopback
-
-    typer.echo(f"inbox of {redact(db)} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    serve_on_loopback(db, os_user(), port)
-
-
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
     values = stored_outcome(thread_id, db).values
@@ -311,50 +142,6 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     if found is None:
         fail(2, f"report {escaped(report)!r} has no revision {revision}")
     return found
-
-
-@app.command()
-def inbox(
-    db: DbOption = None,
-    json_output: JsonOption = False,
-    serve: Annotated[
-        bool,
-        typer.Option(
-            "--serve", help="Serve the inbox as a web page on 127.0.0.1 to answer from a browser."
-        ),
-    ] = False,
-    port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="The web inbox's port.")
-    ] = 8731,
-) -> None:
-    """List the interactions waiting for a person, across runs."""  # fmt: skip
-    if serve:
-        serve_inbox(chosen_db(db), port)
-        return
-    try:
-        rows = waiting(chosen_db(db), time.time())
-    except RunError as exc:
-        fail(exc.code, str(exc))
-    if json_output:
-        print_json(rows)
-        return
-    table = Table(
-        "scenario", "thread", "turn", "interaction", "waiting for", "age", box=None, show_edge=False
-    )
-    for row in rows:
-        table.add_row(
-            *cells(
-                row["scenario"],
-                row["thread"],
-                str(row["turn"]),
-                row["interaction_id"],
-                row["summary"],
-                f"{row['age_s']:.0f}s",
-            )
-        )
-    Console(highlight=False, soft_wrap=True).print(
-        table if rows else "Nothing is waiting for a person."
-    )
 
 
 VerifyOption = Annotated[
@@ -499,90 +286,7 @@ def scenario_new(
         stderr.print(f"left out: {escaped(line)}")
 
 
-@app.command()
-def prune(
-    keep_latest: Annotated[
-        bool, typer.Option("--keep-latest", help="Keep only each run's latest checkpoint.")
-    ] = False,
-    older_than: Annotated[
-        float | None,
-        typer.Option(
-            "--older-than", min=0, help="Delete runs idle for more than DAYS.", metavar="DAYS"
-        ),
-    ] = None,
-    db: DbOption = None,
-    json_output: JsonOption = False,
-) -> None:
-    """Delete old runs and drop superseded checkpoints."""
-    if not keep_latest and older_than is None:
-        fail(2, "say what to prune: --keep-latest, --older-than DAYS, or both")
-    try:
-        with reading_graph(chosen_db(db)) as graph:
-            report = prune_runs(
-                Storage(graph.checkpointer, graph.store),
-                keep_latest=keep_latest,
-                older_than_days=older_than,
-                now=time.time(),
-            )
-    except RunError as exc:
-        fail(exc.code, str(exc))
-    if json_output:
-        print_json({"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies})  # fmt: skip
-    else:
-        typer.echo(
-            f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s);"
-            f" removed {report.bodies} stored bod{'y' if report.bodies == 1 else 'ies'} no run refers to"
-        )
-
-
-@app.command()
-def serve(
-    replicas: Annotated[
-        int,
-        typer.Option(
-            "--replicas", min=1, max=16, help="Server processes sharing the database and Redis."
-        ),
-    ] = 1,
-    port: Annotated[
-        int,
-        typer.Option(
-            "--port", min=1, max=65535, help="The first replica's port; the next ones follow."
-        ),
-    ] = 2024,
-    host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
-    database_uri: Annotated[
-        str,
-        typer.Option(
-            "--database-uri",
-            envvar="DATABASE_URI",
-            help="PostgreSQL the replicas share (runs, queue, ledgers).",
-        ),
-    ] = "",
-    redis_uri: Annotated[
-        str,
-        typer.Option(
-            "--redis-uri",
-            envvar="REDIS_URI",
-            help="Redis the replicas share (the run queue's signals).",
-        ),
-    ] = "",
-) -> None:
-    """Serve the graphs from REPLICAS LangGraph server processes on one PostgreSQL and one Redis
-    (needs the serve extra: `pip install -e ".\\[serve]"`)."""  # fmt: skip
-    from graph import serve as replica_set  # the server's packages load only here
-
-    try:
-        env = replica_set.environment(database_uri, redis_uri, os.environ)
-        replica_set.prepare(env)
-        started = replica_set.start(replicas, host, port, env)
-    except replica_set.ServeError as exc:
-        fail(exc.code, str(exc))
-    for replica in started:
-        typer.echo(f"replica {replica.number}  {replica.url}  pid {replica.process.pid}")
-    typer.echo(
-        f"serving {len(started)} replica(s) on {redact(env['DATABASE_URI'])}; Ctrl-C stops them"
-    )
-    raise typer.Exit(replica_set.supervise(started, lambda line: typer.echo(line, err=True)))
+cli_ops.register(app)
 
 
 def main() -> None:

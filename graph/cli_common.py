@@ -1,0 +1,88 @@
+"""What every `warrant` command shares: the app, its options, one-line failures, output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from graph.persistence import checked_db, default_db, missing_folder
+from graph.render import escaped, event_summary, handover_markdown
+from graph.runner import Outcome, RunError, stored_run
+
+app = typer.Typer(
+    help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="memory, a SQLite file, or postgresql://… (default: $WARRANT_DB or .warrant/warrant.sqlite)",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No per-turn progress on stderr.")]
+ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
+
+
+def fail(code: int, message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def chosen_db(db: str | None) -> str:
+    """The `--db` given, else `$WARRANT_DB` or the default file: a value that names no store is
+    bad input (exit 2); a SQLite file in a missing folder is unreachable (exit 4)."""
+    try:
+        chosen = checked_db(db or default_db())
+    except ValueError as exc:
+        fail(2, str(exc))
+    if unreachable := missing_folder(chosen):
+        fail(4, unreachable)
+    return chosen
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def cells(*values: object) -> list[Text]:
+    """Table cells as plain text: no rich markup is read from data, no control character shown."""
+    return [Text(escaped(str(value))) for value in values]
+
+
+def progress(quiet: bool) -> Any:
+    def show(event: dict[str, Any]) -> None:
+        if not quiet:
+            lane = f"{event['lane']:>6} " if event.get("lane") else ""
+            line = Text.assemble((lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")  # fmt: skip
+            stderr.print(line.append(event_summary(event)))
+
+    return show
+
+
+def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
+    """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
+    handover = outcome.handover
+    if json_output:
+        print_json(handover)
+    else:
+        sys.stdout.write(handover_markdown(handover))
+    if outcome.pending:
+        raise typer.Exit(waiting_code)
+
+
+def stored_outcome(thread_id: str, db: str | None) -> Outcome:
+    try:
+        return stored_run(chosen_db(db), thread_id)
+    except RunError as exc:
+        fail(exc.code, str(exc))

@@ -1,0 +1,172 @@
+"""The commands people answer runs with: `resume`, `inbox` (and its web page), `continue`."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graph.cli_common import (
+    DbOption,
+    JsonOption,
+    QuietOption,
+    ThreadArgument,
+    cells,
+    chosen_db,
+    escaped,
+    fail,
+    finish,
+    print_json,
+    progress,
+)
+from graph.identity import check_message_id
+from graph.interactions import os_user, reply_from_options
+from graph.persistence import redact
+from graph.runner import RunError, continuation, save_answer, start, waiting
+from graph.runner import resume as resume_run
+from tools.validation import USER_NAME
+
+
+def register(app: typer.Typer) -> None:
+    """`continue`, `resume` and `inbox` on the command line `app`."""
+    app.command("continue")(continue_run)
+    app.command()(resume)
+    app.command()(inbox)
+
+
+def continue_run(
+    parent: ThreadArgument,
+    goal: Annotated[
+        str | None, typer.Option(help="The new run's goal (default: the parent's).")
+    ] = None,
+    chooser: Annotated[
+        str | None, typer.Option(help="The new run's chooser (default: the parent's).")
+    ] = None,
+    db: DbOption = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Thread id for the new run (default: generated).")
+    ] = None,
+    message_id: Annotated[
+        str | None, typer.Option(help="Idempotency key: a retry finds the same continuation.")
+    ] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Start a new run from a finished one: its evidence carried, nothing run again."""
+    try:
+        if message_id is not None:
+            check_message_id(message_id)
+        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
+        result = start(request, chosen_db(db), progress(quiet))
+    except ValueError as exc:
+        fail(2, str(exc))
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    finish(result, json_output)
+
+
+def resume(
+    thread_id: ThreadArgument,
+    answer: Annotated[str | None, typer.Option(help="Answer the pending question.")] = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Approve the pending call.")] = False,
+    reject: Annotated[
+        bool, typer.Option("--reject", help="Reject the pending call; it never runs.")
+    ] = False,
+    edit: Annotated[
+        str | None,
+        typer.Option(help="Approve the pending call with these arguments (JSON), checked again."),
+    ] = None,
+    interaction: Annotated[
+        str | None,
+        typer.Option(help="The interaction the reply is for (when several are pending)."),
+    ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Who replies, for the ledger and the scenario's approvers (default: your user name).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Continue a run: after a crash or a lost connection, or with a person's reply."""  # fmt: skip
+    replying = (
+        answer is not None or approve or reject or edit is not None or interaction is not None
+    )
+    by = responder or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(
+            2,
+            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+        )
+    reply = (
+        (lambda kind: {**reply_from_options(kind, answer, approve, reject, edit), "by": by})
+        if replying
+        else None
+    )
+    try:
+        if reply is not None and interaction is not None:
+            saved = save_answer(thread_id, chosen_db(db), interaction, reply)
+            if saved is not None:  # an open question: the run adopts the answer at its next turn
+                typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
+                return
+        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    finish(result, json_output)
+
+
+def serve_inbox(db: str, port: int) -> None:
+    """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C."""
+    from graph.web_inbox import serve_on_loopback
+
+    typer.echo(f"inbox of {redact(db)} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
+    serve_on_loopback(db, os_user(), port)
+
+
+def inbox(
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="Serve the inbox as a web page on 127.0.0.1 to answer from a browser."
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="The web inbox's port.")
+    ] = 8731,
+) -> None:
+    """List the interactions waiting for a person, across runs."""  # fmt: skip
+    if serve:
+        serve_inbox(chosen_db(db), port)
+        return
+    try:
+        rows = waiting(chosen_db(db), time.time())
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if json_output:
+        print_json(rows)
+        return
+    table = Table(
+        "scenario", "thread", "turn", "interaction", "waiting for", "age", box=None, show_edge=False
+    )
+    for row in rows:
+        table.add_row(
+            *cells(
+                row["scenario"],
+                row["thread"],
+                str(row["turn"]),
+                row["interaction_id"],
+                row["summary"],
+                f"{row['age_s']:.0f}s",
+            )
+        )
+    Console(highlight=False, soft_wrap=True).print(
+        table if rows else "Nothing is waiting for a person."
+    )
