@@ -99,6 +99,8 @@ class WarrantState(TypedDict, total=False):
     """The report this run's handover is a revision of: the first run's thread."""
     revision: int
     """This run's handover's revision of the report: 1, or its parent's plus one."""
+    unanswered: list[str]
+    """Questions whose reply time passed without a reply (shown among the unknowns)."""
     open_questions: list[dict[str, Any]]
     """Non-blocking questions not yet answered (`nodes.questions`); few, and replaced whole."""
     turn: int

@@ -227,6 +227,7 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     ]
     if questions:
         answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
+        unanswered = [q["question"] for q in questions if q not in answered]
         first = looked_up.cursor["answers"] + 1
         answers = [
             with_body_ref(
@@ -239,6 +240,7 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
         return unparked | {
             "pending": [],
             **({"evidence": answers} if answers else {}),
+            **({"unanswered": [*state.get("unanswered", ()), *unanswered]} if unanswered else {}),
             "decision": {
                 "turn": turn,
                 "outcome": Outcome.ANSWERED.value,

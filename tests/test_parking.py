@@ -104,6 +104,7 @@ def test_a_question_answered_after_its_reply_time_leaves_no_answer(scenario_dir,
     state = replied(graph, context, {"interaction_id": interaction_id, "answer": "seed 7"})
     assert [e["interaction_id"] for e in of_type(state, EventKind.EXPIRED)] == [interaction_id]
     assert state["evidence"] == [] and state["status"] == Status.STOPPED
+    assert "A question to a person went unanswered in time: Which seed failed first?" in state["handover"]["unknowns"]  # fmt: skip
 
 
 HARD_ENDS = st.integers(0, 20_000).map(lambda s: datetime.fromtimestamp(T0 + s, UTC).isoformat())

@@ -60,6 +60,7 @@ def test_an_unanswered_open_question_leaves_the_run_to_finish(action_file):
     graph.invoke({"scenario": "R42", "chooser": action_file([ASK_ON, stop("no answer needed")])}, CONFIG, durability="sync")  # fmt: skip
     state = recorded(graph, CONFIG)
     assert state["status"] == Status.STOPPED and len(state["open_questions"]) == 1
+    assert "A question to a person is still open: Which seed failed first?" in state["handover"]["unknowns"]  # fmt: skip
     assert state["evidence"] == [] and state["questions_asked"] == 1
 
 
