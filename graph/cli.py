@@ -35,7 +35,7 @@ from graph.identity import check_message_id
 from graph.lanes import Lane, handoff_break
 from graph.ledger import ledger_break
 from graph.render import escaped, event_summary
-from graph.runner import RunError, admit_request, lanes_of, reading_graph, start
+from graph.runner import RunError, admit_request, lanes_of, late_answers, reading_graph, start
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.choosers.cassette import write_cassette
@@ -127,7 +127,15 @@ def show(
             2,
             f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
         )
+    late = late_answers(chosen_db(db), thread_id) if "handover" in result.values else []
+    if json_output and late:
+        print_json({**result.handover, "late_answers": late})
+        return
     finish(result, json_output, waiting_code=0)
+    if late:
+        lines = ["", f"## Late answers (after the run ended; `warrant continue {thread_id}` takes them in)", ""]  # fmt: skip
+        lines += [f"- {row['interaction_id']} · {row.get('by', 'a person')}: {row['answer']} (asked: {row['question']})" for row in late]  # fmt: skip
+        sys.stdout.write("\n".join(map(escaped, lines)) + "\n")
 
 
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:

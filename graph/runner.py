@@ -410,6 +410,26 @@ def stored_run(db: str, thread_id: str) -> Outcome:
     return result
 
 
+def late_answers(db: str, thread_id: str) -> list[dict[str, Any]]:
+    """Answers people saved for a finished run's open questions after it ended (`warrant
+    continue` takes them in): each with its interaction, question, answer and author."""
+    with reading_graph(db) as graph:
+        try:
+            found = carried(graph.store, thread_id)["evidence"]
+        except NotContinuable:
+            return []
+    return [
+        {
+            "interaction_id": item["call_id"],
+            "question": item["args"]["question"],
+            "answer": "\n".join(line["text"] for line in item["excerpt"]),
+            **({"by": item["by"]} if item.get("by") else {}),
+        }
+        for item in found
+        if item.get("late_for") == thread_id and "carried_from" not in item
+    ]
+
+
 def waiting(db: str, at: float) -> list[dict[str, Any]]:
     """Every interaction waiting for a person in the store, oldest first."""
     rows = []

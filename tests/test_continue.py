@@ -32,6 +32,9 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
     ]
     late = warrant("resume", "P", "--interaction", asked["interaction_id"], "--answer", "yes, in R41", "--as", "alice", "--db", db, cwd=tmp_path)  # fmt: skip
     assert late.returncode == 0 and "reply saved" in late.stdout
+    shown = json.loads(warrant("show", "P", "--db", db, "--json", cwd=tmp_path).stdout)
+    assert shown["late_answers"] == [{"interaction_id": asked["interaction_id"], "question": "Did u_rst_ctrl change?", "answer": "yes, in R41", "by": "alice"}]  # fmt: skip
+    assert "- " + asked["interaction_id"] + " · alice: yes, in R41" in warrant("show", "P", "--db", db, cwd=tmp_path).stdout  # fmt: skip
     chooser = action_file([AGAIN, CITING])  # the same file, rewritten: the parent has ended
     args = (
         "continue",
