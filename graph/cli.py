@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph import cli_ops, cli_people
+from graph import cli_eval, cli_ops, cli_people
 from graph.cli_common import (
     DbOption,
     JsonOption,
@@ -295,6 +295,7 @@ def scenario_new(
 
 
 cli_ops.register(app)
+cli_eval.register(app)
 
 
 def main() -> None:
