@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.cli_common import DbOption, JsonOption, cells, chosen_db, fail, print_json
-from graph.evaluate import evaluate
+from graph.evaluate import evaluate, rejudge
 from graph.runner import RunError
 from graph.suite import load_suite
 
@@ -38,13 +38,25 @@ def eval_suite(
             help="Runs per case and chooser (default: each case's repeat).",
         ),
     ] = None,
+    rejudge_runs: Annotated[
+        bool,
+        typer.Option(
+            "--rejudge", help="Judge the runs an earlier eval left in --db again, running nothing."
+        ),
+    ] = False,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Run a suite's cases and judge each run on what it delivered; exit 1 unless every run passed."""  # fmt: skip
     try:
         loaded = load_suite(suite)
-        rows = [row.summary() for row in evaluate(loaded, chooser, repeat, chosen_db(db or "memory"))]  # fmt: skip
+        if rejudge_runs:
+            if db is None:
+                fail(2, "--rejudge reads the runs of an earlier eval: give its --db")
+            judged = rejudge(loaded, chosen_db(db))
+        else:
+            judged = evaluate(loaded, chooser, repeat, chosen_db(db or "memory"))
+        rows = [row.summary() for row in judged]
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:

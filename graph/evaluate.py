@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graph.judge import FAIL, PASS, UNKNOWN, Check, judge, verdict
-from graph.runner import RunError, admit_request, start
+from graph.retention import thread_ids
+from graph.runner import RunError, admit_request, reading_graph, start, stored_run
 from graph.suite import Case, Suite
 
 
@@ -70,16 +71,38 @@ def evaluate(suite: Suite, choosers: list[str] | None, repeat: int | None, db: s
     return rows
 
 
+def rejudge(suite: Suite, db: str) -> list[Row]:
+    """Judge again, against the suite's expectations as they are now, the runs an earlier
+    `warrant eval` left in `db` (threads `eval-<case>-…`), without running anything."""
+    with reading_graph(db) as graph:
+        threads = thread_ids(graph.checkpointer)
+    rows = []
+    for case in suite.case:
+        by_chooser: dict[str, Row] = {}
+        for thread in (t for t in threads if t.startswith(f"eval-{case.id}-")):
+            result = stored_run(db, thread)
+            if "handover" not in result.values:
+                continue
+            chooser = result.values.get("chooser", "?")
+            row = by_chooser.setdefault(chooser, Row(case.id, chooser))
+            row.runs.append(_of(case, thread, result.values, result.handover, 0.0))
+        rows += by_chooser.values()
+    return rows
+
+
+def _of(case: Case, thread: str, values: dict[str, Any], handover: dict[str, Any], seconds: float) -> Judged:  # fmt: skip
+    checks = judge(case.expect, handover)
+    calls = values.get("model_calls") or []
+    return Judged(case.id, values.get("chooser", "?"), thread, verdict(checks), checks, handover.get("turns", 0), len(calls), _tokens(calls), seconds)  # fmt: skip
+
+
 def _judged(case: Case, chooser: str, db: str) -> Judged:
     thread = f"eval-{case.id}-{secrets.token_hex(4)}"
     started = time.perf_counter()
     request = admit_request(case.scenario, case.goal, chooser, thread, None)
     result = start(request, db, lambda event: None)
     seconds = time.perf_counter() - started
-    handover = result.handover
-    checks = judge(case.expect, handover)
-    calls = result.values.get("model_calls") or []
-    return Judged(case.id, chooser, thread, verdict(checks), checks, handover.get("turns", 0), len(calls), _tokens(calls), seconds)  # fmt: skip
+    return _of(case, thread, result.values, result.handover, seconds)
 
 
 def _tokens(calls: list[dict[str, Any]]) -> int | None:
@@ -88,4 +111,4 @@ def _tokens(calls: list[dict[str, Any]]) -> int | None:
     return None if any(value is None for value in used) else sum(used)
 
 
-__all__ = ["Judged", "Row", "RunError", "evaluate"]
+__all__ = ["Judged", "Row", "RunError", "evaluate", "rejudge"]

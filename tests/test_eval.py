@@ -63,3 +63,19 @@ def test_a_run_that_cannot_be_decided_is_unknown_not_passed():
     assert verdict(judge(Expect(), handover)) == PASS
     claimed = {**handover, "statement": "Root cause: clk_en"}
     assert verdict(judge(Expect(), claimed)) == FAIL
+
+
+def test_recorded_runs_are_judged_again_after_an_expectation_changes(tmp_path):
+    db = str(tmp_path / "eval.sqlite")
+    suite = tmp_path / "suite.toml"
+    suite.write_text('[[case]]\nid = "r43"\nscenario = "R43"\nrepeat = 2\n[case.expect]\nstatus = "stopped"\n')  # fmt: skip
+    first = warrant("eval", str(suite), "--db", db, "--json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    threads = sorted(json.loads(first.stdout)[0]["threads"])
+    suite.write_text(suite.read_text() + 'consumed = [{ tool = "readspec", record = "lab/spec/reset_controller.md" }]\n')  # fmt: skip
+    again = warrant("eval", str(suite), "--rejudge", "--db", db, "--json", cwd=tmp_path)
+    [row] = json.loads(again.stdout)
+    assert again.returncode == 1 and sorted(row["threads"]) == threads  # the same runs, none new
+    assert (row["runs"], row["pass"]) == (2, 0)
+    assert row["failing"] == ["consumed readspec on lab/spec/reset_controller.md (chooser)"]
+    assert warrant("eval", str(suite), "--rejudge", cwd=tmp_path).returncode == 2
