@@ -42,9 +42,15 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
             "refusals": [{"turn": turn, **refusal}],
             "events": [event(EventKind.REFUSED, turn, PERSON, at, **refusal)],
         }
-    actor = f"{PERSON}:{checked['by']}" if "by" in checked else PERSON
-    resumed = event(EventKind.RESUMED, turn, actor, at, interaction_id=iid, reply=checked)
+    resumed = event(
+        EventKind.RESUMED, turn, person_of(checked), at, interaction_id=iid, reply=checked
+    )
     return {"replies": {iid: checked}, "events": [resumed]}
+
+
+def person_of(reply: dict[str, Any]) -> str:
+    """The ledger's actor for a reply: `human:NAME` when it names who replied."""
+    return f"{PERSON}:{reply['by']}" if "by" in reply else PERSON
 
 
 def _signed(reply: dict[str, Any], responder: str | None) -> dict[str, Any]:

@@ -24,10 +24,10 @@ from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.context import event
 from nodes.evidence import answer_item
+from nodes.human import person_of
 from nodes.record import space, with_body_ref
 
 REPLIES = "replies"
-PERSON = "human"
 
 
 def save_reply(
@@ -61,9 +61,10 @@ def adopted(
         ref = f"{ANSWER}{answers + len(evidence) + 1}"
         evidence.append(with_body_ref(answer_item(question, reply, ref)))
         iid, turn = question["interaction_id"], state["turn"]
-        actor = f"{PERSON}:{reply['by']}" if "by" in reply else PERSON
         saved_at = saved.value["saved_at"]
-        replied = event(EventKind.REPLIED, turn, actor, saved_at, interaction_id=iid, reply=reply)
+        replied = event(
+            EventKind.REPLIED, turn, person_of(reply), saved_at, interaction_id=iid, reply=reply
+        )
         events += [
             replied,
             event(EventKind.ADOPTED, turn, "guard", at, interaction_id=iid, ref=ref),
