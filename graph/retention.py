@@ -80,10 +80,11 @@ def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
     referred: set[str] = set()
     for thread in threads:
         referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}  # fmt: skip
-        referred |= {item.value.get("request_body") for item in _all_items(store, space(thread, MODEL_CALLS))}  # fmt: skip
+        for call in _all_items(store, space(thread, MODEL_CALLS)):
+            referred |= {call.value.get("request_body"), call.value.get("response_schema")}
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})
         request = (latest.checkpoint["channel_values"].get("request") if latest else None) or {}
-        referred.add(request.get("body"))
+        referred |= {request.get("body"), request.get("schema")}
     unused = [item.key for item in _all_items(store, BODIES) if item.key not in referred]
     for start in range(0, len(unused), _PAGE):
         store.batch([PutOp(BODIES, key, None) for key in unused[start : start + _PAGE]])

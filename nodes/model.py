@@ -24,12 +24,14 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, Status
 from nodes.choosers.cassette import replay
 from nodes.choosers.projector import CapabilityGap, assemble
+from nodes.choosers.response_schema import response_schema
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext, context_of, event
 from nodes.integrity import run_scope
 from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
+from tools.catalog import tools_of
 from tools.validation import one_line
 
 MODEL_KINDS = ("model", "replay")
@@ -52,12 +54,16 @@ def prepare(
         key = assemble(_without_clock(view), state["grant"], route).sha256
     except CapabilityGap as gap:  # the handover records the stop: no event here
         return {"turn": turn, "proposal": None, "status": Status.CAPABILITY_GAP.value, "stop_text": f"Capability gap: {gap}"}  # fmt: skip
+    schema = _response_schema(view, state["grant"]) if route.dialect != "json_object" else None
+    schema_digest = put_body(store, schema) if schema else None
+    manifest = request.manifest | ({"response_schema": schema_digest} if schema else {})
     recorded = {
         "turn": turn,
         "sha256": request.sha256,
         "replay_key": key,
-        "manifest": request.manifest,
+        "manifest": manifest,
         "body": put_body(store, request.text),
+        "schema": schema_digest,
     }
     requested = event(
         EventKind.REQUESTED,
@@ -66,9 +72,16 @@ def prepare(
         at,
         sha256=request.sha256,
         replay_key=key,
-        manifest=request.manifest,
+        manifest=manifest,
     )
     return {"turn": turn, "proposal": None, "request": recorded, "events": [requested]}
+
+
+def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]:
+    """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
+    refs = [item["ref"] for item in view.evidence]
+    specs = tools_of(grant["profile"]).values()
+    return response_schema(specs, view.records, refs, view.delegation)
 
 
 def _without_clock(view: ChooserView) -> ChooserView:
@@ -100,13 +113,21 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
         if left < MIN_ATTEMPT_S:
             time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
             return not_asked(turn, clock(), "the deadline has passed")
-        text = bodies(store, [request["body"]]).get(request["body"])
-        if text is None:
-            raise RecordMissing(
-                f"the store lacks the model request {request['body']} of run {scope!r}"
-            )
-        reply = send(route, text, timeout_s=min(route.timeout_s, left))
+        text, schema = _request_of(store, scope, request)
+        reply = send(route, text, timeout_s=min(route.timeout_s, left), schema=schema)
     return recorded(state, route, reply, clock(), waited)
+
+
+def _request_of(
+    store: BaseStore, scope: str, request: dict[str, Any]
+) -> tuple[str, dict[str, Any] | None]:
+    """The recorded request's text and response schema, exactly as they were recorded."""
+    wanted = [request["body"], request.get("schema")]
+    found = bodies(store, wanted)
+    missing = [digest for digest in wanted if digest and digest not in found]
+    if missing:
+        raise RecordMissing(f"the store lacks the model request {missing[0]} of run {scope!r}")
+    return found[request["body"]], found.get(request.get("schema") or "")
 
 
 def recorded(
@@ -120,6 +141,7 @@ def recorded(
         "attempt": attempt,
         "request_sha256": request["sha256"],
         "request_body": request.get("body"),
+        "response_schema": request.get("schema"),
         "replay_key": request.get("replay_key"),
         "locality": route.locality,
         "at": at,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.validation import describe_validation_error, one_line
 
-ROUTE_VERSION = 1
+ROUTE_VERSION = 2
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -38,6 +38,12 @@ class Route(BaseModel):
     temperature: Annotated[float, Field(ge=0, le=2)] | None = 0.0
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     stream: bool = False
+    dialect: Literal["json_object", "json_schema", "json_object+schema"] = "json_object"
+    """How the server is asked for JSON: OpenAI's JSON mode; structured outputs with the response
+    schema (`nodes.choosers.response_schema`); or llama.cpp's JSON mode with that schema, which it
+    compiles into a grammar. The guard validates every reply the same way whichever is used."""
+    token_param: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
+    """The name the server reads the output limit under (llama.cpp's server ignores the first)."""
     max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
     """Consecutive failed attempts (errors, malformed output) after which the run is `model_failed`."""
     backoff_s: Annotated[float, Field(ge=0, le=60)] = 0.5
@@ -73,6 +79,8 @@ def route_from_env(environ: dict[str, str] | None = None) -> Route:
         "temperature": env.get("WARRANT_MODEL_TEMPERATURE"),
         "reasoning_effort": env.get("WARRANT_MODEL_REASONING") or None,
         "stream": env.get("WARRANT_MODEL_STREAM", "").lower() in ("1", "true", "yes"),
+        "dialect": env.get("WARRANT_MODEL_DIALECT") or None,
+        "token_param": env.get("WARRANT_MODEL_TOKEN_PARAM") or None,
         "max_attempts": env.get("WARRANT_MODEL_ATTEMPTS"),
         "backoff_s": env.get("WARRANT_MODEL_BACKOFF"),
         "backoff_max_s": env.get("WARRANT_MODEL_BACKOFF_MAX"),

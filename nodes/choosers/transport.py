@@ -88,7 +88,9 @@ class Reply:
         return asdict(self)
 
 
-def send(route: Route, text: str, timeout_s: float | None = None) -> Reply:
+def send(
+    route: Route, text: str, timeout_s: float | None = None, schema: dict[str, Any] | None = None
+) -> Reply:
     """One attempt against the route's endpoint, over in `timeout_s` (default: the route's) at
     most. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
@@ -98,7 +100,7 @@ def send(route: Route, text: str, timeout_s: float | None = None) -> Reply:
 
     def attempt() -> None:
         try:
-            replies.put(_attempt(route, text, timeout))
+            replies.put(_attempt(route, text, timeout, schema))
         except BaseException as exc:  # never lost: the waiting node would only see a timeout
             replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
 
@@ -113,7 +115,17 @@ GRACE_S = 0.05
 """Past the attempt's time, so that the SDK's own timeout, when it comes first, is the one said."""
 
 
-def _attempt(route: Route, text: str, timeout: float) -> Reply:
+def response_format(route: Route, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """How the route's server is asked for one JSON object (`Route.dialect`), with the response
+    schema where the dialect takes one."""
+    if route.dialect == "json_object" or schema is None:
+        return {"type": "json_object"}
+    if route.dialect == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "action_document", "schema": schema}}
+    return {"type": "json_object", "schema": schema}
+
+
+def _attempt(route: Route, text: str, timeout: float, schema: dict[str, Any] | None) -> Reply:
     import openai
     from langchain_openai import ChatOpenAI
 
@@ -126,9 +138,9 @@ def _attempt(route: Route, text: str, timeout: float) -> Reply:
             timeout=math.ceil(timeout),  # whole seconds: the SDK caches a client per value
             max_retries=0,
             temperature=route.temperature,
-            max_tokens=route.max_output_tokens,
             reasoning_effort=route.reasoning_effort,
-            model_kwargs={"response_format": {"type": "json_object"}},
+            model_kwargs={"response_format": response_format(route, schema)},
+            **_output_limit(route),
             include_response_headers=not route.stream,  # not available with a streamed response_format
             stream_usage=True,
             http_client=http,
@@ -155,6 +167,13 @@ def _attempt(route: Route, text: str, timeout: float) -> Reply:
         except Exception as exc:
             return Reply(None, error=_unusable(exc, responses))
     return _reply(message)
+
+
+def _output_limit(route: Route) -> dict[str, Any]:
+    """The output limit under the name the route's server reads (`Route.token_param`)."""
+    if route.token_param == "max_tokens":
+        return {"extra_body": {"max_tokens": route.max_output_tokens}}
+    return {"max_tokens": route.max_output_tokens}  # sent as max_completion_tokens
 
 
 def _streamed(client: ChatOpenAI, messages: list[HumanMessage], timeout: float) -> AIMessage:

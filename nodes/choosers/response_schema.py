@@ -1,0 +1,123 @@
+"""The response schema a model server may use to constrain its decoding: derived from the profile's
+catalog and the run's grant, in the subset of JSON Schema that small servers compile.
+
+It is a hint to the server, never a check: the guard validates every document with Warrant's own
+action-document model, whatever the server did. It names only the profile's tools, and for each
+record argument only the granted records of the tool's kind, so a small model that follows it
+proposes calls the guard can consider (the seed's finding: with Warrant's open schema a 135M model
+produced no valid document; with tools and record ids named, one every turn). Length bounds and
+patterns are left out: llama.cpp's grammar compiler crashes on the bounded schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from guards.action import MAX_CALLS_PER_TURN
+from tools.catalog import ToolSpec
+
+DROPPED = frozenset({"maxLength", "minLength", "pattern", "format", "title", "description"})
+"""Keywords a small server's grammar compiler may not take; none of them is relied on."""
+
+
+def response_schema(
+    specs: Iterable[ToolSpec],
+    records: Sequence[Mapping[str, str]],
+    refs: Sequence[str],
+    delegation: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
+    where the run may delegate); hypotheses cite only `refs`, the evidence that exists."""
+    calls = [_call(spec, records) for spec in specs]
+    calls = [call for call in calls if call is not None]
+    messages = [_stop(refs), _ask_user()]
+    if delegation:
+        messages.append(_delegate(records, int(delegation.get("max_tasks", 1))))
+    outcomes = [{"message": {"anyOf": messages}}]
+    if calls:
+        outcomes.insert(0, {"tool_calls": _array({"anyOf": calls}, 1, MAX_CALLS_PER_TURN)})
+    return {"anyOf": [_object({"summary": {"type": "string"}, **outcome}) for outcome in outcomes]}
+
+
+def _call(spec: ToolSpec, records: Sequence[Mapping[str, str]]) -> dict[str, Any] | None:
+    """One tool's call, its record arguments limited to the granted records of its kind; None
+    when no granted record is of that kind (no call of the tool could be allowed)."""
+    ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
+    if not ids:
+        return None
+    args = server_safe(spec.args_model.model_json_schema())
+    for field in spec.record_fields:
+        args["properties"][field] = {"type": "string", "enum": ids}
+    return _object({"id": {"type": "string"}, "name": {"const": spec.name}, "args": args})
+
+
+def _stop(refs: Sequence[str]) -> dict[str, Any]:
+    hypothesis = _object(
+        {"statement": {"type": "string"}, "refs": _array({"enum": list(refs)}, 1, 20)}
+    )
+    hypotheses = _array(hypothesis, 0, 10) if refs else _array({"type": "object"}, 0, 0)
+    return _object(
+        {"kind": {"const": "stop"}, "text": {"type": "string"}, "hypotheses": hypotheses}
+    )
+
+
+def _ask_user() -> dict[str, Any]:
+    return _object(
+        {
+            "kind": {"const": "ask_user"},
+            "question": {"type": "string"},
+            "blocking": {"type": "boolean"},
+        },
+        required=("kind", "question"),
+    )
+
+
+def _delegate(records: Sequence[Mapping[str, str]], max_tasks: int) -> dict[str, Any]:
+    budget = _object(
+        {name: {"type": "integer", "minimum": 0} for name in ("steps", "evidence", "questions")},
+        required=("steps", "evidence"),
+    )
+    ids = [record["id"] for record in records]
+    task = _object(
+        {
+            "id": {"type": "string"},
+            "goal": {"type": "string"},
+            "records": _array({"enum": ids}, 1, len(ids)),
+            "budget": budget,
+        }
+    )
+    return _object({"kind": {"const": "delegate"}, "tasks": _array(task, 1, max_tasks)})
+
+
+def _object(properties: dict[str, Any], required: Iterable[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties if required is None else required),
+        "additionalProperties": False,
+    }
+
+
+def _array(items: dict[str, Any], least: int, most: int) -> dict[str, Any]:
+    return {"type": "array", "items": items, "minItems": least, "maxItems": most}
+
+
+def server_safe(schema: Any) -> Any:
+    """`schema` without the keywords in `DROPPED`, at every level."""
+    if isinstance(schema, dict):
+        return {
+            key: _properties(value) if key == "properties" else server_safe(value)
+            for key, value in schema.items()
+            if key not in DROPPED
+        }
+    if isinstance(schema, list):
+        return [server_safe(item) for item in schema]
+    return schema
+
+
+def _properties(properties: Any) -> Any:
+    """A `properties` mapping: its keys are argument names (one may be `title`), kept all."""
+    if not isinstance(properties, dict):
+        return server_safe(properties)
+    return {name: server_safe(value) for name, value in properties.items()}

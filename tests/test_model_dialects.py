@@ -1,0 +1,123 @@
+"""How a route asks its server for JSON (`Route.dialect`) and names the output limit
+(`Route.token_param`): what reaches the server, through the real ChatOpenAI, and the response schema
+derived from the catalog and the grant."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from nodes.choosers.response_schema import response_schema, server_safe
+from nodes.choosers.route import RouteError, route_from_env
+from nodes.record import body_digest
+from tests.fake_openai import FakeOpenAI
+from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
+from tests.test_model import GOOD_R42, run_model
+from tests.test_model import route_env as route_env
+from tools.catalog import tools_of
+
+R42_RECORDS = [
+    {"id": R42_LOG, "kind": "log"},
+    {"id": R42_SPEC, "kind": "spec"},
+    {"id": R42_HISTORY, "kind": "history"},
+]
+
+
+def test_by_default_json_mode_and_max_completion_tokens(route_env):
+    server = FakeOpenAI(GOOD_R42)
+    route_env(server)
+    state = run_model(server)
+    assert state["status"] == "stopped"
+    first = server.requests[0]
+    assert first["response_format"] == {"type": "json_object"}
+    assert first["max_completion_tokens"] == 1024 and "max_tokens" not in first
+    requested = [event for event in state["events"] if event["type"] == "requested"]
+    assert requested and all("response_schema" not in e["payload"]["manifest"] for e in requested)
+    assert all(c["response_schema"] is None for c in state["model_calls"])
+
+
+def test_llama_dialect_sends_the_schema_and_max_tokens(route_env):
+    server = FakeOpenAI(GOOD_R42)
+    route_env(server, dialect="json_object+schema", token_param="max_tokens", output_tokens="300")
+    state = run_model(server)
+    assert state["status"] == "stopped"
+    schemas = []
+    for request in server.requests:
+        assert request["max_tokens"] == 300 and "max_completion_tokens" not in request
+        assert request["response_format"]["type"] == "json_object"
+        schemas.append(request["response_format"]["schema"])
+    # What reached the server is what was recorded: the manifest names its digest, and each
+    # model call points at the stored schema.
+    requested = [event for event in state["events"] if event["type"] == "requested"]
+    assert [event["payload"]["manifest"]["response_schema"] for event in requested] == [
+        body_digest(schema) for schema in schemas
+    ]
+    assert [c["response_schema"] for c in state["model_calls"]] == [body_digest(s) for s in schemas]
+    # Every document the model sent fits the schema it was sent with.
+    for schema, reply in zip(schemas, GOOD_R42, strict=True):
+        jsonschema.validate(json.loads(reply), schema)
+    # The last turn may cite the evidence that exists by then, and nothing else.
+    cited = schemas[-1]["anyOf"][1]["properties"]["message"]["anyOf"][0]
+    refs = cited["properties"]["hypotheses"]["items"]["properties"]["refs"]["items"]["enum"]
+    assert refs == ["E1", "E2", "E3"]
+    assert "maxLength" not in json.dumps(schemas)
+
+
+def test_structured_outputs_dialect(route_env):
+    server = FakeOpenAI(GOOD_R42)
+    route_env(server, dialect="json_schema")
+    state = run_model(server)
+    assert state["status"] == "stopped"
+    sent = server.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "action_document"
+    jsonschema.validate(json.loads(GOOD_R42[0]), sent["json_schema"]["schema"])
+
+
+def test_schema_names_only_the_profiles_tools_and_the_granted_records():
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None)
+    calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
+    assert [c["properties"]["name"]["const"] for c in calls] == [
+        "searchlogs",
+        "readlines",
+        "logsummary",
+        "readspec",
+        "getrunhistory",
+    ]
+    paths = {c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"] for c in calls}  # fmt: skip
+    assert paths["searchlogs"] == [R42_LOG] and paths["readspec"] == [R42_SPEC]
+    for document in (
+        call("x1", "readspec", path="lab/protected/design.txt", section="reset"),
+        call("x2", "stasummary", report=R42_LOG),
+        call("x3", "searchlogs", path=R42_SPEC, query="RST"),  # a spec is not a log
+        stop(hypotheses=[{"statement": "s", "refs": ["E1"]}]),  # no evidence yet
+        {"summary": "both", "tool_calls": [], "message": {"kind": "stop"}},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(document, schema)
+    jsonschema.validate(call("x4", "readlines", path=R42_LOG, start=3), schema)
+    jsonschema.validate({"summary": "?", "message": {"kind": "ask_user", "question": "q"}}, schema)
+
+
+def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None)
+    calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
+    assert {c["properties"]["name"]["const"] for c in calls} == {"searchlogs", "readlines", "logsummary"}  # fmt: skip
+    messages = schema["anyOf"][1]["properties"]["message"]["anyOf"]
+    assert [m["properties"]["kind"]["const"] for m in messages] == ["stop", "ask_user"]
+    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2})
+    assert len(delegating["anyOf"]) == 1  # no tools: a message only
+    kinds = [m["properties"]["kind"]["const"] for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]]  # fmt: skip
+    assert kinds == ["stop", "ask_user", "delegate"]
+
+
+def test_server_safe_keeps_an_argument_named_title():
+    schema = {"properties": {"title": {"type": "string", "maxLength": 5}}, "title": "T"}
+    assert server_safe(schema) == {"properties": {"title": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(("name", "value"), [("DIALECT", "xml"), ("TOKEN_PARAM", "max_output")])
+def test_an_unknown_dialect_or_token_parameter_is_a_route_error(name, value):
+    with pytest.raises(RouteError, match=name.lower()):
+        route_from_env({"WARRANT_MODEL": "m", f"WARRANT_MODEL_{name}": value})
