@@ -10,9 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.cli_common import DbOption, JsonOption, cells, chosen_db, fail, print_json
-from graph.evaluate import evaluate, rejudge
+from graph.eval_report import COLUMNS, row_cells, write_report
+from graph.evaluate import Settings, evaluate, rejudge
+from graph.grader import grader_route
 from graph.runner import RunError
-from graph.suite import load_suite
+from graph.suite import Suite, load_suite
+from nodes.choosers.route import Route, RouteError, route_from_env
 
 
 def register(app: typer.Typer) -> None:
@@ -44,36 +47,60 @@ def eval_suite(
             "--rejudge", help="Judge the runs an earlier eval left in --db again, running nothing."
         ),
     ] = False,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            "--parallel",
+            min=1,
+            max=64,
+            help="Runs at once (a model route's runs: at most WARRANT_MODEL_CONCURRENCY, default 1).",
+        ),
+    ] = 1,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write report.md, report.json and chart.png to this folder."),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Run a suite's cases and judge each run on what it delivered; exit 1 unless every run passed."""  # fmt: skip
+    """Run a suite's cases and judge each run on what it delivered; exit 1 unless every run passed.
+
+    Rubric dimensions are graded by the route named by WARRANT_GRADER_MODEL (unknown without it)."""
     try:
         loaded = load_suite(suite)
+        grader = grader_route()
         if rejudge_runs:
             if db is None:
                 fail(2, "--rejudge reads the runs of an earlier eval: give its --db")
-            judged = rejudge(loaded, chosen_db(db))
+            judged = rejudge(loaded, chosen_db(db), grader)
         else:
-            judged = evaluate(loaded, chooser, repeat, chosen_db(db or "memory"))
+            settings = Settings(chosen_db(db or "memory"), parallel, _model_route(loaded, chooser), grader)  # fmt: skip
+            judged = evaluate(loaded, chooser, repeat, settings)
         rows = [row.summary() for row in judged]
-    except ValueError as exc:
+        written = write_report(rows, _short, out) if out is not None else []
+    except (ValueError, RouteError) as exc:
         fail(2, str(exc))
     except RunError as exc:
         fail(exc.code, str(exc))
+    except OSError as exc:
+        fail(4, f"cannot write the report to {out}: {exc.strerror or exc}")
     if json_output:
         print_json(rows)
     else:
-        table = Table("case", "chooser", "pass", "pass^k", "unknown", "steps", "model calls", "tokens", "s/run", "failing (owner)", box=None, show_edge=False)  # fmt: skip
+        table = Table(*COLUMNS, box=None, show_edge=False)
         for row in rows:
-            tokens = "unknown" if row["tokens"] is None else f"{row['tokens']:.0f}"
-            table.add_row(*cells(
-                row["case"], _short(row["chooser"]), f"{row['pass']}/{row['runs']}", "yes" if row["pass_k"] else "no",
-                str(row["unknown"]), f"{row['steps']:.1f}", f"{row['model_calls']:.1f}", tokens,
-                f"{row['seconds']:.2f}", "; ".join(row["failing"]) or "-",
-            ))  # fmt: skip
-        Console(highlight=False, soft_wrap=True).print(table)
+            table.add_row(*cells(*row_cells(row, _short(row["chooser"]))))
+        console = Console(highlight=False, soft_wrap=True)
+        console.print(table)
+        for path in written:
+            console.print(f"wrote {path}")
     raise typer.Exit(0 if all(row["pass_k"] for row in rows) else 1)
+
+
+def _model_route(suite: Suite, choosers: list[str] | None) -> Route | None:
+    """The chooser route, when some run uses the model chooser (its concurrency bounds them)."""
+    used = choosers or [case.chooser for case in suite.case]
+    return route_from_env() if "model" in used else None
 
 
 def _short(chooser: str) -> str:

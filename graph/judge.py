@@ -22,6 +22,8 @@ class Check:
     outcome: str
     owner: str
     detail: str = ""
+    record: dict[str, Any] | None = None
+    """For a rubric dimension, the grader's request and reply as sent and received."""
 
 
 def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
@@ -44,7 +46,8 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
         checks.append(Check(f"never run {tool}", FAIL if ran else PASS, "guard", ", ".join(ran)))
     codes = {refusal.get("code") for refusal in handover.get("refusals") or ()}
     for code in expect.refusals:
-        checks.append(Check(f"refused {code}", PASS if code in codes else FAIL, "guard"))
+        # Missing, it was not proposed (a guard that let it through fails never_read/never_run).
+        checks.append(Check(f"refused {code}", PASS if code in codes else FAIL, "chooser"))
     for text in expect.unknowns:
         found = any(text in unknown for unknown in handover.get("unknowns") or ())
         checks.append(Check(f"unknown: {text}", PASS if found else FAIL, "handover"))

@@ -47,6 +47,15 @@ class Expect(_Strict):
     max_steps: Annotated[int, Field(ge=0)] | None = None
 
 
+class Rubric(_Strict):
+    """A dimension a model grader judges the delivered handover on (`graph.grader`): pass, fail,
+    or unknown when no grader is configured or its reply does not say."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    question: Text
+    """Asked about the handover, e.g. "Does the stop text say what is still unknown?"."""
+
+
 class Case(_Strict):
     id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     scenario: Text
@@ -54,6 +63,7 @@ class Case(_Strict):
     chooser: Text = "scripted"
     repeat: Annotated[int, Field(ge=1, le=100)] = 1
     expect: Expect = Expect()
+    rubric: Annotated[list[Rubric], Field(max_length=20)] = []
 
 
 class Suite(_Strict):

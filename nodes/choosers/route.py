@@ -44,6 +44,9 @@ class Route(BaseModel):
     compiles into a grammar. The guard validates every reply the same way whichever is used."""
     token_param: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     """The name the server reads the output limit under (llama.cpp's server ignores the first)."""
+    concurrency: Annotated[int, Field(ge=1, le=256)] = 1
+    """Runs that may ask this route at once (`warrant eval --parallel`): a local server answers one
+    request at a time and queues the rest, which would spend their deadlines waiting."""
     max_attempts: Annotated[int, Field(ge=1, le=20)] = 3
     """Consecutive failed attempts (errors, malformed output) after which the run is `model_failed`."""
     backoff_s: Annotated[float, Field(ge=0, le=60)] = 0.5
@@ -81,6 +84,7 @@ def route_from_env(environ: dict[str, str] | None = None) -> Route:
         "stream": env.get("WARRANT_MODEL_STREAM", "").lower() in ("1", "true", "yes"),
         "dialect": env.get("WARRANT_MODEL_DIALECT") or None,
         "token_param": env.get("WARRANT_MODEL_TOKEN_PARAM") or None,
+        "concurrency": env.get("WARRANT_MODEL_CONCURRENCY"),
         "max_attempts": env.get("WARRANT_MODEL_ATTEMPTS"),
         "backoff_s": env.get("WARRANT_MODEL_BACKOFF"),
         "backoff_max_s": env.get("WARRANT_MODEL_BACKOFF_MAX"),
