@@ -5,11 +5,12 @@ derived from the catalog and the grant."""
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
 
-from nodes.choosers.response_schema import response_schema, server_safe
+from nodes.choosers.response_schema import MAX_STRING, fresh_call_ids, response_schema, server_safe
 from nodes.choosers.route import RouteError, route_from_env
 from nodes.record import body_digest
 from tests.fake_openai import FakeOpenAI
@@ -18,6 +19,7 @@ from tests.test_model import GOOD_R42, run_model
 from tests.test_model import route_env as route_env
 from tools.catalog import tools_of
 
+IDS = fresh_call_ids(2)
 R42_RECORDS = [
     {"id": R42_LOG, "kind": "log"},
     {"id": R42_SPEC, "kind": "spec"},
@@ -55,14 +57,17 @@ def test_llama_dialect_sends_the_schema_and_max_tokens(route_env):
         body_digest(schema) for schema in schemas
     ]
     assert [c["response_schema"] for c in state["model_calls"]] == [body_digest(s) for s in schemas]
-    # Every document the model sent fits the schema it was sent with.
-    for schema, reply in zip(schemas, GOOD_R42, strict=True):
-        jsonschema.validate(json.loads(reply), schema)
+    # Every document the model sent fits the schema it was sent with, with the turn's fresh ids.
+    for turn, (schema, reply) in enumerate(zip(schemas, GOOD_R42, strict=True), start=1):
+        document = json.loads(reply)
+        for index, proposed in enumerate(document.get("tool_calls", ()), start=1):
+            proposed["id"] = f"t{turn}c{index}"
+        jsonschema.validate(document, schema)
     # The last turn may cite the evidence that exists by then, and nothing else.
     cited = schemas[-1]["anyOf"][1]["properties"]["message"]["anyOf"][0]
     refs = cited["properties"]["hypotheses"]["items"]["properties"]["refs"]["items"]["enum"]
     assert refs == ["E1", "E2", "E3"]
-    assert "maxLength" not in json.dumps(schemas)
+    assert max(int(n) for n in re.findall(r'"maxLength": (\d+)', json.dumps(schemas))) == MAX_STRING
 
 
 def test_structured_outputs_dialect(route_env):
@@ -72,11 +77,11 @@ def test_structured_outputs_dialect(route_env):
     assert state["status"] == "stopped"
     sent = server.requests[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "action_document"
-    jsonschema.validate(json.loads(GOOD_R42[0]), sent["json_schema"]["schema"])
+    jsonschema.validate(call("t1c1", "searchlogs", path=R42_LOG, query="RST_CHK"), sent["json_schema"]["schema"])  # fmt: skip
 
 
 def test_schema_names_only_the_profiles_tools_and_the_granted_records():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None)
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, IDS)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
     assert [c["properties"]["name"]["const"] for c in calls] == [
         "searchlogs",
@@ -88,33 +93,55 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
     paths = {c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"] for c in calls}  # fmt: skip
     assert paths["searchlogs"] == [R42_LOG] and paths["readspec"] == [R42_SPEC]
     for document in (
-        call("x1", "readspec", path="lab/protected/design.txt", section="reset"),
-        call("x2", "stasummary", report=R42_LOG),
-        call("x3", "searchlogs", path=R42_SPEC, query="RST"),  # a spec is not a log
+        call("t2c1", "readspec", path="lab/protected/design.txt", section="reset"),
+        call("t2c1", "stasummary", report=R42_LOG),
+        call("t2c1", "searchlogs", path=R42_SPEC, query="RST"),  # a spec is not a log
+        call("c1", "readlines", path=R42_LOG, start=3),  # not one of the turn's fresh ids
+        call("t2c1", "searchlogs", path=R42_LOG, query="x" * 201),  # longer than Warrant allows
         stop(hypotheses=[{"statement": "s", "refs": ["E1"]}]),  # no evidence yet
         {"summary": "both", "tool_calls": [], "message": {"kind": "stop"}},
     ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(document, schema)
-    jsonschema.validate(call("x4", "readlines", path=R42_LOG, start=3), schema)
+    jsonschema.validate(call("t2c4", "readlines", path=R42_LOG, start=3), schema)
     jsonschema.validate({"summary": "?", "message": {"kind": "ask_user", "question": "q"}}, schema)
 
 
 def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None)
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, IDS)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
     assert {c["properties"]["name"]["const"] for c in calls} == {"searchlogs", "readlines", "logsummary"}  # fmt: skip
     messages = schema["anyOf"][1]["properties"]["message"]["anyOf"]
     assert [m["properties"]["kind"]["const"] for m in messages] == ["stop", "ask_user"]
-    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2})
+    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, IDS)
     assert len(delegating["anyOf"]) == 1  # no tools: a message only
     kinds = [m["properties"]["kind"]["const"] for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]]  # fmt: skip
     assert kinds == ["stop", "ask_user", "delegate"]
 
 
-def test_server_safe_keeps_an_argument_named_title():
-    schema = {"properties": {"title": {"type": "string", "maxLength": 5}}, "title": "T"}
-    assert server_safe(schema) == {"properties": {"title": {"type": "string"}}}
+def test_server_safe_keeps_an_argument_named_title_and_bounds_every_string():
+    schema = {
+        "properties": {
+            "title": {"type": "string", "maxLength": 5},
+            "body": {"type": "string", "maxLength": 2000},
+        },
+        "title": "T",
+        "items": {
+            "anyOf": [{"type": "string", "pattern": "^a$"}, {"enum": ["x"], "type": "string"}]
+        },
+    }
+    assert server_safe(schema) == {
+        "properties": {
+            "title": {"type": "string", "maxLength": 5},
+            "body": {"type": "string", "maxLength": MAX_STRING},
+        },
+        "items": {
+            "anyOf": [
+                {"type": "string", "maxLength": MAX_STRING},
+                {"enum": ["x"], "type": "string"},
+            ]
+        },
+    }
 
 
 @pytest.mark.parametrize(("name", "value"), [("DIALECT", "xml"), ("TOKEN_PARAM", "max_output")])

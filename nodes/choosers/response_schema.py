@@ -5,8 +5,11 @@ It is a hint to the server, never a check: the guard validates every document wi
 action-document model, whatever the server did. It names only the profile's tools, and for each
 record argument only the granted records of the tool's kind, so a small model that follows it
 proposes calls the guard can consider (the seed's finding: with Warrant's open schema a 135M model
-produced no valid document; with tools and record ids named, one every turn). Length bounds and
-patterns are left out: llama.cpp's grammar compiler crashes on the bounded schema.
+produced no valid document; with tools and record ids named, one every turn). Call ids are
+offered fresh for the turn. Strings are bounded at most `MAX_STRING` characters, never more than
+Warrant allows: llama.cpp 0.3.36 compiles a bound of 500 but fails on the action document's 2000
+("failed to parse grammar") and its server process dies; unbounded strings let a small model
+ramble into the output limit. Patterns and formats are left out.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from typing import Any
 from guards.action import MAX_CALLS_PER_TURN
 from tools.catalog import ToolSpec
 
-DROPPED = frozenset({"maxLength", "minLength", "pattern", "format", "title", "description"})
+DROPPED = frozenset({"pattern", "format", "title", "description"})
 """Keywords a small server's grammar compiler may not take; none of them is relied on."""
+MAX_STRING = 300
+"""The longest string the schema lets a server generate (see above)."""
+TEXT = {"type": "string", "maxLength": MAX_STRING}
 
 
 def response_schema(
@@ -26,10 +32,12 @@ def response_schema(
     records: Sequence[Mapping[str, str]],
     refs: Sequence[str],
     delegation: Mapping[str, Any] | None,
+    call_ids: Sequence[str],
 ) -> dict[str, Any]:
     """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
-    where the run may delegate); hypotheses cite only `refs`, the evidence that exists."""
-    calls = [_call(spec, records) for spec in specs]
+    where the run may delegate); hypotheses cite only `refs`, the evidence that exists; calls take
+    their ids from `call_ids`."""
+    calls = [_call(spec, records, call_ids) for spec in specs]
     calls = [call for call in calls if call is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
@@ -37,10 +45,15 @@ def response_schema(
     outcomes = [{"message": {"anyOf": messages}}]
     if calls:
         outcomes.insert(0, {"tool_calls": _array({"anyOf": calls}, 1, MAX_CALLS_PER_TURN)})
-    return {"anyOf": [_object({"summary": {"type": "string"}, **outcome}) for outcome in outcomes]}
+    return {"anyOf": [_object({"summary": TEXT, **outcome}) for outcome in outcomes]}
 
 
-def _call(spec: ToolSpec, records: Sequence[Mapping[str, str]]) -> dict[str, Any] | None:
+def fresh_call_ids(turn: int) -> list[str]:
+    """Ids no earlier turn of the lane could have used, one per call a turn may make."""
+    return [f"t{turn}c{index}" for index in range(1, MAX_CALLS_PER_TURN + 1)]
+
+
+def _call(spec: ToolSpec, records: Sequence[Mapping[str, str]], call_ids: Sequence[str]) -> dict[str, Any] | None:  # fmt: skip
     """One tool's call, its record arguments limited to the granted records of its kind; None
     when no granted record is of that kind (no call of the tool could be allowed)."""
     ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
@@ -49,17 +62,13 @@ def _call(spec: ToolSpec, records: Sequence[Mapping[str, str]]) -> dict[str, Any
     args = server_safe(spec.args_model.model_json_schema())
     for field in spec.record_fields:
         args["properties"][field] = {"type": "string", "enum": ids}
-    return _object({"id": {"type": "string"}, "name": {"const": spec.name}, "args": args})
+    return _object({"id": {"enum": list(call_ids)}, "name": {"const": spec.name}, "args": args})
 
 
 def _stop(refs: Sequence[str]) -> dict[str, Any]:
-    hypothesis = _object(
-        {"statement": {"type": "string"}, "refs": _array({"enum": list(refs)}, 1, 20)}
-    )
+    hypothesis = _object({"statement": TEXT, "refs": _array({"enum": list(refs)}, 1, 20)})
     hypotheses = _array(hypothesis, 0, 10) if refs else _array({"type": "object"}, 0, 0)
-    return _object(
-        {"kind": {"const": "stop"}, "text": {"type": "string"}, "hypotheses": hypotheses}
-    )
+    return _object({"kind": {"const": "stop"}, "text": TEXT, "hypotheses": hypotheses})
 
 
 def _ask_user() -> dict[str, Any]:
@@ -81,8 +90,8 @@ def _delegate(records: Sequence[Mapping[str, str]], max_tasks: int) -> dict[str,
     ids = [record["id"] for record in records]
     task = _object(
         {
-            "id": {"type": "string"},
-            "goal": {"type": "string"},
+            "id": {"type": "string", "maxLength": 64},
+            "goal": TEXT,
             "records": _array({"enum": ids}, 1, len(ids)),
             "budget": budget,
         }
@@ -104,13 +113,17 @@ def _array(items: dict[str, Any], least: int, most: int) -> dict[str, Any]:
 
 
 def server_safe(schema: Any) -> Any:
-    """`schema` without the keywords in `DROPPED`, at every level."""
+    """`schema` without the keywords in `DROPPED`, and its strings bounded at `MAX_STRING`, at
+    every level."""
     if isinstance(schema, dict):
-        return {
+        safe = {
             key: _properties(value) if key == "properties" else server_safe(value)
             for key, value in schema.items()
             if key not in DROPPED
         }
+        if safe.get("type") == "string" and "enum" not in safe:
+            safe["maxLength"] = min(safe.get("maxLength", MAX_STRING), MAX_STRING)
+        return safe
     if isinstance(schema, list):
         return [server_safe(item) for item in schema]
     return schema
