@@ -229,8 +229,15 @@ def _ranges(ranges: list[list[int]]) -> str:
 
 def _refusal_line(refusal: Mapping[str, Any]) -> str:
     call = refusal.get("call")
-    what = f" · call {call['id']} `{call['name']}`" if call else ""
+    what = _refused_what(call) if isinstance(call, Mapping) else ""
     return f"- turn {refusal['turn']} · `{refusal['code']}` · owner {refusal['owner']}{what}: {refusal['detail']}"
+
+
+def _refused_what(call: Mapping[str, Any]) -> str:
+    """What a refusal was about: a tool call, or a delegated task (which has a goal, no name)."""
+    if "name" in call:
+        return f" · call {call.get('id')} `{call['name']}`"
+    return f" · task {call.get('id')}"
 
 
 def event_summary(event: Mapping[str, Any]) -> str:

@@ -338,3 +338,15 @@ def test_r44_on_postgresql_runs_its_children_in_parallel_under_one_worker(postgr
     assert len(handover["evidence"]) == 8
     verified = warrant("events", "pg44", "--verify", "--db", postgres_url, cwd=tmp_path)
     assert verified.returncode == 0 and "4 child lane(s)" in verified.stdout
+
+
+def test_a_refused_task_is_shown_in_the_handover_as_a_task(tmp_path):
+    """A delegation refused for its task (here a reused task id) renders without a tool name."""
+    first = json.loads((LAB_DIR / "choosers" / "r44_delegate.jsonl").read_text().splitlines()[0])
+    again = {"summary": "again", "message": {"kind": "delegate", "tasks": [first["message"]["tasks"][0]]}}  # fmt: skip
+    stop = {"summary": "stop", "message": {"kind": "stop", "text": "done"}}
+    script = tmp_path / "twice.jsonl"
+    script.write_text("\n".join(json.dumps(line) for line in (first, again, stop)) + "\n")
+    result = warrant("run", "R44", "--chooser", f"file:{script}", "--db", "memory", "-q", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "`duplicate_task_id` · owner guard · task t1: task id 't1' was already delegated" in result.stdout  # fmt: skip

@@ -41,7 +41,7 @@ def response_schema(
     calls = [call for call in calls if call is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
-        messages.append(_delegate(records, int(delegation.get("max_tasks", 1))))
+        messages.append(_delegate(records, int(delegation.get("max_tasks", 1)), call_ids))
     outcomes = [{"message": {"anyOf": messages}}]
     if calls:
         outcomes.insert(0, {"tool_calls": _array({"anyOf": calls}, 1, MAX_CALLS_PER_TURN)})
@@ -82,7 +82,11 @@ def _ask_user() -> dict[str, Any]:
     )
 
 
-def _delegate(records: Sequence[Mapping[str, str]], max_tasks: int) -> dict[str, Any]:
+def _delegate(
+    records: Sequence[Mapping[str, str]], max_tasks: int, call_ids: Sequence[str]
+) -> dict[str, Any]:
+    """A delegation; its task ids fresh for the turn like call ids (a task id is never reused)."""
+    task_ids = [f"{call_id}k{index}" for call_id in call_ids[:1] for index in range(1, max_tasks + 1)]  # fmt: skip
     budget = _object(
         {name: {"type": "integer", "minimum": 0} for name in ("steps", "evidence", "questions")},
         required=("steps", "evidence"),
@@ -90,7 +94,7 @@ def _delegate(records: Sequence[Mapping[str, str]], max_tasks: int) -> dict[str,
     ids = [record["id"] for record in records]
     task = _object(
         {
-            "id": {"type": "string", "maxLength": 64},
+            "id": {"enum": task_ids},
             "goal": TEXT,
             "records": _array({"enum": ids}, 1, len(ids)),
             "budget": budget,
