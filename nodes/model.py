@@ -24,7 +24,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, Status
 from nodes.choosers.cassette import replay
 from nodes.choosers.projector import CapabilityGap, assemble
-from nodes.choosers.response_schema import fresh_call_ids, response_schema
+from nodes.choosers.response_schema import response_schema
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
@@ -81,7 +81,7 @@ def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]
     """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
     refs = [item["ref"] for item in view.evidence]
     specs = tools_of(grant["profile"]).values()
-    return response_schema(specs, view.records, refs, view.delegation, fresh_call_ids(view.turn))
+    return response_schema(specs, view.records, refs, view.delegation, view.turn)
 
 
 def _without_clock(view: ChooserView) -> ChooserView:

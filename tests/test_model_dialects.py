@@ -10,7 +10,7 @@ import re
 import jsonschema
 import pytest
 
-from nodes.choosers.response_schema import MAX_STRING, fresh_call_ids, response_schema, server_safe
+from nodes.choosers.response_schema import MAX_STRING, response_schema, server_safe
 from nodes.choosers.route import RouteError, route_from_env
 from nodes.record import body_digest
 from tests.fake_openai import FakeOpenAI
@@ -19,7 +19,6 @@ from tests.test_model import GOOD_R42, run_model
 from tests.test_model import route_env as route_env
 from tools.catalog import tools_of
 
-IDS = fresh_call_ids(2)
 R42_RECORDS = [
     {"id": R42_LOG, "kind": "log"},
     {"id": R42_SPEC, "kind": "spec"},
@@ -81,8 +80,8 @@ def test_structured_outputs_dialect(route_env):
 
 
 def test_schema_names_only_the_profiles_tools_and_the_granted_records():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, IDS)
-    calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, 2)
+    calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
     assert [c["properties"]["name"]["const"] for c in calls] == [
         "searchlogs",
         "readlines",
@@ -95,25 +94,33 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
     for document in (
         call("t2c1", "readspec", path="lab/protected/design.txt", section="reset"),
         call("t2c1", "stasummary", report=R42_LOG),
+        call("t2c2", "readlines", path=R42_LOG, start=3),  # the first call has the first id
         call("t2c1", "searchlogs", path=R42_SPEC, query="RST"),  # a spec is not a log
         call("c1", "readlines", path=R42_LOG, start=3),  # not one of the turn's fresh ids
         call("t2c1", "searchlogs", path=R42_LOG, query="x" * 201),  # longer than Warrant allows
+        {
+            "summary": "two",
+            "tool_calls": [call("t2c1", "logsummary", path=R42_LOG)["tool_calls"][0]] * 2,
+        },  # one id twice
+        {"summary": "", "message": {"kind": "stop"}},  # an empty summary
         stop(hypotheses=[{"statement": "s", "refs": ["E1"]}]),  # no evidence yet
         {"summary": "both", "tool_calls": [], "message": {"kind": "stop"}},
     ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(document, schema)
-    jsonschema.validate(call("t2c4", "readlines", path=R42_LOG, start=3), schema)
+    jsonschema.validate(call("t2c1", "readlines", path=R42_LOG, start=3), schema)
+    two = call("t2c1", "logsummary", path=R42_LOG)["tool_calls"] + call("t2c2", "readspec", path=R42_SPEC, section="reset")["tool_calls"]  # fmt: skip
+    jsonschema.validate({"summary": "two", "tool_calls": two}, schema)
     jsonschema.validate({"summary": "?", "message": {"kind": "ask_user", "question": "q"}}, schema)
 
 
 def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, IDS)
-    calls = schema["anyOf"][0]["properties"]["tool_calls"]["items"]["anyOf"]
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, 2)
+    calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
     assert {c["properties"]["name"]["const"] for c in calls} == {"searchlogs", "readlines", "logsummary"}  # fmt: skip
     messages = schema["anyOf"][1]["properties"]["message"]["anyOf"]
     assert [m["properties"]["kind"]["const"] for m in messages] == ["stop", "ask_user"]
-    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, IDS)
+    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, 2)
     assert len(delegating["anyOf"]) == 1  # no tools: a message only
     kinds = [m["properties"]["kind"]["const"] for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]]  # fmt: skip
     assert kinds == ["stop", "ask_user", "delegate"]

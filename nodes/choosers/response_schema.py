@@ -24,7 +24,7 @@ DROPPED = frozenset({"pattern", "format", "title", "description"})
 """Keywords a small server's grammar compiler may not take; none of them is relied on."""
 MAX_STRING = 300
 """The longest string the schema lets a server generate (see above)."""
-TEXT = {"type": "string", "maxLength": MAX_STRING}
+TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
 
 
 def response_schema(
@@ -32,75 +32,82 @@ def response_schema(
     records: Sequence[Mapping[str, str]],
     refs: Sequence[str],
     delegation: Mapping[str, Any] | None,
-    call_ids: Sequence[str],
+    turn: int,
 ) -> dict[str, Any]:
     """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
-    where the run may delegate); hypotheses cite only `refs`, the evidence that exists; calls take
-    their ids from `call_ids`."""
-    calls = [_call(spec, records, call_ids) for spec in specs]
-    calls = [call for call in calls if call is not None]
+    where the run may delegate); hypotheses cite only `refs`, the evidence that exists. Each call
+    and task has its position's id, fresh for the turn (`fresh_ids`): none repeats."""
+    tools = [tool for tool in (_tool(spec, records) for spec in specs) if tool is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
-        messages.append(_delegate(records, int(delegation.get("max_tasks", 1)), call_ids))
+        messages.append(_delegate(records, fresh_ids(turn, "k", int(delegation["max_tasks"]))))
     outcomes = [{"message": {"anyOf": messages}}]
-    if calls:
-        outcomes.insert(0, {"tool_calls": _array({"anyOf": calls}, 1, MAX_CALLS_PER_TURN)})
+    if tools:
+        calls = [{"anyOf": [_call(call_id, tool) for tool in tools]} for call_id in fresh_ids(turn, "c", MAX_CALLS_PER_TURN)]  # fmt: skip
+        outcomes.insert(0, {"tool_calls": _positions(calls)})
     return {"anyOf": [_object({"summary": TEXT, **outcome}) for outcome in outcomes]}
 
 
-def fresh_call_ids(turn: int) -> list[str]:
-    """Ids no earlier turn of the lane could have used, one per call a turn may make."""
-    return [f"t{turn}c{index}" for index in range(1, MAX_CALLS_PER_TURN + 1)]
+def fresh_ids(turn: int, kind: str, count: int) -> list[str]:
+    """Ids no earlier turn of the lane could have used (`t3c1`… for calls, `t3k1`… for tasks)."""
+    return [f"t{turn}{kind}{index}" for index in range(1, count + 1)]
 
 
-def _call(spec: ToolSpec, records: Sequence[Mapping[str, str]], call_ids: Sequence[str]) -> dict[str, Any] | None:  # fmt: skip
-    """One tool's call, its record arguments limited to the granted records of its kind; None
-    when no granted record is of that kind (no call of the tool could be allowed)."""
+def _tool(spec: ToolSpec, records: Sequence[Mapping[str, str]]) -> tuple[str, dict[str, Any]] | None:  # fmt: skip
+    """A tool's name and argument schema, its record arguments limited to the granted records of
+    its kind; None when no granted record is of that kind (no call of it could be allowed)."""
     ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
     if not ids:
         return None
     args = server_safe(spec.args_model.model_json_schema())
     for field in spec.record_fields:
         args["properties"][field] = {"type": "string", "enum": ids}
-    return _object({"id": {"enum": list(call_ids)}, "name": {"const": spec.name}, "args": args})
+    return spec.name, args
+
+
+def _call(call_id: str, tool: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    name, args = tool
+    return _object({"id": {"const": call_id}, "name": {"const": name}, "args": args})
 
 
 def _stop(refs: Sequence[str]) -> dict[str, Any]:
     hypothesis = _object({"statement": TEXT, "refs": _array({"enum": list(refs)}, 1, 20)})
     hypotheses = _array(hypothesis, 0, 10) if refs else _array({"type": "object"}, 0, 0)
-    return _object({"kind": {"const": "stop"}, "text": TEXT, "hypotheses": hypotheses})
+    text = {"type": "string", "maxLength": MAX_STRING}  # may be empty
+    return _object({"kind": {"const": "stop"}, "text": text, "hypotheses": hypotheses})
 
 
 def _ask_user() -> dict[str, Any]:
     return _object(
-        {
-            "kind": {"const": "ask_user"},
-            "question": {"type": "string"},
-            "blocking": {"type": "boolean"},
-        },
+        {"kind": {"const": "ask_user"}, "question": TEXT, "blocking": {"type": "boolean"}},
         required=("kind", "question"),
     )
 
 
-def _delegate(
-    records: Sequence[Mapping[str, str]], max_tasks: int, call_ids: Sequence[str]
-) -> dict[str, Any]:
-    """A delegation; its task ids fresh for the turn like call ids (a task id is never reused)."""
-    task_ids = [f"{call_id}k{index}" for call_id in call_ids[:1] for index in range(1, max_tasks + 1)]  # fmt: skip
+def _delegate(records: Sequence[Mapping[str, str]], task_ids: Sequence[str]) -> dict[str, Any]:
     budget = _object(
         {name: {"type": "integer", "minimum": 0} for name in ("steps", "evidence", "questions")},
         required=("steps", "evidence"),
     )
     ids = [record["id"] for record in records]
-    task = _object(
-        {
-            "id": {"enum": task_ids},
-            "goal": TEXT,
-            "records": _array({"enum": ids}, 1, len(ids)),
-            "budget": budget,
-        }
-    )
-    return _object({"kind": {"const": "delegate"}, "tasks": _array(task, 1, max_tasks)})
+    tasks = [
+        _object(
+            {
+                "id": {"const": task_id},
+                "goal": TEXT,
+                "records": _array({"enum": ids}, 1, len(ids)),
+                "budget": budget,
+            }
+        )
+        for task_id in task_ids
+    ]
+    return _object({"kind": {"const": "delegate"}, "tasks": _positions(tasks)})
+
+
+def _positions(items: list[dict[str, Any]]) -> dict[str, Any]:
+    """An array of one to `len(items)` items, the item at each position fitting that position's
+    schema (how ids are made unique in a document without `uniqueItems` on objects)."""
+    return {"type": "array", "prefixItems": items, "minItems": 1, "maxItems": len(items)}
 
 
 def _object(properties: dict[str, Any], required: Iterable[str] | None = None) -> dict[str, Any]:
