@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph import cli_eval, cli_ops, cli_people
+from graph import cli_eval, cli_ops, cli_people, cli_trace
 from graph.cli_common import (
     DbOption,
     JsonOption,
@@ -32,7 +32,7 @@ from graph.cli_common import (
     stored_outcome,
 )
 from graph.identity import check_message_id
-from graph.lanes import Lane, handoff_break
+from graph.lanes import Lane, handoff_break, laned
 from graph.ledger import ledger_break
 from graph.render import escaped, event_summary
 from graph.runner import RunError, admit_request, lanes_of, late_answers, reading_graph, start
@@ -89,6 +89,7 @@ def run(
         fail(exc.code, str(exc))
     if record is not None:
         write_cassette(record, result.values.get("model_calls", []))
+    cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)
 
 
@@ -194,14 +195,6 @@ def events(
     Console(highlight=False, soft_wrap=True).print(table)
 
 
-def laned(ledger: list[dict[str, Any]], lanes: list[Lane]) -> list[dict[str, Any]]:
-    """Main's events and its children's, each with its lane (`""` for main), in time order (each
-    lane's own order kept)."""
-    every = [{**event, "lane": ""} for event in ledger]
-    every += [{**event, "lane": lane.name} for lane in lanes for event in lane.events]
-    return sorted(every, key=lambda event: event["time"])
-
-
 def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> None:
     """One line: the ledgers hold (main's and every child's, and every receipt main received from a
     child is the one that child executed), or where one breaks (exit 1)."""
@@ -296,6 +289,7 @@ def scenario_new(
 
 cli_ops.register(app)
 cli_eval.register(app)
+cli_trace.register(app)
 
 
 def main() -> None:

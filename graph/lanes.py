@@ -112,3 +112,11 @@ def as_child_had_it(item: Mapping[str, Any]) -> dict[str, Any]:
     lane = item["lane"]
     own = {key: value for key, value in item.items() if key not in ("lane", "lane_ref")}
     return own | {"ref": item["lane_ref"], "call_id": item["call_id"].removeprefix(f"{lane}/")}
+
+
+def laned(ledger: list[dict[str, Any]], lanes: list[Lane]) -> list[dict[str, Any]]:
+    """Main's events and its children's, each with its lane (`""` for main), in time order (each
+    lane's own order kept)."""
+    every = [{**event, "lane": ""} for event in ledger]
+    every += [{**event, "lane": lane.name} for lane in lanes for event in lane.events]
+    return sorted(every, key=lambda event: event["time"])
