@@ -26,6 +26,7 @@ from graph.lanes import Lane, child_lanes
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
 from graph.render import interaction_summary
 from graph.retention import thread_ids
+from graph.tracing import langsmith_context
 from guards.refusals import Refusal
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
@@ -335,15 +336,16 @@ def advance(
     exit 4, resumable."""
     try:
         reporter = Reporter.at(graph, thread_id, on_event)
-        for namespace, update in graph.stream(
-            run_input, config, stream_mode="updates", durability="sync", context=WarrantContext(),
-            subgraphs=True,
-        ):  # fmt: skip
-            for node_update in update.values():
-                # an interrupt arrives as a tuple, not an update
-                cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
-                if cursor:
-                    reporter.report(namespace, cursor)
+        with langsmith_context(thread_id, run_input):
+            for namespace, update in graph.stream(
+                run_input, config, stream_mode="updates", durability="sync", context=WarrantContext(),
+                subgraphs=True,
+            ):  # fmt: skip
+                for node_update in update.values():
+                    # an interrupt arrives as a tuple, not an update
+                    cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
+                    if cursor:
+                        reporter.report(namespace, cursor)
     except ChooserError as exc:
         raise RunError(
             4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"

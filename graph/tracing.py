@@ -11,8 +11,11 @@ record body, excerpt, summary, proposal text or stop text is ever an attribute, 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -167,6 +170,41 @@ def export_otlp(spans: Sequence[ReadableSpan]) -> str | None:
 
 
 EXPORT_TIMEOUT_S = 5.0
+KEPT_IN_LANGSMITH = ("thread_id", "scenario", "chooser", "turn", "status", "profile")
+"""The only state values LangSmith's run inputs and outputs keep; everything else is hidden."""
+
+
+def langsmith_context(thread_id: str, run_input: object) -> Any:
+    """Around a run's stream when LangSmith tracing is on (`LANGSMITH_TRACING`): LangGraph's own
+    tracing, with Warrant's metadata and tags, through a client that hides node inputs and outputs
+    (`hidden`), which would otherwise carry excerpts of records, `share = "local"` ones included,
+    to a remote service. A no-op otherwise."""
+    from langsmith import utils
+
+    if not utils.tracing_is_enabled():
+        return nullcontext()
+    return _langsmith(thread_id, run_input)
+
+
+@contextmanager
+def _langsmith(thread_id: str, run_input: object) -> Iterator[None]:
+    from langsmith import Client, tracing_context
+
+    known = run_input if isinstance(run_input, Mapping) else {}
+    metadata = {"warrant_thread": thread_id} | {f"warrant_{key}": known[key] for key in ("scenario", "chooser") if _plain(known.get(key))}  # fmt: skip
+    tags = ["warrant", *(f"{key}:{known[key]}" for key in ("scenario", "chooser") if _plain(known.get(key)))]  # fmt: skip
+    client = Client(hide_inputs=hidden, hide_outputs=hidden)
+    with tracing_context(client=client, metadata=metadata, tags=tags):
+        yield
+    client.flush()
+
+
+def hidden(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What LangSmith may keep of a node's input or output: a few identifying scalars, the names
+    of the other keys, and a digest of the whole."""
+    text = json.dumps(data, sort_keys=True, default=repr)
+    kept = {key: data[key] for key in KEPT_IN_LANGSMITH if _plain(data.get(key))}
+    return kept | {"hidden_keys": sorted(str(key) for key in data if key not in kept), "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}  # fmt: skip
 
 
 @dataclass(frozen=True)
