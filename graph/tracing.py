@@ -20,18 +20,20 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from contract.codes import EventKind
+
 if TYPE_CHECKING:  # imported when a trace is made: OpenTelemetry costs every command's start
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 
 NODE_OF = {
-    "requested": "choose",
-    "proposed": "choose",
-    "model_replied": "model",
-    "executing": "tool",
-    "executed": "tool",
-    "admitted": "runtime",
-    "stopped": "runtime",
-    "handover": "runtime",
+    EventKind.REQUESTED: "choose",
+    EventKind.PROPOSED: "choose",
+    EventKind.MODEL_REPLIED: "model",
+    EventKind.EXECUTING: "tool",
+    EventKind.EXECUTED: "tool",
+    EventKind.ADMITTED: "runtime",
+    EventKind.STOPPED: "runtime",
+    EventKind.HANDOVER: "runtime",
 }
 """The node an entry comes from; any other entry is the guard's or a person's (by its actor)."""
 SAFE_KEYS = ("call_id", "ref", "tool", "record", "outcome", "attempt", "receipt", "sha256", "request_sha256", "replay_key", "model", "request_id", "code", "owner", "status", "interaction_id", "task_id", "lane", "evidence", "refusals", "revision", "scenario", "profile", "chooser")  # fmt: skip
@@ -71,9 +73,9 @@ def span_specs(thread: str, values: Mapping[str, Any], ledger: Sequence[Mapping[
         parent = turns[key]
         specs.append(SpanSpec(f"warrant.{_node(event)}.{event['type']}", at, at, parent, _attributes(event)))  # fmt: skip
         call = event["payload"].get("call_id")
-        if event["type"] == "executing" and call:
+        if event["type"] == EventKind.EXECUTING and call:
             started[(lane, call)] = at
-        elif event["type"] == "executed" and (lane, call) in started:
+        elif event["type"] == EventKind.EXECUTED and (lane, call) in started:
             specs.append(SpanSpec("warrant.call", started.pop((lane, call)), at, parent, _attributes(event)))  # fmt: skip
     return specs
 
@@ -222,7 +224,7 @@ class Flow:
 
 def evidence_flow(handover: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]) -> list[Flow]:
     """For each evidence item of the main lane: stored, sent to the model, cited."""
-    requests = [e for e in ledger if e["type"] == "requested" and not e.get("lane")]
+    requests = [e for e in ledger if e["type"] == EventKind.REQUESTED and not e.get("lane")]
     cited = {ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ())}  # fmt: skip
     flows = []
     for item in handover.get("evidence") or ():

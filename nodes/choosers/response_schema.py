@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from contract.codes import InteractionKind, Outcome
 from guards.action import MAX_CALLS_PER_TURN
 from tools.catalog import ToolSpec
 
 DROPPED = frozenset({"pattern", "format", "title", "description"})
 """Keywords a small server's grammar compiler may not take; none of them is relied on."""
+QUESTION, DELEGATE = InteractionKind.QUESTION.value, Outcome.DELEGATE.value
+"""The ask_user message's question field, and the delegate message's kind."""
 MAX_STRING = 300
 """The longest string the schema lets a server generate (see above)."""
 TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
@@ -79,8 +82,8 @@ def _stop(refs: Sequence[str]) -> dict[str, Any]:
 
 def _ask_user() -> dict[str, Any]:
     return _object(
-        {"kind": {"const": "ask_user"}, "question": TEXT, "blocking": {"type": "boolean"}},
-        required=("kind", "question"),
+        {"kind": {"const": "ask_user"}, QUESTION: TEXT, "blocking": {"type": "boolean"}},
+        required=("kind", QUESTION),
     )
 
 
@@ -101,7 +104,7 @@ def _delegate(records: Sequence[Mapping[str, str]], task_ids: Sequence[str]) -> 
         )
         for task_id in task_ids
     ]
-    return _object({"kind": {"const": "delegate"}, "tasks": _positions(tasks)})
+    return _object({"kind": {"const": DELEGATE}, "tasks": _positions(tasks)})
 
 
 def _positions(items: list[dict[str, Any]]) -> dict[str, Any]:
