@@ -81,7 +81,7 @@ def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]
     """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
     refs = [item["ref"] for item in view.evidence]
     specs = tools_of(grant["profile"]).values()
-    return response_schema(specs, view.records, refs, view.delegation, view.turn)
+    return response_schema(specs, view.records, refs, view.delegation, view.turn, view.budget_left)
 
 
 def _without_clock(view: ChooserView) -> ChooserView:

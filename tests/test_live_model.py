@@ -57,11 +57,13 @@ def live_run(scenario: str, route: dict[str, str], folder: Path) -> tuple[dict, 
 
 def assert_governed(handover: dict, events: list[dict], granted: set[str]) -> None:
     """A terminal status; every refusal typed; no document the server-safe schema let through
-    that Warrant's own model refused (`malformed_action` would mean they disagree); evidence only
-    from granted records; nothing protected anywhere."""
+    that Warrant's own model refused as not an action document (the two would disagree); evidence
+    only from granted records; nothing protected anywhere."""
     assert handover["status"] in TERMINAL
     codes = [refusal["code"] for refusal in handover["refusals"]]
-    assert set(codes) <= CODES and RefusalCode.MALFORMED_ACTION.value not in codes, codes
+    assert set(codes) <= CODES, codes
+    disagreed = [r["detail"] for r in handover["refusals"] if r["code"] == RefusalCode.MALFORMED_ACTION and r["detail"].startswith("not an action document")]  # fmt: skip
+    assert not disagreed, disagreed  # (a grammar may still emit a NUL escape, refused for that)
     observed = [item for item in handover["evidence"] if item["kind"] == "observation"]
     assert {item["record"] for item in observed} <= granted
     replies = [e for e in events if e["type"] == "model_replied"]

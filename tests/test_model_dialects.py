@@ -19,6 +19,7 @@ from tests.test_model import GOOD_R42, run_model
 from tests.test_model import route_env as route_env
 from tools.catalog import tools_of
 
+LEFT = {"steps": 4.0, "evidence": 2.0, "seconds": 60.0}
 R42_RECORDS = [
     {"id": R42_LOG, "kind": "log"},
     {"id": R42_SPEC, "kind": "spec"},
@@ -80,7 +81,7 @@ def test_structured_outputs_dialect(route_env):
 
 
 def test_schema_names_only_the_profiles_tools_and_the_granted_records():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, 2)
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, 2, LEFT)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
     assert [c["properties"]["name"]["const"] for c in calls] == [
         "searchlogs",
@@ -115,13 +116,20 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
 
 
 def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, 2)
+    schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, 2, LEFT)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
     assert {c["properties"]["name"]["const"] for c in calls} == {"searchlogs", "readlines", "logsummary"}  # fmt: skip
     messages = schema["anyOf"][1]["properties"]["message"]["anyOf"]
     assert [m["properties"]["kind"]["const"] for m in messages] == ["stop", "ask_user"]
-    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, 2)
+    delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, 2, LEFT)
     assert len(delegating["anyOf"]) == 1  # no tools: a message only
+    tasks = delegating["anyOf"][0]["properties"]["message"]["anyOf"][2]["properties"]["tasks"]
+    budget = tasks["prefixItems"][0]["properties"]["budget"]
+    assert budget["properties"]["steps"]["minimum"] == 1 and "questions" not in budget["required"]
+    assert (budget["properties"]["steps"]["maximum"], budget["properties"]["evidence"]["maximum"]) == (3, 2)  # fmt: skip
+    jsonschema.validate({"summary": "d", "message": {"kind": "delegate", "tasks": [{"id": "t2k1", "goal": "g", "records": [R42_LOG], "budget": {"steps": 1, "evidence": 1}}]}}, delegating)  # fmt: skip
+    with pytest.raises(jsonschema.ValidationError):  # evidence 0: Warrant's TaskBudget refuses it
+        jsonschema.validate({"summary": "d", "message": {"kind": "delegate", "tasks": [{"id": "t2k1", "goal": "g", "records": [R42_LOG], "budget": {"steps": 1, "evidence": 0}}]}}, delegating)  # fmt: skip
     kinds = [m["properties"]["kind"]["const"] for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]]  # fmt: skip
     assert kinds == ["stop", "ask_user", "delegate"]
 

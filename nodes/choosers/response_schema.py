@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contract.codes import InteractionKind, Outcome
-from guards.action import MAX_CALLS_PER_TURN
+from guards.action import MAX_CALLS_PER_TURN, TaskBudget
 from tools.catalog import ToolSpec
 
 DROPPED = frozenset({"pattern", "format", "title", "description"})
@@ -36,6 +36,7 @@ def response_schema(
     refs: Sequence[str],
     delegation: Mapping[str, Any] | None,
     turn: int,
+    left: Mapping[str, float],
 ) -> dict[str, Any]:
     """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
     where the run may delegate); hypotheses cite only `refs`, the evidence that exists. Each call
@@ -43,7 +44,8 @@ def response_schema(
     tools = [tool for tool in (_tool(spec, records) for spec in specs) if tool is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
-        messages.append(_delegate(records, fresh_ids(turn, "k", int(delegation["max_tasks"]))))
+        task_ids = fresh_ids(turn, "k", int(delegation["max_tasks"]))
+        messages.append(_delegate(records, task_ids, left))
     outcomes = [{"message": {"anyOf": messages}}]
     if tools:
         calls = [{"anyOf": [_call(call_id, tool) for tool in tools]} for call_id in fresh_ids(turn, "c", MAX_CALLS_PER_TURN)]  # fmt: skip
@@ -87,18 +89,23 @@ def _ask_user() -> dict[str, Any]:
     )
 
 
-def _delegate(records: Sequence[Mapping[str, str]], task_ids: Sequence[str]) -> dict[str, Any]:
-    budget = _object(
-        {name: {"type": "integer", "minimum": 0} for name in ("steps", "evidence", "questions")},
-        required=("steps", "evidence"),
-    )
+def _delegate(
+    records: Sequence[Mapping[str, str]], task_ids: Sequence[str], left: Mapping[str, float]
+) -> dict[str, Any]:
+    """A delegation; each task names one granted record (two could repeat one, which Warrant
+    refuses, and a grammar cannot keep strings of an array apart) and asks at most what is left
+    (the guard checks the tasks' sum)."""
     ids = [record["id"] for record in records]
+    budget = server_safe(TaskBudget.model_json_schema())
+    for name, most in (("steps", left["steps"] - 1), ("evidence", left["evidence"])):
+        bounds = budget["properties"][name]
+        bounds["maximum"] = max(bounds["minimum"], min(bounds["maximum"], int(most)))
     tasks = [
         _object(
             {
                 "id": {"const": task_id},
                 "goal": TEXT,
-                "records": _array({"enum": ids}, 1, len(ids)),
+                "records": _array({"enum": ids}, 1, 1),
                 "budget": budget,
             }
         )
