@@ -88,7 +88,7 @@ def run(
     except RunError as exc:
         fail(exc.code, str(exc))
     if record is not None:
-        write_cassette(record, result.values.get("model_calls", []))
+        write_cassette(record, result.values.get("model_calls", []), result.lane_calls)
     cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)
 

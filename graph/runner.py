@@ -11,11 +11,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
 from contract.codes import Status
@@ -43,8 +44,17 @@ from nodes.integrity import (
     out_of_step,
     unsealed_fields,
 )
+from nodes.model import MODEL_KINDS
 from nodes.questions import REPLIES, save_reply
-from nodes.record import EVIDENCE, cursor_of, materialized, new_events, sealed_or_not, space
+from nodes.record import (
+    EVIDENCE,
+    cursor_of,
+    materialized,
+    model_calls,
+    new_events,
+    sealed_or_not,
+    space,
+)
 
 OnEvent = Callable[[dict[str, Any]], None]
 Reply = Callable[[str], dict[str, Any]]
@@ -67,6 +77,9 @@ class Outcome:
     values: dict[str, Any]
     pending: list[dict[str, Any]]
     thread: str
+    lane_calls: list[dict[str, Any]] = field(default_factory=list)
+    """The model attempts of the run's children, each with its `lane` (model runs only): with
+    `values["model_calls"]`, what a cassette records."""
 
     @property
     def handover(self) -> dict[str, Any]:
@@ -187,7 +200,16 @@ def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
     values = materialized(graph.store, thread, snapshot.values)
-    return Outcome(values, [interaction for _, interaction in pending_of(snapshot)], thread)
+    pending = [interaction for _, interaction in pending_of(snapshot)]
+    return Outcome(values, pending, thread, _lane_calls(graph.store, thread, values))
+
+
+def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The model attempts of the finished children of a model run, lane by lane."""
+    if not values.get("delegated") or values.get("chooser", "").partition(":")[0] not in MODEL_KINDS:  # fmt: skip
+        return []
+    lanes = [lane for lane in child_lanes(store, thread, values) if lane.cursor is not None]
+    return [{**call, "lane": lane.name} for lane in lanes for call in model_calls(store, lane.scope, lane.cursor)]  # fmt: skip
 
 
 def lanes_of(db: str, thread_id: str) -> list[Lane]:

@@ -94,12 +94,12 @@ def children_spec(
     spec: str, scenario: Scenario, extra_choosers: Collection[str], served: bool
 ) -> str:
     """The chooser a run's children use: the manifest's `children.chooser` (a path relative to
-    the manifest), else main's own kind; a `file:` or `replay:` main's children are scripted (its
-    file or cassette is main's)."""
+    the manifest), else main's own kind; a `file:` main's children are scripted (its file is
+    main's); a `replay:` main's children replay their own lanes of the same cassette."""
     given = scenario.children.chooser
     if given is None:
         kind = spec.partition(":")[0]
-        return "scripted" if kind in ("file", "replay", "scripted") else spec
+        return "scripted" if kind in ("file", "scripted") else spec
     kind, _, argument = given.partition(":")
     if kind in ("file", "replay") and argument:
         given = f"{kind}:{Path(scenario.manifest).parent / Path(argument).expanduser()}"

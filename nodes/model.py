@@ -104,7 +104,8 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
     kind, _, cassette = state["chooser"].partition(":")
     waited = 0.0
     if kind == "replay":  # no network, so nothing to wait for
-        reply = replay(Path(cassette), cursor["model_calls"], turn, request.get("replay_key"))
+        lane = (state.get("child") or {}).get("lane", "")
+        reply = replay(Path(cassette), cursor["model_calls"], turn, request.get("replay_key"), lane)
     else:
         store, scope = runtime.store, run_scope()
         recent = model_calls(store, scope, cursor, last=route.max_attempts)

@@ -82,3 +82,45 @@ def test_a_cassette_spoilt_after_admission_is_a_recorded_failed_attempt(cassette
     reply = replay(cassette, 0, 1, "0" * 64)
     assert reply.error is not None and "line 1 is not a recorded attempt" in reply.error
     assert reply.retryable is False
+
+
+def test_a_model_run_with_children_records_and_replays_each_lane(route_env, tmp_path):
+    """A child's attempts are recorded with its lane and replayed to that lane, so a run that
+    delegated replays whole, with no network."""
+    log = "lab/runs/R44/reset_smoke.log"
+    task = {"id": "t1", "goal": "What does reset_smoke's log show?", "records": [log], "budget": {"steps": 2, "evidence": 1}}  # fmt: skip
+    script = [
+        json.dumps({"summary": "one child", "message": {"kind": "delegate", "tasks": [task]}}),
+        json.dumps(
+            {
+                "summary": "read",
+                "tool_calls": [{"id": "k1", "name": "logsummary", "args": {"path": log}}],
+            }
+        ),
+        json.dumps({"summary": "child done", "message": {"kind": "stop", "text": "read it"}}),
+        json.dumps(
+            {
+                "summary": "done",
+                "message": {
+                    "kind": "stop",
+                    "text": "the child read it",
+                    "hypotheses": [{"statement": "see the summary", "refs": ["E1"]}],
+                },
+            }
+        ),
+    ]
+    server = FakeOpenAI(script)
+    route_env(server)
+    cassette = tmp_path / "r44.jsonl"
+    with server.running():
+        live = warrant("run", "R44", "--chooser", "model", "--db", "memory", "--record", str(cassette), "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert live.returncode == 0, live.stderr
+    lines = [json.loads(line) for line in cassette.read_text().splitlines()]
+    assert [line.get("lane", "") for line in lines] == ["", "", "t1", "t1"]
+    replayed = warrant("run", "R44", "--chooser", f"replay:{cassette}", "--db", "memory", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    first, again = json.loads(live.stdout), json.loads(replayed.stdout)
+    assert first["status"] == again["status"] == "stopped"
+    keep = ("ref", "tool", "record", "sha256")
+    assert [{k: item[k] for k in keep} for item in again["evidence"]] == [{k: item[k] for k in keep} for item in first["evidence"]]  # fmt: skip
+    assert again["evidence"][0]["record"] == log and len(server.requests) == 4

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -28,6 +29,8 @@ class RecordedCall(BaseModel):
 
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
+    lane: str = ""
+    """The child lane that made the attempt (`t1`, `t1/t2`); empty for the run itself."""
     replay_key: Sha256
     """The recorded request's sha256 with the clock left out (see `nodes.model.prepare`)."""
     locality: Literal["local", "remote"] = "local"
@@ -46,10 +49,15 @@ class CassetteError(ValueError):
     """A cassette that cannot be replayed; the message says where and why, in one line."""
 
 
-def write_cassette(path: Path, model_calls: list[dict[str, Any]]) -> None:
-    """A replayable record of a run's model attempts, one JSON object per line."""
+def write_cassette(
+    path: Path, model_calls: Sequence[dict[str, Any]], lane_calls: Sequence[dict[str, Any]] = ()
+) -> None:
+    """A replayable record of a run's model attempts, one JSON object per line: the run's own,
+    then its children's, each with its `lane` (a child replays the lines of its lane)."""
     path.write_text(
-        "".join(json.dumps(call, ensure_ascii=False) + "\n" for call in model_calls),
+        "".join(
+            json.dumps(call, ensure_ascii=False) + "\n" for call in [*model_calls, *lane_calls]
+        ),
         encoding="utf-8",
     )
 
@@ -91,17 +99,18 @@ def recorded_locality(path: Path) -> Literal["local", "remote"]:
     return read_cassette(path, up_to=1)[0].locality
 
 
-def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None) -> Reply:
-    """The `attempt`-th (0-based) recorded response of a cassette, with no network, provided it
-    answered the same request. A cassette that cannot answer this attempt ends the run: its next
+def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None, lane: str = "") -> Reply:  # fmt: skip
+    """The `attempt`-th (0-based) recorded response of `lane` (the run's own: empty) in a
+    cassette, with no network, provided it answered the same request. A cassette that cannot answer this attempt ends the run: its next
     line answers another attempt of the recorded run, so retrying could only replay a reply to a
     different question."""
     try:
-        recorded = read_cassette(cassette, up_to=attempt + 1)
+        recorded = [call for call in read_cassette(cassette) if call.lane == lane]
     except CassetteError as exc:
         return Reply(None, error=str(exc), retryable=False)
     if len(recorded) <= attempt:
-        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}",
+        where = f" of lane {lane}" if lane else ""
+        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}{where}",
                      retryable=False)  # fmt: skip
     call = recorded[attempt]
     if call.replay_key != replay_key:
