@@ -145,3 +145,20 @@ def test_an_unusable_reply_on_every_attempt_is_a_handover_not_a_traceback(tmp_pa
     assert (
         handover["status"] == "model_failed" and "model overloaded" in handover["chooser_stop_text"]
     )
+
+
+def test_a_busy_endpoint_is_reachable_a_closed_port_is_not():
+    """A one-slot local server (llama.cpp) accepts the connection and answers after its current
+    request: the run is admitted and its attempts wait under their own timeouts."""
+    import socket
+
+    from nodes.choosers.route import Route
+    from nodes.choosers.transport import probe
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        url = f"http://127.0.0.1:{busy.getsockname()[1]}/v1"
+        assert probe(Route(model="m", base_url=url, locality="local")) is None
+    closed = probe(Route(model="m", base_url="http://127.0.0.1:1/v1", locality="local"))
+    assert closed is not None and "unreachable" in closed

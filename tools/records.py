@@ -132,8 +132,8 @@ class Children(_Strict):
     depth: Annotated[int, Field(ge=0, le=3)] = 1
     """How deep delegation may go: 1, main's children may not delegate; 0, nobody may."""
     chooser: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = None
-    """The children's chooser (`scripted`, `file:PATH`, `model`); by default main's, and the
-    scripted children's for a `file:` or `replay:` main."""
+    """The children's chooser (`scripted`, `file:PATH`, `model`); by default main's, the scripted
+    children's for a `file:` main, and for a `replay:` main its own lanes of the cassette."""
     script: list[dict[str, Any]] = []
     """The scripted children's action documents, each with a `task` naming the task id it is for,
     in turn order."""

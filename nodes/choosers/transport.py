@@ -348,7 +348,8 @@ def _json_type(value: object) -> str:
 
 
 def probe(route: Route) -> str | None:
-    """None when the route's endpoint answers at all (any HTTP status); else why it is unreachable.
+    """None when the route's endpoint answers at all (any HTTP status, or accepts the connection
+    and is too busy to answer at once); else why it is unreachable.
     A base URL that is not an http(s) URL is bad input (`RouteError`), not an unreachable service."""
     base = (route.base_url or "https://api.openai.com/v1").rstrip("/")
     check_base_url(base)
@@ -359,6 +360,8 @@ def probe(route: Route) -> str | None:
         )
     except httpx.InvalidURL as exc:
         raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not usable: {exc}") from None
+    except (httpx.ReadTimeout, httpx.RemoteProtocolError):
+        return None  # it accepted the connection: busy (a one-slot local server), not unreachable
     except httpx.HTTPError as exc:
         return f"model endpoint {base} is unreachable: {type(exc).__name__}"
     return None
