@@ -35,7 +35,18 @@ Question: {question}
 {handover}
 <<<END HANDOVER>>>"""
 
-Send = Callable[[Route, str], Reply]
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdict": {"enum": [PASS, FAIL, UNKNOWN]},
+        "reason": {"type": "string", "maxLength": 300},
+    },
+    "required": ["verdict", "reason"],
+    "additionalProperties": False,
+}
+"""Sent where the route's dialect takes a schema (`Route.dialect`); the reply is checked anyway."""
+
+Send = Callable[..., Reply]
 
 
 def grader_route(environ: Mapping[str, str] | None = None) -> Route | None:
@@ -59,7 +70,7 @@ def grade(rubric: Rubric, handover: Mapping[str, Any], route: Route | None, send
     if len(quoted) > MAX_HANDOVER_CHARS:
         return Check(name, UNKNOWN, "grader", f"the handover is longer than {MAX_HANDOVER_CHARS} characters")  # fmt: skip
     text = PROMPT.format(name=rubric.name, question=rubric.question, handover=quoted.replace("<<<", "‹‹‹"))  # fmt: skip
-    reply = sender(route, text)
+    reply = sender(route, text, schema=VERDICT_SCHEMA)
     record = {
         "model": route.model,
         "request": text,

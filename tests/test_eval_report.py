@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from graph.eval_report import by_chooser, markdown
+from graph.grader import VERDICT_SCHEMA
 from tests.cli_process import warrant
 from tests.fake_openai import MODEL, FakeOpenAI
 
@@ -106,9 +107,13 @@ def test_rubric_dimensions_graded_by_a_model_route_with_the_request_recorded(tmp
             "I think it is fine",  # not a verdict: unknown, never a pass
         ]
     )
-    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k"}
+    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k", "WARRANT_MODEL_DIALECT": "json_object+schema"}  # fmt: skip
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
+    assert grader.requests[0]["response_format"] == {
+        "type": "json_object",
+        "schema": VERDICT_SCHEMA,
+    }
     assert result.returncode == 1  # an unknown run is not a pass
     (row,) = json.loads(result.stdout)
     assert (row["pass"], row["unknown"]) == (0, 1)
