@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from contract.codes import RefusalCode, Status
 from graph.suite import Expect
 from nodes.unknowns import NO_ROOT_CAUSE
 
@@ -33,7 +34,7 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
     checks = [_citations(handover), _no_root_cause(handover)]
     if expect.status is not None:
         ok = handover.get("status") == expect.status
-        checks.append(Check("status", PASS if ok else FAIL, "chooser", f"{handover.get('status')}, expected {expect.status}"))  # fmt: skip
+        checks.append(Check("status", PASS if ok else FAIL, status_owner(handover), f"{handover.get('status')}, expected {expect.status}"))  # fmt: skip
     for wanted in expect.consumed:
         checks.append(_consumed(wanted.tool, wanted.record, wanted.line, observed))
     for record in expect.never_read:
@@ -60,6 +61,21 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
             Check(f"at most {expect.max_steps} steps", outcome, "chooser", f"{used} used")
         )
     return checks
+
+
+def status_owner(handover: Mapping[str, Any]) -> str:
+    """Who controls the status a run ended with: the projector for a request that did not fit,
+    the transport for model attempts that failed (the chooser for malformed documents), else the
+    chooser, which decides when to stop."""
+    status = handover.get("status")
+    if status == Status.CAPABILITY_GAP:
+        return "projector"
+    if status == Status.MODEL_FAILED:
+        refusals = handover.get("refusals") or [{}]
+        return (
+            "chooser" if refusals[-1].get("code") == RefusalCode.MALFORMED_ACTION else "transport"
+        )
+    return "chooser"
 
 
 def verdict(checks: list[Check]) -> str:

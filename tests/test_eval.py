@@ -79,3 +79,13 @@ def test_recorded_runs_are_judged_again_after_an_expectation_changes(tmp_path):
     assert (row["runs"], row["pass"]) == (2, 0)
     assert row["failing"] == ["consumed readspec on lab/spec/reset_controller.md (chooser)"]
     assert warrant("eval", str(suite), "--rejudge", cwd=tmp_path).returncode == 2
+
+
+def test_a_failed_status_points_at_the_owner_controlling_it():
+    from graph.judge import status_owner
+
+    assert status_owner({"status": "capability_gap"}) == "projector"
+    assert status_owner({"status": "model_failed", "refusals": []}) == "transport"
+    malformed = {"status": "model_failed", "refusals": [{"code": "malformed_action"}]}
+    assert status_owner(malformed) == "chooser"
+    assert status_owner({"status": "step_budget_exhausted", "refusals": []}) == "chooser"
