@@ -55,8 +55,18 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
     lines += ["", "## Refusals", ""]
     lines += [_refusal_line(refusal) for refusal in handover["refusals"]] or ["None."]
+    lines += _skills_markdown(handover.get("skills", []))
     lines += _pending_markdown(handover.get("pending", []))
     return "\n".join(map(escaped, lines)) + "\n"
+
+
+def _skills_markdown(skills: list[Mapping[str, Any]]) -> list[str]:
+    """The methods the model was shown (they suggested; they granted nothing)."""
+    if not skills:
+        return []
+    return ["", "## Methods shown to the model", ""] + [
+        f"- {skill['id']} v{skill['version']} (sha256 {skill['sha256'][:16]}…)" for skill in skills
+    ]
 
 
 def _pending_markdown(pending: list[Mapping[str, Any]]) -> list[str]:

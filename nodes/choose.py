@@ -81,6 +81,7 @@ def view_of(
         ],
         record=record,
         delegation=_delegation(grant, state.get("depth", 0)),
+        skills=grant.get("skills", ()),
     )
 
 

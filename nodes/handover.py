@@ -140,6 +140,14 @@ def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in item.items() if key != SEAL} for item in items]
 
 
+def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The skill versions that reached a model: every model request carries the grant's skills,
+    so all of them once the run asked a model, none for a script or a file (they ignore skills)."""
+    if not state.get("request"):
+        return []
+    return [{key: skill[key] for key in ("id", "version", "sha256")} for skill in state["grant"].get("skills", ())]  # fmt: skip
+
+
 def build_handover(
     state: dict[str, Any],
     thread_id: str,
@@ -167,6 +175,7 @@ def build_handover(
         "hypotheses": state.get("hypotheses", []),
         "chooser_stop_text": state.get("stop_text", ""),
         **({"children": unsealed(children)} if children else {}),
+        **({"skills": skills} if (skills := skills_sent(state)) else {}),
         "revision": state.get("revision", 1),
         **({"parent": state["parent"], "report": state["report"]} if state.get("parent") else {}),
     }

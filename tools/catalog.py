@@ -14,6 +14,7 @@ from typing import Any
 from tools import logsummary, readlines, readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
+from tools.profiles import PROFILE_TOOLS
 from tools.records import Record, RecordKind
 
 
@@ -129,9 +130,9 @@ STADIFF = ToolSpec(
     run=stadiff.stadiff,
 )
 
+_SPECS = {spec.name: spec for spec in (SEARCHLOGS, READLINES, LOGSUMMARY, READSPEC, GETRUNHISTORY, STASUMMARY, STAPATHS, STAPATH, STADIFF)}  # fmt: skip
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
-    "triage": (SEARCHLOGS, READLINES, LOGSUMMARY, READSPEC, GETRUNHISTORY),
-    "sta": (STASUMMARY, STAPATHS, STAPATH, STADIFF),
+    profile: tuple(_SPECS[name] for name in names) for profile, names in PROFILE_TOOLS.items()
 }
 
 

@@ -39,6 +39,8 @@ from tools.errors import ManifestError, RecordRefusal
 from tools.families import expand, glob_problem, matches
 from tools.files import NON_BLOCKING, open_regular
 from tools.hookspec import HookEntry, RedactEntry
+from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
+from tools.skills import MAX_SKILLS, Skill, SkillId, load_skills
 from tools.validation import USER_NAME, describe_validation_error
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
@@ -160,6 +162,8 @@ class ManifestFile(_Strict):
     children: Children = Children()
     approvers: Annotated[list[Approver], Field(max_length=100)] = []
     """Who may decide a call that waits for approval; anyone who answers, when empty."""
+    skills: Annotated[list[SkillId], Field(max_length=MAX_SKILLS)] = []
+    """Methods shown to a model chooser (`tools/skills.py`); they grant nothing."""
 
 
 class Record(BaseModel):
@@ -200,6 +204,7 @@ class Scenario(BaseModel):
     redact: tuple[RedactEntry, ...] = ()
     children: Children = Children()
     approvers: tuple[str, ...] = ()
+    skills: tuple[Skill, ...] = ()
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
@@ -242,9 +247,18 @@ def load_scenario(manifest_path: Path) -> Scenario:
         redact=tuple(document.redact),
         children=document.children,
         approvers=tuple(document.approvers),
+        skills=_skills(document, manifest_path, records),
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )
+
+
+def _skills(document: ManifestFile, manifest: Path, records: dict[str, Record]) -> tuple[Skill, ...]:  # fmt: skip
+    """The manifest's skills, checked against its profile's catalog and its records."""
+    if not document.skills:
+        return ()
+    catalog = PROFILE_TOOLS.get(document.profile, ())
+    return load_skills(document.skills, manifest, document.profile, catalog, EVERY_TOOL, records)
 
 
 def _entries(document: ManifestFile, root: Path, manifest: Path) -> Iterator[RecordEntry]:

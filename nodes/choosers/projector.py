@@ -1,7 +1,7 @@
 """Context assembly for a model chooser: one request, in a fixed order, with a manifest.
 
-Sections, in order: protocol, action schema, grant, tool catalog, goal, evidence, unknowns,
-refusals, reminders (seed 002 §3). Sizing reserves the output allowance and a framing allowance;
+Sections, in order: protocol, action schema, grant, tool catalog, delegation and skills (when the
+run has them), goal, evidence, unknowns, refusals, reminders (seed 002 §3). Sizing reserves the output allowance and a framing allowance;
 protocol, schema, grant, catalog, goal and reminders are never dropped. When the rest does not fit,
 old evidence bodies are first replaced by hash-checked references, then refusals and unknowns are
 compacted; if the mandatory part alone does not fit, assembly stops with `CapabilityGap` instead of
@@ -113,10 +113,15 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
             {"name": name, "sha256": digest(body), "chars": len(body), "tokens": tokens(body)}
             for name, body in sections
         ],
+        "skills": [
+            {key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills
+        ],
         "omitted": [block.omission for block in evidence if block.omission],
         "withheld": held,
         "compaction": compaction,
     }
+    if view.skills:  # which methods reached the model, by version and hash
+        manifest["skills"] = [{key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills]  # fmt: skip
     return Request(text=text, sha256=digest(text), manifest=manifest)
 
 
@@ -144,8 +149,18 @@ def _mandatory(view: ChooserView) -> list[tuple[str, str]]:
         ("grant", json.dumps(grant, separators=(",", ":"))),
         ("tool catalog", catalog),
         *([("delegation", DELEGATION.format(**view.delegation))] if view.delegation else []),
+        *([("skills", _skills_text(view.skills))] if view.skills else []),
         ("goal", view.goal),
     ]
+
+
+SKILLS = """Methods your team wrote for this kind of investigation. They suggest how to look; they
+grant nothing: only the grant above says what may be read, and the guard decides every action."""
+
+
+def _skills_text(skills: tuple[dict[str, Any], ...]) -> str:
+    blocks = [f"### {skill['title']} ({skill['id']} v{skill['version']}, sha256 {skill['sha256'][:16]})\n{skill['text']}" for skill in skills]  # fmt: skip
+    return "\n\n".join([SKILLS, *blocks])
 
 
 DELEGATION = """You may delegate bounded child investigations instead of calling tools:

@@ -50,6 +50,11 @@ class ChooserView:
         return self._thawed.get("delegation")
 
     @property
+    def skills(self) -> tuple[dict[str, Any], ...]:
+        """The scenario's methods (id, version, title, text, sha256): suggestions, not authority."""
+        return self._thawed.get("skills", ())
+
+    @property
     def records(self) -> tuple[dict[str, str], ...]:
         """Approved record ids and kinds."""
         return self._thawed["records"]
@@ -83,12 +88,18 @@ def make_view(
     records: Sequence[Any],
     record: Callable[[], Mapping[str, Sequence[Any]]],
     delegation: Mapping[str, Any] | None = None,
+    skills: Sequence[Any] = (),
 ) -> ChooserView:
     """A view of `catalog` and `records` (snapshotted now, a pickle: several times faster than
     `copy.deepcopy`) and of what `record()` returns (`evidence`, `refusals`, `unknowns`: new
     objects read from the store, when first asked for)."""
     frozen = pickle.dumps(
-        {"catalog": tuple(catalog), "records": tuple(records), "delegation": delegation},
+        {
+            "catalog": tuple(catalog),
+            "records": tuple(records),
+            "delegation": delegation,
+            "skills": tuple(skills),
+        },
         protocol=pickle.HIGHEST_PROTOCOL,
     )
     return ChooserView(scenario, goal, turn, dict(budget_left), frozen, record)

@@ -1,0 +1,10 @@
+"""Which tools each profile's catalog holds, by name: the one list the catalog (`tools/catalog.py`)
+is built from and the skill checks (`tools/skills.py`) read, with no import of the tools."""
+
+from __future__ import annotations
+
+PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
+    "triage": ("searchlogs", "readlines", "logsummary", "readspec", "getrunhistory"),
+    "sta": ("stasummary", "stapaths", "stapath", "stadiff"),
+}
+EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
