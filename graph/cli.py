@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph import cli_eval, cli_ops, cli_people, cli_trace
+from graph import cli_eval, cli_memory, cli_ops, cli_people, cli_trace
 from graph.cli_common import (
     DbOption,
     JsonOption,
@@ -290,6 +290,7 @@ def scenario_new(
 cli_ops.register(app)
 cli_eval.register(app)
 cli_trace.register(app)
+cli_memory.register(app)
 
 
 def main() -> None:

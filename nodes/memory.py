@@ -1,0 +1,160 @@
+"""Memory as history: a team's notes (known failure signatures, where a bug is tracked) kept in
+LangGraph's store, per project and optionally per user, each change a versioned receipt.
+
+A note is the latest version at `("memory", project, user, note_id)`; every change is a receipt at
+`("memory_versions", project, user, note_id)` keyed by its version: who, when, the operation and
+the sha256 of the version it replaced. `forget` first writes the tombstone (one put: from then on
+the note is forgotten for every reader), then erases the text of every version; a forget cut short
+by a crash is finished by the next read of that note, and nothing can revive a tombstone: a later
+save, correct or failed answer is refused. A note is history a model may be shown, marked as such,
+never evidence (`recall`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import BaseStore, PutOp
+
+NOTES, VERSIONS = "memory", "memory_versions"
+ANYONE = "_"
+"""The user part of a project-wide note's namespace."""
+MAX_NOTE_CHARS = 4000
+NOTE_ID = re.compile(r"m-[0-9a-f]{8}")
+NAME = re.compile(r"[\w.@+-]{1,100}")
+
+
+class MemoryError(ValueError):
+    """A memory operation that cannot be done; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose notes: a project's, and within it a user's (or everyone's, `ANYONE`)."""
+
+    project: str
+    user: str = ANYONE
+
+    def __post_init__(self) -> None:
+        for label, value in (("project", self.project), ("user", self.user)):
+            if not NAME.fullmatch(value):
+                raise MemoryError(f"{label} {value[:40]!r} is not a name (letters, digits, . @ + - _)")  # fmt: skip
+
+    def notes(self) -> tuple[str, ...]:
+        return (NOTES, self.project, self.user)
+
+    def versions(self, note_id: str) -> tuple[str, ...]:
+        return (VERSIONS, self.project, self.user, note_id)
+
+
+def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "") -> dict[str, Any]:  # fmt: skip
+    """A new note, version 1."""
+    note_id = f"m-{secrets.token_hex(4)}"
+    return _write(store, scope, note_id, _checked(text), signature, by, at, version=1, op="save", previous=None)  # fmt: skip
+
+
+def correct(store: BaseStore, scope: Scope, note_id: str, text: str, by: str, at: float) -> dict[str, Any]:  # fmt: skip
+    """A new version of a note that is not forgotten."""
+    note = _live(store, scope, note_id)
+    return _write(store, scope, note_id, _checked(text), note["signature"], by, at, version=note["version"] + 1, op="correct", previous=note["sha256"])  # fmt: skip
+
+
+def forget(store: BaseStore, scope: Scope, note_id: str, by: str, at: float) -> dict[str, Any]:
+    """The note forgotten for good: tombstone first, then every version's text erased."""
+    note = _found(store, scope, note_id)
+    if note["state"] == "forgotten":
+        _erase_versions(store, scope, note_id)  # finish a forget a crash cut short
+        return note
+    tombstone = {"id": note_id, "state": "forgotten", "version": note["version"] + 1, "by": by, "at": at, "text": None, "signature": "", "sha256": None}  # fmt: skip
+    receipt = {"version": tombstone["version"], "op": "forget", "by": by, "at": at, "previous": note["sha256"], "text": None}  # fmt: skip
+    store.put(scope.notes(), note_id, tombstone, index=False)
+    store.put(scope.versions(note_id), _key(tombstone["version"]), receipt, index=False)
+    _erase_versions(store, scope, note_id)
+    return tombstone
+
+
+def notes(store: BaseStore, scope: Scope, include_forgotten: bool = False) -> list[dict[str, Any]]:
+    """The scope's notes, oldest first; forgotten ones only when asked (and then without text)."""
+    found = [item.value for item in _search_all(store, scope.notes())]
+    kept = [note for note in found if include_forgotten or note["state"] == "active"]
+    return sorted(kept, key=lambda note: (note["at"], note["id"]))
+
+
+def history(store: BaseStore, scope: Scope, note_id: str) -> list[dict[str, Any]]:
+    """A note's receipts, oldest first (a forgotten note's without their text)."""
+    note = _found(store, scope, note_id)
+    if note["state"] == "forgotten":
+        _erase_versions(store, scope, note_id)
+    return sorted((item.value for item in _search_all(store, scope.versions(note_id))), key=lambda receipt: receipt["version"])  # fmt: skip
+
+
+def recall(store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5) -> list[dict[str, Any]]:  # fmt: skip
+    """Active notes of `scopes` whose text or signature holds every word of `query`
+    (case-insensitive), newest first; a forgotten note is never returned."""
+    words = [word.lower() for word in re.findall(r"\w+", query)]
+    if not words:
+        return []
+    active = [note for scope in scopes for note in notes(store, scope)]
+    matching = [note for note in active if all(word in f"{note['text']} {note['signature']}".lower() for word in words)]  # fmt: skip
+    return sorted(matching, key=lambda note: note["at"], reverse=True)[:limit]
+
+
+def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: str, by: str, at: float, *, version: int, op: str, previous: str | None) -> dict[str, Any]:  # fmt: skip
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    note = {"id": note_id, "state": "active", "version": version, "text": text, "signature": signature, "by": by, "at": at, "sha256": digest}  # fmt: skip
+    receipt = {"version": version, "op": op, "by": by, "at": at, "previous": previous, "text": text, "sha256": digest}  # fmt: skip
+    # The receipt first: a crash between the two leaves a receipt for a version not yet current,
+    # never a current version without its receipt.
+    store.put(scope.versions(note_id), _key(version), receipt, index=False)
+    store.put(scope.notes(), note_id, note, index=False)
+    return note
+
+
+def _erase_versions(store: BaseStore, scope: Scope, note_id: str) -> None:
+    spoken = [item for item in _search_all(store, scope.versions(note_id)) if item.value.get("text") is not None]  # fmt: skip
+    if spoken:
+        store.batch([PutOp(item.namespace, item.key, {**item.value, "text": None, "erased": True}, index=False) for item in spoken])  # fmt: skip
+
+
+def _found(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
+    if not NOTE_ID.fullmatch(note_id):
+        raise MemoryError(f"{note_id[:40]!r} is not a note id (m- and 8 hex digits)")
+    item = store.get(scope.notes(), note_id)
+    if item is None:
+        raise MemoryError(f"no note {note_id} in project {scope.project}" + (f" for {scope.user}" if scope.user != ANYONE else ""))  # fmt: skip
+    return item.value
+
+
+def _live(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
+    note = _found(store, scope, note_id)
+    if note["state"] == "forgotten":
+        raise MemoryError(f"note {note_id} was forgotten (version {note['version']}); it cannot be changed again")  # fmt: skip
+    return note
+
+
+def _checked(text: str) -> str:
+    text = text.strip()
+    if not text:
+        raise MemoryError("a note needs text")
+    if len(text) > MAX_NOTE_CHARS:
+        raise MemoryError(f"a note holds at most {MAX_NOTE_CHARS} characters")
+    if "\x00" in text:
+        raise MemoryError("a note cannot contain a NUL character")
+    return text
+
+
+def _key(version: int) -> str:
+    return f"{version:08d}"  # keys sort as versions do
+
+
+def _search_all(store: BaseStore, prefix: tuple[str, ...]) -> Sequence[Any]:
+    found, offset = [], 0
+    while page := store.search(prefix, limit=100, offset=offset):
+        found += [item for item in page if item.namespace == prefix]
+        offset += len(page)
+    return found
