@@ -28,6 +28,8 @@ QUESTION, DELEGATE = InteractionKind.QUESTION.value, Outcome.DELEGATE.value
 MAX_STRING = 300
 """The longest string the schema lets a server generate (see above)."""
 TEXT = {"type": "string", "minLength": 1, "maxLength": MAX_STRING}
+MAX_ENUM_RANGE = 200
+"""Integers with closer bounds are offered as the list of their values (see `server_safe`)."""
 
 
 def response_schema(
@@ -96,10 +98,11 @@ def _delegate(
     refuses, and a grammar cannot keep strings of an array apart) and asks at most what is left
     (the guard checks the tasks' sum)."""
     ids = [record["id"] for record in records]
-    budget = server_safe(TaskBudget.model_json_schema())
+    budget = TaskBudget.model_json_schema()
     for name, most in (("steps", left["steps"] - 1), ("evidence", left["evidence"])):
         bounds = budget["properties"][name]
         bounds["maximum"] = max(bounds["minimum"], min(bounds["maximum"], int(most)))
+    budget = server_safe(budget)
     tasks = [
         _object(
             {
@@ -144,10 +147,21 @@ def server_safe(schema: Any) -> Any:
         }
         if safe.get("type") == "string" and "enum" not in safe:
             safe["maxLength"] = min(safe.get("maxLength", MAX_STRING), MAX_STRING)
-        return safe
+        return _small_range_as_enum(safe)
     if isinstance(schema, list):
         return [server_safe(item) for item in schema]
     return schema
+
+
+def _small_range_as_enum(schema: dict[str, Any]) -> dict[str, Any]:
+    """An integer between close bounds as the list of its values: llama.cpp 0.3.36 ignores
+    `minimum` and `maximum` (a live model asked a child for 0 evidence, which Warrant refuses)."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if schema.get("type") != "integer" or not isinstance(low, int) or not isinstance(high, int):
+        return schema
+    if not 0 <= high - low <= MAX_ENUM_RANGE:
+        return schema
+    return {key: value for key, value in schema.items() if key not in ("minimum", "maximum")} | {"enum": list(range(low, high + 1))}  # fmt: skip
 
 
 def _properties(properties: Any) -> Any:
