@@ -26,18 +26,26 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+def wait_until_up(
+    url: str,
+    server: subprocess.Popen,
+    timeout: float = 90,
+    path: str = "/ok",
+    name: str = "langgraph dev",
+) -> None:
+    """Until `server` answers 200 at `url + path`; it exiting first, or the time running out, is
+    an error naming it."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise RuntimeError(f"langgraph dev exited with {server.returncode}")
+            raise RuntimeError(f"{name} exited with {server.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+            with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.5)
-    raise TimeoutError(f"langgraph dev did not answer at {url}")
+    raise TimeoutError(f"{name} did not answer at {url}")
 
 
 @contextmanager

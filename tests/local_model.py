@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.langgraph_server import free_port
+from tests.langgraph_server import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_PYTHON = ROOT / ".venv-llm" / "bin" / "python"
@@ -47,7 +45,7 @@ def llama_server(log: Path) -> Iterator[str]:
         server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:
             url = f"http://127.0.0.1:{port}/v1"
-            _wait_until_up(url, server)
+            wait_until_up(url, server, timeout=120, path="/models", name="the llama.cpp server")
             yield url
         finally:
             server.terminate()
@@ -56,17 +54,3 @@ def llama_server(log: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-
-
-def _wait_until_up(url: str, server: subprocess.Popen, timeout: float = 120) -> None:
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        if server.poll() is not None:
-            raise RuntimeError(f"the llama.cpp server exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"the llama.cpp server did not answer at {url}")
