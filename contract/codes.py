@@ -91,6 +91,10 @@ class Outcome(StrEnum):
     """Child investigations start, one per task; the chooser takes the next turn after all hand off."""
     ASKED = "asked"
     """A question asked without waiting (`"blocking": false`): the chooser takes the next turn."""
+    RECALL = "recall"
+    """Notes recalled from memory (`M…`: history, never evidence); the chooser takes the next turn."""
+    REMEMBER = "remember"
+    """A note proposed for memory: it waits for a person to approve, edit or reject it."""
 
 
 class EventKind(StrEnum):
@@ -120,6 +124,10 @@ class EventKind(StrEnum):
     """A person's reply to a non-blocking question, as saved (its time is when it was saved)."""
     ADOPTED = "adopted"
     """The run took a saved reply in: it became evidence `H…`."""
+    RECALLED = "recalled"
+    """Memory was searched for a `recall` call: the notes found, by ref, id and version."""
+    REMEMBERED = "remembered"
+    """A person approved (or edited) a note the chooser proposed, and it was saved to memory."""
     UNPARKED = "unparked"
     """People replied: the work deadline moved on by the time the run waited (`guards.parking`)."""
     STOPPED = "stopped"
@@ -131,8 +139,11 @@ class InteractionKind(StrEnum):
 
     QUESTION = "question"
     APPROVAL = "approval"
+    REMEMBER = "remember"
+    """A note the chooser proposed for memory, shaped as a call (`remember` with `text`)."""
 
 
-OBSERVATION, ANSWER = "E", "H"
+OBSERVATION, ANSWER, RECOLLECTION = "E", "H", "M"
 """The prefixes of evidence refs, numbered from 1 without gaps: a tool's observation (`E1`, `E2`,
-…) and a person's answer (`H1`, …). What counts against the evidence budget is an observation."""
+…) and a person's answer (`H1`, …); and a note recalled from memory (`M1`, …), history that is
+never evidence. What counts against the evidence budget is an observation."""

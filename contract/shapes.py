@@ -46,6 +46,10 @@ class Decision(TypedDict, total=False):
     status: str | None
     """A `Status` value for `stop` and `end`."""
     summary: str
+    tasks: list[dict[str, Any]]
+    """For `delegate`: the child investigations started, in order."""
+    note: dict[str, Any]
+    """For `remember`: the note proposed (text, signature, refs), waiting for a person."""
 
 
 class Refusal(TypedDict, total=False):
@@ -146,6 +150,13 @@ class Handover(TypedDict, total=False):
     children: list[dict[str, Any]]
     """The handoffs of the children the run delegated to (`nodes.handoff`): their evidence refs,
     the lines they read, their unknowns, their statements (marked as theirs), status and spend."""
+    memory: list[dict[str, Any]]
+    """Notes recalled from memory (`M…`): history, never evidence; each with its note id, version,
+    sha256 and query, and its text, or `forgotten` once the note was forgotten."""
+    remembered: list[dict[str, Any]]
+    """Notes people approved from this run's proposals, saved to memory: id, version, who."""
+    skills: list[dict[str, Any]]
+    """The skill versions that reached a model (id, version, sha256)."""
     report: str
     """A continuation's report: the first run's thread (a run's own report is its thread's)."""
     revision: int

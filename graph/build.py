@@ -3,7 +3,7 @@
 START → admit → choose ─┬─ a model chooser: request recorded → model ─(reply recorded)→ guard
                        └─ any other chooser: proposal recorded ───────────────────→ guard
 guard ─┬─ approved calls → execute (one task per call) → choose
-       ├─ refused, or a question answered → choose
+       ├─ refused, a question answered, notes recalled from memory → choose
        ├─ needs a person → human (one interrupt per interaction) → guard
        └─ stop / budget / deadline / refusal limit / model failed → handover → END
 admit, given a new input on a thread that has a run: the input refused and recorded → the run's
@@ -79,7 +79,7 @@ def after_guard(state: State) -> list[Send] | Literal["choose", "handover"]:
         return child_tasks(state, decision["tasks"])
     if outcome in WAITING:
         return to_people(state)
-    if outcome in (Outcome.REFUSED, Outcome.ANSWERED, Outcome.ASKED):
+    if outcome in (Outcome.REFUSED, Outcome.ANSWERED, Outcome.ASKED, Outcome.RECALL):
         return "choose"
     return "handover"
 

@@ -98,8 +98,9 @@ def _consumed(tool: str, record: str, line: int | None, observed: list[Mapping[s
 
 
 def _citations(handover: Mapping[str, Any]) -> Check:
-    """Every hypothesis cites only refs the run holds (an unresolved citation is marked)."""
-    refs = {item["ref"] for item in handover.get("evidence") or ()}
+    """Every hypothesis cites only refs the run holds (an unresolved citation is marked): its
+    evidence, and the notes it recalled (history, cited apart)."""
+    refs = {item["ref"] for item in [*(handover.get("evidence") or ()), *(handover.get("memory") or ())]}  # fmt: skip
     bad = [ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ()) if ref not in refs]  # fmt: skip
     return Check("hypotheses cite existing refs", FAIL if bad else PASS, "guard", ", ".join(bad))
 

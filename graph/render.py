@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contract.codes import EventKind, InteractionKind
+from guards.citations import FROM_MEMORY
 from tools.validation import storable_text
 
 _ESCAPES = {
@@ -50,6 +51,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         lines += _evidence_markdown(item)
     if not handover["evidence"]:
         lines += ["", "No evidence was gathered."]
+    lines += _memory_markdown(handover.get("memory", []), handover.get("remembered", []))
     lines += _statements_markdown(handover)
     lines += _children_markdown(handover.get("children", []))
     lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
@@ -58,6 +60,22 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += _skills_markdown(handover.get("skills", []))
     lines += _pending_markdown(handover.get("pending", []))
     return "\n".join(map(escaped, lines)) + "\n"
+
+
+def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, Any]]) -> list[str]:
+    """Recalled notes apart from the evidence: history, not observed in this run."""
+    lines = []
+    if notes:
+        lines += ["", "## Historical notes (memory, not evidence)", ""]
+        lines += ["Recalled from the team's memory; nothing here was observed in this run.", ""]
+        for note in notes:
+            about = f"**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"  # fmt: skip
+            said = note["forgotten"] if note.get("forgotten") else f"“{note['text']}”"
+            lines.append(f"- {about}: {said}")
+    if saved:
+        lines += ["", "## Saved to memory by people", ""]
+        lines += [f"- note {note['note']} v{note['version']} in {note['project']}, {'edited and ' if note['edited'] else ''}approved by {note['by']}" for note in saved]  # fmt: skip
+    return lines
 
 
 def _skills_markdown(skills: list[Mapping[str, Any]]) -> list[str]:
@@ -91,6 +109,10 @@ def interaction_summary(interaction: Mapping[str, Any]) -> str:
     if interaction["kind"] == InteractionKind.QUESTION:
         return f"question: {interaction['question']}"
     call = interaction["call"]
+    if interaction["kind"] == InteractionKind.REMEMBER:
+        note = call["args"]
+        resting = f" (resting on {', '.join(note['refs'])})" if note.get("refs") else ""
+        return f"save this note to memory? “{note['text']}”{resting}"
     args = json.dumps(call["args"], ensure_ascii=False)
     return (
         f"approve call {call['id']} {call['name']}({args}) on {', '.join(interaction['records'])}?"
@@ -195,6 +217,8 @@ def _citing(hypothesis: Mapping[str, Any]) -> str:
     cited = f"citing {', '.join(map(_link, hypothesis['refs']))}" if hypothesis["refs"] else "citing no evidence of this run"  # fmt: skip
     if unresolved := hypothesis.get("unresolved"):
         cited += f" ({', '.join(unresolved)}: unresolved, no such evidence in this run)"
+    if hypothesis.get("from_memory"):
+        cited += f" ({FROM_MEMORY})"
     return cited
 
 
@@ -293,6 +317,11 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         said = reply.get("answer") or reply.get("decision")
         by = f" · by {reply['by']}" if reply.get("by") else ""
         return f"{payload['interaction_id']} · {str(said)[:100]}{by}"
+    if kind == EventKind.RECALLED:
+        found = ", ".join(f"{note['ref']} {note['note']} v{note['version']}" for note in payload["found"]) or "no notes"  # fmt: skip
+        return f"{payload['call_id']} recall {payload['query'][:80]!r} → {found}"
+    if kind == EventKind.REMEMBERED:
+        return f"{payload['interaction_id']} → note {payload['note']} v{payload['version']} saved in {payload['project']} · by {payload['by']}"  # fmt: skip
     if kind == EventKind.ADOPTED:
         return f"{payload['interaction_id']} → {payload['ref']}"
     if kind == EventKind.UNPARKED:

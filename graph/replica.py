@@ -35,7 +35,11 @@ def served_config() -> dict[str, Any]:
     checkpointer and store (`graph/server.py`) and the auth handlers (`graph/auth.py`)."""
     server, auth = _GRAPH / "server.py", _GRAPH / "auth.py"
     return {
-        "graphs": {"triage": f"{server}:graph", "sta": f"{server}:graph"},
+        "graphs": {
+            "triage": f"{server}:graph",
+            "sta": f"{server}:graph",
+            "memory": f"{server}:memory",
+        },
         "checkpointer": {"path": f"{server}:checkpointer"},
         "store": {"path": f"{server}:store"},
         "auth": {"path": f"{auth}:auth"},

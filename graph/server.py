@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from graph.build import compile_graph
+from graph.memory_graph import compile_memory
 from graph.persistence import (
     FENCE_INSTALLED,
     POSTGRES_FENCE,
@@ -41,6 +42,8 @@ from graph.persistence import (
 from graph.pg_saver import WarrantPostgresSaver
 
 graph = compile_graph(served=True)
+memory = compile_memory()
+"""The team's notes over the API (`graph/memory_graph.py`), on the server's store."""
 
 
 def _pool(db: str) -> AsyncConnectionPool:

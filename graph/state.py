@@ -101,6 +101,10 @@ class WarrantState(TypedDict, total=False):
     """This run's handover's revision of the report: 1, or its parent's plus one."""
     unanswered: list[str]
     """Questions whose reply time passed without a reply (shown among the unknowns)."""
+    recalls: list[str]
+    """The queries this run recalled from memory (`guards.recall.query_key`): one is not repeated."""
+    remembered: list[dict[str, Any]]
+    """Notes people approved from this run's proposals, saved to memory (`nodes.remember`)."""
     open_questions: list[dict[str, Any]]
     """Non-blocking questions not yet answered (`nodes.questions`); few, and replaced whole."""
     turn: int

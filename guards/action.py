@@ -45,7 +45,8 @@ CallId = Annotated[
     StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,64}$"),
     AfterValidator(_not_ref_like),
 ]
-EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EH][1-9][0-9]{0,3}$")]
+EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$")]
+"""`E…` an observation, `H…` a person's answer, `M…` a recalled note (history, never evidence)."""
 
 
 class _Strict(BaseModel):
@@ -120,7 +121,20 @@ class DelegateMessage(_Strict):
         return self
 
 
-Message = Annotated[StopMessage | AskUserMessage | DelegateMessage, Field(discriminator="kind")]
+class RememberMessage(_Strict):
+    """A note proposed for the team's memory: saved only once a person approves (or edits) it."""
+
+    kind: Literal["remember"]
+    text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    signature: Annotated[str, StringConstraints(max_length=200)] = ""
+    """A short failure signature to find the note by (`RST_CHK clk_en late`)."""
+    refs: Annotated[list[EvidenceRef], Field(max_length=20)] = []
+    """What the note rests on, shown to the person who decides."""
+
+
+Message = Annotated[
+    StopMessage | AskUserMessage | DelegateMessage | RememberMessage, Field(discriminator="kind")
+]
 
 
 class ActionDocument(_Strict):

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from typing import Any
 
+from contract.codes import RECOLLECTION
 from guards.action import Hypothesis
+
+FROM_MEMORY = "from memory, not observed in this run"
 
 
 def unresolved_refs(hypotheses: Iterable[Hypothesis], known: Container[str]) -> list[str]:
@@ -23,10 +26,14 @@ def bound_citations(
     hypotheses: Iterable[Hypothesis], known: Container[str]
 ) -> list[dict[str, Any]]:
     """Each statement with its resolvable refs (`refs`, in the order cited) and, only where some
-    are missing, the rest under `unresolved`."""
+    are missing, the rest under `unresolved`; one resting on recalled notes alone (`M…`) is
+    marked `from_memory`: nothing observed in this run supports it."""
     bound = []
     for hypothesis in hypotheses:
         found = [ref for ref in hypothesis.refs if ref in known]
         missing = [ref for ref in hypothesis.refs if ref not in known]
-        bound.append({"statement": hypothesis.statement, "refs": found} | ({"unresolved": missing} if missing else {}))  # fmt: skip
+        remembered = bool(found) and all(ref.startswith(RECOLLECTION) for ref in found)
+        bound.append({"statement": hypothesis.statement, "refs": found}
+                     | ({"unresolved": missing} if missing else {})
+                     | ({"from_memory": True} if remembered else {}))  # fmt: skip
     return bound

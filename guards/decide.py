@@ -9,6 +9,9 @@ Checks run in this fixed order; the first that fails decides (per call for steps
                       the stop stands, each statement kept, the bad citations marked unresolved)
                       ask_user: within the question budget         → question_budget_exhausted
                       delegate: `guards.delegation` (depth, count, task ids, records, carving)
+                      remember: the run has memory, its refs exist → waits for a person (`remember`)
+   recall           — a batch of `recall` calls alone, with memory: `guards.recall` (arguments,
+                      call identity, repetition) → outcome `recall`; no evidence budget
 5. catalog          — the tool is in this profile                   → unknown_tool
 6. arguments        — the tool's strict argument model              → invalid_argument (tool)
 7. call identity    — a used call id with other arguments           → duplicate_call_id
@@ -31,12 +34,13 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
-from contract.codes import ANSWER, OBSERVATION, Outcome, Status
+from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Outcome, Status
 from guards.action import (
     ActionDocument,
     AskUserMessage,
     DelegateMessage,
     DelegateTask,
+    RememberMessage,
     StopMessage,
     ToolCall,
     parse_action,
@@ -45,6 +49,7 @@ from guards.budget import BudgetLeft, budget_left
 from guards.citations import bound_citations, unresolved_refs
 from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
+from guards.recall import NO_MEMORY, RECALL, checked_recall, query_key
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -54,24 +59,27 @@ from tools.validation import describe_validation_error
 
 @dataclass(frozen=True)
 class Refs(Collection[str]):
-    """The evidence refs of a run, E1…En and H1…Hm, without listing them: a run's evidence is
-    numbered without gaps, so its counts say which refs exist."""
+    """The refs a run can cite, E1…En, H1…Hm and M1…Mk, without listing them: each kind is
+    numbered without gaps, so its counts say which refs exist. M refs are recalled notes: citable,
+    never evidence (the evidence budget counts observations only)."""
 
     observations: int
     answers: int = 0
+    recalled: int = 0
 
     def __contains__(self, ref: object) -> bool:
         if not isinstance(ref, str) or not ref[1:].isdecimal() or ref[1:2] == "0":
             return False
-        limit = {OBSERVATION: self.observations, ANSWER: self.answers}.get(ref[0], 0)
-        return 1 <= int(ref[1:]) <= limit
+        counts = {OBSERVATION: self.observations, ANSWER: self.answers, RECOLLECTION: self.recalled}
+        return 1 <= int(ref[1:]) <= counts.get(ref[0], 0)
 
     def __iter__(self) -> Iterator[str]:
         yield from (f"{OBSERVATION}{n}" for n in range(1, self.observations + 1))
         yield from (f"{ANSWER}{n}" for n in range(1, self.answers + 1))
+        yield from (f"{RECOLLECTION}{n}" for n in range(1, self.recalled + 1))
 
     def __len__(self) -> int:
-        return self.observations + self.answers
+        return self.observations + self.answers + self.recalled
 
 
 @dataclass(frozen=True)
@@ -103,6 +111,8 @@ class GuardContext:
     """Steps this run's children spent (handed off): they count against its step budget."""
     child_questions: int = 0
     """Questions this run's children asked (handed off)."""
+    recalled_queries: Container[str] = frozenset()
+    """The queries this run recalled (`guards.recall.query_key`)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,10 @@ class Decision:
     """For `delegate`: the child investigations to start."""
     hypotheses: tuple[dict[str, Any], ...] = ()
     """For `stop`: the statements with their citations bound (`guards.citations`)."""
+    recalls: tuple[dict[str, Any], ...] = ()
+    """For `recall`: each call's id, query and limit."""
+    note: dict[str, Any] | None = None
+    """For `remember`: the proposed note (text, signature, refs) a person is to decide."""
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
@@ -161,6 +175,8 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     message = document.message
     if isinstance(message, DelegateMessage):
         return _decide_delegation(message, ctx)
+    if isinstance(message, RememberMessage):
+        return _decide_remember(message, ctx)
     if isinstance(message, AskUserMessage):
         if _questions_left(ctx) <= 0:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
@@ -190,11 +206,56 @@ def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
     return Decision(Outcome.DELEGATE, tasks=tuple(message.tasks))
 
 
+def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
+    """A note for memory waits for a person; it may cite only refs the run has."""
+    if ctx.scenario.memory is None:
+        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"remember: {NO_MEMORY}")])
+    if missing := sorted({ref for ref in message.refs if ref not in ctx.evidence_refs}):
+        detail = f"the note cites refs that do not exist: {', '.join(missing)}"
+        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
+    note = {"text": message.text, "signature": message.signature, "refs": list(message.refs)}
+    return Decision(Outcome.REMEMBER, note=note)
+
+
+def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
+    """A batch of recall calls: a look into memory, decided apart from reads of records."""
+    if ctx.scenario.memory is None:
+        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"recall: {NO_MEMORY}", call.model_dump()) for call in calls])  # fmt: skip
+    if any(call.name != RECALL for call in calls):
+        detail = "recall is a control tool: propose it in a batch of its own, without reads"
+        return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)])
+    seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
+    asked: set[str] = set()
+    recalls, refusals = [], []
+    for call in calls:
+        checked = checked_recall(call, seen_ids, _Either(asked, ctx.recalled_queries))
+        if isinstance(checked, Refusal):
+            refusals.append(checked)
+            continue
+        recalls.append({key: checked[key] for key in ("id", "query", "limit")})
+        seen_ids[call.id] = checked["signature"]
+        asked.add(query_key(checked["query"]))
+    if refusals:
+        return _refused(ctx, refusals)
+    return Decision(Outcome.RECALL, recalls=tuple(recalls))
+
+
+@dataclass(frozen=True)
+class _Either(Container[str]):
+    first: Container[str]
+    second: Container[str]
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.first or item in self.second
+
+
 def _questions_left(ctx: GuardContext) -> int:
     return ctx.scenario.budget.questions - ctx.questions_asked - ctx.child_questions
 
 
 def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
+    if any(call.name == RECALL for call in document.tool_calls or ()):
+        return _decide_recall(list(document.tool_calls or ()), ctx)
     catalog = tools_of(ctx.scenario.profile)
     approved: list[ApprovedCall] = []
     refusals: list[Refusal] = []

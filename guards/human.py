@@ -47,6 +47,13 @@ class ApprovalReply(_Strict):
         return self
 
 
+class NoteEdit(_Strict):
+    """A person's edit of a note proposed for memory: the text (and signature) to save instead."""
+
+    text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+    signature: Annotated[str, StringConstraints(max_length=200)] = ""
+
+
 def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any] | Refusal:
     """The reply, validated for this interaction, or a refusal owned by `human`."""
     expected = interaction["interaction_id"]
@@ -67,7 +74,10 @@ def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any]
         reply = converted
     model = QuestionReply if interaction["kind"] == InteractionKind.QUESTION else ApprovalReply
     try:
-        return model.model_validate(reply).model_dump(exclude_none=True)
+        checked = model.model_validate(reply).model_dump(exclude_none=True)
+        if interaction["kind"] == InteractionKind.REMEMBER and "args" in checked:
+            checked["args"] = NoteEdit.model_validate(checked["args"]).model_dump()
+        return checked
     except ValidationError as exc:
         return Refusal(
             RefusalCode.MALFORMED_REPLY,

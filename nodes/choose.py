@@ -13,17 +13,21 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from guards.budget import BudgetLeft
+from guards.recall import catalog_entry
 from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
 from nodes.model import MODEL_KINDS, prepare
+from nodes.recall import shown_notes
 from nodes.record import (
     EVIDENCE,
     HANDOFFS,
+    RECALLED,
     cursor_of,
     handoffs,
     left_at,
+    recalled,
     sealed_or_not,
     without_seal,
 )
@@ -63,7 +67,9 @@ def view_of(
             sealed_or_not(read_evidence(store, scope, cursor), scope, EVIDENCE)[0]
         )
         received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
+        notes = sealed_or_not(recalled(store, scope, cursor), scope, RECALLED)[0]
         return {
+            "notes": shown_notes(store, without_seal(notes)),
             "evidence": evidence,
             "refusals": without_seal(state.get("refusals", [])),
             "unknowns": unknowns_of(state, evidence),
@@ -75,13 +81,14 @@ def view_of(
         goal=state["goal"],
         turn=turn,
         budget_left=_shown(left_at(state, turn, at)),
-        catalog=describe(grant["profile"]),
+        catalog=[*describe(grant["profile"]), *([catalog_entry()] if grant.get("memory") else [])],
         records=[
             {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
         ],
         record=record,
         delegation=_delegation(grant, state.get("depth", 0)),
         skills=grant.get("skills", ()),
+        memory=bool(grant.get("memory")),
     )
 
 

@@ -36,6 +36,7 @@ from nodes.evidence import answer_item
 from nodes.integrity import run_scope, sealed_payload, thread_and_lane
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.questions import adopted
+from nodes.recall import recall_update
 from nodes.record import (
     cursor_of,
     executed_signatures,
@@ -43,6 +44,7 @@ from nodes.record import (
     receipts_of_calls,
     with_body_ref,
 )
+from nodes.remember import remembered
 from tools.catalog import tools_of
 from tools.records import Scenario
 
@@ -70,7 +72,11 @@ def _decided(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     decision, attempts = _count_model_failures(
         decide(raw, context_for(state, decided_at, looked_up)), state
     )
-    return record(decision, state, scope, at) | attempts
+    update = record(decision, state, scope, at) | attempts
+    if decision.outcome == Outcome.RECALL:
+        found = recall_update(looked_up.store, state, scope, list(decision.recalls), at)
+        update |= {**found, "events": [*update["events"], *found.get("events", ())]}
+    return update
 
 
 def _with_answers_adopted(
@@ -200,7 +206,7 @@ def context_for(
         turn=state["turn"],
         now=at,
         deadline_at=state["deadline_at"],
-        evidence_refs=Refs(cursor["observations"], cursor["answers"]),
+        evidence_refs=Refs(cursor["observations"], cursor["answers"], cursor["notes"]),
         executed=looked_up.receipts(),
         executed_signatures=looked_up.signatures(),
         refused_choices=state.get("refused_choices", 0),
@@ -211,6 +217,7 @@ def context_for(
         delegated=frozenset(state.get("delegated", ())),
         child_turns=cursor["child_turns"],
         child_questions=cursor["child_questions"],
+        recalled_queries=frozenset(state.get("recalls", ())),
     )
 
 
@@ -225,6 +232,9 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     questions = [
         interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
     ]
+    if pending[0]["kind"] == InteractionKind.REMEMBER:
+        saved = remembered(looked_up.store, state, pending[0], replies[pending[0]["interaction_id"]], at)  # fmt: skip
+        return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
     if questions:
         answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
         unanswered = [q["question"] for q in questions if q not in answered]
@@ -331,6 +341,7 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
             "outcome": decision.outcome.value,
             "calls": calls,
             **({"tasks": tasks} if tasks else {}),
+            **({"note": decision.note} if decision.note is not None else {}),
             "status": decision.status and decision.status.value,
             "summary": _summary(state),
         },
@@ -381,6 +392,9 @@ def _interactions(
     }
     if lane:
         base["lane"] = lane
+    if decision.outcome == Outcome.REMEMBER and decision.note is not None:
+        note = {"id": InteractionKind.REMEMBER.value, "name": InteractionKind.REMEMBER.value, "args": decision.note}  # fmt: skip
+        return [{"interaction_id": interaction_id(scope, turn, note["id"]), "kind": InteractionKind.REMEMBER.value, **base, "call": note, "records": []}]  # fmt: skip
     if decision.outcome in (Outcome.ASK, Outcome.ASKED):
         return [
             {
@@ -415,7 +429,7 @@ def _summary(state: dict[str, Any]) -> str:
     return summary if isinstance(summary, str) and summary else "proposal"
 
 
-WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT)
+WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT, Outcome.REMEMBER)
 """Outcomes whose batch waits for people."""
 
 

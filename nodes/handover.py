@@ -30,14 +30,17 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
+from nodes.recall import shown_notes
 from nodes.record import (
     EVENTS,
     EVIDENCE,
     HANDOFFS,
+    RECALLED,
     cursor_of,
     event_at,
     events,
     handoffs,
+    recalled,
     sealed_or_not,
 )
 from nodes.record import evidence as read_evidence
@@ -60,7 +63,7 @@ def handover(
         status = TAMPERED
     else:
         status = state.get("status") or Status.STOPPED.value
-    report = build_handover({**state, "status": status}, thread, record.evidence, record.handoffs)
+    report = build_handover({**state, "status": status}, thread, record.evidence, record.handoffs, record.memory)  # fmt: skip
     observed = _end_hooks(state, report, runtime.store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
@@ -104,6 +107,8 @@ class RunRecord:
     admitted: dict[str, Any]
     handoffs: list[dict[str, Any]]
     """The children's handoffs the run received (its own, sealed)."""
+    memory: list[dict[str, Any]]
+    """The notes the run recalled (its own, sealed), as they may be shown now (`nodes.recall`)."""
 
 
 def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecord:
@@ -111,7 +116,8 @@ def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecor
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
     first = event_at(store, thread, 1) if cursor["events"] else None
     received = sealed_or_not(handoffs(store, thread, cursor), thread, HANDOFFS)[0]
-    return RunRecord(own, foreign, admitted_payload(first, thread), received)
+    notes = shown_notes(store, unsealed(sealed_or_not(recalled(store, thread, cursor), thread, RECALLED)[0]))  # fmt: skip
+    return RunRecord(own, foreign, admitted_payload(first, thread), received, notes)
 
 
 def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:
@@ -153,6 +159,7 @@ def build_handover(
     thread_id: str,
     evidence: list[dict[str, Any]],
     children: list[dict[str, Any]] | None = None,
+    memory: list[dict[str, Any]] | None = None,
 ) -> Handover:
     """The handover document (DESIGN §6) from a run's state, its evidence and its children's
     handoffs; pure. A child's statements stay in its handoff, marked as the child's: they are
@@ -176,6 +183,8 @@ def build_handover(
         "chooser_stop_text": state.get("stop_text", ""),
         **({"children": unsealed(children)} if children else {}),
         **({"skills": skills} if (skills := skills_sent(state)) else {}),
+        **({"memory": memory} if memory else {}),
+        **({"remembered": state["remembered"]} if state.get("remembered") else {}),
         "revision": state.get("revision", 1),
         **({"parent": state["parent"], "report": state["report"]} if state.get("parent") else {}),
     }

@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.config import get_config
 
-from contract.codes import EventKind, Status
+from contract.codes import EventKind, InteractionKind, Status
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
 from nodes.context import event
@@ -132,6 +132,10 @@ def out_of_step(state: dict[str, Any], store: Any = None, scope: str = "") -> li
     decided = {call.get("id") for call in decision.get("calls", [])}
     for interaction in state.get("pending") or []:
         asked = (interaction.get("call") or {}).get("id")
+        if (
+            interaction.get("kind") == InteractionKind.REMEMBER
+        ):  # a note, not a call: the decision's own
+            asked = None if decision.get("note") == interaction["call"].get("args") else asked
         if interaction.get("turn") != decision.get("turn") or (asked is not None and asked not in decided):  # fmt: skip
             found.append("decision")
             break

@@ -52,9 +52,10 @@ class Scope:
         return (VERSIONS, self.project, self.user, note_id)
 
 
-def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "") -> dict[str, Any]:  # fmt: skip
-    """A new note, version 1."""
-    note_id = f"m-{secrets.token_hex(4)}"
+def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "", note_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """A new note, version 1. `note_id`: derived by the caller when saving again must write the
+    same note (a step that runs again after a crash); a fresh one otherwise."""
+    note_id = note_id or f"m-{secrets.token_hex(4)}"
     return _write(store, scope, note_id, _checked(text), signature, by, at, version=1, op="save", previous=None)  # fmt: skip
 
 
@@ -102,6 +103,23 @@ def recall(store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5
     active = [note for scope in scopes for note in notes(store, scope)]
     matching = [note for note in active if all(word in f"{note['text']} {note['signature']}".lower() for word in words)]  # fmt: skip
     return sorted(matching, key=lambda note: note["at"], reverse=True)[:limit]
+
+
+def shown(store: BaseStore, scope: Scope, note_id: str, version: int) -> dict[str, Any] | None:
+    """A recalled version as it may be shown now: its text and the note's signature, or None
+    once the note is forgotten (the tombstone decides, even before the texts are erased)."""
+    note = store.get(scope.notes(), note_id)
+    if note is None or note.value["state"] == "forgotten":
+        return None
+    receipt = store.get(scope.versions(note_id), _key(version))
+    if receipt is None or receipt.value.get("text") is None:
+        return None
+    return {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"]}  # fmt: skip
+
+
+def note_id_for(seed: str) -> str:
+    """A note id derived from `seed` (an interaction id): the same seed, the same note."""
+    return "m-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:8]
 
 
 def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: str, by: str, at: float, *, version: int, op: str, previous: str | None) -> dict[str, Any]:  # fmt: skip

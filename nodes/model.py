@@ -79,9 +79,9 @@ def prepare(
 
 def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]:
     """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
-    refs = [item["ref"] for item in view.evidence]
+    refs = [item["ref"] for item in view.evidence] + [note["ref"] for note in view.notes]
     specs = tools_of(grant["profile"]).values()
-    return response_schema(specs, view.records, refs, view.delegation, view.turn, view.budget_left)
+    return response_schema(specs, view.records, refs, view.delegation, view.turn, view.budget_left, view.has_memory)  # fmt: skip
 
 
 def _without_clock(view: ChooserView) -> ChooserView:

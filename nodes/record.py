@@ -27,7 +27,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from contract.codes import ANSWER, OBSERVATION
+from contract.codes import ANSWER, OBSERVATION, RECOLLECTION
 from guards.budget import BudgetLeft, budget_left
 from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
@@ -36,8 +36,8 @@ from nodes.integrity import item_intact, label
 
 ROOT = "warrant"
 BODIES = (ROOT, "bodies")
-EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS, HANDOFFS = (
-    "events", "evidence", "model_calls", "calls", "signatures", "intents", "handoffs",
+EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS, HANDOFFS, RECALLED = (
+    "events", "evidence", "model_calls", "calls", "signatures", "intents", "handoffs", "notes",
 )  # fmt: skip
 EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
 """Fields the commit adds to an event after its author sealed it."""
@@ -45,10 +45,10 @@ CURSOR = "cursor"
 ARRIVALS = "arrivals"
 EMPTY_CURSOR: dict[str, Any] = {
     "events": 0, "head": None, "turn": 0, "observations": 0, "answers": 0, "model_calls": 0,
-    "handoffs": 0, "child_turns": 0, "child_questions": 0, "child_model_calls": 0,
+    "handoffs": 0, "child_turns": 0, "child_questions": 0, "child_model_calls": 0, "notes": 0,
 }  # fmt: skip
 """`handoffs`: children handed off; `child_*`: what they spent, which counts against this run's
-budget (`nodes.handoff`)."""
+budget (`nodes.handoff`); `notes`: notes recalled from memory (M refs, `nodes.recall`)."""
 _PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
 
 
@@ -129,7 +129,7 @@ def with_body_ref(item: dict[str, Any]) -> dict[str, Any]:
 def commit(
     store: BaseStore, scope: str, cursor: Mapping[str, Any], written: Mapping[str, list[Any]]
 ) -> dict[str, Any]:
-    """Write `written` (`events`, `evidence`, `model_calls`, `handoffs` of one step, in order) after the
+    """Write `written` (`events`, `evidence`, `recalled`, `model_calls`, `handoffs` of one step, in order) after the
     cursor in one batch, and return the cursor past them. Every item is sealed for this run;
     events are numbered and chained here."""
     after = {**EMPTY_CURSOR, **cursor}
@@ -138,6 +138,9 @@ def commit(
         ops += _receipt_ops(scope, item)
         count = "observations" if item["ref"].startswith(OBSERVATION) else "answers"
         after[count] = max(after[count], int(item["ref"][1:]))
+    for item in written.get(RECALLED, ()):
+        after["notes"] = max(after["notes"], int(item["ref"][1:]))
+        ops.append(PutOp(space(scope, RECALLED), item["ref"], sealed_item(label(scope, RECALLED), item), index=False))  # fmt: skip
     for call in written.get(MODEL_CALLS, ()):
         after["model_calls"] += 1
         sealed = sealed_item(label(scope, MODEL_CALLS), call)
@@ -240,6 +243,13 @@ def with_excerpt(item: dict[str, Any], found: Mapping[str, Any]) -> dict[str, An
     return {**item, "excerpt": found[digest]}
 
 
+def recalled(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The notes this run recalled (M1…), as recorded: ids, versions and digests, never text."""
+    count = cursor_of({CURSOR: cursor})["notes"]
+    found = _items(store, scope, RECALLED, [f"{RECOLLECTION}{n}" for n in range(1, count + 1)])
+    return [item for item in found if item is not None]
+
+
 def handoffs(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The children's handoffs this run received, in order of receipt."""
     count = cursor_of({CURSOR: cursor})["handoffs"]
@@ -331,7 +341,7 @@ def _attempts_before(mark: dict[str, Any]) -> int:
 
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.
 
-RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS, HANDOFFS)
+RECORDED = (EVENTS, EVIDENCE, MODEL_CALLS, HANDOFFS, RECALLED)
 """What a node's update may carry that is committed to the store, not kept in the state."""
 
 

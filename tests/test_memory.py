@@ -109,3 +109,25 @@ def test_the_memory_commands(tmp_path):
     assert [r["op"] for r in shown] == ["save", "forget"] and shown[0]["text"] is None
     bad = warrant("memory", "save", "x", "--as", "a b", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2 and "--as" in bad.stderr
+
+
+def test_the_memory_graph_does_what_the_command_line_does_on_its_store():
+    """`graph/memory_graph.py` (served as `memory`): one operation per run, strict input, a
+    one-line error that changes nothing."""
+    from graph.memory_graph import compile_memory
+
+    store = InMemoryStore()
+    graph = compile_memory(store)
+    saved = graph.invoke({"op": "save", "project": "lab", "text": NOTE, "signature": "RST_CHK", "by": "alice"})["result"]  # fmt: skip
+    assert memory.notes(store, LAB) == [saved] and saved["by"] == "alice"
+    found = graph.invoke({"op": "search", "project": "lab", "query": "clk_en late"})["result"]
+    assert [note["id"] for note in found] == [saved["id"]]
+    refused = graph.invoke({"op": "search", "project": "lab", "query": "x", "limit": True})
+    assert "limit" in refused["error"] and "result" not in refused
+    gone = graph.invoke({"op": "forget", "project": "lab", "note": saved["id"], "by": "bob"})
+    assert gone["result"]["state"] == "forgotten"
+    again = graph.invoke({"op": "correct", "project": "lab", "note": saved["id"], "text": "back"})
+    assert again["error"].startswith(f"note {saved['id']} was forgotten")
+    assert graph.invoke({"op": "list", "project": "lab"})["result"] == []
+    shown = graph.invoke({"op": "show", "project": "lab", "note": saved["id"]})["result"]
+    assert [r["op"] for r in shown] == ["save", "forget"] and all(r["text"] is None for r in shown)

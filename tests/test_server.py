@@ -252,3 +252,23 @@ def test_a_late_answer_saved_over_the_api_reaches_a_continuation(server_url, tmp
     [late] = handover["evidence"]
     assert (late["ref"], late["late_for"], late["by"]) == ("H1", parent, "client")
     assert handover["hypotheses"] == [{"statement": "per the tester", "refs": ["H1"]}]
+
+
+def test_memory_is_served_and_a_served_run_recalls_from_the_servers_store(server_url):
+    """The `memory` graph saves into the server's store; R42-memory served recalls the note as M1,
+    apart from its evidence; once forgotten over the API, a later recall finds nothing."""
+    client = get_sync_client(url=server_url)
+
+    def memory_op(**request: object) -> dict:
+        return client.runs.wait(client.threads.create()["thread_id"], "memory", input=request)
+
+    note = "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-1234"
+    saved = memory_op(op="save", project="warrant-lab", text=note, signature="RST_CHK clk_en late")["result"]  # fmt: skip
+    assert saved["by"] == "client"  # the server's user, not the body's
+    thread = client.threads.create()
+    handover = client.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42-memory"})["handover"]  # fmt: skip
+    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert [(m["ref"], m["note"], m["text"]) for m in handover["memory"]] == [("M1", saved["id"], note)]  # fmt: skip
+    assert memory_op(op="forget", project="warrant-lab", note=saved["id"])["result"]["state"] == "forgotten"  # fmt: skip
+    assert memory_op(op="search", project="warrant-lab", query="RST_CHK")["result"] == []
+    assert "not a memory request" in memory_op(op="drop", project="warrant-lab")["error"]

@@ -144,6 +144,12 @@ class Children(_Strict):
 Approver = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 
 
+class Memory(_Strict):
+    """Whose notes a run may recall and propose (`nodes/memory.py`): a project's."""
+
+    project: Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
+
+
 class ManifestFile(_Strict):
     """The manifest document as written by the user."""
 
@@ -164,6 +170,8 @@ class ManifestFile(_Strict):
     """Who may decide a call that waits for approval; anyone who answers, when empty."""
     skills: Annotated[list[SkillId], Field(max_length=MAX_SKILLS)] = []
     """Methods shown to a model chooser (`tools/skills.py`); they grant nothing."""
+    memory: Memory | None = None
+    """The team's notes a chooser may recall (history, never evidence) and propose to."""
 
 
 class Record(BaseModel):
@@ -205,6 +213,7 @@ class Scenario(BaseModel):
     children: Children = Children()
     approvers: tuple[str, ...] = ()
     skills: tuple[Skill, ...] = ()
+    memory: Memory | None = None
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
@@ -248,6 +257,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         children=document.children,
         approvers=tuple(document.approvers),
         skills=_skills(document, manifest_path, records),
+        memory=document.memory,
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
     )

@@ -19,11 +19,16 @@ from typing import Any
 
 from contract.codes import InteractionKind, Outcome
 from guards.action import MAX_CALLS_PER_TURN, TaskBudget
+from guards.recall import RECALL, RecallArgs
 from tools.catalog import ToolSpec
 
 DROPPED = frozenset({"pattern", "format", "title", "description"})
 """Keywords a small server's grammar compiler may not take; none of them is relied on."""
-QUESTION, DELEGATE = InteractionKind.QUESTION.value, Outcome.DELEGATE.value
+QUESTION, DELEGATE, REMEMBER = (
+    InteractionKind.QUESTION.value,
+    Outcome.DELEGATE.value,
+    Outcome.REMEMBER.value,
+)
 """The ask_user message's question field, and the delegate message's kind."""
 MAX_STRING = 300
 """The longest string the schema lets a server generate (see above)."""
@@ -39,19 +44,26 @@ def response_schema(
     delegation: Mapping[str, Any] | None,
     turn: int,
     left: Mapping[str, float],
+    memory: bool = False,
 ) -> dict[str, Any]:
     """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
-    where the run may delegate); hypotheses cite only `refs`, the evidence that exists. Each call
-    and task has its position's id, fresh for the turn (`fresh_ids`): none repeats."""
+    where the run may delegate); hypotheses cite only `refs`, the refs that exist. Each call
+    and task has its position's id, fresh for the turn (`fresh_ids`): none repeats. With
+    `memory`: a batch of recall calls, and a remember message."""
     tools = [tool for tool in (_tool(spec, records) for spec in specs) if tool is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
         task_ids = fresh_ids(turn, "k", int(delegation["max_tasks"]))
         messages.append(_delegate(records, task_ids, left))
+    if memory:
+        messages.append(_remember(refs))
     outcomes = [{"message": {"anyOf": messages}}]
     if tools:
         calls = [{"anyOf": [_call(call_id, tool) for tool in tools]} for call_id in fresh_ids(turn, "c", MAX_CALLS_PER_TURN)]  # fmt: skip
         outcomes.insert(0, {"tool_calls": _positions(calls)})
+    if memory:
+        recall = (RECALL, server_safe(RecallArgs.model_json_schema()))
+        outcomes.insert(1, {"tool_calls": _positions([_call(call_id, recall) for call_id in fresh_ids(turn, "r", 2)])})  # fmt: skip
     return {"anyOf": [_object({"summary": TEXT, **outcome}) for outcome in outcomes]}
 
 
@@ -82,6 +94,12 @@ def _stop(refs: Sequence[str]) -> dict[str, Any]:
     hypotheses = _array(hypothesis, 0, 10) if refs else _array({"type": "object"}, 0, 0)
     text = {"type": "string", "maxLength": MAX_STRING}  # may be empty
     return _object({"kind": {"const": "stop"}, "text": text, "hypotheses": hypotheses})
+
+
+def _remember(refs: Sequence[str]) -> dict[str, Any]:
+    cited = _array({"enum": list(refs)}, 0, 20) if refs else _array({"type": "string"}, 0, 0)
+    signature = {"type": "string", "maxLength": 200}
+    return _object({"kind": {"const": REMEMBER}, "text": TEXT, "signature": signature, "refs": cited})  # fmt: skip
 
 
 def _ask_user() -> dict[str, Any]:

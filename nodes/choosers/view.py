@@ -55,6 +55,16 @@ class ChooserView:
         return self._thawed.get("skills", ())
 
     @property
+    def has_memory(self) -> bool:
+        """The run may recall the team's notes (and propose one): its manifest names a project."""
+        return bool(self._thawed.get("memory"))
+
+    @property
+    def notes(self) -> tuple[dict[str, Any], ...]:
+        """The notes recalled so far (M refs): history, never evidence; a forgotten one without text."""
+        return self._read.get("notes", ())
+
+    @property
     def records(self) -> tuple[dict[str, str], ...]:
         """Approved record ids and kinds."""
         return self._thawed["records"]
@@ -89,6 +99,7 @@ def make_view(
     record: Callable[[], Mapping[str, Sequence[Any]]],
     delegation: Mapping[str, Any] | None = None,
     skills: Sequence[Any] = (),
+    memory: bool = False,
 ) -> ChooserView:
     """A view of `catalog` and `records` (snapshotted now, a pickle: several times faster than
     `copy.deepcopy`) and of what `record()` returns (`evidence`, `refusals`, `unknowns`: new
@@ -99,6 +110,7 @@ def make_view(
             "records": tuple(records),
             "delegation": delegation,
             "skills": tuple(skills),
+            "memory": memory,
         },
         protocol=pickle.HIGHEST_PROTOCOL,
     )

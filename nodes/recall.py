@@ -1,0 +1,67 @@
+"""Recall: the guard approved a look into the team's memory; this finds the notes and records them
+as `M` refs, history beside the evidence, never part of it.
+
+The run's record keeps a recalled note's id, version and sha256 only, never its text: the text is
+read from memory each time it is shown (`shown_notes`), so a note forgotten later reaches no model
+and no report again, whatever run recalled it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from contract.codes import RECOLLECTION, EventKind
+from guards.recall import query_key
+from nodes import memory
+from nodes.context import event
+from nodes.record import RECALLED, recalled
+
+ACTOR = "memory"
+FORGOTTEN = "forgotten since it was recalled: its text is no longer shown"
+
+
+def scope_of(grant: Mapping[str, Any]) -> memory.Scope | None:
+    """The memory a run may recall from, or None (the manifest names no memory project)."""
+    found = grant.get("memory")
+    return memory.Scope(found["project"]) if found else None
+
+
+def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: list[dict[str, Any]], at: float) -> dict[str, Any]:  # fmt: skip
+    """The notes each approved recall finds, as new M refs (a version recalled before keeps its
+    ref), with one `recalled` event per call."""
+    where = scope_of(state["grant"])
+    if where is None:  # the guard refuses recall without memory; nothing to find
+        return {}
+    turn, cursor = state["turn"], state.get("cursor") or {}
+    known = {(item["note"], item["version"]): item["ref"] for item in recalled(store, scope, cursor)}  # fmt: skip
+    first = len(known) + 1
+    items: list[dict[str, Any]] = []
+    events = []
+    for call in recalls:
+        found = memory.recall(store, [where], call["query"], call["limit"])
+        refs = []
+        for note in found:
+            key = (note["id"], note["version"])
+            if key not in known:
+                known[key] = f"{RECOLLECTION}{first + len(items)}"
+                items.append({"ref": known[key], "note": note["id"], "version": note["version"],
+                              "sha256": note["sha256"], "project": where.project, "call_id": call["id"],
+                              "query": call["query"], "turn": turn})  # fmt: skip
+            refs.append({"ref": known[key], "note": note["id"], "version": note["version"]})
+        events.append(event(EventKind.RECALLED, turn, ACTOR, at, call_id=call["id"], query=call["query"], found=refs))  # fmt: skip
+    queries = [query_key(call["query"]) for call in recalls]
+    return {RECALLED: items, "events": events, "recalls": [*state.get("recalls", ()), *queries]}
+
+
+def shown_notes(store: BaseStore, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Recalled notes as they may be shown now: with their text, or marked forgotten."""
+    shown = []
+    for item in items:
+        where = memory.Scope(item["project"])
+        now = memory.shown(store, where, item["note"], item["version"])
+        base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
+        shown.append(base | (now if now is not None else {"forgotten": FORGOTTEN}))
+    return shown

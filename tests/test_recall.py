@@ -1,0 +1,270 @@
+"""Recall is labelled and remember needs a person: notes come back as `M` refs beside the evidence,
+never in it; a hypothesis resting on notes alone is marked as from memory; a forgotten note
+reaches no later request (a canary); a proposed note is saved only as a person decides it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
+
+from graph.build import compile_graph
+from graph.interactions import pending_of, resume_command
+from guards.decide import GuardContext, Refs, decide
+from guards.recall import RECALL
+from nodes import memory
+from tests.cli_process import warrant
+from tests.fake_openai import FakeOpenAI
+from tests.helpers import call, recorded, stop, write_manifest
+from tests.test_model import route_env as route_env
+from tools.records import load_scenario
+
+LAB = memory.Scope("team")
+CONFIG = {"configurable": {"thread_id": "r1"}}
+CANARY = "CANARY-7f3a RST_CHK clk_en late after release: tracked as BUG-1234"
+
+
+def recall(call_id: str, query: str, **extra: Any) -> dict[str, Any]:
+    return {"summary": "look into memory", "tool_calls": [{"id": call_id, "name": RECALL, "args": {"query": query, **extra}}]}  # fmt: skip
+
+
+def remember(text: str, **extra: Any) -> dict[str, Any]:
+    return {"summary": "worth keeping", "message": {"kind": "remember", "text": text, **extra}}
+
+
+def with_memory(scenario_dir: Path, project: str = "team", **budget: int) -> Path:
+    manifest = write_manifest(scenario_dir, **budget)
+    text = manifest.read_text().replace('profile = "triage"', f'profile = "triage"\nmemory = {{ project = "{project}" }}')  # fmt: skip
+    manifest.write_text(text)
+    return manifest
+
+
+def start(manifest: Path, chooser: str, store: InMemoryStore):
+    graph = compile_graph(InMemorySaver(), store)
+    graph.invoke({"scenario": str(manifest), "chooser": chooser}, CONFIG, durability="sync")
+    return graph
+
+
+def reply(graph, body: dict[str, Any]) -> dict[str, Any]:
+    graph.invoke(resume_command(graph.get_state(CONFIG), lambda kind: body, None), CONFIG, durability="sync")  # fmt: skip
+    return recorded(graph, CONFIG)
+
+
+def saved(store: InMemoryStore, text: str, signature: str = "", at: float = 1.0) -> dict[str, Any]:
+    return memory.save(store, LAB, text, "alice", at, signature)
+
+
+# The guard: recall is a control tool, decided by its own rules.
+
+
+def context(scenario_dir: Path, *, memory_on: bool = True, **extra: Any) -> GuardContext:
+    manifest = with_memory(scenario_dir) if memory_on else write_manifest(scenario_dir)
+    return GuardContext(scenario=load_scenario(manifest), turn=1, now=0.0, deadline_at=100.0, **extra)  # fmt: skip
+
+
+def test_recall_needs_memory_goes_alone_and_is_never_repeated(scenario_dir):
+    assert decide(recall("r1", "RST_CHK"), context(scenario_dir)).outcome == "recall"
+    without = decide(recall("r1", "RST_CHK"), context(scenario_dir, memory_on=False))
+    assert [r.code for r in without.refusals] == ["unknown_tool"] and "no memory" in without.refusals[0].detail  # fmt: skip
+    mixed = {"summary": "both", "tool_calls": [*recall("r1", "x")["tool_calls"], call("c1", "searchlogs", path="cc/t.log", query="x")]}  # fmt: skip
+    assert [r.code for r in decide(mixed, context(scenario_dir)).refusals] == ["malformed_action"]
+    again = decide(recall("r2", "rst_chk!"), context(scenario_dir, recalled_queries=frozenset({"rst_chk"})))  # fmt: skip
+    assert [r.code for r in again.refusals] == ["repeated_request"]
+    strict = decide(recall("r1", "x", limit=True), context(scenario_dir))
+    assert [(r.code, r.owner) for r in strict.refusals] == [("invalid_argument", "tool:recall")]
+
+
+def test_recall_costs_no_evidence_and_m_refs_are_cited_apart(scenario_dir):
+    spent = Refs(observations=6, recalled=2)  # the evidence budget (6) is spent
+    assert decide(recall("r1", "clk_en"), context(scenario_dir, evidence_refs=spent)).outcome == "recall"  # fmt: skip
+    assert "M2" in spent and "M3" not in spent and len(spent) == 8
+    document = stop("done", hypotheses=[
+        {"statement": "seen before as BUG-1234", "refs": ["M1"]},
+        {"statement": "clk_en was late", "refs": ["E1", "M2"]},
+    ])  # fmt: skip
+    decided = decide(document, context(scenario_dir, evidence_refs=spent))
+    assert [h.get("from_memory") for h in decided.hypotheses] == [True, None]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    names=st.lists(
+        st.sampled_from([RECALL, "searchlogs", "readspec", "nope"]), min_size=1, max_size=4
+    ),
+    args=st.lists(
+        st.dictionaries(
+            st.sampled_from(["query", "limit", "path"]),
+            st.one_of(st.text(max_size=5), st.integers(-2, 12), st.booleans()),
+        ),
+        min_size=4,
+        max_size=4,
+    ),
+    memory_on=st.booleans(),
+)
+def test_a_batch_with_recall_is_a_recall_or_refused_never_a_read(tmp_path_factory, names, args, memory_on):  # fmt: skip
+    root = tmp_path_factory.mktemp("s")
+    (root / "logs").mkdir()
+    (root / "logs" / "t.log").write_text("x\n")
+    (root / "spec.md").write_text("# S\n")
+    (root / "hist.csv").write_text("run,date,test,status\n")
+    document = {"summary": "s", "tool_calls": [{"id": f"k{i}", "name": name, "args": args[i]} for i, name in enumerate(names)]}  # fmt: skip
+    decision = decide(document, context(root, memory_on=memory_on))
+    if RECALL in names:
+        assert decision.outcome in ("recall", "refused") and not decision.calls
+        if decision.outcome == "recall":
+            assert memory_on and set(names) == {RECALL}
+            assert all(isinstance(r["limit"], int) and not isinstance(r["limit"], bool) for r in decision.recalls)  # fmt: skip
+
+
+# A run: notes recalled as M refs, beside the evidence.
+
+
+def test_recalled_notes_are_m_refs_never_evidence_and_only_m_is_marked_from_memory(scenario_dir, action_file):  # fmt: skip
+    store = InMemoryStore()
+    note = saved(
+        store, "FIFO overflow at 16 entries: seen in A2; tracked as BUG-77", "FIFO overflow"
+    )
+    saved(store, "unrelated: dma burst stalls", "DMA")
+    script = action_file([
+        recall("r1", "fifo overflow"),
+        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+        stop("done", hypotheses=[{"statement": "known as BUG-77", "refs": ["M1"]},
+                                 {"statement": "the FIFO overflowed", "refs": ["E1", "M1"]}]),
+    ])  # fmt: skip
+    final = recorded(start(with_memory(scenario_dir, evidence=1), script, store), CONFIG)
+    handover = final["handover"]
+    assert [item["ref"] for item in handover["evidence"]] == ["E1"]  # budget 1: recall took none
+    (m1,) = handover["memory"]
+    assert (m1["ref"], m1["note"], m1["version"], m1["text"]) == ("M1", note["id"], 1, note["text"])
+    assert [h.get("from_memory") for h in handover["hypotheses"]] == [True, None]
+    recalled = next(e for e in final["events"] if e["type"] == "recalled")
+    assert recalled["payload"]["found"] == [{"ref": "M1", "note": note["id"], "version": 1}]
+    assert not any(item["ref"] == "M1" for item in final["evidence"])
+
+
+def test_a_forgotten_note_reaches_no_later_request(route_env, scenario_dir):
+    """The canary: recalled at turn 1, forgotten while the run waits for a person, absent from
+    every request after (the run's record keeps the note's id, never its text), and from the
+    handover."""
+    store = InMemoryStore()
+    note = saved(store, CANARY, "RST_CHK clk_en late")
+    server = FakeOpenAI([
+        json.dumps(recall("t1r1", "RST_CHK")),
+        json.dumps({"summary": "ask", "message": {"kind": "ask_user", "question": "Which seed?"}}),
+        json.dumps(recall("t3r1", "clk_en late")),
+        json.dumps(stop("done", hypotheses=[{"statement": "seen before", "refs": ["M1"]}])),
+    ])  # fmt: skip
+    route_env(server)
+    with server.running():
+        graph = start(with_memory(scenario_dir), "model", store)
+        assert "CANARY-7f3a" in server.prompts[1] and "## historical notes, not evidence" in server.prompts[1]  # fmt: skip
+        memory.forget(store, LAB, note["id"], "alice", 2.0)
+        final = reply(graph, {"answer": "seed 7"})
+    assert len(server.prompts) == 4
+    assert "CANARY-7f3a" in server.prompts[1] and not any("CANARY-7f3a" in p for p in server.prompts[2:])  # fmt: skip
+    assert "M1: version 1" in server.prompts[3] and "forgotten since it was recalled" in server.prompts[3]  # fmt: skip
+    assert final["handover"]["memory"][0]["forgotten"] and "text" not in final["handover"]["memory"][0]  # fmt: skip
+    assert "CANARY-7f3a" not in json.dumps(final["handover"])
+
+
+def test_the_model_sees_recall_only_with_memory_and_its_schema_offers_it(route_env, scenario_dir):
+    server = FakeOpenAI([json.dumps(stop("done"))] * 2)
+    route_env(server, dialect="json_schema")
+    with server.running():
+        start(with_memory(scenario_dir), "model", InMemoryStore())
+    schema = json.dumps(server.requests[0]["response_format"])
+    assert '"const": "recall"' in schema and '"const": "remember"' in schema
+    assert '"name": "recall"' in server.prompts[0]
+    plain = FakeOpenAI([json.dumps(stop("done"))])
+    route_env(plain, dialect="json_schema")
+    with plain.running():
+        graph = compile_graph(InMemorySaver(), InMemoryStore())
+        graph.invoke({"scenario": str(write_manifest(scenario_dir)), "chooser": "model"}, {"configurable": {"thread_id": "p"}})  # fmt: skip
+    assert "recall" not in json.dumps(plain.requests[0]["response_format"]) and "historical notes" not in plain.prompts[0]  # fmt: skip
+
+
+# Remember: proposed by the chooser, saved only as a person decides.
+
+
+@pytest.mark.parametrize(
+    ("decision", "expected"),
+    [
+        ({"decision": "approve", "by": "bob"}, "FIFO overflow seen in A2"),
+        (
+            {
+                "decision": "edit",
+                "args": {"text": "FIFO overflow in A2 (BUG-77)", "signature": "FIFO"},
+                "by": "bob",
+            },
+            "FIFO overflow in A2 (BUG-77)",
+        ),
+        ({"decision": "reject", "by": "bob"}, None),
+    ],
+)
+def test_a_remember_waits_for_a_person_and_saves_only_what_they_decide(scenario_dir, action_file, decision, expected):  # fmt: skip
+    store = InMemoryStore()
+    script = action_file([
+        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+        remember("FIFO overflow seen in A2", signature="FIFO overflow", refs=["E1"]),
+        stop("done"),
+    ])  # fmt: skip
+    graph = start(with_memory(scenario_dir), script, store)
+    [(_, waiting)] = pending_of(graph.get_state(CONFIG))
+    assert waiting["kind"] == "remember" and waiting["call"]["args"]["refs"] == ["E1"]
+    assert memory.notes(store, LAB) == []  # nothing saved before a person decides
+    final = reply(graph, decision)
+    notes = memory.notes(store, LAB)
+    assert final["status"] == "stopped"
+    if expected is None:
+        assert notes == [] and final["refusals"][-1]["code"] == "rejected" and "remembered" not in final["handover"]  # fmt: skip
+        return
+    (note,) = notes
+    assert (note["text"], note["by"]) == (expected, "bob")
+    (receipt,) = final["handover"]["remembered"]
+    assert (receipt["note"], receipt["by"], receipt["edited"]) == (note["id"], "bob", decision["decision"] == "edit")  # fmt: skip
+
+
+def test_remember_without_memory_or_citing_nothing_is_refused(scenario_dir, action_file):
+    script = action_file([remember("x", refs=["E9"]), stop("done")])
+    final = recorded(start(with_memory(scenario_dir), script, InMemoryStore()), CONFIG)
+    assert [r["code"] for r in final["refusals"]] == ["unknown_reference"]
+    plain = compile_graph(InMemorySaver(), InMemoryStore())
+    plain.invoke({"scenario": str(write_manifest(scenario_dir)), "chooser": action_file([remember("x"), stop("done")])}, {"configurable": {"thread_id": "p"}})  # fmt: skip
+    assert [r["code"] for r in plain.get_state({"configurable": {"thread_id": "p"}}).values["refusals"]] == ["unknown_tool"]  # fmt: skip
+
+
+def test_the_cli_approves_a_note_and_memory_lists_it(scenario_dir, action_file, tmp_path):
+    db = str(tmp_path / "w.db")
+    script = action_file([remember("FIFO overflow seen in A2", signature="FIFO"), stop("done")])
+    waiting = warrant("run", str(with_memory(scenario_dir)), "--chooser", script, "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    handover = json.loads(waiting.stdout)
+    assert handover["pending"][0]["kind"] == "remember"
+    inbox = warrant("inbox", "--db", db, cwd=tmp_path)
+    assert "FIFO overflow" in inbox.stdout and inbox.returncode == 0
+    done = warrant("resume", handover["thread_id"], "--approve", "--db", db, "--as", "carol", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = warrant("memory", "list", "--project", "team", "--db", db, "--json", cwd=tmp_path)
+    assert [(n["text"], n["by"]) for n in json.loads(listed.stdout)] == [("FIFO overflow seen in A2", "carol")]  # fmt: skip
+
+
+def test_a_decision_carried_out_again_saves_the_same_note_once(scenario_dir):
+    """The guard step that saves an approved note may run again after a crash: the note's id is
+    derived from the interaction, so the second pass finds it and writes nothing."""
+    from nodes.remember import remembered
+
+    store = InMemoryStore()
+    grant = load_scenario(with_memory(scenario_dir)).model_dump(mode="json")
+    interaction = {"interaction_id": "ix-0123456789abcdef", "call": {"id": "remember", "name": "remember", "args": {"text": "FIFO overflow", "signature": "", "refs": []}}}  # fmt: skip
+    state = {"turn": 2, "grant": grant}
+    first = remembered(store, state, interaction, {"decision": "approve", "by": "bob"}, 5.0)
+    second = remembered(store, state, interaction, {"decision": "approve", "by": "bob"}, 9.0)
+    (note,) = memory.notes(store, LAB)
+    assert first["remembered"] == second["remembered"] and note["at"] == 5.0
+    assert [r["version"] for r in memory.history(store, LAB, note["id"])] == [1]
