@@ -20,14 +20,17 @@ from graph.cli_common import (
     DbOption,
     JsonOption,
     QuietOption,
+    RecordOption,
     ThreadArgument,
     app,
     cells,
+    check_record_path,
     chosen_db,
     fail,
     finish,
     print_json,
     progress,
+    record_cassette,
     stderr,
     stored_outcome,
 )
@@ -38,7 +41,6 @@ from graph.render import escaped, event_summary
 from graph.runner import RunError, admit_request, lanes_of, late_answers, reading_graph, start
 from lab import builtin_manifests
 from nodes.admit import admission
-from nodes.choosers.cassette import write_cassette
 from nodes.continuation import revision_thread
 from tools.draft import draft_manifest
 from tools.records import load_scenario
@@ -66,12 +68,7 @@ def run(
             help="Idempotency key: a retry with the same id and request returns the same run."
         ),
     ] = None,
-    record: Annotated[
-        Path | None,
-        typer.Option(
-            help="Write the run's model attempts to this JSONL cassette (for replay:PATH)."
-        ),
-    ] = None,
+    record: RecordOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -87,22 +84,12 @@ def run(
         fail(2, str(exc))
     except RunError as exc:
         fail(exc.code, str(exc))
-    if record is not None:
-        write_cassette(record, result.values.get("model_calls", []), result.lane_calls)
+    record_cassette(record, result)
     cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)
 
 
 cli_people.register(app)
-
-
-def check_record_path(path: Path) -> None:
-    """A cassette path is checked before the run: it is written after the run's end, when a
-    folder, a FIFO or a link there would fail or be followed with the run's work already done."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise ValueError(f"--record {path}: not a regular file (a folder, a link or a device)")
-    if not path.parent.is_dir():
-        raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
 
 
 @app.command()

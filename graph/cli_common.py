@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -13,6 +14,7 @@ from rich.text import Text
 from graph.persistence import checked_db, default_db, missing_folder
 from graph.render import escaped, event_summary, handover_markdown
 from graph.runner import Outcome, RunError, stored_run
+from nodes.choosers.cassette import write_cassette
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -86,3 +88,25 @@ def stored_outcome(thread_id: str, db: str | None) -> Outcome:
         return stored_run(chosen_db(db), thread_id)
     except RunError as exc:
         fail(exc.code, str(exc))
+
+
+RecordOption = Annotated[
+    Path | None,
+    typer.Option(help="Write the run's model attempts to this JSONL cassette (for replay:PATH)."),
+]
+
+
+def check_record_path(path: Path) -> None:
+    """A cassette path is checked before the run: it is written after the run's end, when a
+    folder, a FIFO or a link there would fail or be followed with the run's work already done."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--record {path}: not a regular file (a folder, a link or a device)")
+    if not path.parent.is_dir():
+        raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
+
+
+def record_cassette(path: Path | None, result: Outcome) -> None:
+    """Every model attempt of the run so far (its children's with their lanes), as a cassette:
+    after a resume too, so a run that waited for a person is recorded whole."""
+    if path is not None:
+        write_cassette(path, result.values.get("model_calls", []), result.lane_calls)

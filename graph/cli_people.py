@@ -13,14 +13,17 @@ from graph.cli_common import (
     DbOption,
     JsonOption,
     QuietOption,
+    RecordOption,
     ThreadArgument,
     cells,
+    check_record_path,
     chosen_db,
     escaped,
     fail,
     finish,
     print_json,
     progress,
+    record_cassette,
 )
 from graph.identity import check_message_id
 from graph.interactions import os_user, reply_from_options
@@ -91,6 +94,7 @@ def resume(
         ),
     ] = None,
     db: DbOption = None,
+    record: RecordOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -110,14 +114,19 @@ def resume(
         else None
     )
     try:
+        if record is not None:
+            check_record_path(record)
         if reply is not None and interaction is not None:
             saved = save_answer(thread_id, chosen_db(db), interaction, reply)
             if saved is not None:  # an open question: the run adopts the answer at its next turn
                 typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
                 return
         result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
+    except ValueError as exc:
+        fail(2, str(exc))
     except RunError as exc:
         fail(exc.code, str(exc))
+    record_cassette(record, result)
     finish(result, json_output)
 
 

@@ -69,7 +69,7 @@ def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, An
         lines += ["", "## Historical notes (memory, not evidence)", ""]
         lines += ["Recalled from the team's memory; nothing here was observed in this run.", ""]
         for note in notes:
-            about = f"**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"  # fmt: skip
+            about = f"{_anchor(note['ref'])}**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"  # fmt: skip
             said = note["forgotten"] if note.get("forgotten") else f"“{note['text']}”"
             lines.append(f"- {about}: {said}")
     if saved:

@@ -90,8 +90,14 @@ class Outcome:
             status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
             own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
             shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
-            return {**build_handover(shown, self.thread, own), "pending": self.pending}
-        return {**self.values["handover"], "pending": []}
+            report = build_handover(shown, self.thread, own, memory=self.values.get("memory"))
+            return {**report, **self._notes_now(), "pending": self.pending}
+        return {**self.values["handover"], **self._notes_now(), "pending": []}
+
+    def _notes_now(self) -> dict[str, Any]:
+        """The recalled notes as they may be shown now: with their text, or marked forgotten (the
+        stored report keeps no note's text)."""
+        return {"memory": self.values["memory"]} if self.values.get("memory") else {}
 
     @property
     def admitted(self) -> dict[str, Any]:

@@ -83,7 +83,9 @@ def _carving_refusals(tasks: Sequence[DelegateTask], room: Room) -> list[Refusal
 
 def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:
     """The grant a child runs under: the task's records only, its carved budget (the run's
-    deadline and call limit), its goal, and the scripted children's documents for its id."""
+    deadline and call limit), its goal, and the scripted children's documents for its id. No
+    memory: recalling and proposing notes stay with the delegating run, whose refs a child's `M`
+    refs would not be."""
     carved = Budget(
         steps=task.budget.steps,
         evidence=task.budget.evidence,
@@ -98,6 +100,7 @@ def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:
             "budget": carved,
             "records": {record: scenario.records[record] for record in task.records},
             "script": tuple(child_script(scenario.children.script, task.id)),
+            "memory": None,
         }
     )
 

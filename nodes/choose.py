@@ -18,8 +18,8 @@ from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.integrity import run_scope
+from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
-from nodes.recall import shown_notes
 from nodes.record import (
     EVIDENCE,
     HANDOFFS,

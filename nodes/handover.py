@@ -30,7 +30,6 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
-from nodes.recall import shown_notes
 from nodes.record import (
     EVENTS,
     EVIDENCE,
@@ -108,7 +107,7 @@ class RunRecord:
     handoffs: list[dict[str, Any]]
     """The children's handoffs the run received (its own, sealed)."""
     memory: list[dict[str, Any]]
-    """The notes the run recalled (its own, sealed), as they may be shown now (`nodes.recall`)."""
+    """The notes the run recalled (its own, sealed): ids, versions, digests, never text."""
 
 
 def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecord:
@@ -116,7 +115,7 @@ def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecor
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
     first = event_at(store, thread, 1) if cursor["events"] else None
     received = sealed_or_not(handoffs(store, thread, cursor), thread, HANDOFFS)[0]
-    notes = shown_notes(store, unsealed(sealed_or_not(recalled(store, thread, cursor), thread, RECALLED)[0]))  # fmt: skip
+    notes = unsealed(sealed_or_not(recalled(store, thread, cursor), thread, RECALLED)[0])
     return RunRecord(own, foreign, admitted_payload(first, thread), received, notes)
 
 
@@ -144,6 +143,13 @@ def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Items as a report shows them: their seals are the run's bookkeeping, and the handover
     itself is sealed whole."""
     return [{key: value for key, value in item.items() if key != SEAL} for item in items]
+
+
+def _recalled(note: dict[str, Any]) -> dict[str, Any]:
+    """A recalled note as the report keeps it: which note and version, never its text, which is
+    read from memory when the report is shown (`nodes.memory.shown_notes`), so that a note
+    forgotten later is not kept here."""
+    return {key: note[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
 
 
 def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -183,7 +189,7 @@ def build_handover(
         "chooser_stop_text": state.get("stop_text", ""),
         **({"children": unsealed(children)} if children else {}),
         **({"skills": skills} if (skills := skills_sent(state)) else {}),
-        **({"memory": memory} if memory else {}),
+        **({"memory": [_recalled(note) for note in memory]} if memory else {}),
         **({"remembered": state["remembered"]} if state.get("remembered") else {}),
         "revision": state.get("revision", 1),
         **({"parent": state["parent"], "report": state["report"]} if state.get("parent") else {}),

@@ -117,6 +117,20 @@ def shown(store: BaseStore, scope: Scope, note_id: str, version: int) -> dict[st
     return {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"]}  # fmt: skip
 
 
+FORGOTTEN = "forgotten since it was recalled: its text is no longer shown"
+
+
+def shown_notes(store: BaseStore, recalled: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Notes a run recalled (its record keeps ids, versions and digests, never text), as they may
+    be shown now: with their text and signature, or marked forgotten."""
+    found = []
+    for item in recalled:
+        now = shown(store, Scope(item["project"]), item["note"], item["version"])
+        base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
+        found.append(base | (now if now is not None else {"forgotten": FORGOTTEN}))
+    return found
+
+
 def note_id_for(seed: str) -> str:
     """A note id derived from `seed` (an interaction id): the same seed, the same note."""
     return "m-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:8]

@@ -20,7 +20,6 @@ from nodes.context import event
 from nodes.record import RECALLED, recalled
 
 ACTOR = "memory"
-FORGOTTEN = "forgotten since it was recalled: its text is no longer shown"
 
 
 def scope_of(grant: Mapping[str, Any]) -> memory.Scope | None:
@@ -54,14 +53,3 @@ def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: 
         events.append(event(EventKind.RECALLED, turn, ACTOR, at, call_id=call["id"], query=call["query"], found=refs))  # fmt: skip
     queries = [query_key(call["query"]) for call in recalls]
     return {RECALLED: items, "events": events, "recalls": [*state.get("recalls", ()), *queries]}
-
-
-def shown_notes(store: BaseStore, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Recalled notes as they may be shown now: with their text, or marked forgotten."""
-    shown = []
-    for item in items:
-        where = memory.Scope(item["project"])
-        now = memory.shown(store, where, item["note"], item["version"])
-        base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
-        shown.append(base | (now if now is not None else {"forgotten": FORGOTTEN}))
-    return shown

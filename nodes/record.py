@@ -33,6 +33,7 @@ from guards.decide import call_signature
 from guards.seal import SEAL, canonical, sealed_item
 from nodes.handoff import received
 from nodes.integrity import item_intact, label
+from nodes.memory import shown_notes
 
 ROOT = "warrant"
 BODIES = (ROOT, "bodies")
@@ -393,13 +394,16 @@ def as_arrivals(update: dict[str, Any]) -> dict[str, Any]:
 
 def materialized(store: BaseStore, scope: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """A run's state with its record read back from the store up to its cursor, as readers show
-    it (`events`, `evidence` with excerpts, `model_calls`); items the store lacks are left out."""
+    it (`events`, `evidence` with excerpts, `model_calls`, and the notes it recalled, its own, as
+    they may be shown now: `memory`); items the store lacks are left out."""
     cursor = cursor_of(values)
+    notes = sealed_or_not(recalled(store, scope, cursor), scope, RECALLED)[0]
     return {
         **values,
         EVENTS: new_events(store, scope, 0, cursor),
         EVIDENCE: evidence(store, scope, cursor),
         MODEL_CALLS: model_calls(store, scope, cursor),
+        **({"memory": shown_notes(store, without_seal(notes))} if notes else {}),
     }
 
 

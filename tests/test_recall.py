@@ -140,8 +140,9 @@ def test_recalled_notes_are_m_refs_never_evidence_and_only_m_is_marked_from_memo
     final = recorded(start(with_memory(scenario_dir, evidence=1), script, store), CONFIG)
     handover = final["handover"]
     assert [item["ref"] for item in handover["evidence"]] == ["E1"]  # budget 1: recall took none
-    (m1,) = handover["memory"]
-    assert (m1["ref"], m1["note"], m1["version"], m1["text"]) == ("M1", note["id"], 1, note["text"])
+    (m1,) = handover["memory"]  # the stored report: which note and version, never its text
+    assert (m1["ref"], m1["note"], m1["version"], m1["sha256"]) == ("M1", note["id"], 1, note["sha256"]) and "text" not in m1  # fmt: skip
+    assert [(m["ref"], m["text"]) for m in final["memory"]] == [("M1", note["text"])]  # read now
     assert [h.get("from_memory") for h in handover["hypotheses"]] == [True, None]
     recalled = next(e for e in final["events"] if e["type"] == "recalled")
     assert recalled["payload"]["found"] == [{"ref": "M1", "note": note["id"], "version": 1}]
@@ -169,8 +170,8 @@ def test_a_forgotten_note_reaches_no_later_request(route_env, scenario_dir):
     assert len(server.prompts) == 4
     assert "CANARY-7f3a" in server.prompts[1] and not any("CANARY-7f3a" in p for p in server.prompts[2:])  # fmt: skip
     assert "M1: version 1" in server.prompts[3] and "forgotten since it was recalled" in server.prompts[3]  # fmt: skip
-    assert final["handover"]["memory"][0]["forgotten"] and "text" not in final["handover"]["memory"][0]  # fmt: skip
-    assert "CANARY-7f3a" not in json.dumps(final["handover"])
+    assert final["memory"][0]["forgotten"] and "text" not in final["memory"][0]
+    assert "CANARY-7f3a" not in json.dumps(final["handover"]) and "CANARY-7f3a" not in json.dumps(final["memory"])  # fmt: skip
 
 
 def test_the_model_sees_recall_only_with_memory_and_its_schema_offers_it(route_env, scenario_dir):
@@ -268,3 +269,60 @@ def test_a_decision_carried_out_again_saves_the_same_note_once(scenario_dir):
     (note,) = memory.notes(store, LAB)
     assert first["remembered"] == second["remembered"] and note["at"] == 5.0
     assert [r["version"] for r in memory.history(store, LAB, note["id"])] == [1]
+
+
+def test_a_report_shows_a_note_until_it_is_forgotten_and_keeps_none(scenario_dir, action_file, tmp_path):  # fmt: skip
+    """`warrant show` reads a recalled note's text from memory when it shows the report: after a
+    forget, the finished run's report marks it forgotten and no stored value holds its text."""
+    db = str(tmp_path / "w.db")
+    saved = warrant("memory", "save", CANARY, "--project", "team", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    note = json.loads(saved.stdout)
+    script = action_file([recall("r1", "canary"), stop("done", hypotheses=[{"statement": "tracked", "refs": ["M1"]}])])  # fmt: skip
+    run = warrant("run", str(with_memory(scenario_dir)), "--chooser", script, "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    thread = json.loads(run.stdout)["thread_id"]
+    assert json.loads(run.stdout)["memory"][0]["text"] == CANARY
+    shown = warrant("show", thread, "--db", db, cwd=tmp_path)
+    assert (
+        "Historical notes (memory, not evidence)" in shown.stdout and "CANARY-7f3a" in shown.stdout
+    )
+    assert "(from memory, not observed in this run)" in shown.stdout
+    warrant("memory", "forget", note["id"], "--project", "team", "--db", db, cwd=tmp_path)
+    after = warrant("show", thread, "--db", db, "--json", cwd=tmp_path)
+    assert after.returncode == 0 and "CANARY-7f3a" not in after.stdout
+    assert json.loads(after.stdout)["memory"][0]["forgotten"]
+    events = warrant("events", thread, "--db", db, "--json", cwd=tmp_path)
+    assert "CANARY-7f3a" not in events.stdout
+
+
+def test_the_r42_memory_cassette_recalls_the_note_and_keeps_it_apart_from_e1_to_e3(tmp_path):
+    """README "Skills and memory": the recorded model run replays against a note saved as the
+    README saves it, recalls it as M1, reads E1–E3, proposes a note a person approves, and marks
+    the statement resting on M1 alone as from memory."""
+    root = Path(__file__).resolve().parent.parent
+    db = str(tmp_path / "w.db")
+    text = "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-1234"
+    warrant("memory", "save", text, "--signature", "RST_CHK clk_en late", "--project", "warrant-lab", "--db", db, cwd=root)  # fmt: skip
+    cassette = f"replay:{root / 'lab' / 'cassettes' / 'r42-memory.jsonl'}"
+    waiting = warrant("run", "R42-memory", "--chooser", cassette, "--db", db, "--json", "-q", cwd=root)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    thread = json.loads(waiting.stdout)["thread_id"]
+    done = warrant("resume", thread, "--approve", "--as", "alice", "--db", db, "--json", "-q", cwd=root)  # fmt: skip
+    handover = json.loads(done.stdout)
+    assert handover["status"] == "stopped", handover.get("chooser_stop_text")
+    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert [(m["ref"], m["text"]) for m in handover["memory"]] == [("M1", text)]
+    assert [h["refs"] for h in handover["hypotheses"]] == [["E1", "E2"], ["E3"], ["M1"]]
+    assert [h.get("from_memory", False) for h in handover["hypotheses"]] == [False, False, True]
+    assert handover["remembered"][0]["by"] == "alice" and handover["skills"][0]["id"] == "triage/uvm-regression"  # fmt: skip
+    listed = json.loads(warrant("memory", "list", "--project", "warrant-lab", "--db", db, "--json", cwd=root).stdout)  # fmt: skip
+    assert len(listed) == 2 and listed[1]["text"].startswith("R42 reset_smoke: clk_en asserted 6 cycles")  # fmt: skip
+
+
+def test_a_child_investigation_has_no_memory(scenario_dir):
+    """A child's `M` refs would not be its parent's: recall and remember stay with the parent."""
+    from guards.action import DelegateTask
+    from guards.delegation import child_scenario
+
+    task = DelegateTask.model_validate({"id": "t1", "goal": "g", "records": ["cc/t.log"], "budget": {"steps": 2, "evidence": 1}})  # fmt: skip
+    parent = load_scenario(with_memory(scenario_dir))
+    assert parent.memory is not None and child_scenario(parent, task).memory is None

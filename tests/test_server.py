@@ -268,7 +268,7 @@ def test_memory_is_served_and_a_served_run_recalls_from_the_servers_store(server
     thread = client.threads.create()
     handover = client.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42-memory"})["handover"]  # fmt: skip
     assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
-    assert [(m["ref"], m["note"], m["text"]) for m in handover["memory"]] == [("M1", saved["id"], note)]  # fmt: skip
+    assert [(m["ref"], m["note"], m["sha256"]) for m in handover["memory"]] == [("M1", saved["id"], saved["sha256"])]  # fmt: skip
     assert memory_op(op="forget", project="warrant-lab", note=saved["id"])["result"]["state"] == "forgotten"  # fmt: skip
     assert memory_op(op="search", project="warrant-lab", query="RST_CHK")["result"] == []
     assert "not a memory request" in memory_op(op="drop", project="warrant-lab")["error"]
