@@ -10,10 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from contract.codes import InteractionKind
-from guards.action import storable_problem
+from guards.action import EvidenceRef, storable_problem
 from guards.inbox_schema import from_decisions
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from tools.validation import USER_NAME, describe_validation_error, one_line
@@ -52,6 +59,8 @@ class NoteEdit(_Strict):
 
     text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
     signature: Annotated[str, StringConstraints(max_length=200)] = ""
+    refs: Annotated[list[EvidenceRef], Field(max_length=20)] = []
+    """As proposed (an inbox's edit sends the whole action back); kept with the decision."""
 
 
 def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any] | Refusal:

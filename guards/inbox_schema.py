@@ -24,6 +24,10 @@ def hitl_request(interaction: Mapping[str, Any]) -> dict[str, Any]:
     if interaction["kind"] == InteractionKind.QUESTION:
         action = {"name": ASK_USER, "args": {"question": interaction["question"]}, "description": interaction["question"]}  # fmt: skip
         allowed = ["respond"]
+    elif interaction["kind"] == InteractionKind.REMEMBER:
+        call = interaction["call"]
+        action = {"name": call["name"], "args": call["args"], "description": "Save this note to the team's memory (approve, edit its text, or reject it)?"}  # fmt: skip
+        allowed = APPROVAL_DECISIONS
     else:
         call = interaction["call"]
         records = ", ".join(interaction.get("records", ()))
