@@ -27,6 +27,9 @@ ANYONE = "_"
 MAX_NOTE_CHARS = 4000
 NOTE_ID = re.compile(r"m-[0-9a-f]{8}")
 NAME = re.compile(r"[\w.@+-]{1,100}")
+PAGE = 5000
+"""Items read per store search: a store pages by offset, so each page costs what it skips (with
+100 a page, recall over 10,000 notes took 2 s, `bench/memory_recall.py`)."""
 
 
 class MemoryError(ValueError):
@@ -186,7 +189,7 @@ def _key(version: int) -> str:
 
 def _search_all(store: BaseStore, prefix: tuple[str, ...]) -> Sequence[Any]:
     found, offset = [], 0
-    while page := store.search(prefix, limit=100, offset=offset):
+    while page := store.search(prefix, limit=PAGE, offset=offset):
         found += [item for item in page if item.namespace == prefix]
         offset += len(page)
     return found
