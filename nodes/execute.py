@@ -24,7 +24,8 @@ from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item
 from nodes.integrity import run_scope
-from nodes.record import intend, receipt_digest, with_body_ref
+from nodes.intents import intend
+from nodes.record import receipt_digest, with_body_ref
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal

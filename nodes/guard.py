@@ -11,7 +11,6 @@ H1, H2, …; approved or edited calls are checked again like any proposal.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -28,12 +27,13 @@ from guards.action import parse_action
 from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
 from guards.hooks import scenario_hooks
 from guards.human import apply_decisions
-from guards.parking import reply_by, unparked_deadline
+from guards.parking import unparked_deadline
 from guards.refusals import Refusal, RefusalCode
+from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
 from nodes.evidence import answer_item
-from nodes.integrity import run_scope, sealed_payload, thread_and_lane
+from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.questions import adopted
 from nodes.recall import recall_update
@@ -356,7 +356,7 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
     if decision.stop is not None:
         update["stop_text"] = decision.stop.text
         update["hypotheses"] = list(decision.hypotheses)
-    interactions = _interactions(decision, calls, scope, turn, at, state["grant"])
+    interactions = asked(decision, calls, scope, turn, at, state["grant"])
     if decision.outcome == Outcome.ASKED:
         update["open_questions"] = [*state.get("open_questions", ()), *interactions]
         update["questions_asked"] = state.get("questions_asked", 0) + 1
@@ -371,52 +371,6 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
             update["questions_asked"] = state.get("questions_asked", 0) + 1
     update["events"] = events
     return update
-
-
-def _interactions(
-    decision: Decision,
-    calls: list[dict[str, Any]],
-    scope: str,
-    turn: int,
-    at: float,
-    grant: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """Each with the run's thread and, for a child, its lane (who asks); its id covers both; an
-    approval with the people who may decide it, when the scenario names them."""
-    thread, lane = thread_and_lane(scope)
-    base: dict[str, Any] = {
-        "thread": thread,
-        "turn": turn,
-        "asked_at": at,
-        "reply_by": reply_by(at, grant["budget"]),
-    }
-    if lane:
-        base["lane"] = lane
-    if decision.outcome == Outcome.REMEMBER and decision.note is not None:
-        note = {"id": InteractionKind.REMEMBER.value, "name": InteractionKind.REMEMBER.value, "args": decision.note}  # fmt: skip
-        return [{"interaction_id": interaction_id(scope, turn, note["id"]), "kind": InteractionKind.REMEMBER.value, **base, "call": note, "records": []}]  # fmt: skip
-    if decision.outcome in (Outcome.ASK, Outcome.ASKED):
-        return [
-            {
-                "interaction_id": interaction_id(scope, turn, InteractionKind.QUESTION.value),
-                "kind": InteractionKind.QUESTION.value,
-                **base,
-                "question": decision.question,
-                **({"blocking": False} if decision.outcome == Outcome.ASKED else {}),
-            }
-        ]
-    return [
-        {"interaction_id": interaction_id(scope, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
-         "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values()),
-         **({"approvers": list(grant["approvers"])} if grant.get("approvers") else {})}
-        for call in calls
-        if call["id"] in decision.needs_person
-    ]  # fmt: skip
-
-
-def interaction_id(thread: str, turn: int, subject: str) -> str:
-    """Stable and unique across threads: the same pending interaction always has the same id."""
-    return "ix-" + hashlib.sha256(f"{thread}\x00{turn}\x00{subject}".encode()).hexdigest()[:16]
 
 
 def _summary(state: dict[str, Any]) -> str:

@@ -173,12 +173,12 @@ def _receipt_ops(scope: str, item: dict[str, Any]) -> list[PutOp]:
     if item.get("kind", "observation") == "observation":
         signature = call_signature(item["tool"], item["args"])
         index = {"ref": item["ref"], "signature": signature}
-        ops.append(PutOp(space(scope, CALLS), _key(item["call_id"]), sealed_item(label(scope, CALLS), index), index=False))  # fmt: skip
-        ops.append(PutOp(space(scope, SIGNATURES), _key(signature), sealed_item(label(scope, SIGNATURES), index), index=False))  # fmt: skip
+        ops.append(PutOp(space(scope, CALLS), text_key(item["call_id"]), sealed_item(label(scope, CALLS), index), index=False))  # fmt: skip
+        ops.append(PutOp(space(scope, SIGNATURES), text_key(signature), sealed_item(label(scope, SIGNATURES), index), index=False))  # fmt: skip
     return ops
 
 
-def _key(text: str) -> str:
+def text_key(text: str) -> str:
     """A store key for chooser-given text (a call id, a call's signature): its sha256."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -286,7 +286,7 @@ def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], wanted: Ma
     entries found for `wanted`; one store batch for all."""
     committed = cursor_of({CURSOR: cursor})["observations"]
     asked = [(kind, text) for kind, texts in wanted.items() for text in sorted(set(texts))]
-    found = store.batch([GetOp(space(scope, kind), _key(text)) for kind, text in asked])
+    found = store.batch([GetOp(space(scope, kind), text_key(text)) for kind, text in asked])
     result: dict[str, dict[str, str]] = {kind: {} for kind in wanted}
     for (kind, text), item in zip(asked, found, strict=True):
         entry = item.value if item is not None else None
@@ -313,31 +313,6 @@ def receipt_digest(item: Mapping[str, Any]) -> str:
 
 def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in item.items() if key != SEAL} for item in items]
-
-
-# Intents: a call that may have run before a crash.
-
-
-def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
-    """Record that a call is about to run; returns which attempt this is (2 and more: an
-    earlier attempt was cut by a crash after it may have run). The call's item counts its
-    attempts: read, then written with one more before the tool runs. A crash between the two
-    leaves the count as it was, and the tool has not run. One item per call under one namespace
-    per run (a search would read every namespace of an in-memory store, a cost that grows with
-    the run)."""
-    key = _key(call_id)
-    found = store.batch([GetOp(space(scope, INTENTS), key)])[0]
-    attempt = _attempts_before(found.value) + 1 if found else 1
-    mark = {"call_id": call_id, "attempts": attempt, "at": at}
-    store.batch([PutOp(space(scope, INTENTS), key, mark, index=False)])
-    return attempt
-
-
-def _attempts_before(mark: dict[str, Any]) -> int:
-    """The count an item holds; an item without a plausible count says at least one attempt
-    started (an uncertain effect stays uncertain)."""
-    count = mark.get("attempts")
-    return count if type(count) is int and count >= 1 else 1
 
 
 # The nodes' side: what a step writes goes to the store, and the state keeps the cursor.

@@ -11,7 +11,8 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from graph.persistence import sqlite_store
-from nodes.record import INTENTS, intend, space
+from nodes.intents import intend
+from nodes.record import INTENTS, space
 
 
 @pytest.fixture(params=["memory", "sqlite"])

@@ -207,7 +207,21 @@ def test_the_model_sees_recall_only_with_memory_and_its_schema_offers_it(route_e
         ),
         ({"decision": "reject", "by": "bob"}, None),
         # Agent Inbox's shape: the whole action sent back, edited
-        ({"decisions": [{"type": "edit", "edited_action": {"name": "remember", "args": {"text": "FIFO overflow (inbox)", "refs": ["E1"]}}}], "by": "bob"}, "FIFO overflow (inbox)"),  # fmt: skip
+        (
+            {
+                "decisions": [
+                    {
+                        "type": "edit",
+                        "edited_action": {
+                            "name": "remember",
+                            "args": {"text": "FIFO overflow (inbox)", "refs": ["E1"]},
+                        },
+                    }
+                ],
+                "by": "bob",
+            },
+            "FIFO overflow (inbox)",
+        ),
     ],
 )
 def test_a_remember_waits_for_a_person_and_saves_only_what_they_decide(scenario_dir, action_file, decision, expected):  # fmt: skip
