@@ -95,6 +95,10 @@ def list_notes(
 ) -> None:
     """List the project's notes."""
     found = _apply(db, project, user, lambda store, scope: memory.notes(store, scope, forgotten))
+    _print_notes(found, json_output)
+
+
+def _print_notes(found: list[dict[str, Any]], json_output: bool) -> None:
     if json_output:
         print_json(found)
         return
@@ -102,6 +106,20 @@ def list_notes(
     for note in found:
         table.add_row(*cells(note["id"], note["version"], note["state"], note["by"], note["signature"] or "-", note["text"] or "(erased)"))  # fmt: skip
     Console(highlight=False, soft_wrap=True).print(table if found else "No notes.")
+
+
+@memory_app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(help="Words every note found holds (text or signature).")],
+    limit: Annotated[int, typer.Option(min=1, max=50, help="At most this many notes.")] = 5,
+    project: ProjectOption = None,
+    user: UserOption = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """The notes a run's `recall` with this query would find, newest first."""
+    found = _apply(db, project, user, lambda store, scope: memory.recall(store, [scope], query, limit))  # fmt: skip
+    _print_notes(found, json_output)
 
 
 @memory_app.command("show")

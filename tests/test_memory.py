@@ -100,6 +100,10 @@ def test_the_memory_commands(tmp_path):
     note_id = json.loads(saved.stdout)["id"]
     listed = warrant("memory", "list", "--project", "lab", "--db", db, cwd=tmp_path)
     assert note_id in listed.stdout and "alice" in listed.stdout
+    found = warrant("memory", "search", "clk_en LATE", "--project", "lab", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    assert [n["id"] for n in json.loads(found.stdout)] == [note_id]
+    missed = warrant("memory", "search", "clk_en early", "--project", "lab", "--db", db, cwd=tmp_path)  # fmt: skip
+    assert missed.returncode == 0 and "No notes." in missed.stdout
     forgot = warrant("memory", "forget", note_id, "--project", "lab", "--db", db, cwd=tmp_path)
     assert forgot.returncode == 0 and f"{note_id} version 2 (forgotten)" in forgot.stdout
     again = warrant("memory", "correct", note_id, "back", "--project", "lab", "--db", db, cwd=tmp_path)  # fmt: skip
@@ -107,6 +111,8 @@ def test_the_memory_commands(tmp_path):
     assert len(again.stderr.strip().splitlines()) == 1
     shown = json.loads(warrant("memory", "show", note_id, "--project", "lab", "--db", db, "--json", cwd=tmp_path).stdout)  # fmt: skip
     assert [r["op"] for r in shown] == ["save", "forget"] and shown[0]["text"] is None
+    gone = warrant("memory", "search", "clk_en", "--project", "lab", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    assert json.loads(gone.stdout) == []
     bad = warrant("memory", "save", "x", "--as", "a b", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2 and "--as" in bad.stderr
 
