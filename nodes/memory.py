@@ -99,11 +99,12 @@ def history(store: BaseStore, scope: Scope, note_id: str) -> list[dict[str, Any]
 
 def recall(store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5) -> list[dict[str, Any]]:  # fmt: skip
     """Active notes of `scopes` whose text or signature holds every word of `query`
-    (case-insensitive), newest first; a forgotten note is never returned."""
+    (case-insensitive), newest first, each with the `project` and `user` it is kept under; a
+    forgotten note is never returned."""
     words = [word.lower() for word in re.findall(r"\w+", query)]
     if not words:
         return []
-    active = [note for scope in scopes for note in notes(store, scope)]
+    active = [note | {"project": scope.project, "user": scope.user} for scope in scopes for note in notes(store, scope)]  # fmt: skip
     matching = [note for note in active if all(word in f"{note['text']} {note['signature']}".lower() for word in words)]  # fmt: skip
     return sorted(matching, key=lambda note: note["at"], reverse=True)[:limit]
 
@@ -128,7 +129,7 @@ def shown_notes(store: BaseStore, recalled: list[dict[str, Any]]) -> list[dict[s
     be shown now: with their text and signature, or marked forgotten."""
     found = []
     for item in recalled:
-        now = shown(store, Scope(item["project"]), item["note"], item["version"])
+        now = shown(store, Scope(item["project"], item.get("user", ANYONE)), item["note"], item["version"])  # fmt: skip
         base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
         found.append(base | (now if now is not None else {"forgotten": FORGOTTEN}))
     return found

@@ -23,16 +23,27 @@ ACTOR = "memory"
 
 
 def scope_of(grant: Mapping[str, Any]) -> memory.Scope | None:
-    """The memory a run may recall from, or None (the manifest names no memory project)."""
+    """The project's shared notes, where a run's proposed notes are saved; None without memory."""
     found = grant.get("memory")
     return memory.Scope(found["project"]) if found else None
+
+
+def scopes_of(grant: Mapping[str, Any]) -> list[memory.Scope]:
+    """The notes a run may recall: the project's, and the manifest's user's own where it names one."""
+    found = grant.get("memory")
+    if not found:
+        return []
+    shared = memory.Scope(found["project"])
+    return (
+        [shared, memory.Scope(found["project"], found["user"])] if found.get("user") else [shared]
+    )
 
 
 def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: list[dict[str, Any]], at: float) -> dict[str, Any]:  # fmt: skip
     """The notes each approved recall finds, as new M refs (a version recalled before keeps its
     ref), with one `recalled` event per call."""
-    where = scope_of(state["grant"])
-    if where is None:  # the guard refuses recall without memory; nothing to find
+    where = scopes_of(state["grant"])
+    if not where:  # the guard refuses recall without memory; nothing to find
         return {}
     turn, cursor = state["turn"], state.get("cursor") or {}
     known = {(item["note"], item["version"]): item["ref"] for item in recalled(store, scope, cursor)}  # fmt: skip
@@ -40,14 +51,14 @@ def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: 
     items: list[dict[str, Any]] = []
     events = []
     for call in recalls:
-        found = memory.recall(store, [where], call["query"], call["limit"])
+        found = memory.recall(store, where, call["query"], call["limit"])
         refs = []
         for note in found:
             key = (note["id"], note["version"])
             if key not in known:
                 known[key] = f"{RECOLLECTION}{first + len(items)}"
                 items.append({"ref": known[key], "note": note["id"], "version": note["version"],
-                              "sha256": note["sha256"], "project": where.project, "call_id": call["id"],
+                              "sha256": note["sha256"], "project": note["project"], "user": note["user"], "call_id": call["id"],
                               "query": call["query"], "turn": turn})  # fmt: skip
             refs.append({"ref": known[key], "note": note["id"], "version": note["version"]})
         events.append(event(EventKind.RECALLED, turn, ACTOR, at, call_id=call["id"], query=call["query"], found=refs))  # fmt: skip

@@ -342,3 +342,14 @@ def test_a_child_investigation_has_no_memory(scenario_dir):
     task = DelegateTask.model_validate({"id": "t1", "goal": "g", "records": ["cc/t.log"], "budget": {"steps": 2, "evidence": 1}})  # fmt: skip
     parent = load_scenario(with_memory(scenario_dir))
     assert parent.memory is not None and child_scenario(parent, task).memory is None
+
+
+def test_a_manifest_naming_a_user_recalls_their_notes_too_and_no_one_elses(scenario_dir, action_file):  # fmt: skip
+    store = InMemoryStore()
+    shared = saved(store, "FIFO overflow: shared note")
+    alice = memory.save(store, memory.Scope("team", "alice"), "FIFO overflow: alice's own", "alice", 2.0)  # fmt: skip
+    memory.save(store, memory.Scope("team", "bob"), "FIFO overflow: bob's own", "bob", 3.0)
+    manifest = with_memory(scenario_dir)
+    manifest.write_text(manifest.read_text().replace('memory = { project = "team" }', 'memory = { project = "team", user = "alice" }'))  # fmt: skip
+    final = recorded(start(manifest, action_file([recall("r1", "fifo overflow"), stop("done")]), store), CONFIG)  # fmt: skip
+    assert [(m["ref"], m["note"], m["text"]) for m in final["memory"]] == [("M1", alice["id"], alice["text"]), ("M2", shared["id"], shared["text"])]  # fmt: skip

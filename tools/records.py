@@ -145,9 +145,11 @@ Approver = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 
 
 class Memory(_Strict):
-    """Whose notes a run may recall and propose (`nodes/memory.py`): a project's."""
+    """Whose notes a run may recall and propose (`nodes/memory.py`): a project's, and where a
+    user is given, that user's own notes in it too (proposed notes go to the project's)."""
 
     project: Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
+    user: Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")] | None = None
 
 
 class ManifestFile(_Strict):
