@@ -2,10 +2,12 @@
 
 Approved calls fan out with `Send`, one task per call, each carrying its pre-assigned evidence ref
 (refs follow call order, so a recovered run numbers its evidence exactly as an uninterrupted one).
-A question or a call that needs a person becomes a pending interaction, written here — before the
-human node's `interrupt()` — so that nothing is recorded twice when that node re-runs on resume.
-When every pending interaction has its reply, the guard resolves them: an answer becomes evidence
-H1, H2, …; approved or edited calls are checked again like any proposal.
+A question, a call that needs a person or a note proposed for memory becomes a pending interaction
+(`nodes.asked`), written here — before the human node's `interrupt()` — so that nothing is
+recorded twice when that node re-runs on resume. When every pending interaction has its reply, the
+guard resolves them: an answer becomes evidence H1, H2, …; approved or edited calls are checked
+again like any proposal; an approved note is saved (`nodes.remember`). An approved recall is a look
+into memory, not a tool: its notes are found here and recorded as M1, M2, … (`nodes.recall`).
 """
 
 from __future__ import annotations
