@@ -272,3 +272,28 @@ def test_memory_is_served_and_a_served_run_recalls_from_the_servers_store(server
     assert memory_op(op="forget", project="warrant-lab", note=saved["id"])["result"]["state"] == "forgotten"  # fmt: skip
     assert memory_op(op="search", project="warrant-lab", query="RST_CHK")["result"] == []
     assert "not a memory request" in memory_op(op="drop", project="warrant-lab")["error"]
+
+
+def test_a_note_proposed_in_a_served_run_is_saved_only_when_a_person_approves_over_the_api(server_url, tmp_path):  # fmt: skip
+    """R42-memory served with a file chooser proposing a note: the thread interrupts with a
+    `remember` interaction, nothing is saved until the approval, and then the server's user is
+    its author in the server's store."""
+    client = get_sync_client(url=server_url)
+    note = "reset_smoke R42: clk_en late (served proposal)"
+    chooser = tmp_path / "remember.jsonl"
+    chooser.write_text(json.dumps({"summary": "keep it", "message": {"kind": "remember", "text": note}}) + f"\n{STOP}\n")  # fmt: skip
+    thread = client.threads.create()["thread_id"]
+    client.runs.wait(thread, "triage", input={"scenario": "R42-memory", "chooser": f"file:{chooser}"})  # fmt: skip
+    [pending] = client.threads.get_state(thread)["interrupts"]
+    assert pending["value"]["kind"] == "remember"
+    assert pending["value"]["action_requests"][0]["name"] == "remember"
+
+    def search() -> list:
+        run = client.runs.wait(client.threads.create()["thread_id"], "memory", input={"op": "search", "project": "warrant-lab", "query": "served proposal"})  # fmt: skip
+        return run["result"]
+
+    assert search() == []
+    reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
+    final = client.runs.wait(thread, "triage", command={"resume": {pending["id"]: reply}})
+    assert final["handover"]["status"] == "stopped"
+    assert [(n["text"], n["by"]) for n in search()] == [(note, "client")]
