@@ -79,7 +79,7 @@ def run(
         if record is not None:
             check_record_path(record)
         request = admit_request(scenario, goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet))
+        result = start(request, chosen_db(db), progress(quiet), lane_calls=record is not None)
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:

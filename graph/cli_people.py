@@ -121,7 +121,7 @@ def resume(
             if saved is not None:  # an open question: the run adopts the answer at its next turn
                 typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
                 return
-        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction)
+        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction, lane_calls=record is not None)  # fmt: skip
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:

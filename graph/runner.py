@@ -201,13 +201,16 @@ def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
         raise RunError(4, f"storage failed: {exc}") from None
 
 
-def outcome(graph: CompiledStateGraph, config: dict[str, Any]) -> Outcome:
-    """Where the run stands: its state, with its record read back from the store."""
+def outcome(graph: CompiledStateGraph, config: dict[str, Any], lane_calls: bool = False) -> Outcome:
+    """Where the run stands: its state, with its record read back from the store; with
+    `lane_calls`, its children's model attempts too (read only for a cassette: a child's record is
+    read lane by lane)."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
     values = materialized(graph.store, thread, snapshot.values)
     pending = [interaction for _, interaction in pending_of(snapshot)]
-    return Outcome(values, pending, thread, _lane_calls(graph.store, thread, values))
+    children = _lane_calls(graph.store, thread, values) if lane_calls else []
+    return Outcome(values, pending, thread, children)
 
 
 def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -225,8 +228,9 @@ def lanes_of(db: str, thread_id: str) -> list[Lane]:
         return child_lanes(graph.store, thread_id, values)
 
 
-def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
-    """Run a new request to its end; a known message id continues or returns its run instead."""
+def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = False) -> Outcome:
+    """Run a new request to its end; a known message id continues or returns its run instead.
+    `lane_calls`: the outcome holds the children's model attempts (`outcome`)."""
     config = _config(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -245,7 +249,7 @@ def start(request: RunRequest, db: str, on_event: OnEvent) -> Outcome:
             advance(graph, request.as_input(), config, request.thread_id, on_event)
         elif is_unfinished(snapshot):
             carry_on(graph, config, request.thread_id, on_event)
-        return outcome(graph, config)
+        return outcome(graph, config, lane_calls)
 
 
 def stored_digest(values: dict[str, Any]) -> str:
@@ -263,6 +267,7 @@ def resume(
     on_event: OnEvent,
     reply: Reply | None = None,
     interaction_id: str | None = None,
+    lane_calls: bool = False,
 ) -> Outcome:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
@@ -282,7 +287,7 @@ def resume(
             carry_on(graph, config, thread_id, on_event)
         elif expired := expiry_command(snapshot, time.time()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event)
-        return outcome(graph, config)
+        return outcome(graph, config, lane_calls)
 
 
 def save_answer(
