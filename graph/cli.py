@@ -38,7 +38,8 @@ from graph.identity import check_message_id
 from graph.lanes import Lane, handoff_break, laned
 from graph.ledger import ledger_break
 from graph.render import escaped, event_summary
-from graph.runner import RunError, admit_request, lanes_of, late_answers, reading_graph, start
+from graph.runner import RunError, admit_request, lanes_of, reading_graph, start
+from graph.waiting import late_answers
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.continuation import revision_thread

@@ -28,8 +28,9 @@ from graph.cli_common import (
 from graph.identity import check_message_id
 from graph.interactions import os_user, reply_from_options
 from graph.persistence import redact
-from graph.runner import RunError, continuation, save_answer, start, waiting
+from graph.runner import RunError, continuation, start
 from graph.runner import resume as resume_run
+from graph.waiting import save_answer, waiting
 from tools.validation import USER_NAME
 
 

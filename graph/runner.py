@@ -25,10 +25,7 @@ from graph.identity import thread_for_message
 from graph.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.lanes import Lane, child_lanes
 from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
-from graph.render import interaction_summary
-from graph.retention import thread_ids
 from graph.tracing import langsmith_context
-from guards.refusals import Refusal
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
@@ -45,7 +42,6 @@ from nodes.integrity import (
     unsealed_fields,
 )
 from nodes.model import MODEL_KINDS
-from nodes.questions import REPLIES, save_reply
 from nodes.record import (
     EVIDENCE,
     cursor_of,
@@ -53,7 +49,6 @@ from nodes.record import (
     model_calls,
     new_events,
     sealed_or_not,
-    space,
 )
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -167,7 +162,7 @@ def continuation(
     """The request continuing the finished run `parent`: its scenario, the goal and chooser given
     or its own, a fresh budget; bad input raises `RunError(2)`."""
     with reading_graph(db) as graph:
-        values = graph.get_state(_config(parent)).values
+        values = graph.get_state(config_of(parent)).values
         if not has_run_values(values):
             raise RunError(2, f"no run with thread id {parent!r} in {db}")
         try:
@@ -224,14 +219,14 @@ def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[d
 def lanes_of(db: str, thread_id: str) -> list[Lane]:
     """The child lanes of a run (`graph.lanes`)."""
     with reading_graph(db) as graph:
-        values = materialized(graph.store, thread_id, graph.get_state(_config(thread_id)).values)
+        values = materialized(graph.store, thread_id, graph.get_state(config_of(thread_id)).values)
         return child_lanes(graph.store, thread_id, values)
 
 
 def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = False) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead.
     `lane_calls`: the outcome holds the children's model attempts (`outcome`)."""
-    config = _config(request.thread_id)
+    config = config_of(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
         values = snapshot.values if has_run(snapshot) else {}
@@ -272,7 +267,7 @@ def resume(
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
     past their reply time expire and the run goes on."""
-    config = _config(thread_id)
+    config = config_of(thread_id)
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
         if not has_run(snapshot):
@@ -288,28 +283,6 @@ def resume(
         elif expired := expiry_command(snapshot, time.time()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event)
         return outcome(graph, config, lane_calls)
-
-
-def save_answer(
-    thread_id: str, db: str, interaction_id: str, make_reply: Reply
-) -> dict[str, Any] | None:
-    """A reply to one of the run's open (non-blocking) questions, saved for the run to adopt at its
-    next turn, without its lease (the run may be advancing elsewhere); None when `interaction_id`
-    is not an open question of the run."""
-    with reading_graph(db) as graph:
-        values = graph.get_state(_config(thread_id)).values
-        question = next((q for q in values.get("open_questions") or () if q["interaction_id"] == interaction_id), None)  # fmt: skip
-        if question is None:
-            return None
-        try:
-            body = {**make_reply(question["kind"]), "interaction_id": interaction_id}
-        except InteractionError as exc:
-            raise RunError(2, str(exc)) from None
-        scope = child_scope(thread_id, question["lane"]) if question.get("lane") else thread_id
-        saved = save_reply(graph.store, scope, question, body, time.time())
-    if isinstance(saved, Refusal):
-        raise RunError(2, f"the reply is refused: {saved.detail}")
-    return saved
 
 
 def has_run(snapshot: StateSnapshot) -> bool:
@@ -411,7 +384,7 @@ class Reporter:
 
     @classmethod
     def at(cls, graph: CompiledStateGraph, thread: str, on_event: OnEvent) -> Reporter:
-        values = materialized(graph.store, thread, graph.get_state(_config(thread)).values)
+        values = materialized(graph.store, thread, graph.get_state(config_of(thread)).values)
         reported = {thread: cursor_of(values)["events"]}
         reported |= {lane.scope: len(lane.events) for lane in child_lanes(graph.store, thread, values)}  # fmt: skip
         return cls(graph, thread, on_event, reported, {(): ""})
@@ -432,62 +405,14 @@ class Reporter:
         return self.lanes[namespace]
 
 
-def _config(thread_id: str) -> dict[str, Any]:
+def config_of(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
 def stored_run(db: str, thread_id: str) -> Outcome:
     """Where a stored run stands; no run on that thread is `RunError(2)`."""
     with reading_graph(db) as graph:
-        result = outcome(graph, _config(thread_id))
+        result = outcome(graph, config_of(thread_id))
     if not has_run_values(result.values):
         raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
     return result
-
-
-def late_answers(db: str, thread_id: str) -> list[dict[str, Any]]:
-    """Answers people saved for a finished run's open questions after it ended (`warrant
-    continue` takes them in): each with its interaction, question, answer and author."""
-    with reading_graph(db) as graph:
-        try:
-            found = carried(graph.store, thread_id)["evidence"]
-        except NotContinuable:
-            return []
-    return [
-        {
-            "interaction_id": item["call_id"],
-            "question": item["args"]["question"],
-            "answer": "\n".join(line["text"] for line in item["excerpt"]),
-            **({"by": item["by"]} if item.get("by") else {}),
-        }
-        for item in found
-        if item.get("late_for") == thread_id and "carried_from" not in item
-    ]
-
-
-def waiting(db: str, at: float) -> list[dict[str, Any]]:
-    """Every interaction waiting for a person in the store, oldest first."""
-    rows = []
-    with reading_graph(db) as graph:
-        for thread_id in thread_ids(graph.checkpointer):
-            result = outcome(graph, _config(thread_id))
-            answered = _saved_answers(graph.store, thread_id)
-            open_questions = [q for q in result.values.get("open_questions") or () if q["interaction_id"] not in answered]  # fmt: skip
-            for interaction in [*result.pending, *open_questions]:
-                going_on = " (the run goes on)" if interaction.get("blocking") is False else ""
-                rows.append({
-                    "scenario": result.values.get("grant", {}).get("id", "?"),
-                    "thread": thread_id,
-                    "turn": interaction["turn"],
-                    "interaction_id": interaction["interaction_id"],
-                    "kind": interaction["kind"],
-                    "summary": interaction_summary(interaction) + going_on,
-                    "age_s": max(0.0, at - interaction["asked_at"]),
-                    "interaction": interaction,
-                })  # fmt: skip
-    return sorted(rows, key=lambda row: -row["age_s"])
-
-
-def _saved_answers(store: Any, thread_id: str) -> set[str]:
-    """The open questions of a run that already have a saved reply (`nodes.questions`)."""
-    return {item.key for item in store.search(space(thread_id, REPLIES), limit=100)}

@@ -1,7 +1,7 @@
 """`warrant inbox --serve`: the inbox as a small web page on 127.0.0.1.
 
 It lists what waits for people across runs, with each run's evidence so far, and takes a reply the
-way `warrant resume` does, through the same code (`graph.runner.save_answer` for a question the run
+way `warrant resume` does, through the same code (`graph.waiting.save_answer` for a question the run
 did not stop for, `graph.runner.resume` otherwise): an edit is checked by the guard again, a reply
 for another interaction is refused. Nothing on the page is trusted markup (templates escape
 everything), and every form carries a token made at start, so another site's page cannot post a
@@ -24,7 +24,8 @@ from starlette.routing import Route
 
 from graph.interactions import InteractionError, reply_from_options
 from graph.render import handover_markdown
-from graph.runner import RunError, resume, save_answer, stored_run, waiting
+from graph.runner import RunError, resume, stored_run
+from graph.waiting import save_answer, waiting
 from tools.validation import USER_NAME
 
 TEMPLATES = Environment(

@@ -16,7 +16,8 @@ from typing import Any
 
 from guards.action import DelegateMessage, DelegateTask
 from guards.refusals import GUARD, Refusal, RefusalCode
-from tools.records import Budget, Scenario
+from tools.manifest import Budget
+from tools.records import Scenario
 
 
 @dataclass(frozen=True)

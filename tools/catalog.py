@@ -14,8 +14,9 @@ from typing import Any
 from tools import logsummary, readlines, readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
+from tools.manifest import RecordKind
 from tools.profiles import PROFILE_TOOLS
-from tools.records import Record, RecordKind
+from tools.records import Record
 
 
 @dataclass(frozen=True)

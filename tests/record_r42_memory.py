@@ -2,7 +2,7 @@
 answered by a local OpenAI-compatible endpoint serving the replies below, which were written by
 hand to show the path a capable model takes (the 135M model on this machine never recalls).
 
-    .venv/bin/python lab/cassettes/record_r42_memory.py
+    .venv/bin/python tests/record_r42_memory.py
 
 It saves the note of README "Skills and memory" in a fresh SQLite file, runs R42-memory with
 `--record`, approves the note the model proposes, and finishes the run. The requests and their
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fake_openai import FakeOpenAI  # noqa: E402
