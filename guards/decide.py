@@ -49,7 +49,7 @@ from guards.budget import BudgetLeft, budget_left
 from guards.citations import bound_citations, unresolved_refs
 from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
-from guards.recall import NO_MEMORY, RECALL, checked_recall, query_key
+from guards.recall import NO_MEMORY, RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -228,25 +228,34 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     asked: set[str] = set()
     recalls, refusals = [], []
     for call in calls:
-        checked = checked_recall(call, seen_ids, _Either(asked, ctx.recalled_queries))
+        checked = _check_recall(call, seen_ids, lambda key: key in asked or key in ctx.recalled_queries)  # fmt: skip
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
-        recalls.append({key: checked[key] for key in ("id", "query", "limit")})
-        seen_ids[call.id] = checked["signature"]
-        asked.add(query_key(checked["query"]))
+        key = query_key(checked.query)
+        recalls.append({"id": call.id, "query": checked.query, "limit": checked.limit})
+        seen_ids[call.id] = call_signature(RECALL, {"query": key})
+        asked.add(key)
     if refusals:
         return _refused(ctx, refusals)
     return Decision(Outcome.RECALL, recalls=tuple(recalls))
 
 
-@dataclass(frozen=True)
-class _Either(Container[str]):
-    first: Container[str]
-    second: Container[str]
-
-    def __contains__(self, item: object) -> bool:
-        return item in self.first or item in self.second
+def _check_recall(
+    call: ToolCall, seen_ids: Mapping[str, str], recalled: Callable[[str], bool]
+) -> RecallArgs | Refusal:
+    """One recall call, checked as a tool call is: its strict arguments, its id, repetition
+    (`recalled`: whether this run or batch already recalled a query's words)."""
+    args = recall_args(call)
+    if isinstance(args, Refusal):
+        return args
+    key = query_key(args.query)
+    if reused := _reused_id(call, call_signature(RECALL, {"query": key}), seen_ids):
+        return reused
+    if recalled(key):
+        detail = f"recall of {args.query[:80]!r} was already made in this run"
+        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, call.model_dump())
+    return args
 
 
 def _questions_left(ctx: GuardContext) -> int:
@@ -329,10 +338,8 @@ def _check_call(
         return Refusal(RefusalCode.INVALID_ARGUMENT, tool_owner(spec.name), detail, offending)
     validated = args.model_dump()
     signature = call_signature(spec.name, validated)
-    earlier = seen_ids.get(call.id)
-    if earlier is not None and earlier != signature:
-        detail = f"call id {call.id!r} was already used for another call"
-        return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, offending)
+    if reused := _reused_id(call, signature, seen_ids):
+        return reused
     resolved: dict[str, Record] = {}
     for name in spec.record_fields:
         try:
@@ -344,6 +351,15 @@ def _check_call(
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
     records = {name: record.id for name, record in resolved.items()}
     return ApprovedCall(call.id, spec.name, validated, records, resolved, signature)
+
+
+def _reused_id(call: ToolCall, signature: str, seen_ids: Mapping[str, str]) -> Refusal | None:
+    """A call id used before (in the run or the batch) for a call with another signature."""
+    earlier = seen_ids.get(call.id)
+    if earlier is None or earlier == signature:
+        return None
+    detail = f"call id {call.id!r} was already used for another call"
+    return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, call.model_dump())
 
 
 def _hooked(approved: ApprovedCall, call: ToolCall, ctx: GuardContext) -> ApprovedCall | Refusal:

@@ -9,13 +9,12 @@ by its own rules.
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from contract.codes import Outcome
-from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from guards.refusals import Refusal, RefusalCode, tool_owner
 from tools.validation import describe_validation_error
 
 RECALL = Outcome.RECALL.value
@@ -45,23 +44,10 @@ def query_key(query: str) -> str:
     return " ".join(word.lower() for word in re.findall(r"\w+", query))
 
 
-def checked_recall(
-    call: Any, seen_ids: Mapping[str, str], asked: Container[str]
-) -> dict[str, Any] | Refusal:
-    """One recall call: its validated query and limit, or the refusal. `asked`: the query keys
-    this run (and this batch) already recalled."""
-    offending = call.model_dump()
+def recall_args(call: Any) -> RecallArgs | Refusal:
+    """A recall call's arguments, validated strictly, or the refusal (owner `tool:recall`)."""
     try:
-        args = RecallArgs.model_validate(call.args)
+        return RecallArgs.model_validate(call.args)
     except ValidationError as exc:
         detail = describe_validation_error(exc)
-        return Refusal(RefusalCode.INVALID_ARGUMENT, tool_owner(RECALL), detail, offending)
-    signature = f"{RECALL}\x00{query_key(args.query)}"
-    earlier = seen_ids.get(call.id)
-    if earlier is not None and earlier != signature:
-        detail = f"call id {call.id!r} was already used for another call"
-        return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, offending)
-    if query_key(args.query) in asked:
-        detail = f"recall of {args.query[:80]!r} was already made in this run"
-        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
-    return {"id": call.id, "query": args.query, "limit": args.limit, "signature": signature}
+        return Refusal(RefusalCode.INVALID_ARGUMENT, tool_owner(RECALL), detail, call.model_dump())
