@@ -85,8 +85,7 @@ class Outcome:
             status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
             own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
             shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
-            report = build_handover(shown, self.thread, own, memory=self.values.get("memory"))
-            return {**report, **self._notes_now(), "pending": self.pending}
+            return {**build_handover(shown, self.thread, own), **self._notes_now(), "pending": self.pending}  # fmt: skip
         return {**self.values["handover"], **self._notes_now(), "pending": []}
 
     def _notes_now(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, GetOp, PutOp
 
 NOTES, VERSIONS = "memory", "memory_versions"
 ANYONE = "_"
@@ -109,30 +109,25 @@ def recall(store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5
     return sorted(matching, key=lambda note: note["at"], reverse=True)[:limit]
 
 
-def shown(store: BaseStore, scope: Scope, note_id: str, version: int) -> dict[str, Any] | None:
-    """A recalled version as it may be shown now: its text and the note's signature, or None
-    once the note is forgotten (the tombstone decides, even before the texts are erased)."""
-    note = store.get(scope.notes(), note_id)
-    if note is None or note.value["state"] == "forgotten":
-        return None
-    receipt = store.get(scope.versions(note_id), _key(version))
-    if receipt is None or receipt.value.get("text") is None:
-        return None
-    return {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"]}  # fmt: skip
-
-
 FORGOTTEN = "forgotten since it was recalled: its text is no longer shown"
 
 
 def shown_notes(store: BaseStore, recalled: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Notes a run recalled (its record keeps ids, versions and digests, never text), as they may
-    be shown now: with their text and signature, or marked forgotten."""
-    found = []
-    for item in recalled:
-        now = shown(store, Scope(item["project"], item.get("user", ANYONE)), item["note"], item["version"])  # fmt: skip
-        base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
-        found.append(base | (now if now is not None else {"forgotten": FORGOTTEN}))
-    return found
+    be shown now: with their text and signature, or marked forgotten (the tombstone decides, even
+    before the texts are erased). Each note and its recalled version, read in one batch."""
+    if not recalled:
+        return []
+    scopes = [Scope(item["project"], item.get("user", ANYONE)) for item in recalled]
+    found = store.batch([op for scope, item in zip(scopes, recalled, strict=True) for op in (GetOp(scope.notes(), item["note"]), GetOp(scope.versions(item["note"]), _key(item["version"])))])  # fmt: skip
+    return [_shown(item, found[2 * n], found[2 * n + 1]) for n, item in enumerate(recalled)]
+
+
+def _shown(item: dict[str, Any], note: Any, receipt: Any) -> dict[str, Any]:
+    base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
+    if note is None or note.value["state"] == "forgotten" or receipt is None or receipt.value.get("text") is None:  # fmt: skip
+        return base | {"forgotten": FORGOTTEN}
+    return base | {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"]}  # fmt: skip
 
 
 def note_id_for(seed: str) -> str:
