@@ -131,12 +131,19 @@ def resume(
     finish(result, json_output)
 
 
-def serve_inbox(db: str, port: int) -> None:
-    """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C."""
-    from graph.web_inbox import serve_on_loopback
+def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
+    """The web inbox (`graph.web_inbox`) on 127.0.0.1 until Ctrl-C, signing as `responder` (else
+    the OS user); on a random free port unless `port` is given. Prints the URL that opens it."""
+    from graph.web_inbox import loopback_socket, serve_on_loopback
 
-    typer.echo(f"inbox of {redact(db)} at http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-    serve_on_loopback(db, os_user(), port)
+    by = responder or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(2, f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)")  # fmt: skip
+    try:
+        listener = loopback_socket(port or 0)
+    except OSError as exc:
+        fail(2, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
+    serve_on_loopback(db, by, listener, lambda url: typer.echo(f"inbox of {redact(db)}, replies signed {by}: open {url} (Ctrl-C stops it)"))  # fmt: skip
 
 
 def inbox(
@@ -149,12 +156,21 @@ def inbox(
         ),
     ] = False,
     port: Annotated[
-        int, typer.Option("--port", min=1, max=65535, help="The web inbox's port.")
-    ] = 8731,
+        int | None,
+        typer.Option(
+            "--port", min=1, max=65535, help="The web inbox's port (default: a random free one)."
+        ),
+    ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(
+            "--as", help="Who the web inbox's replies are signed by (default: your user name)."
+        ),
+    ] = None,
 ) -> None:
     """List the interactions waiting for a person, across runs."""  # fmt: skip
     if serve:
-        serve_inbox(chosen_db(db), port)
+        serve_inbox(chosen_db(db), responder, port)
         return
     try:
         rows = waiting(chosen_db(db), time.time())

@@ -1,50 +1,40 @@
 """The web inbox (`warrant inbox --serve`) driven end to end in Debian's Chromium through
-Playwright: a question answered, an approval edited to a record outside the grant and refused by
-the guard, a post without the inbox's token refused."""
+Playwright: the printed URL opened (a session cookie, the key gone from the address bar), a
+question answered, an approval edited to a record outside the grant and refused by the guard, a
+post without the inbox's token refused."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import urllib.error
-import urllib.parse
-import urllib.request
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.cli_process import warrant
-from tests.langgraph_server import free_port, wait_until_up
+from tests.web_inbox_server import Served, served_inbox
 
 pytestmark = pytest.mark.slow  # a real server process and a real browser
 
 CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
 """A folder to keep the screenshots in (the README's are made so); else the test's own folder."""
-WARRANT = str(Path(sys.executable).with_name("warrant"))
 HOSTILE = '{"path": "lab/protected/design.txt", "section": "reset"}'
 
 
 @pytest.fixture
-def inbox(tmp_path) -> Iterator[tuple[str, str]]:
-    """Two runs waiting (a question, an approval) and the inbox serving their database."""
+def inbox(tmp_path) -> Iterator[tuple[Served, str]]:
+    """Two runs waiting (a question, an approval) and the inbox serving their database, its
+    replies signed alice."""
     db = str(tmp_path / "w.sqlite")
     asked = warrant("run", "R42", "--chooser", "file:lab/choosers/r42_ask.jsonl", "--thread", "R42-ask", "--db", db, "-q", cwd=Path.cwd())  # fmt: skip
     gated = warrant("run", "R42-gated", "--thread", "R42-gate", "--db", db, "-q", cwd=Path.cwd())
     assert (asked.returncode, gated.returncode) == (3, 3), asked.stderr + gated.stderr
-    port = free_port()
-    server = subprocess.Popen([WARRANT, "inbox", "--serve", "--port", str(port), "--db", db], start_new_session=True)  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, server)
-        yield url, db
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
+    with served_inbox(db, "--as", "alice") as served:
+        yield served, db
 
 
 def pending(db: str) -> dict[str, dict]:
@@ -59,7 +49,8 @@ def shot(page, name: str, folder: Path) -> None:
 def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    url, db = inbox
+    served, db = inbox
+    url = served.url
     waiting = pending(db)
     question, approval = waiting["R42-ask"]["interaction_id"], waiting["R42-gate"]["interaction_id"]
     if not Path(CHROMIUM).exists():
@@ -73,13 +64,17 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
             args=["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
         )  # fmt: skip
         page = browser.new_page(viewport={"width": 1100, "height": 900})
-        page.goto(url)
+        page.goto(served.opening)
+        assert page.url == f"{url}/"  # the key is not left in the address bar
+        [cookie] = page.context.cookies()
+        assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/")
+        assert page.locator("input[name=as]").count() == 0
+        assert "Replies are signed alice" in page.locator("#user").inner_text()
         assert page.locator(f"#{question} h2").inner_text() == "question: Did u_rst_ctrl change between R41 and R42?"  # fmt: skip
         assert page.locator(f"#{approval} h2").inner_text().startswith("approve call c2 readspec")
         shot(page, "inbox.png", tmp_path)
 
         page.locator(f"#{question} textarea[name=answer]").fill("Yes: the synchronizer gained a stage in R41.")  # fmt: skip
-        page.locator(f"#{question} input[name=as]").fill("alice")
         page.locator(f"#{question} button[value=answer]").click()
         page.wait_for_url(f"{url}/runs/R42-ask")
         handover = page.locator("#handover").inner_text()
@@ -102,10 +97,14 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
 
 
 def test_a_reply_posted_without_the_inbox_token_is_refused(inbox):
-    url, db = inbox
-    [row] = [row for row in pending(db).values() if row["thread"] == "R42-ask"]
-    form = urllib.parse.urlencode({"thread": "R42-ask", "interaction": row["interaction_id"], "action": "answer", "answer": "x"}).encode()  # fmt: skip
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(urllib.request.Request(f"{url}/reply", data=form), timeout=10)
-    assert refused.value.code == 403
+    served, db = inbox
+    row = pending(db)["R42-ask"]
+    form = {"thread": "R42-ask", "interaction": row["interaction_id"], "action": "answer", "answer": "x"}  # fmt: skip
+    with httpx.Client(timeout=30) as client:
+        assert client.get(served.opening, follow_redirects=True).status_code == 200  # a session
+        assert re.search(r'name="token" value="[^"]+"', client.get(served.url).text)
+        for token in ({}, {"token": "not-this-one"}, {"token": "é"}):
+            refused = client.post(f"{served.url}/reply", data={**form, **token}, headers={"Origin": served.url})  # fmt: skip
+            assert refused.status_code == 403, refused.text
+            assert "refused: this form was not made by this inbox" in refused.text
     assert "R42-ask" in pending(db)  # nothing was answered
