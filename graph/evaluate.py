@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from graph.grader import grade
+from graph.grader import RunFacts, grade
 from graph.judge import FAIL, PASS, UNKNOWN, Check, judge, verdict
 from graph.retention import thread_ids
 from graph.runner import RunError, admit_request, reading_graph, start, stored_run
@@ -120,7 +120,7 @@ def rejudge(suite: Suite, db: str, grader: Route | None = None) -> list[Row]:
 
 def _of(case: Case, thread: str, values: dict[str, Any], handover: dict[str, Any], seconds: float, grader: Route | None) -> Judged:  # fmt: skip
     checks = judge(case.expect, handover)
-    checks += [grade(rubric, handover, grader) for rubric in case.rubric]
+    checks += [grade(rubric, handover, grader, RunFacts.of(values)) for rubric in case.rubric]
     calls = values.get("model_calls") or []
     return Judged(case.id, values.get("chooser", "?"), thread, verdict(checks), checks, handover.get("turns", 0), len(calls), _tokens(calls), seconds)  # fmt: skip
 

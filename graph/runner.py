@@ -165,7 +165,7 @@ def continuation(
         if not has_run_values(values):
             raise RunError(2, f"no run with thread id {parent!r} in {db}")
         try:
-            carried(graph.store, parent)
+            carried(graph.store, parent, values["grant"]["manifest_sha256"])
         except NotContinuable as exc:
             raise RunError(2, f"{exc}; resume it instead (`warrant resume {parent}`)") from None
     request = admit_request(values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id)  # fmt: skip

@@ -44,8 +44,9 @@ def late_answers(db: str, thread_id: str) -> list[dict[str, Any]]:
     """Answers people saved for a finished run's open questions after it ended (`warrant
     continue` takes them in): each with its interaction, question, answer and author."""
     with reading_graph(db) as graph:
+        grant = graph.get_state(config_of(thread_id)).values.get("grant") or {}
         try:
-            found = carried(graph.store, thread_id)["evidence"]
+            found = carried(graph.store, thread_id, grant.get("manifest_sha256", ""))["evidence"]
         except NotContinuable:
             return []
     return [
@@ -66,9 +67,8 @@ def waiting(db: str, at: float) -> list[dict[str, Any]]:
     with reading_graph(db) as graph:
         for thread_id in thread_ids(graph.checkpointer):
             result = outcome(graph, config_of(thread_id))
-            answered = _saved_answers(graph.store, thread_id)
-            open_questions = [q for q in result.values.get("open_questions") or () if q["interaction_id"] not in answered]  # fmt: skip
-            for interaction in [*result.pending, *open_questions]:
+            unanswered = _unanswered(graph.store, thread_id, result.values)
+            for interaction in [*result.pending, *unanswered]:
                 going_on = " (the run goes on)" if interaction.get("blocking") is False else ""
                 rows.append({
                     "scenario": result.values.get("grant", {}).get("id", "?"),
@@ -81,6 +81,19 @@ def waiting(db: str, at: float) -> list[dict[str, Any]]:
                     "interaction": interaction,
                 })  # fmt: skip
     return sorted(rows, key=lambda row: -row["age_s"])
+
+
+def open_questions(db: str, thread_id: str) -> list[dict[str, Any]]:
+    """The run's open (non-blocking) questions nobody has answered yet: they wait for a person
+    without an interrupt, so a run's `pending` (its interrupts) does not hold them."""
+    with reading_graph(db) as graph:
+        values = graph.get_state(config_of(thread_id)).values
+        return _unanswered(graph.store, thread_id, values)
+
+
+def _unanswered(store: Any, thread_id: str, values: dict[str, Any]) -> list[dict[str, Any]]:
+    answered = _saved_answers(store, thread_id)
+    return [q for q in values.get("open_questions") or () if q["interaction_id"] not in answered]
 
 
 def _saved_answers(store: Any, thread_id: str) -> set[str]:

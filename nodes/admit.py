@@ -22,6 +22,7 @@ from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now
 from nodes.continuation import carried
+from nodes.human import served_identity
 from nodes.integrity import run_scope
 from nodes.record import event_at
 from tools.records import Scenario, load_scenario
@@ -157,10 +158,12 @@ def admit(
     grant = pinned["grant"]
     at = now(runtime)
     parent = state.get("parent")
-    continued = {"parent": parent, **carried(runtime.store, parent)} if parent else {}
+    caller = served_identity() if served else None
+    continued = {"parent": parent, **carried(runtime.store, parent, grant["manifest_sha256"], caller)} if parent else {}  # fmt: skip
     admitted = admitted_event(
         grant, pinned["goal"], pinned["chooser"], at,
         reference=reference, message_id=state.get("message_id"),
+        **({"started_by": caller} if caller else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )  # fmt: skip
     given = {name: state[name] for name in ("scenario", "message_id", "parent") if name in state}
@@ -189,7 +192,7 @@ def admitted_event(
     ]
     return dict(event(
         EventKind.ADMITTED, 0, RUNTIME, at,
-        scenario=grant["id"], manifest=grant["manifest"], profile=grant["profile"],
+        scenario=grant["id"], manifest=grant["manifest"], manifest_sha256=grant["manifest_sha256"], profile=grant["profile"],
         goal=goal, chooser=chooser, budget=grant["budget"], records=records, **extra,
     ))  # fmt: skip
 

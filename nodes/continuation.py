@@ -4,7 +4,8 @@ The new run starts from what its parent established, without running anything ag
 receipts, read from the store and kept only where the parent's seal holds, are carried in as the
 new run's first evidence (same refs, `carried_from` naming the parent's), and the answers people
 saved for questions the parent left open (late answers) follow as `H…`. The parent must have
-ended (its ledger's last event is its handover). Its report goes on: the new run's handover is the
+ended (its ledger's last event is its handover), run the same scenario (the manifest's sha256 as
+admitted: a receipt never crosses grants) and, on a server, been started by the same caller. Its report goes on: the new run's handover is the
 next revision of the same report (`report`, `revision`).
 """
 
@@ -31,12 +32,16 @@ class NotContinuable(ValueError):
     """The parent named is not a finished run in this store."""
 
 
-def carried(store: BaseStore, parent: str) -> dict[str, Any]:
+def carried(
+    store: BaseStore, parent: str, manifest_sha256: str, caller: str | None = None
+) -> dict[str, Any]:
     """What a continuation of `parent` starts with: `evidence` (the parent's receipts, then its
-    late answers, numbered for the new run), `report` and `revision` (the parent's plus one)."""
+    late answers, numbered for the new run), `report` and `revision` (the parent's plus one).
+    `manifest_sha256`: the new run's manifest as admitted; `caller`: the served identity asking."""
     ledger = _probed(store, parent, EVENTS, position)
     if not ledger or ledger[-1].get("type") != EventKind.HANDOVER:
         raise NotContinuable(f"thread {parent!r} has no finished run to continue")
+    _check_pinned(parent, ledger[0].get("payload") or {}, manifest_sha256, caller)
     ended = ledger[-1]["payload"]
     receipts = [_carried(item, parent) for item in _receipts(store, parent)]
     answered = {item["call_id"] for item in receipts if item["ref"].startswith(ANSWER)}
@@ -54,6 +59,18 @@ def carried(store: BaseStore, parent: str) -> dict[str, Any]:
         "report": ended.get("report") or parent,
         "revision": int(ended.get("revision") or 1) + 1,
     }
+
+
+def _check_pinned(parent: str, admitted: dict[str, Any], manifest_sha256: str, caller: str | None) -> None:  # fmt: skip
+    """A continuation runs its parent's scenario as admitted, for the caller who started it."""
+    if admitted.get("manifest_sha256") != manifest_sha256:
+        raise NotContinuable(
+            f"thread {parent!r} ran scenario {admitted.get('scenario')!r} from another manifest "
+            f"(sha256 {str(admitted.get('manifest_sha256') or 'not recorded')[:16]}, this run's "
+            f"{manifest_sha256[:16]}): a continuation runs its parent's scenario, unchanged"
+        )
+    if caller is not None and admitted.get("started_by") != caller:
+        raise NotContinuable(f"thread {parent!r} was not started by {caller!r}: only its own runs can be continued")  # fmt: skip
 
 
 def _receipts(store: BaseStore, parent: str) -> list[dict[str, Any]]:

@@ -17,12 +17,13 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
 NOTES, VERSIONS = "memory", "memory_versions"
 ANYONE = "_"
+Share = Literal["any", "local"]
 """The user part of a project-wide note's namespace."""
 MAX_NOTE_CHARS = 4000
 NOTE_ID = re.compile(r"m-[0-9a-f]{8}")
@@ -55,17 +56,18 @@ class Scope:
         return (VERSIONS, self.project, self.user, note_id)
 
 
-def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "", note_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "", note_id: str | None = None, share: Share = "any") -> dict[str, Any]:  # fmt: skip
     """A new note, version 1. `note_id`: derived by the caller when saving again must write the
-    same note (a step that runs again after a crash); a fresh one otherwise."""
+    same note (a step that runs again after a crash); a fresh one otherwise. `share`: `local` for
+    a note derived from records approved for local routes only (no remote route sees its text)."""
     note_id = note_id or f"m-{secrets.token_hex(4)}"
-    return _write(store, scope, note_id, _checked(text), signature, by, at, version=1, op="save", previous=None)  # fmt: skip
+    return _write(store, scope, note_id, _checked(text), signature, by, at, version=1, op="save", previous=None, share=share)  # fmt: skip
 
 
 def correct(store: BaseStore, scope: Scope, note_id: str, text: str, by: str, at: float) -> dict[str, Any]:  # fmt: skip
     """A new version of a note that is not forgotten."""
     note = _live(store, scope, note_id)
-    return _write(store, scope, note_id, _checked(text), note["signature"], by, at, version=note["version"] + 1, op="correct", previous=note["sha256"])  # fmt: skip
+    return _write(store, scope, note_id, _checked(text), note["signature"], by, at, version=note["version"] + 1, op="correct", previous=note["sha256"], share=note.get("share", "any"))  # fmt: skip
 
 
 def forget(store: BaseStore, scope: Scope, note_id: str, by: str, at: float) -> dict[str, Any]:
@@ -127,7 +129,7 @@ def _shown(item: dict[str, Any], note: Any, receipt: Any) -> dict[str, Any]:
     base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
     if note is None or note.value["state"] == "forgotten" or receipt is None or receipt.value.get("text") is None:  # fmt: skip
         return base | {"forgotten": FORGOTTEN}
-    return base | {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"]}  # fmt: skip
+    return base | {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"], "share": note.value.get("share", "any")}  # fmt: skip
 
 
 def note_id_for(seed: str) -> str:
@@ -135,9 +137,9 @@ def note_id_for(seed: str) -> str:
     return "m-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:8]
 
 
-def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: str, by: str, at: float, *, version: int, op: str, previous: str | None) -> dict[str, Any]:  # fmt: skip
+def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: str, by: str, at: float, *, version: int, op: str, previous: str | None, share: Share) -> dict[str, Any]:  # fmt: skip
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    note = {"id": note_id, "state": "active", "version": version, "text": text, "signature": signature, "by": by, "at": at, "sha256": digest}  # fmt: skip
+    note = {"id": note_id, "state": "active", "version": version, "text": text, "signature": signature, "by": by, "at": at, "sha256": digest, "share": share}  # fmt: skip
     receipt = {"version": version, "op": op, "by": by, "at": at, "previous": previous, "text": text, "sha256": digest}  # fmt: skip
     # The receipt first: a crash between the two leaves a receipt for a version not yet current,
     # never a current version without its receipt.

@@ -22,6 +22,8 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
+from guards.egress import Outbound
+from guards.egress import recorded as recorded_outbound
 from nodes.choosers.cassette import replay
 from nodes.choosers.projector import CapabilityGap, assemble
 from nodes.choosers.response_schema import response_schema
@@ -115,8 +117,17 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
             time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
             return not_asked(turn, clock(), "the deadline has passed")
         text, schema = _request_of(store, scope, request)
-        reply = send(route, text, timeout_s=min(route.timeout_s, left), schema=schema)
+        outbound = _as_gated(text, request)
+        reply = send(route, outbound, timeout_s=min(route.timeout_s, left), schema=schema)
     return recorded(state, route, reply, clock(), waited)
+
+
+def _as_gated(text: str, request: dict[str, Any]) -> Outbound:
+    """The recorded request as the egress gate let it out at `prepare` (a request recorded with no
+    gate's word is taken as gated for a local route only, so a remote route refuses it)."""
+    gated = request.get("manifest", {}).get("egress") or {}
+    locality = "remote" if gated.get("locality") == "remote" else "local"
+    return recorded_outbound(text, locality, int(gated.get("withheld_spans") or 0))
 
 
 def _request_of(

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Outcome
+from guards.egress import local_records
 from guards.human import NoteEdit
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from nodes import memory
@@ -35,7 +36,10 @@ def remembered(store: BaseStore, state: dict[str, Any], interaction: dict[str, A
     by = reply.get("by") or PERSON
     note_id = memory.note_id_for(interaction["interaction_id"])
     existing = store.get(where.notes(), note_id)  # saved before a crash: never written again
-    saved = existing.value if existing is not None else memory.save(store, where, note.text, by, at, note.signature, note_id=note_id)  # fmt: skip
+    share = (
+        "local" if local_records(state["grant"]["records"], "remote") else "any"
+    )  # the run may have read them
+    saved = existing.value if existing is not None else memory.save(store, where, note.text, by, at, note.signature, note_id=note_id, share=share)  # fmt: skip
     receipt = {"interaction_id": interaction["interaction_id"], "note": note_id, "version": saved["version"],
                "project": where.project, "sha256": saved["sha256"], "by": by, "edited": "args" in reply,
                "refs": proposed.get("refs", [])}  # fmt: skip

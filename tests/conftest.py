@@ -13,10 +13,17 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, settings
 
 from lab import LAB_DIR
 from tests.langgraph_server import langgraph_dev
 from tools.records import Scenario, load_scenario
+
+# Property tests draw the same examples on every run (a red suite is reproducible, CI never goes
+# red on a draw nobody can repeat); `pytest --hypothesis-profile=explore` draws fresh ones.
+settings.register_profile("derandomized", derandomize=True, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.register_profile("explore", deadline=None, max_examples=500, print_blob=True)
+settings.load_profile("derandomized")
 
 
 @pytest.fixture(scope="session")

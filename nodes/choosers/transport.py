@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
 from guards.action import MAX_DOCUMENT_CHARS
+from guards.egress import Outbound
 from nodes.choosers.route import Route, RouteError, check_base_url
 from tools.validation import one_line, storable_text
 
@@ -89,12 +90,19 @@ class Reply:
 
 
 def send(
-    route: Route, text: str, timeout_s: float | None = None, schema: dict[str, Any] | None = None
+    route: Route,
+    outbound: Outbound,
+    timeout_s: float | None = None,
+    schema: dict[str, Any] | None = None,
 ) -> Reply:
     """One attempt against the route's endpoint, over in `timeout_s` (default: the route's) at
-    most. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
+    most. The text is taken only as the egress gate let it out for this route's locality
+    (`guards.egress`): a request gated for a local route is never sent to a remote one. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
     its own and is given up when the time is over (it ends on its own later; its reply is dropped)."""
+    if outbound.locality != route.locality:
+        return Reply(None, error=f"egress refused: a request gated for a {outbound.locality} route is not sent to a {route.locality} one")  # fmt: skip
+    text = outbound.text
     timeout = route.timeout_s if timeout_s is None else timeout_s
     replies: queue.SimpleQueue[Reply] = queue.SimpleQueue()
 

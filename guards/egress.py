@@ -1,0 +1,136 @@
+"""The one gate between Warrant and a model route: nothing derived from a record marked
+`share = "local"` leaves for a `remote` route, whoever built the request.
+
+Every request a route is sent passes `gate` (the transport takes only its `Outbound`). Request
+builders already withhold local content by structure, putting a reference where an excerpt, a
+summary or an unknown quoting it would go; the gate is the last check, for what a builder missed or
+a later one forgets: any run of `WINDOW` letters and digits copied from local content is replaced by
+a marker, and the outbound request says how many spans it withheld. Letters and digits only, so
+that quoting, JSON escaping, markers, changed spacing or case do not hide a copy. Text that also occurs in
+what may be shared (the goal, the grant, shareable records) is not counted as local.
+
+Deny by default: a record that the grant does not mark shareable counts as local
+(`local_records`), so evidence carried from elsewhere is withheld too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Locality = Literal["local", "remote"]
+
+WINDOW = 12
+"""Letters and digits in a row that count as a copy: long enough that a word the goal or the grant
+shares with a record is not one, short enough that an identifier, a seed or a planted canary is."""
+MARKER = "[withheld: local record content]"
+
+
+@dataclass(frozen=True)
+class Taint:
+    """What a remote route must not receive, as the set of its `WINDOW`-long letter-and-digit runs."""
+
+    windows: frozenset[str]
+    shared: frozenset[str] = frozenset()
+    """The runs of what may be shared: a letter inside one of these in a request is never withheld."""
+
+    @classmethod
+    def of(cls, local: Iterable[str], shared: Iterable[str] = ()) -> Taint:
+        """The runs of the `local` texts that none of the `shared` texts contains."""
+        tainted = set().union(*(_windows(_letters(text)[0]) for text in local))
+        if not tainted:
+            return cls(frozenset())
+        public = set().union(*(_windows(_letters(text)[0]) for text in shared))
+        return cls(frozenset(tainted - public), frozenset(public))
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """A request as it may leave: built only by `gate` (or `recorded`, for the text `gate` gave)."""
+
+    text: str
+    locality: Locality
+    withheld: int
+    """How many spans the gate replaced (0 where the builders withheld everything already)."""
+
+
+def gate(text: str, locality: Locality, taint: Taint) -> Outbound:
+    """`text` with every copy of local content replaced by `MARKER`, for a remote route; a
+    local route may see everything the run holds."""
+    if locality != "remote" or not taint.windows:
+        return Outbound(text, locality, 0)
+    spans = _tainted_spans(text, taint)
+    if not spans:
+        return Outbound(text, locality, 0)
+    parts, start = [], 0
+    for begin, end in spans:
+        parts += [text[start:begin], MARKER]
+        start = end
+    parts.append(text[start:])
+    return Outbound("".join(parts), locality, len(spans))
+
+
+def recorded(text: str, locality: Locality, withheld: int) -> Outbound:
+    """A request the gate let out when it was recorded (the model node sends what `prepare`
+    recorded, by its sha256, and the record is the run's own)."""
+    return Outbound(text, locality, withheld)
+
+
+def local_records(records: Mapping[str, Mapping[str, Any]], locality: Locality) -> frozenset[str]:
+    """The record ids whose content `locality` may not see: for a remote route, every record not
+    marked shareable (`share = "any"`)."""
+    if locality != "remote":
+        return frozenset()
+    return frozenset(rid for rid, record in records.items() if record.get("share") != "any")
+
+
+def is_local_source(record_id: object, records: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether content read from `record_id` is local: any record the grant does not mark
+    shareable, a record outside the grant included."""
+    record = records.get(record_id) if isinstance(record_id, str) else None
+    return record is None or record.get("share") != "any"
+
+
+def item_texts(item: Mapping[str, Any]) -> list[str]:
+    """An evidence item's own text: its excerpt lines, summary and error, as read and as a
+    post-call hook narrowed them."""
+    shown = item.get("shown") or {}
+    lines = [*(item.get("excerpt") or ()), *(shown.get("excerpt") or ())]
+    texts = [str(line.get("text", "")) for line in lines if isinstance(line, Mapping)]
+    about = [item.get("summary"), item.get("error"), shown.get("summary")]
+    return [*texts, *(str(text) for text in about if text)]
+
+
+def _tainted_spans(text: str, taint: Taint) -> list[tuple[int, int]]:
+    """The spans of `text` (merged, in order) whose letters lie in a tainted run and in no
+    shared one (so a shared goal beside a local line keeps its words)."""
+    letters, where = _letters(text)
+    starts = range(len(letters) - WINDOW + 1)
+    shared, marked = bytearray(len(letters)), bytearray(len(letters))
+    for i in starts:
+        if letters[i : i + WINDOW] in taint.shared:
+            shared[i : i + WINDOW] = b"\x01" * WINDOW
+    for i in starts:
+        if letters[i : i + WINDOW] in taint.windows:
+            marked[i : i + WINDOW] = b"\x01" * WINDOW
+    spans: list[tuple[int, int]] = []
+    for i, flagged in enumerate(marked):
+        if not flagged or shared[i]:
+            continue
+        if spans and i > 0 and marked[i - 1] and not shared[i - 1]:
+            spans[-1] = (spans[-1][0], where[i] + 1)
+        else:
+            spans.append((where[i], where[i] + 1))
+    return spans
+
+
+def _letters(text: str) -> tuple[str, list[int]]:
+    """The text's letters and digits, lower-cased, and where each stands in `text` (a letter
+    may lower to two)."""
+    folded = [(lowered, i) for i, char in enumerate(text) if char.isalnum() for lowered in char.lower()]  # fmt: skip
+    return "".join(char for char, _ in folded), [i for _, i in folded]
+
+
+def _windows(letters: str) -> set[str]:
+    return {letters[i : i + WINDOW] for i in range(len(letters) - WINDOW + 1)}
