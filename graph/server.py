@@ -40,7 +40,9 @@ from graph.persistence import (
     served_db,
 )
 from graph.pg_saver import WarrantPostgresSaver
+from graph.tracing import hide_served_traces
 
+hide_served_traces()  # before the server traces a run: never a record's excerpt to LangSmith
 graph = compile_graph(served=True)
 memory = compile_memory()
 """The team's notes over the API (`graph/memory_graph.py`), on the server's store."""

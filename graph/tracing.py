@@ -201,6 +201,28 @@ def _langsmith(thread_id: str, run_input: object) -> Iterator[None]:
     client.flush()
 
 
+class TracingRefused(RuntimeError):
+    """LangSmith tracing is on where Warrant cannot hide what it would send."""
+
+
+def hide_served_traces() -> None:
+    """For the LangGraph server, which traces the runs it serves itself: when LangSmith tracing
+    is on, every trace goes through a client that hides node inputs and outputs (`hidden`), as
+    the command line's runs do. A langsmith that cannot be told so stops the server."""
+    import langsmith
+    from langsmith import Client, utils
+
+    if not utils.tracing_is_enabled():
+        return
+    configure = getattr(langsmith, "configure", None)
+    if configure is None:
+        raise TracingRefused(
+            "LANGSMITH_TRACING is on, but this langsmith cannot hide a served run's state (record"
+            " excerpts) from its traces: turn tracing off or upgrade langsmith"
+        )
+    configure(client=Client(hide_inputs=hidden, hide_outputs=hidden))
+
+
 def hidden(data: Mapping[str, Any]) -> dict[str, Any]:
     """What LangSmith may keep of a node's input or output: a few identifying scalars, the names
     of the other keys, and a digest of the whole."""
