@@ -137,4 +137,5 @@ def test_a_served_continuation_of_another_scenarios_run_is_refused(server_url, t
     finished = client.runs.get(other, run["run_id"])
     assert finished["status"] == "error"
     values = client.threads.get_state(other)["values"]
-    assert not values.get("evidence") and "handover" not in values  # nothing of R42 carried into R43
+    # nothing of R42 carried into R43
+    assert not values.get("evidence") and "handover" not in values
