@@ -154,3 +154,41 @@ def test_tokens_stay_unknown_in_the_summary_when_one_run_did_not_report_them():
     assert total["tokens_per_run"] is None and total["pass_rate"] == 2 / 3
     assert total["pass_k_share"] == 0.5 and total["seconds_per_run"] == 5 / 3
     assert "| model | 2 | 50% | 67% | 1 |" in markdown(rows, str)
+
+
+LOCAL_SCENARIO = """\
+id = "LOCAL"
+profile = "triage"
+goal = "Why did fifo_smoke fail?"
+[budget]
+steps = 4
+evidence = 2
+deadline_s = 120
+[[record]]
+id = "lo/t.log"
+kind = "log"
+path = "t.log"
+share = "local"
+"""
+
+
+def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
+    """`warrant eval` with a grader on a remote route: the run read a `share = "local"` log with a
+    canary in it; the grader's request (on the wire and as recorded) holds none of it."""
+    canary = "Qz9gradercanary"
+    (tmp_path / "t.log").write_text(f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow\n")
+    (tmp_path / "scenario.toml").write_text(LOCAL_SCENARIO)
+    search = {"id": "c1", "name": "searchlogs", "args": {"path": "lo/t.log", "query": "UVM_ERROR"}}
+    stop = {"summary": "done", "message": {"kind": "stop", "text": f"the log shows {canary}", "hypotheses": [{"statement": f"{canary} overflowed", "refs": ["E1"]}]}}  # fmt: skip
+    actions = tmp_path / "read.jsonl"
+    actions.write_text(json.dumps({"summary": "read", "tool_calls": [search]}) + "\n" + json.dumps(stop) + "\n")  # fmt: skip
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'[[case]]\nid = "local"\nscenario = "{tmp_path / "scenario.toml"}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n')  # fmt: skip
+    grader = FakeOpenAI([json.dumps({"verdict": "unknown", "reason": "withheld"})])
+    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k", "WARRANT_MODEL_LOCALITY": "remote"}  # fmt: skip
+    with grader.running():
+        result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
+    assert result.returncode in (0, 1), result.stderr
+    assert len(grader.requests) == 1
+    assert canary not in json.dumps(grader.requests[0]) and canary not in result.stdout
+    assert "lo/t.log" in grader.prompts[0]  # the item is named, by reference
