@@ -19,6 +19,7 @@ from nodes.choosers.projector import assemble
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply
 from nodes.choosers.view import make_view
+from tests.test_model import route_env  # noqa: F401 (a fixture)
 
 REMOTE = Route(model="m", locality="remote")
 LOCAL = Route(model="m", locality="local")
@@ -175,3 +176,35 @@ def test_the_transport_sends_no_request_gated_for_another_locality():
 
     reply = send(REMOTE, gate("hello", "local", Taint(frozenset())))
     assert reply.error is not None and reply.error.startswith("egress refused")
+
+
+def test_a_childs_unknowns_on_a_local_log_never_reach_the_parents_remote_request(
+    route_env,  # noqa: F811
+    tmp_path,
+):
+    """The break-in's path: a child's `logsummary` on a local log is truncated, its unknowns quote
+    the summary (report ids with the canary), and main's next request to the remote route holds
+    the handoff. No request, main's or the child's, holds a byte of the log."""
+    from tests.fake_openai import FakeOpenAI
+    from tests.helpers import run_embedded
+    from tests.test_data_approval import CANARY, scenario
+
+    manifest = scenario(tmp_path, "triage", "local")
+    budget = {"steps": 3, "evidence": 2}
+    replies = [
+        {"summary": "delegate", "message": {"kind": "delegate", "tasks": [{"id": "t1", "goal": "summarize the log", "records": ["da/t.log"], "budget": budget}]}},
+        {"summary": "summary", "tool_calls": [{"id": "c1", "name": "logsummary", "args": {"path": "da/t.log"}}, {"id": "c2", "name": "searchlogs", "args": {"path": "da/t.log", "query": "UVM_ERROR", "limit": 1}}]},
+        {"summary": "done", "message": {"kind": "stop", "text": "summarized", "hypotheses": [{"statement": "see E1", "refs": ["E1"]}]}},
+        {"summary": "done", "message": {"kind": "stop", "text": "handed over"}},
+    ]  # fmt: skip
+    server = FakeOpenAI([json.dumps(reply) for reply in replies])
+    route_env(server, locality="remote", context_tokens="200000")
+    with server.running():
+        state = run_embedded(str(manifest), "model")
+    assert state["status"] == "stopped", state.get("refusals")
+    evidence = state["handover"]["evidence"]
+    assert [item["lane"] for item in evidence] == ["t1", "t1"] and CANARY in json.dumps(evidence)
+    assert any(item["truncated"] for item in evidence)  # so its unknowns quote its summary
+    handoff_turn = json.dumps(server.requests[-1])
+    assert "child t1" in handoff_turn and "withheld here" in handoff_turn
+    assert all(CANARY not in json.dumps(body) for body in server.requests)
