@@ -38,8 +38,8 @@ from graph.identity import check_message_id
 from graph.lanes import Lane, handoff_break, laned
 from graph.ledger import ledger_break
 from graph.render import escaped, event_summary
-from graph.runner import RunError, admit_request, lanes_of, reading_graph, start
-from graph.waiting import late_answers
+from graph.runner import Outcome, RunError, admit_request, lanes_of, reading_graph, start
+from graph.waiting import late_answers, open_questions
 from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.continuation import revision_thread
@@ -117,14 +117,22 @@ def show(
             f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
         )
     late = late_answers(chosen_db(db), thread_id) if "handover" in result.values else []
-    if json_output and late:
-        print_json({**result.handover, "late_answers": late})
+    if json_output:
+        print_json(shown_json(result, chosen_db(db), late))
         return
     finish(result, json_output, waiting_code=0)
     if late:
         lines = ["", f"## Late answers (after the run ended; `warrant continue {thread_id}` takes them in)", ""]  # fmt: skip
         lines += [f"- {row['interaction_id']} · {row.get('by', 'a person')}: {row['answer']} (asked: {row['question']})" for row in late]  # fmt: skip
         sys.stdout.write("\n".join(map(escaped, lines)) + "\n")
+
+
+def shown_json(result: Outcome, db: str, late: list[dict[str, Any]]) -> dict[str, Any]:
+    """The handover for `show --json`: its `pending` lists every interaction open for a person,
+    the questions the run asked without waiting (no interrupt holds them) with the rest."""
+    handover = result.handover
+    shown = {**handover, "pending": [*handover["pending"], *open_questions(db, result.thread)]}
+    return shown | ({"late_answers": late} if late else {})
 
 
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import textwrap
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from contract.codes import InteractionKind
 from graph.cli_common import (
     DbOption,
     JsonOption,
     QuietOption,
     RecordOption,
     ThreadArgument,
-    cells,
     check_record_path,
     chosen_db,
     escaped,
@@ -28,9 +29,9 @@ from graph.cli_common import (
 from graph.identity import check_message_id
 from graph.interactions import os_user, reply_from_options
 from graph.persistence import redact
-from graph.runner import RunError, continuation, start
+from graph.runner import RunError, continuation, start, stored_run
 from graph.runner import resume as resume_run
-from graph.waiting import save_answer, waiting
+from graph.waiting import open_questions, save_answer, waiting
 from tools.validation import USER_NAME
 
 
@@ -120,8 +121,10 @@ def resume(
         if reply is not None and interaction is not None:
             saved = save_answer(thread_id, chosen_db(db), interaction, reply)
             if saved is not None:  # an open question: the run adopts the answer at its next turn
-                typer.echo(f"reply saved for {escaped(interaction)}; the run takes it in at its next turn")  # fmt: skip
+                typer.echo(saved_line(thread_id, chosen_db(db), interaction))
                 return
+        if reply is not None and (ended := finished_status(thread_id, chosen_db(db))):
+            fail(2, not_recorded(thread_id, chosen_db(db), ended, answer is not None))
         result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction, lane_calls=record is not None)  # fmt: skip
     except ValueError as exc:
         fail(2, str(exc))
@@ -129,6 +132,37 @@ def resume(
         fail(exc.code, str(exc))
     record_cassette(record, result)
     finish(result, json_output)
+
+
+def finished_status(thread_id: str, db: str) -> str | None:
+    """The status of a run that has ended (its handover written, nothing pending), else None: a
+    reply to it is taken in by no turn of its own."""
+    result = stored_run(db, thread_id)
+    if "handover" not in result.values or result.pending:
+        return None
+    return str(result.values["handover"].get("status", "ended"))
+
+
+def saved_line(thread_id: str, db: str, interaction: str) -> str:
+    """What became of an answer saved for an open question: the run takes it in, or, once it
+    has ended, only a continuation does (a late answer)."""
+    saved = f"reply saved for {escaped(interaction)}"
+    if (ended := finished_status(thread_id, db)) is None:
+        return f"{saved}; the run takes it in at its next turn"
+    thread = escaped(thread_id)
+    return f"{saved}, but run {thread!r} has finished ({ended}): no turn of it will take it in; `warrant continue {thread}` starts a run that does"  # fmt: skip
+
+
+def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
+    """One line for a reply to a run that has ended: nothing was recorded, and how an answer to
+    a question it left open can still be kept for a continuation."""
+    thread = escaped(thread_id)
+    line = f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"  # fmt: skip
+    left = open_questions(db, thread_id) if answering else []
+    if left:
+        ids = ", ".join(escaped(question["interaction_id"]) for question in left)
+        line += f"; to keep an answer for `warrant continue {thread}`, name the open question with --interaction ({ids})"  # fmt: skip
+    return line
 
 
 def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
@@ -179,20 +213,34 @@ def inbox(
     if json_output:
         print_json(rows)
         return
-    table = Table(
-        "scenario", "thread", "turn", "interaction", "waiting for", "age", box=None, show_edge=False
-    )
-    for row in rows:
-        table.add_row(
-            *cells(
-                row["scenario"],
-                row["thread"],
-                str(row["turn"]),
-                row["interaction_id"],
-                row["summary"],
-                f"{row['age_s']:.0f}s",
-            )
-        )
-    Console(highlight=False, soft_wrap=True).print(
-        table if rows else "Nothing is waiting for a person."
+    width = shutil.get_terminal_size().columns
+    entries = ["\n".join(wrapped(line, width) for line in inbox_entry(row)) for row in rows]
+    typer.echo("\n\n".join(entries) if rows else "Nothing is waiting for a person.")
+
+
+def inbox_entry(row: dict[str, Any]) -> list[tuple[int, str]]:
+    """One waiting interaction as indented lines: where it waits, then what is asked; a call's
+    arguments one a line, each in full (an approver decides on what they read, so nothing is
+    cut to fit a column)."""
+    interaction = row["interaction"]
+    child = f"child {interaction['lane']} of " if interaction.get("lane") else ""
+    heading = f"{row['interaction_id']} · {row['scenario']} · {child}thread {row['thread']} · turn {row['turn']} · waiting {row['age_s']:.0f}s"  # fmt: skip
+    if row["kind"] != InteractionKind.APPROVAL:
+        return [(0, heading), (2, row["summary"])]
+    call = interaction["call"]
+    asked = f"approve call {call['id']} {call['name']} on {', '.join(interaction['records'])}?"
+    args = [(4, f"- {name}: {json.dumps(value, ensure_ascii=False)}") for name, value in call["args"].items()]  # fmt: skip
+    return [(0, heading), (2, asked), *args]
+
+
+def wrapped(line: tuple[int, str], width: int) -> str:
+    """A line escaped for the terminal and wrapped to `width`, its indent kept: a word longer
+    than a line is broken across lines, never cut."""
+    indent, text = line
+    return textwrap.fill(
+        escaped(text),
+        max(width, indent + 20),
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + 4),
+        break_on_hyphens=False,
     )

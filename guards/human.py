@@ -1,13 +1,15 @@
 """A person's replies: bound to the exact interaction, and no wider than what the guard allows.
 
 A reply names the interaction it answers (seed 001, HIO: route by interaction identity, never to
-"whatever is latest"). An edited call is re-checked by the same guard as any chooser's proposal, so
-an edit cannot widen the grant; approval only lets a call that passed every other check run.
+"whatever is latest"); a stock `decisions` reply, which names none, is bound by the interrupt it
+was sent to, and only while that interaction is the one waiting. An edited call is re-checked by
+the same guard as any chooser's proposal, so an edit cannot widen the grant; approval only lets a
+call that passed every other check run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -63,11 +65,20 @@ class NoteEdit(_Strict):
     """As proposed (an inbox's edit sends the whole action back); kept with the decision."""
 
 
-def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any] | Refusal:
-    """The reply, validated for this interaction, or a refusal owned by `human`."""
-    expected = interaction["interaction_id"]
+def check_reply(
+    interaction: Mapping[str, Any], reply: object, pending: Sequence[str] | None = None
+) -> dict[str, Any] | Refusal:
+    """The reply, validated for this interaction, or a refusal owned by `human`.
+
+    `pending`: the interactions waiting with this one, when the reply came by this interaction's
+    own interrupt (`nodes.human`); None when nothing but the reply can say what it answers (a
+    saved answer)."""
     if problem := storable_problem(reply):
         return Refusal(RefusalCode.MALFORMED_REPLY, HUMAN, problem.replace("document", "reply"))
+    reply = bound_by_interrupt(interaction, reply, pending)
+    if isinstance(reply, Refusal):
+        return reply
+    expected = interaction["interaction_id"]
     named = reply.get("interaction_id") if isinstance(reply, dict) else None
     if named != expected:
         detail = (
@@ -93,6 +104,30 @@ def check_reply(interaction: Mapping[str, Any], reply: object) -> dict[str, Any]
             HUMAN,
             f"not a {interaction['kind']} reply: {describe_validation_error(exc)}",
         )
+
+
+def bound_by_interrupt(
+    interaction: Mapping[str, Any], reply: object, pending: Sequence[str] | None
+) -> object | Refusal:
+    """A stock `decisions` reply (LangChain's HITL middleware, Agent Inbox) names no interaction:
+    the interrupt it was sent to binds it to this one when this one is all that waits. With
+    several waiting, nothing says which one the person decided, so it is refused; any other reply
+    is left to name its interaction itself."""
+    if (
+        pending is None
+        or not isinstance(reply, dict)
+        or "decisions" not in reply
+        or reply.get("interaction_id") is not None
+    ):
+        return reply
+    expected = interaction["interaction_id"]
+    if list(pending) == [expected]:
+        return {**reply, "interaction_id": expected}
+    detail = (
+        f"the reply names no interaction and {len(pending)} are pending ({', '.join(pending)}):"
+        ' add "interaction_id" beside its decisions to say which one it answers'
+    )
+    return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
 
 
 def apply_decisions(

@@ -1,7 +1,9 @@
 """The ecosystem's human-in-the-loop shape, so Agent Inbox and Agent Chat UI can show and answer a
 Warrant interaction: the interrupt value also carries LangChain's `HITLRequest` fields
 (`action_requests`, `review_configs`; langchain's `HumanInTheLoopMiddleware`), and a reply may
-come as its `HITLResponse` (`decisions`), beside Warrant's own interaction id, which stays the key.
+come as its `HITLResponse` (`decisions`), beside Warrant's own interaction id, which stays the key;
+the stock reply, which carries none, is bound by the interrupt it answers while its interaction is
+the only one waiting (`guards.human.bound_by_interrupt`).
 
 An approval offers approve, edit and reject; a question is an `ask_user` action answered with a
 `respond` decision. A decision is turned into Warrant's reply and checked like any other: an edit

@@ -2,7 +2,8 @@
 
 Nothing is recorded before `interrupt()`: on resume LangGraph runs this node again from its top,
 so the interaction itself was written by the guard beforehand. The reply must name the interaction
-it answers; a reply naming another one (or malformed) is refused and the interaction stays pending.
+it answers (a stock `decisions` reply is bound by its interrupt while its interaction waits alone,
+`guards.human`); a reply naming another one (or malformed) is refused and it stays pending.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ EXPIRED = {"expired": True}
 def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
     reply = interrupt({**interaction, **hitl_request(interaction)})
-    checked = check_reply(interaction, reply)
+    # What interrupt() returns was sent to this task's interrupt (by its id, or bare while it was
+    # the only one); a task sent before `pending` was carried leaves the reply to name its own.
+    checked = check_reply(interaction, reply, task.get("pending"))
     turn, at, iid = interaction["turn"], now(runtime), interaction["interaction_id"]
     if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used
         late = event(EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply))  # fmt: skip
@@ -69,11 +72,14 @@ def served_identity() -> str | None:
 
 
 def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:
-    """One `human` task for each pending interaction that has no reply yet, sealed for this run."""
+    """One `human` task for each pending interaction that has no reply yet, sealed for this run;
+    each carries the ids of all of them (`pending`), which says whether a reply that names no
+    interaction can only be for its own."""
     replies = state.get("replies", {})
     scope = run_scope() if scope is None else scope
+    waiting = [i for i in state.get("pending", []) if i["interaction_id"] not in replies]
+    ids = [interaction["interaction_id"] for interaction in waiting]
     return [
-        Send("human", sealed_payload("human", {"interaction": interaction}, scope))
-        for interaction in state.get("pending", [])
-        if interaction["interaction_id"] not in replies
+        Send("human", sealed_payload("human", {"interaction": interaction, "pending": ids}, scope))
+        for interaction in waiting
     ]

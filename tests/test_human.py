@@ -303,3 +303,48 @@ def test_a_run_input_of_the_wrong_type_is_a_clear_error(given, says):
     graph = compile_graph(InMemorySaver())
     with pytest.raises(ValueError, match=says):
         graph.invoke(given, CONFIG, durability="sync")
+
+
+STOCK_APPROVE = {"decisions": [{"type": "approve"}]}
+"""Agent Inbox's / LangChain's HITL middleware reply: it names no interaction."""
+
+
+@pytest.mark.parametrize("by_id", [True, False], ids=["by-interrupt-id", "bare"])
+def test_a_stock_decisions_reply_is_bound_by_its_interrupt_and_the_call_runs(gated, action_file, by_id):  # fmt: skip
+    graph = start(gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()]))  # fmt: skip
+    [waiting] = graph.get_state(CONFIG).interrupts
+    graph.invoke(Command(resume={waiting.id: STOCK_APPROVE} if by_id else STOCK_APPROVE), CONFIG)
+    final = recorded(graph, CONFIG)
+    assert final["refusals"] == [] and final["status"] == "stopped"
+    assert [(item["ref"], item["call_id"]) for item in final["evidence"]] == [("E1", "c1")]
+    [resumed] = [e["payload"] for e in final["events"] if e["type"] == "resumed"]
+    assert resumed["reply"] == {"interaction_id": waiting.value["interaction_id"], "decision": "approve"}  # fmt: skip
+
+
+def test_a_stock_edit_is_checked_again_by_the_guard(gated, action_file):
+    graph = start(gated, action_file([call("c1", "readspec", path="cc/spec.md", section="fifo_depth"), stop()]))  # fmt: skip
+    edit = {"type": "edit", "edited_action": {"name": "readspec", "args": {"path": "../secret.txt", "section": "x"}}}  # fmt: skip
+    graph.invoke(Command(resume={"decisions": [edit]}), CONFIG)
+    final = recorded(graph, CONFIG)
+    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [("unapproved_record", "tool:readspec")]  # fmt: skip
+    assert final["evidence"] == []
+
+
+def test_a_stock_reply_with_two_pending_is_refused_as_ambiguous_and_the_run_waits(gated, action_file):  # fmt: skip
+    graph = start(gated, action_file([TWO_READS, stop()]))
+    first, second = graph.get_state(CONFIG).interrupts
+    with pytest.raises(RuntimeError, match="multiple pending interrupts"):  # LangGraph's own
+        graph.invoke(Command(resume=STOCK_APPROVE), CONFIG)
+    graph.invoke(Command(resume={first.id: STOCK_APPROVE}), CONFIG)
+    state = graph.get_state(CONFIG)
+    [refusal] = state.values["refusals"]
+    ids = f"{first.value['interaction_id']}, {second.value['interaction_id']}"
+    assert (refusal["code"], refusal["owner"]) == ("interaction_mismatch", "human")
+    assert f"the reply names no interaction and 2 are pending ({ids})" in refusal["detail"]
+    assert [i.value["interaction_id"] for i in state.interrupts] == [second.value["interaction_id"]]  # fmt: skip
+    assert state.values["replies"] == {} and recorded(graph, CONFIG)["evidence"] == []
+    # once the other is answered, the refused one is asked again, alone
+    reply(graph, {"decision": "approve"}, second.value["interaction_id"])
+    assert [p["interaction_id"] for p in pending(graph)] == [first.value["interaction_id"]]
+    graph.invoke(Command(resume=STOCK_APPROVE), CONFIG)  # now alone: the stock reply binds
+    assert [item["call_id"] for item in recorded(graph, CONFIG)["evidence"]] == ["a", "b"]

@@ -7,6 +7,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+from langgraph.types import Command
+
+from graph.runner import advance, config_of, leased_graph
 from tests.cli_process import warrant
 from tests.helpers import call, stop, write_manifest
 
@@ -155,3 +159,40 @@ def test_resuming_after_the_reply_time_lets_the_interaction_expire_and_the_run_g
 
 def ledger_of(thread: str, db: str, cwd) -> list[dict]:
     return json.loads(warrant("events", thread, "--db", db, "--json", cwd=cwd).stdout)
+
+
+def test_a_stock_decisions_reply_through_the_runner_runs_the_gated_call(tmp_path):
+    """R42-gated waits for its specification read; Agent Inbox's reply, which names no
+    interaction, is sent to the one interrupt by its id and the call runs."""
+    db = str(tmp_path / "w.sqlite")
+    assert warrant("run", "R42-gated", "--db", db, "--thread", "stock", "-q", cwd=tmp_path).returncode == 3  # fmt: skip
+    with leased_graph(db, "stock") as graph:
+        [waiting] = graph.get_state(config_of("stock")).interrupts
+        resume = Command(resume={waiting.id: {"decisions": [{"type": "approve"}]}})
+        advance(graph, resume, config_of("stock"), "stock", lambda event: None)
+    handover = json.loads(warrant("show", "stock", "--db", db, "--json", cwd=tmp_path).stdout)
+    assert handover["status"] == "stopped" and handover["refusals"] == [] and handover["pending"] == []  # fmt: skip
+    assert ("E2", "readspec") in [(item["ref"], item["tool"]) for item in handover["evidence"]]
+    [resumed] = resumed_events("stock", db, tmp_path)
+    assert resumed["payload"]["reply"] == {"interaction_id": waiting.value["interaction_id"], "decision": "approve"}  # fmt: skip
+
+
+LONG_QUERY = "UVM_ERROR reset_controller synchronizer clk_en release after rst_n deasserted seed"
+LONG_TOKEN = "tb/checkers/reset_checker.sv::RST_CHK::clk_en_within_four_cycles_of_release"
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_inbox_shows_every_argument_whole_at_any_width(scenario_dir, tmp_path, action_file, columns):  # fmt: skip
+    db = str(tmp_path / "w.sqlite")
+    args = {"path": "cc/t.log", "query": f"{LONG_QUERY} {LONG_TOKEN}", "limit": 3}
+    chooser = action_file([call("c1", "searchlogs", **args), stop()])
+    waiting = warrant("run", gated_for(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "wide", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    shown = warrant("inbox", "--db", db, cwd=tmp_path, env={"COLUMNS": str(columns)})
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert all(len(line) <= columns for line in lines) and "…" not in shown.stdout
+    joined = "".join(shown.stdout.split())  # a value wrapped over lines, read back whole
+    for value in args.values():
+        assert "".join(json.dumps(value).split()) in joined
+    assert "approve call c1 searchlogs on cc/t.log?" in " ".join(shown.stdout.split())

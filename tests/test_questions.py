@@ -86,3 +86,54 @@ def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(scenario_di
     handover = json.loads(done.stdout)
     assert sorted(item["ref"] for item in handover["evidence"]) == ["E1", "H1"]
     assert warrant("events", "nbc", "--db", db, "--verify", cwd=tmp_path).returncode == 0
+
+
+def pending_of_show(thread: str, db: str, cwd) -> list[tuple[str, str]]:
+    shown = warrant("show", thread, "--db", db, "--json", cwd=cwd)
+    assert shown.returncode == 0, shown.stderr
+    return [(item["interaction_id"], item["kind"]) for item in json.loads(shown.stdout)["pending"]]
+
+
+def asked_of(thread: str, db: str, cwd) -> dict:
+    ledger = json.loads(warrant("events", thread, "--db", db, "--json", cwd=cwd).stdout)
+    [asked] = [e["payload"]["interaction"] for e in ledger if e["type"] == "asked"]
+    return asked
+
+
+def test_show_json_lists_every_open_interaction_as_pending(scenario_dir, tmp_path, action_file):
+    db = str(tmp_path / "w.sqlite")
+    chooser = action_file([ASK_ON, SEARCH, CITING])
+    waiting = warrant("run", gated(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "sp", "-q", cwd=tmp_path)  # fmt: skip
+    assert waiting.returncode == 3, waiting.stderr
+    asked = asked_of("sp", db, tmp_path)
+    [(approval, _)] = [row for row in pending_of_show("sp", db, tmp_path) if row[1] == "approval"]
+    assert pending_of_show("sp", db, tmp_path) == [(approval, "approval"), (asked["interaction_id"], "question")]  # fmt: skip
+    shown = json.loads(warrant("show", "sp", "--db", db, "--json", cwd=tmp_path).stdout)
+    assert shown["pending"][1]["question"] == "Which seed failed first?"
+    ended = warrant("run", "R42", "--chooser", action_file([ASK_ON, stop("no answer needed")]), "--db", db, "--thread", "sf", "-q", cwd=tmp_path)  # fmt: skip
+    assert ended.returncode == 0, ended.stderr
+    assert pending_of_show("sf", db, tmp_path) == [(asked_of("sf", db, tmp_path)["interaction_id"], "question")]  # fmt: skip
+    blocking = {"summary": "q", "message": {"kind": "ask_user", "question": "Which seed?"}}
+    asking = warrant("run", "R42", "--chooser", action_file([blocking, stop()]), "--db", db, "--thread", "sb", "-q", cwd=tmp_path)  # fmt: skip
+    assert asking.returncode == 3 and [kind for _, kind in pending_of_show("sb", db, tmp_path)] == ["question"]  # fmt: skip
+
+
+def test_an_answer_to_a_finished_run_says_no_turn_takes_it_in(tmp_path, action_file):
+    db = str(tmp_path / "w.sqlite")
+    ended = warrant("run", "R42", "--chooser", action_file([ASK_ON, stop("no answer needed")]), "--db", db, "--thread", "fr", "-q", cwd=tmp_path)  # fmt: skip
+    assert ended.returncode == 0, ended.stderr
+    question = asked_of("fr", db, tmp_path)["interaction_id"]
+    unnamed = warrant("resume", "fr", "--answer", "seed 7", "--db", db, cwd=tmp_path)
+    assert unnamed.returncode == 2 and unnamed.stdout == ""
+    hint = f"to keep an answer for `warrant continue fr`, name the open question with --interaction ({question})"  # fmt: skip
+    refused = "run 'fr' has finished (stopped): nothing waits for a reply and it was not recorded"
+    assert unnamed.stderr.splitlines() == [f"error: {refused}; {hint}"]
+    assert pending_of_show("fr", db, tmp_path) == [(question, "question")]  # nothing recorded
+    approving = warrant("resume", "fr", "--approve", "--db", db, cwd=tmp_path)
+    assert approving.returncode == 2
+    assert approving.stderr.splitlines() == [f"error: {refused}"]
+    late = warrant("resume", "fr", "--interaction", question, "--answer", "seed 7", "--db", db, cwd=tmp_path)  # fmt: skip
+    assert late.returncode == 0, late.stderr  # a late answer is kept, for `warrant continue`
+    said = f"reply saved for {question}, but run 'fr' has finished (stopped): no turn of it will take it in; `warrant continue fr` starts a run that does"  # fmt: skip
+    assert late.stdout.splitlines() == [said]
+    assert pending_of_show("fr", db, tmp_path) == []

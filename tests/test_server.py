@@ -297,3 +297,22 @@ def test_a_note_proposed_in_a_served_run_is_saved_only_when_a_person_approves_ov
     final = client.runs.wait(thread, "triage", command={"resume": {pending["id"]: reply}})
     assert final["handover"]["status"] == "stopped"
     assert [(n["text"], n["by"]) for n in search()] == [(note, "client")]
+
+
+@pytest.mark.parametrize("by_id", [True, False], ids=["by-interrupt-id", "bare"])
+def test_a_gated_call_approved_with_the_stock_hitl_reply_runs(server_url, by_id):
+    """R42-gated served: the reply LangChain's HITL middleware and Agent Inbox send names no
+    interaction; the interrupt binds it to the one waiting, and the call runs, answered as the
+    server's user."""
+    client = get_sync_client(url=server_url)
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "triage", input={"scenario": "R42-gated"})
+    [pending] = client.threads.get_state(thread_id)["interrupts"]
+    stock = {"decisions": [{"type": "approve"}]}
+    final = client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: stock} if by_id else stock})  # fmt: skip
+    handover = final["handover"]
+    assert handover["status"] == "stopped" and handover["refusals"] == []
+    assert ("E2", "readspec") in [(item["ref"], item["tool"]) for item in handover["evidence"]]
+    [resumed] = [e for e in served_values(client, thread_id)["events"] if e["type"] == "resumed"]
+    assert resumed["actor"] == "human:client"
+    assert resumed["payload"]["reply"] == {"interaction_id": pending["value"]["interaction_id"], "decision": "approve", "by": "client"}  # fmt: skip

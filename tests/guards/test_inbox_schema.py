@@ -77,3 +77,34 @@ def test_a_decision_this_interaction_does_not_allow_is_a_malformed_reply(interac
 def test_the_interaction_id_stays_the_key():
     refused = check_reply(QUESTION, {"decisions": [{"type": "respond", "message": "seed 7"}]})
     assert isinstance(refused, Refusal) and refused.code == "interaction_mismatch"
+
+
+STOCK_APPROVE = {"decisions": [{"type": "approve"}]}
+"""LangChain's HITL middleware reply as Agent Inbox sends it: no interaction id."""
+
+
+def test_a_stock_reply_is_bound_by_its_interrupt_when_its_interaction_waits_alone():
+    assert check_reply(APPROVAL, STOCK_APPROVE, ["ix-1"]) == {"interaction_id": "ix-1", "decision": "approve"}  # fmt: skip
+    edit = {"decisions": [{"type": "edit", "edited_action": {"name": "readspec", "args": {"path": "x", "section": "y"}}}]}  # fmt: skip
+    assert check_reply(APPROVAL, edit, ["ix-1"]) == {"interaction_id": "ix-1", "decision": "edit", "args": {"path": "x", "section": "y"}}  # fmt: skip
+
+
+def test_a_stock_reply_with_several_pending_is_refused_as_ambiguous():
+    refused = check_reply(APPROVAL, STOCK_APPROVE, ["ix-1", "ix-9"])
+    assert isinstance(refused, Refusal) and refused.code == "interaction_mismatch"
+    assert refused.detail == (
+        'the reply names no interaction and 2 are pending (ix-1, ix-9): add "interaction_id"'
+        " beside its decisions to say which one it answers"
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {**STOCK_APPROVE, "interaction_id": "ix-9"},  # names another: the name wins, and is wrong
+        {"decision": "approve"},  # Warrant's own shape always names its interaction
+    ],
+)
+def test_the_interrupt_binds_only_a_stock_reply_that_names_no_interaction(reply):
+    refused = check_reply(APPROVAL, reply, ["ix-1"])
+    assert isinstance(refused, Refusal) and refused.code == "interaction_mismatch"
