@@ -12,6 +12,7 @@ from typing import Any
 
 from contract.codes import RefusalCode, Status
 from graph.suite import Expect
+from guards.citations import base_ref
 from nodes.unknowns import NO_ROOT_CAUSE
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
@@ -101,7 +102,7 @@ def _citations(handover: Mapping[str, Any]) -> Check:
     """Every hypothesis cites only refs the run holds (an unresolved citation is marked): its
     evidence, and the notes it recalled (history, cited apart)."""
     refs = {item["ref"] for item in [*(handover.get("evidence") or ()), *(handover.get("memory") or ())]}  # fmt: skip
-    bad = [ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ()) if ref not in refs]  # fmt: skip
+    bad = [ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ()) if base_ref(ref) not in refs]  # fmt: skip
     return Check("hypotheses cite existing refs", FAIL if bad else PASS, "guard", ", ".join(bad))
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contract.codes import EventKind, InteractionKind
-from guards.citations import FROM_MEMORY
+from guards.citations import FROM_MEMORY, base_ref, first_shown
 from tools.validation import storable_text
 
 _ESCAPES = {
@@ -47,12 +47,15 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         "## Evidence",
     ]
+    targets = _line_targets(handover)
     for item in handover["evidence"]:
-        lines += _evidence_markdown(item)
+        lines += _evidence_markdown(
+            item, {line for ref, line in targets.values() if ref == item["ref"]}
+        )
     if not handover["evidence"]:
         lines += ["", "No evidence was gathered."]
     lines += _memory_markdown(handover.get("memory", []), handover.get("remembered", []))
-    lines += _statements_markdown(handover)
+    lines += _statements_markdown(handover, targets)
     lines += _children_markdown(handover.get("children", []))
     lines += ["", "## Unknowns", ""] + [f"- {unknown}" for unknown in handover["unknowns"]]
     lines += ["", "## Refusals", ""]
@@ -119,9 +122,24 @@ def interaction_summary(interaction: Mapping[str, Any]) -> str:
     )
 
 
-def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
+def _line_targets(handover: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
+    """Each resolved line citation of the statements → the item and the line its link opens (the
+    first line of it the item shows)."""
+    shown = {item["ref"]: [line["line"] for line in item.get("excerpt") or ()] for item in handover["evidence"]}  # fmt: skip
+    targets = {}
+    for hypothesis in handover.get("hypotheses") or ():
+        for ref in hypothesis.get("refs", ()):
+            line = first_shown(ref, shown.get(base_ref(ref), ()))
+            if line is not None:
+                targets[ref] = (base_ref(ref), line)
+    return targets
+
+
+def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
+    """`cited`: the lines a statement's citation links to, each given an anchor of its own (a
+    fenced block holds no anchor: the block is split there)."""
     if item.get("kind") == "human_answer":
-        return _answer_markdown(item)
+        return _answer_markdown(item, cited)
     args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     if carried := item.get("carried_from"):
@@ -133,14 +151,24 @@ def _evidence_markdown(item: Mapping[str, Any]) -> list[str]:
         + (" · truncated" if item["truncated"] else ""),
     ]
     if item["excerpt"]:
-        lines += ["", "```text"]
-        lines += [f"L{line['line']:<5} {line['text']}" for line in item["excerpt"]]
-        lines += ["```"]
+        lines += _fenced(item["ref"], item["excerpt"], cited)
     for flag in item["flags"]:
         flagged = [str(line["line"]) for line in item["excerpt"] if flag in line["flags"]]
         note = FLAG_NOTES.get(flag, flag)
         lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
     return lines + _shown_markdown(item.get("shown"))
+
+
+def _fenced(ref: str, excerpt: list[Mapping[str, Any]], cited: set[int]) -> list[str]:
+    """The excerpt as a text block, split before each cited line to give it its anchor."""
+    lines = [""]
+    for number, line in enumerate(excerpt):
+        if line["line"] in cited:
+            lines += [*(["```", ""] if number else []), _anchor(f"{ref}-l{line['line']}"), ""]
+        if number == 0 or line["line"] in cited:
+            lines.append("```text")
+        lines.append(f"L{line['line']:<5} {line['text']}")
+    return [*lines, "```"]
 
 
 def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
@@ -161,14 +189,20 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
     return [*lines, "```"]
 
 
-def _answer_markdown(item: Mapping[str, Any]) -> list[str]:
+def _answer_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
     lines = [
         "",
         f"### {_anchor(item['ref'])}{item['ref']} · {_whose(item)} answer (not a verified observation){_answer_origin(item)}",
         f"Question: {item['args']['question']}",
         "",
     ]
-    return lines + [f"> {line['text']}" for line in item["excerpt"]]
+    ref = item["ref"]
+    return lines + [_quoted_line(ref, line, cited) for line in item["excerpt"]]
+
+
+def _quoted_line(ref: str, line: Mapping[str, Any], cited: set[int]) -> str:
+    anchor = _anchor(f"{ref}-l{line['line']}") if line["line"] in cited else ""
+    return f"> {anchor}{line['text']}"
 
 
 def _revision_lines(handover: Mapping[str, Any]) -> list[str]:
@@ -183,8 +217,13 @@ def _anchor(ref: str) -> str:
     return f'<a id="{ref.lower()}"></a>'
 
 
-def _link(ref: str) -> str:
-    return f"[{ref}](#{ref.lower()})"
+def _link(ref: str, targets: Mapping[str, tuple[str, int]]) -> str:
+    """A citation as a link: to the line it names (the first of a range the item shows), or to
+    the item."""
+    if ref in targets:
+        item, line = targets[ref]
+        return f"[{ref}](#{item.lower()}-l{line})"
+    return f"[{ref}](#{base_ref(ref).lower()})"
 
 
 def _answer_origin(item: Mapping[str, Any]) -> str:
@@ -199,24 +238,34 @@ def _whose(item: Mapping[str, Any]) -> str:
     return f"{escaped(item['by'])}'s" if item.get("by") else "a person's"
 
 
-def _statements_markdown(handover: Mapping[str, Any]) -> list[str]:
+def _statements_markdown(
+    handover: Mapping[str, Any], targets: Mapping[str, tuple[str, int]]
+) -> list[str]:
     if not (handover["hypotheses"] or handover["chooser_stop_text"]):
         return []
     lines = ["", "## The chooser's statements (not findings)", ""]
+    held = {item["ref"] for item in [*handover["evidence"], *(handover.get("memory") or ())]}
     if handover["chooser_stop_text"]:
         lines.append(f"- Stop: {handover['chooser_stop_text']}")
     lines += [
-        f"- Hypothesis, {_citing(hypothesis)}: {hypothesis['statement']}"
+        f"- Hypothesis, {_citing(hypothesis, targets, held)}: {hypothesis['statement']}"
         for hypothesis in handover["hypotheses"]
     ]
     return lines
 
 
-def _citing(hypothesis: Mapping[str, Any]) -> str:
-    """Its refs, and any citation of evidence this run does not have, marked as such."""
-    cited = f"citing {', '.join(map(_link, hypothesis['refs']))}" if hypothesis["refs"] else "citing no evidence of this run"  # fmt: skip
-    if unresolved := hypothesis.get("unresolved"):
-        cited += f" ({', '.join(unresolved)}: unresolved, no such evidence in this run)"
+def _citing(
+    hypothesis: Mapping[str, Any], targets: Mapping[str, tuple[str, int]], held: set[str]
+) -> str:
+    """Its refs as links, and any citation this run cannot resolve, marked as such: evidence it
+    does not have, or a line its item does not show."""
+    links = [_link(ref, targets) for ref in hypothesis["refs"]]
+    cited = f"citing {', '.join(links)}" if links else "citing no evidence of this run"
+    unresolved = hypothesis.get("unresolved") or ()
+    if absent := [ref for ref in unresolved if base_ref(ref) not in held]:
+        cited += f" ({', '.join(absent)}: unresolved, no such evidence in this run)"
+    if unshown := [ref for ref in unresolved if base_ref(ref) in held]:
+        cited += f" ({', '.join(unshown)}: unresolved, a line its item does not show)"
     if hypothesis.get("from_memory"):
         cited += f" ({FROM_MEMORY})"
     return cited

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from contract.codes import EventKind
+from guards.citations import base_ref
 
 if TYPE_CHECKING:  # imported when a trace is made: OpenTelemetry costs every command's start
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -247,7 +248,7 @@ class Flow:
 def evidence_flow(handover: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]) -> list[Flow]:
     """For each evidence item of the main lane: stored, sent to the model, cited."""
     requests = [e for e in ledger if e["type"] == EventKind.REQUESTED and not e.get("lane")]
-    cited = {ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ())}  # fmt: skip
+    cited = {base_ref(ref) for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ())}  # fmt: skip
     flows = []
     for item in handover.get("evidence") or ():
         turn = item.get("turn", 0)

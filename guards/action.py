@@ -17,6 +17,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -49,6 +50,18 @@ EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$"
 """`E…` an observation, `H…` a person's answer, `M…` a recalled note (history, never evidence)."""
 
 
+CitationRef = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^(?:[EH][1-9][0-9]{0,3}(?::L[1-9][0-9]{0,8}(?:-L?[1-9][0-9]{0,8})?)?|M[1-9][0-9]{0,3})$"
+    ),
+    WithJsonSchema({"type": "string", "pattern": r"^[EHM][1-9][0-9]{0,3}$"}),
+]
+"""A ref, or a line or lines of what an `E…`/`H…` item shows: `E1:L23`, `E1:L20-L25`. The schema
+a model is shown still names whole refs: the request a model is sent stays the one its recorded
+cassettes hold (a person, a script or a file may cite lines; a model that does is accepted)."""
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
@@ -63,7 +76,7 @@ class Hypothesis(_Strict):
     """A chooser's statement, which must cite existing evidence; never a verified finding."""
 
     statement: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
-    refs: Annotated[list[EvidenceRef], Field(min_length=1, max_length=20)]
+    refs: Annotated[list[CitationRef], Field(min_length=1, max_length=20)]
 
 
 class StopMessage(_Strict):

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contract.codes import ANSWER, OBSERVATION
+from guards.citations import base_ref
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 
 
@@ -109,12 +110,22 @@ KEPT = (
 own (its ledger's length and last digest), so the run's record vouches for the child's ledger."""
 
 
+def _renamed(citation: str, refs: Mapping[str, str]) -> str:
+    """A child's citation in this run's numbering, its line part kept (`E1:L23` → `E3:L23`)."""
+    base, _, lines = citation.partition(":")
+    return f"{refs[base]}:{lines}" if lines else refs[base]
+
+
 def _document(
     handoff: Mapping[str, Any], refs: Mapping[str, str], receipts: list[dict[str, Any]]
 ) -> dict[str, Any]:
     by = f"child:{handoff['lane']}"
     statements = [
-        {**statement, "refs": [refs[ref] for ref in statement["refs"] if ref in refs], "by": by}
+        {
+            **statement,
+            "refs": [_renamed(ref, refs) for ref in statement["refs"] if base_ref(ref) in refs],
+            "by": by,
+        }
         for statement in handoff["statements"]
     ]
     records = {record_id: {"kind": kind} for record_id, kind in handoff["records"].items()}

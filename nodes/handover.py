@@ -15,6 +15,7 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
 from contract.shapes import Handover
+from guards.citations import bind_lines
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
@@ -160,6 +161,11 @@ def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
     return [{key: skill[key] for key in ("id", "version", "sha256")} for skill in state["grant"].get("skills", ())]  # fmt: skip
 
 
+def _lines_shown(evidence: list[dict[str, Any]]) -> dict[str, frozenset[int]]:
+    """Each item's ref → the line numbers its excerpt shows (what a line citation can open)."""
+    return {item["ref"]: frozenset(line["line"] for line in item.get("excerpt") or ()) for item in evidence}  # fmt: skip
+
+
 def build_handover(
     state: dict[str, Any],
     thread_id: str,
@@ -185,7 +191,7 @@ def build_handover(
         "evidence": shown,
         "unknowns": unknowns_of(state, shown),
         "refusals": unsealed(state.get("refusals", [])),
-        "hypotheses": state.get("hypotheses", []),
+        "hypotheses": bind_lines(state.get("hypotheses", []), _lines_shown(shown)),
         "chooser_stop_text": state.get("stop_text", ""),
         **({"children": unsealed(children)} if children else {}),
         **({"skills": skills} if (skills := skills_sent(state)) else {}),
