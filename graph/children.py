@@ -24,7 +24,7 @@ from guards.action import DelegateTask
 from guards.delegation import child_scenario
 from nodes.context import WarrantContext, event, now
 from nodes.handoff import handoff_of
-from nodes.integrity import LANE, child_scope, run_scope, sealed_payload, thread_and_lane
+from nodes.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
 from nodes.record import EVIDENCE, cursor_of, evidence, sealed_or_not
 from tools.records import Scenario
 
@@ -76,7 +76,7 @@ async def arun_child(
 
 
 def _lane_config(task: dict[str, Any]) -> RunnableConfig:
-    return {"configurable": {LANE: task["lane"]}}
+    return {"configurable": lane_config(task["lane"])}
 
 
 def handed_off(

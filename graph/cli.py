@@ -6,6 +6,7 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ from lab import builtin_manifests
 from nodes.admit import admission
 from nodes.continuation import revision_thread
 from tools.draft import draft_manifest
-from tools.records import load_scenario
+from tools.records import Scenario, load_scenario
 
 
 @app.command()
@@ -274,13 +275,26 @@ def scenario_new(
     )
     try:
         text, left_out = draft_manifest(folder, name)
-        target.write_text(text, encoding="utf-8")
-        scenario = load_scenario(target)
+        scenario = admitted_draft(target, text)
     except (ValueError, OSError) as exc:
         fail(2, str(exc).splitlines()[0])
     stderr.print(f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run")  # fmt: skip
     for line in left_out:
         stderr.print(f"left out: {escaped(line)}")
+
+
+def admitted_draft(target: Path, text: str) -> Scenario:
+    """The draft admitted as a manifest before it is written to `target`: a draft admission would
+    refuse is never left behind (nor one it replaces lost). It is first written beside `target`
+    (its records are relative to the folder), under a hidden name no record's glob matches."""
+    trial = target.with_name(f".{target.name}.{os.getpid()}.draft")
+    try:
+        trial.write_text(text, encoding="utf-8")
+        scenario = load_scenario(trial)
+        os.replace(trial, target)
+    finally:
+        trial.unlink(missing_ok=True)
+    return scenario
 
 
 cli_ops.register(app)

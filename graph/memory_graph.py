@@ -5,13 +5,19 @@ from, and a client drives it with `langgraph_sdk` (`client.runs.wait(thread, "me
 embedded, on the store it is compiled with. Each run is one operation; its result (or a one-line
 `error` naming what was wrong, with nothing changed) is in the final state. Who makes a change is
 the authenticated user when the server has one, else the request's `by`.
+
+Served, a user writes only their own notes: a save under the project (`user` `_`) or their own
+name, a correction or a forget of a note they saved. The `memory:admin` permission
+(`graph.auth`, `WARRANT_MEMORY_ADMINS`) allows any. Embedded, the caller is the application
+itself, as `warrant memory --as` is the machine's user: no such check.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -78,6 +84,45 @@ def operate(store: BaseStore, request: MemoryRequest, by: str, at: float) -> Any
     return memory.notes(store, scope)
 
 
+MEMORY_ADMIN = "memory:admin"
+"""The permission to write anyone's notes (granted by `graph.auth`)."""
+WRITES = frozenset({"save", "correct", "forget"})
+
+
+class ServedUser(NamedTuple):
+    identity: str
+    admin: bool
+
+
+def served_user() -> ServedUser | None:
+    """The authenticated user the LangGraph server runs this request for (the server writes it
+    into the run's config over anything a client gave); None embedded."""
+    identity = served_identity()
+    if identity is None:
+        return None
+    permissions = get_config().get("configurable", {}).get("langgraph_auth_permissions") or ()
+    return ServedUser(identity, MEMORY_ADMIN in permissions)
+
+
+def not_theirs(store: BaseStore, request: MemoryRequest, user: ServedUser) -> str | None:
+    """Why `user` may not make this change, in one line, or None: a save under another user's
+    name, or a correction or forget of a live note someone else saved."""
+    if user.admin or request.op not in WRITES:
+        return None
+    if request.user not in (memory.ANYONE, user.identity):
+        return f"{user.identity} may not write {request.user}'s notes (a memory admin may)"
+    if request.op == "save":
+        return None
+    scope = memory.Scope(request.project, request.user)
+    note = store.get(scope.notes(), request.note) if memory.NOTE_ID.fullmatch(request.note) else None  # fmt: skip
+    if note is None or note.value.get("state") != "active":
+        return None  # missing, or already forgotten: the operation says so itself, changing nothing
+    owner = memory.history(store, scope, request.note)[0].get("by")
+    if owner != user.identity:
+        return f"note {request.note} was saved by {owner}; only they may {request.op} it (or a memory admin)"  # fmt: skip
+    return None
+
+
 def memory_node(state: MemoryState, runtime: Runtime) -> MemoryState:
     given = {key: value for key, value in state.items() if key not in ("result", "error")}
     try:
@@ -86,8 +131,11 @@ def memory_node(state: MemoryState, runtime: Runtime) -> MemoryState:
         return {"error": f"not a memory request: {describe_validation_error(exc)}"}
     if runtime.store is None:
         return {"error": "this graph has no store to keep notes in"}
+    user = served_user()
     try:
-        result = operate(runtime.store, request, served_identity() or request.by, time.time())
+        if user is not None and (refused := not_theirs(runtime.store, request, user)):
+            return {"error": refused}
+        result = operate(runtime.store, request, user.identity if user else request.by, time.time())
     except memory.MemoryError as exc:
         return {"error": str(exc)}
     return {"result": result}

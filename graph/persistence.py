@@ -363,13 +363,24 @@ WHEN EXISTS (
   WHERE c.thread_id = NEW.thread_id AND c.checkpoint_ns = NEW.checkpoint_ns
     AND c.checkpoint_id > coalesce(NEW.parent_checkpoint_id, '') AND c.checkpoint_id <> NEW.checkpoint_id
 )
-BEGIN SELECT RAISE(ABORT, '{FENCE_MESSAGE}'); END;
+BEGIN SELECT RAISE(ROLLBACK, '{FENCE_MESSAGE}'); END;
 """
 """A checkpoint is written only as the successor of the thread's latest one. Two workers that
 continue the same thread from the same checkpoint (a served run and `warrant resume`, two
 replicas) cannot both write: the second one's write fails and it stops; the checkpoints never
 fork. A trigger, so that it holds for every writer of the tables, LangGraph's own savers included.
-Forking from an older checkpoint (time travel) is refused the same way."""
+Forking from an older checkpoint (time travel) is refused the same way. On SQLite the refused
+write also ends its transaction (`ROLLBACK`, not `ABORT`): a saver that does not roll back on an
+error (the server's asynchronous one) would otherwise keep the database's write lock, and every
+other writer would wait out its busy timeout and fail `database is locked`."""
+FORK_REFUSED = (
+    f"{FENCE_MESSAGE}: a Warrant run goes on from its latest checkpoint only and is never forked"
+    " from an earlier one (checkpoint_id is refused)"
+)
+"""The fence's answer to a request that names a checkpoint to start from."""
+_SQLITE_FENCE_SQL = (
+    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'warrant_fence'"
+)
 
 
 def install_postgres_fence(conn: psycopg.Connection) -> None:
@@ -381,6 +392,12 @@ def install_postgres_fence(conn: psycopg.Connection) -> None:
 
 
 def install_sqlite_fence(connection: sqlite3.Connection) -> None:
+    """The trigger, made again when a database holds an older one (an `ABORT` fence keeps the
+    write lock after refusing a write)."""
+    installed = connection.execute(_SQLITE_FENCE_SQL).fetchone()
+    if installed is not None and "RAISE(ROLLBACK" not in installed[0]:
+        connection.execute("BEGIN IMMEDIATE")  # no write slips between the two triggers
+        connection.execute("DROP TRIGGER warrant_fence")
     connection.execute(SQLITE_FENCE)
     connection.commit()
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.config import get_config
@@ -38,8 +39,25 @@ TAMPERED = Status.STATE_TAMPERED.value
 """The status of a run that found values it did not write (a plain string, as the state holds)."""
 
 
-LANE = "warrant_lane"
-"""The configurable key naming a child investigation's lane (`t1`, `t1/t2`); absent for main."""
+LANE = "__warrant_lane"
+"""The configurable key under which a child investigation's graph is given its `ChildLane`;
+absent for main. Private (`__`): no checkpointer copies it into a checkpoint's metadata (the
+server's copies every other key, as JSON)."""
+
+
+@dataclass(frozen=True)
+class ChildLane:
+    """A child investigation's lane (`t1`, `t1/t2`), as the delegating run's `child` task names it
+    when it starts the child's graph (`graph.children`). An object, not a string: a run's config
+    from a client (JSON: the server's API, an embedded caller's dict) cannot hold one, so no
+    request can move a run into a lane, where its own seals would not be its own."""
+
+    name: str
+
+
+def lane_config(lane: str) -> dict[str, Any]:
+    """The configurable a child's graph is started with."""
+    return {LANE: ChildLane(lane)}
 
 
 def run_scope() -> str:
@@ -49,8 +67,11 @@ def run_scope() -> str:
 
 def scope_in(configurable: Mapping[str, Any]) -> str:
     """A run's scope: its thread, and a child's lane after a NUL (which no lane and no thread id
-    the runtime issues holds): what its seals cover and where its record lives."""
-    return child_scope(str(configurable.get("thread_id", "")), configurable.get(LANE) or "")
+    the runtime issues holds): what its seals cover and where its record lives. Only a
+    `ChildLane` names a lane; anything else under `LANE` came from outside and is not read."""
+    lane = configurable.get(LANE)
+    name = lane.name if isinstance(lane, ChildLane) else ""
+    return child_scope(str(configurable.get("thread_id", "")), name)
 
 
 def child_scope(thread: str, lane: str) -> str:

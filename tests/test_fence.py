@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import sqlite3
 
 import pytest
+from langgraph.checkpoint.base import create_checkpoint
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.build import compile_graph
-from graph.persistence import open_saver
+from graph.persistence import FENCE_MESSAGE, SQLITE_FENCE, open_saver
 from tests.cli_process import (
     assert_exactly_once,
     ledger,
@@ -47,3 +52,31 @@ def test_a_run_advanced_by_two_workers_at_once_advances_once(db, tmp_path):
     assert_exactly_once(ledger("race", db), R42_CALLS)
     shown = warrant("show", "race", "--db", db, "--json", cwd=tmp_path)
     assert without_thread(json.loads(shown.stdout)) == without_thread(baseline)
+
+
+def test_a_write_the_fence_refuses_on_sqlite_leaves_the_database_unlocked(tmp_path):
+    """A fork's write (an older checkpoint's successor) is refused with the fence's message and
+    ends its transaction, even on the server's saver, which does not roll back on an error: every
+    other writer goes on at once (before, each waited out its busy timeout: `database is locked`).
+    A database with the earlier fence (`ABORT`) gets the current one when it is opened."""
+    db = tmp_path / "fence.sqlite"
+    with sqlite3.connect(db) as earlier:
+        SqliteSaver(earlier).setup()
+        earlier.execute(SQLITE_FENCE.replace("RAISE(ROLLBACK", "RAISE(ABORT"))
+    config = {"configurable": {"thread_id": "forked"}}
+    with open_saver(str(db)) as storage:
+        graph = compile_graph(*storage)
+        graph.invoke({"scenario": "R42"}, config, durability="sync")
+        older = storage.saver.get_tuple(list(graph.get_state_history(config))[5].config)
+
+    async def fork() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            successor = create_checkpoint(older.checkpoint, None, older.metadata["step"] + 1)
+            with pytest.raises(sqlite3.IntegrityError, match=FENCE_MESSAGE):
+                await saver.aput(older.config, successor, {"source": "fork", "step": 0}, {})
+            other = sqlite3.connect(db, timeout=0)  # no wait: a held lock fails at once
+            other.execute("BEGIN IMMEDIATE")
+            other.rollback()
+            other.close()
+
+    asyncio.run(fork())

@@ -6,6 +6,8 @@ import os
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from lab import LAB_DIR
 from tests.cli_process import warrant
 from tools.records import load_scenario
@@ -83,3 +85,35 @@ def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
     assert (folder / "scenario.toml").read_text() == written
     assert warrant("scenario", "new", str(folder), "--force", "--id", "N1", cwd=tmp_path).returncode == 0  # fmt: skip
     assert load_scenario(folder / "scenario.toml").id == "N1"
+
+
+def test_a_hard_linked_file_is_left_out_in_the_draft_and_on_stderr(tmp_path):
+    """Admission refuses a file with two names (it can reach outside the folder, as a symlink can):
+    the draft never names one, so the manifest it writes is admitted."""
+    folder = regression(tmp_path / "nightly")
+    outside = tmp_path / "elsewhere.log"
+    outside.write_text("secret\n")
+    os.link(outside, folder / "runs" / "R42" / "twin.log")
+    result = warrant("scenario", "new", str(folder), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = "left out: runs/R42/twin.log: 2 hard links (a record must be a file of its own"
+    assert said in result.stderr and f"# {said}" in (folder / "scenario.toml").read_text()
+    scenario = load_scenario(folder / "scenario.toml")  # admits: no glob reaches the twin
+    assert "runs/R42/twin.log" not in scenario.records and "runs/R42/dma_burst.log" in scenario.records  # fmt: skip
+
+
+def test_a_draft_admission_refuses_is_never_written(tmp_path):
+    """Whatever admission refuses in a draft (here a record that gained a second name after the
+    folder was looked at), nothing is written: no draft, and the manifest it would replace kept."""
+    from graph.cli import admitted_draft
+    from tools.draft import draft_manifest
+    from tools.records import ManifestError
+
+    folder = regression(tmp_path / "nightly")
+    (folder / "scenario.toml").write_text("# mine\n")
+    text, _ = draft_manifest(folder, "nightly")
+    os.link(folder / "spec" / "ctrl.md", tmp_path / "twin.md")
+    with pytest.raises(ManifestError, match="hard links"):
+        admitted_draft(folder / "scenario.toml", text)
+    assert (folder / "scenario.toml").read_text() == "# mine\n"
+    assert [path.name for path in folder.iterdir() if path.name.startswith(".")] == []

@@ -13,6 +13,7 @@ from langgraph_sdk import get_sync_client
 
 from lab import LAB_DIR
 from tests.helpers import write_manifest
+from tests.langgraph_server import served_values
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
@@ -117,3 +118,25 @@ def test_only_manifests_under_the_servers_roots_run_and_errors_tell_nothing_else
         thread, "triage", input={"scenario": str(inside), "chooser": f"file:{actions}"}
     )
     assert final["handover"]["scenario"] == "CC"
+
+
+def test_a_config_is_not_input_a_lane_given_is_refused_and_the_run_still_waits(server_url):
+    """A request's config (or context) naming a child's lane, or any key the server does not set
+    itself, is refused (403, before any run starts): the waiting run keeps its interrupt and a
+    valid approval then runs the call."""
+    client = get_sync_client(url=server_url)
+    thread_id, state = waiting_thread(client)
+    [pending] = state["interrupts"]
+    reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
+    resume = {"resume": {pending["id"]: reply}}
+    for given in ({"config": {"configurable": {"warrant_lane": "t1"}}}, {"context": {"warrant_lane": "t1"}}):  # fmt: skip
+        detail = refused(lambda: client.runs.wait(thread_id, "triage", command=resume, **given))  # noqa: B023
+        assert "'warrant_lane' is refused" in detail and "routing" in detail
+    for configurable in ({"__pregel_resuming": True}, {"thread_id": "another"}):
+        assert "is refused" in refused(lambda: client.runs.wait(thread_id, "triage", command=resume, config={"configurable": configurable}))  # fmt: skip  # noqa: B023
+    after = client.threads.get_state(thread_id)
+    assert after["values"] == state["values"] and after["interrupts"] == state["interrupts"]
+    final = client.runs.wait(thread_id, "triage", command=resume, headers={"x-warrant-lane": "t1"})
+    assert final["handover"]["status"] == "stopped" and final["handover"]["refusals"] == []
+    ledger = [event["type"] for event in served_values(client, thread_id)["events"]]
+    assert "resumed" in ledger and "refused" not in ledger

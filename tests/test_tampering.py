@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 
 from graph.build import compile_graph
@@ -17,6 +19,7 @@ from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from nodes.handover import unsealed
+from nodes.integrity import LANE, lane_config, scope_in
 from nodes.record import BODIES, EVENTS, EVIDENCE, position, space
 from nodes.record import events as record_events
 from nodes.record import evidence as record_evidence
@@ -368,3 +371,19 @@ def test_a_forged_cursor_never_rewrites_the_record(db):
     with open_run(db, "fc") as storage:
         rows = [storage.store.get(space("fc", EVENTS), position(n)) for n in range(1, cursor["events"] + 1)]  # fmt: skip
     assert [row.value if row else None for row in rows] == before["events"]
+
+
+def test_a_lane_named_in_a_callers_config_is_not_read():
+    """A child's lane reaches its graph only as the `ChildLane` its delegating task makes; a lane a
+    caller writes into the config (a string) moves no run out of its own scope: the waiting run
+    takes its approval and runs the call, with nothing refused."""
+    graph = compile_graph(InMemorySaver(), InMemoryStore())
+    waiting_run(graph, "lane")
+    [pending] = graph.get_state(config("lane")).interrupts
+    reply = {"interaction_id": pending.value["interaction_id"], "decision": "approve"}
+    laned = {"configurable": {"thread_id": "lane", "warrant_lane": "t1", LANE: "t1"}}
+    graph.invoke(Command(resume={pending.id: reply}), laned, durability="sync")
+    handover = graph.get_state(config("lane")).values["handover"]
+    assert handover["status"] == "stopped" and handover["refusals"] == []
+    assert scope_in(laned["configurable"]) == "lane"
+    assert scope_in({"thread_id": "lane", **lane_config("t1")}) == "lane\x00t1"

@@ -5,6 +5,11 @@ Files are approved by kind from their names: logs (`.log`, `.out`, `.txt`, and g
 (`.rpt`, `.sta`, `.timing`). Files of one kind and suffix in one folder become one family
 (`glob = "runs/R42/*.log"`); a lone file is a record of its own. The draft approves nothing by
 itself: it is a file to read, and the manifest is admitted like any other when a run starts.
+
+A file admission would refuse is left out, and the draft says so in a comment (as the command does
+on stderr), one line per file: a symlink, a file with more than one hard link (it can reach outside
+the folder as a symlink can), a spec or history over its size limit. The draft names none of them,
+not even through a family's glob, so admitting it never meets one.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
 from tools.delimited import missing_columns
-from tools.records import HISTORY_COLUMNS, MAX_RECORDS
+from tools.records import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
 
 KINDS = {
     ".log": "log", ".out": "log", ".txt": "log",
@@ -46,17 +51,23 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     left_out: list[str] = []
     files, links = _files(folder)
+    apart = list(links)  # files no family's glob may reach
+    refused = [f"{link}: a symlink (name its target instead)" for link in links]
     for relative in files:
         kind = KINDS.get(_suffix(relative))
         if kind is None:
+            continue
+        if problem := _inadmissible(folder / relative, kind):
+            apart.append(relative)
+            refused.append(f"{relative}: {problem}")
             continue
         if kind == "history" and (missing := _missing_columns(folder / relative)):
             left_out.append(f"{relative}: not a history (lacks {', '.join(missing)})")
             continue
         parent = PurePosixPath(relative).parent.as_posix()
         groups[(parent, kind, _ending(relative))].append(relative)
-    left_out += [f"{link}: a symlink (name its target instead)" for link in links]
-    linked = {(PurePosixPath(link).parent.as_posix(), _ending(link)) for link in links}
+    left_out += refused
+    linked = {(PurePosixPath(path).parent.as_posix(), _ending(path)) for path in apart}
     triage = {key: files for key, files in groups.items() if key[1] != "sta_report"}
     sta = {key: files for key, files in groups.items() if key[1] == "sta_report"}
     chosen, other = (triage, sta) if triage or not sta else (sta, triage)
@@ -65,7 +76,25 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
         for files in other.values()
         for file in files
     ]
-    return _toml(scenario_id, "sta" if chosen is sta else "triage", chosen, linked), left_out
+    text = _toml(scenario_id, "sta" if chosen is sta else "triage", chosen, linked)
+    notes = "".join(f"# left out: {_comment(line)}\n" for line in left_out)
+    return text + (f"\n{notes}" if notes else ""), left_out
+
+
+def _inadmissible(path: Path, kind: str) -> str | None:
+    """Why admission would refuse this file (`tools.records`), in a few words, or None."""
+    found = path.lstat()
+    if found.st_nlink != 1:
+        return f"{found.st_nlink} hard links (a record must be a file of its own: copy it instead)"
+    limit = MAX_RECORD_BYTES.get(kind)
+    if limit is not None and found.st_size > limit:
+        return f"larger than {limit >> 20} MiB, the limit for a {kind} record"
+    return None
+
+
+def _comment(line: str) -> str:
+    """A line as the text of one TOML comment (no line break or control character in it)."""
+    return "".join(char if char.isprintable() else "?" for char in line)
 
 
 def _files(folder: Path) -> tuple[list[str], list[str]]:
