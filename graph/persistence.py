@@ -378,9 +378,12 @@ FORK_REFUSED = (
     " from an earlier one (checkpoint_id is refused)"
 )
 """The fence's answer to a request that names a checkpoint to start from."""
-_SQLITE_FENCE_SQL = (
-    "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'warrant_fence'"
-)
+SQLITE_FENCE_SQL = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'warrant_fence'"
+
+
+def is_old_fence(installed: str | None) -> bool:
+    """Whether the trigger found is an older one, to be made again (see `install_sqlite_fence`)."""
+    return installed is not None and "RAISE(ROLLBACK" not in installed
 
 
 def install_postgres_fence(conn: psycopg.Connection) -> None:
@@ -394,8 +397,8 @@ def install_postgres_fence(conn: psycopg.Connection) -> None:
 def install_sqlite_fence(connection: sqlite3.Connection) -> None:
     """The trigger, made again when a database holds an older one (an `ABORT` fence keeps the
     write lock after refusing a write)."""
-    installed = connection.execute(_SQLITE_FENCE_SQL).fetchone()
-    if installed is not None and "RAISE(ROLLBACK" not in installed[0]:
+    installed = connection.execute(SQLITE_FENCE_SQL).fetchone()
+    if is_old_fence(installed[0] if installed else None):
         connection.execute("BEGIN IMMEDIATE")  # no write slips between the two triggers
         connection.execute("DROP TRIGGER warrant_fence")
     connection.execute(SQLITE_FENCE)

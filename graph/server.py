@@ -35,6 +35,8 @@ from graph.persistence import (
     POSTGRES_FENCE,
     SETUP_LOCK_KEY,
     SQLITE_FENCE,
+    SQLITE_FENCE_SQL,
+    is_old_fence,
     is_postgres,
     pool_size,
     served_db,
@@ -89,6 +91,10 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(db) as saver:
             await saver.setup()
+            installed = await (await saver.conn.execute(SQLITE_FENCE_SQL)).fetchone()
+            if is_old_fence(installed[0] if installed else None):  # made again, as the CLI does
+                await saver.conn.execute("BEGIN IMMEDIATE")
+                await saver.conn.execute("DROP TRIGGER warrant_fence")
             await saver.conn.execute(SQLITE_FENCE)
             await saver.conn.commit()
             yield saver

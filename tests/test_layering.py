@@ -59,7 +59,14 @@ def test_the_guard_never_calls_a_tool_run_function():
 
 
 SERVING_MODULES = {"uvicorn"}
-"""`uvicorn.run` serves the web inbox: a server's run, not a tool's."""
+"""`uvicorn.run` and `uvicorn.Server(…).run` serve the web inbox: a server's run, not a tool's."""
+
+
+def _serving(target: ast.expr) -> bool:
+    """`uvicorn` itself, or a server it made (`uvicorn.Server(config)`)."""
+    if isinstance(target, ast.Call):
+        target = target.func.value if isinstance(target.func, ast.Attribute) else target.func
+    return isinstance(target, ast.Name) and target.id in SERVING_MODULES
 
 
 def test_only_the_execute_node_calls_a_tool_run_function():
@@ -71,10 +78,7 @@ def test_only_the_execute_node_calls_a_tool_run_function():
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "run"
-                    and not (
-                        isinstance(node.func.value, ast.Name)
-                        and node.func.value.id in SERVING_MODULES
-                    )
+                    and not _serving(node.func.value)
                 ):
                     callers.add(str(path.relative_to(ROOT)))
     assert callers == {"nodes/execute.py"}
