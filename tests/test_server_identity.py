@@ -92,3 +92,20 @@ def test_a_fork_from_an_older_checkpoint_is_refused_at_once_with_the_fences_mess
         assert FENCE_MESSAGE in caught.value.response.text and "never forked" in caught.value.response.text  # fmt: skip
     assert client.threads.get_history(thread, limit=100) == history
     assert client.runs.list(thread)[0]["status"] == "success"
+
+
+def test_a_run_is_continued_only_by_the_identity_that_started_it(url):
+    alice, bob = client_of(url, "alice"), client_of(url, "bob")
+    parent = alice.threads.create()["thread_id"]
+    alice.runs.wait(parent, "triage", input={"scenario": "R42"})
+    assert alice.threads.get_state(parent)["values"]["handover"]["status"] == "stopped"
+    theirs = bob.threads.create()["thread_id"]
+    run = bob.runs.create(theirs, "triage", input={"scenario": "R42", "parent": parent})
+    bob.runs.join(theirs, run["run_id"])
+    assert bob.runs.get(theirs, run["run_id"])["status"] == "error"
+    assert "handover" not in bob.threads.get_state(theirs)["values"]
+    mine = alice.threads.create()["thread_id"]
+    alice.runs.wait(mine, "triage", input={"scenario": "R42", "parent": parent})
+    handover = alice.threads.get_state(mine)["values"]["handover"]
+    assert (handover["parent"], handover["revision"]) == (parent, 2)
+    assert [item.get("carried_from", {}).get("thread") for item in handover["evidence"]][:1] == [parent]  # fmt: skip
