@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,36 @@ def write_manifest(root: Path, body: str = "", *, steps: int = 8, evidence: int 
         + textwrap.dedent(body)
     )
     return path
+
+
+LOCAL_LOG_SCENARIO = """\
+id = "LOCAL"
+profile = "triage"
+goal = "Why did fifo_smoke fail?"
+[budget]
+steps = 4
+evidence = 2
+deadline_s = 120
+[[record]]
+id = "lo/t.log"
+kind = "log"
+path = "t.log"
+share = "local"
+"""
+
+
+def local_log_scenario(root: Path, canary: str, stop_text: str = "read") -> tuple[Path, Path]:
+    """A scenario of one `share = "local"` log carrying `canary`, and an action file that
+    searches it and stops: (manifest, actions)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "t.log").write_text(f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow\nTEST FAILED\n")  # fmt: skip
+    manifest = root / "scenario.toml"
+    manifest.write_text(LOCAL_LOG_SCENARIO)
+    actions = root / "read.jsonl"
+    search = call("c1", "searchlogs", path="lo/t.log", query="UVM_ERROR")
+    ending = stop(stop_text, hypotheses=[{"statement": stop_text, "refs": ["E1"]}])
+    actions.write_text(json.dumps(search) + "\n" + json.dumps(ending) + "\n")
+    return manifest, actions
 
 
 def run_embedded(

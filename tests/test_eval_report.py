@@ -11,6 +11,7 @@ from graph.eval_report import by_chooser, markdown
 from graph.grader import VERDICT_SCHEMA
 from tests.cli_process import warrant
 from tests.fake_openai import MODEL, FakeOpenAI
+from tests.helpers import local_log_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 LAB_SUITE = str(ROOT / "lab" / "evals" / "lab.toml")
@@ -156,34 +157,13 @@ def test_tokens_stay_unknown_in_the_summary_when_one_run_did_not_report_them():
     assert "| model | 2 | 50% | 67% | 1 |" in markdown(rows, str)
 
 
-LOCAL_SCENARIO = """\
-id = "LOCAL"
-profile = "triage"
-goal = "Why did fifo_smoke fail?"
-[budget]
-steps = 4
-evidence = 2
-deadline_s = 120
-[[record]]
-id = "lo/t.log"
-kind = "log"
-path = "t.log"
-share = "local"
-"""
-
-
 def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
     """`warrant eval` with a grader on a remote route: the run read a `share = "local"` log with a
     canary in it; the grader's request (on the wire and as recorded) holds none of it."""
     canary = "Qz9gradercanary"
-    (tmp_path / "t.log").write_text(f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow\n")
-    (tmp_path / "scenario.toml").write_text(LOCAL_SCENARIO)
-    search = {"id": "c1", "name": "searchlogs", "args": {"path": "lo/t.log", "query": "UVM_ERROR"}}
-    stop = {"summary": "done", "message": {"kind": "stop", "text": f"the log shows {canary}", "hypotheses": [{"statement": f"{canary} overflowed", "refs": ["E1"]}]}}  # fmt: skip
-    actions = tmp_path / "read.jsonl"
-    actions.write_text(json.dumps({"summary": "read", "tool_calls": [search]}) + "\n" + json.dumps(stop) + "\n")  # fmt: skip
+    manifest, actions = local_log_scenario(tmp_path, canary, stop_text=f"the log shows {canary}")
     suite = tmp_path / "suite.toml"
-    suite.write_text(f'[[case]]\nid = "local"\nscenario = "{tmp_path / "scenario.toml"}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n')  # fmt: skip
+    suite.write_text(f'[[case]]\nid = "local"\nscenario = "{manifest}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n')  # fmt: skip
     grader = FakeOpenAI([json.dumps({"verdict": "unknown", "reason": "withheld"})])
     env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k", "WARRANT_MODEL_LOCALITY": "remote"}  # fmt: skip
     with grader.running():

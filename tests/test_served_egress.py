@@ -7,37 +7,22 @@ from __future__ import annotations
 
 import gzip
 import json
-import textwrap
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import zstandard
 from langgraph_sdk import get_sync_client
 
+from tests.helpers import local_log_scenario
 from tests.langgraph_server import langgraph_dev
 
 pytestmark = pytest.mark.slow  # real processes: a server
 
 CANARY = "Qz7servedcanary"
-SCENARIO = """\
-id = "LOCAL"
-profile = "triage"
-goal = "Why did fifo_smoke fail?"
-[budget]
-steps = 4
-evidence = 2
-deadline_s = 120
-[[record]]
-id = "lo/t.log"
-kind = "log"
-path = "t.log"
-share = "local"
-"""
 
 
 class _Collector(BaseHTTPRequestHandler):
@@ -86,19 +71,8 @@ def collector() -> Iterator[tuple[str, list[bytes]]]:
         server.shutdown()
 
 
-def _local_scenario(root: Path) -> tuple[Path, Path]:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "t.log").write_text(f"UVM_ERROR tb/{CANARY}.sv(4) @ 10: env [{CANARY}] overflow\nTEST FAILED\n")  # fmt: skip
-    manifest = root / "scenario.toml"
-    manifest.write_text(textwrap.dedent(SCENARIO))
-    actions = root / "read.jsonl"
-    search = {"id": "c1", "name": "searchlogs", "args": {"path": "lo/t.log", "query": "UVM_ERROR"}}
-    actions.write_text(json.dumps({"summary": "read", "tool_calls": [search]}) + "\n" + json.dumps({"summary": "done", "message": {"kind": "stop", "text": "read"}}) + "\n")  # fmt: skip
-    return manifest, actions
-
-
 def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(tmp_path, postgres_url):  # fmt: skip
-    manifest, actions = _local_scenario(tmp_path / "served" / "local")
+    manifest, actions = local_log_scenario(tmp_path / "served" / "local", CANARY)
     with collector() as (endpoint, kept):
         env = {
             "WARRANT_DB": postgres_url,
