@@ -15,8 +15,10 @@ Deny by default: a record that the grant does not mark shareable counts as local
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 Locality = Literal["local", "remote"]
@@ -29,20 +31,26 @@ MARKER = "[withheld: local record content]"
 
 @dataclass(frozen=True)
 class Taint:
-    """What a remote route must not receive, as the set of its `WINDOW`-long letter-and-digit runs."""
+    """What a remote route must not receive, as the set of its `WINDOW`-long letter-and-digit
+    runs, and the texts that may be shared whatever a local record says."""
 
     windows: frozenset[str]
-    shared: frozenset[str] = frozenset()
-    """The runs of what may be shared: a letter inside one of these in a request is never withheld."""
+    shared_texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, local: Iterable[str], shared: Iterable[str] = ()) -> Taint:
-        """The runs of the `local` texts that none of the `shared` texts contains."""
-        tainted = set().union(*(_windows(_letters(text)[0]) for text in local))
-        if not tainted:
-            return cls(frozenset())
-        public = set().union(*(_windows(_letters(text)[0]) for text in shared))
-        return cls(frozenset(tainted - public), frozenset(public))
+        return cls(frozenset().union(*(_windows(_folded(text)) for text in local)), tuple(shared))
+
+    @cached_property
+    def shared_letters(self) -> str:
+        """The shared texts' letters and digits, each text apart (a run never spans two)."""
+        return "\x00".join(_folded(text) for text in self.shared_texts)
+
+    @cached_property
+    def shared(self) -> frozenset[str]:
+        """The runs of what may be shared: a letter inside one of these is never withheld (made
+        only when a request holds a tainted run: most hold none)."""
+        return frozenset().union(*(_windows(_folded(text)) for text in self.shared_texts))
 
 
 @dataclass(frozen=True)
@@ -104,7 +112,11 @@ def item_texts(item: Mapping[str, Any]) -> list[str]:
 
 def _tainted_spans(text: str, taint: Taint) -> list[tuple[int, int]]:
     """The spans of `text` (merged, in order) whose letters lie in a tainted run and in no
-    shared one (so a shared goal beside a local line keeps its words)."""
+    shared one (so a shared goal beside a local line keeps its words). Most requests copy
+    nothing: one set intersection says so before any span is looked for."""
+    candidates = _windows(_folded(text)) & taint.windows
+    if all(window in taint.shared_letters for window in candidates):  # a substring search each
+        return []
     letters, where = _letters(text)
     starts = range(len(letters) - WINDOW + 1)
     shared, marked = bytearray(len(letters)), bytearray(len(letters))
@@ -112,7 +124,7 @@ def _tainted_spans(text: str, taint: Taint) -> list[tuple[int, int]]:
         if letters[i : i + WINDOW] in taint.shared:
             shared[i : i + WINDOW] = b"\x01" * WINDOW
     for i in starts:
-        if letters[i : i + WINDOW] in taint.windows:
+        if letters[i : i + WINDOW] in candidates:
             marked[i : i + WINDOW] = b"\x01" * WINDOW
     spans: list[tuple[int, int]] = []
     for i, flagged in enumerate(marked):
@@ -125,11 +137,28 @@ def _tainted_spans(text: str, taint: Taint) -> list[tuple[int, int]]:
     return spans
 
 
+NOT_ALNUM = re.compile(r"[\W_]+")
+"""What is not a letter or a digit (`\\w` less the underscore: `str.isalnum`'s letters)."""
+
+
+def _folded(text: str) -> str:
+    """The text's letters and digits, case-folded."""
+    return NOT_ALNUM.sub("", text).casefold()
+
+
 def _letters(text: str) -> tuple[str, list[int]]:
-    """The text's letters and digits, lower-cased, and where each stands in `text` (a letter
-    may lower to two)."""
-    folded = [(lowered, i) for i, char in enumerate(text) if char.isalnum() for lowered in char.lower()]  # fmt: skip
-    return "".join(char for char, _ in folded), [i for _, i in folded]
+    """The text's letters and digits, case-folded, and where each stands in `text` (a letter
+    may fold to two)."""
+    letters: list[str] = []
+    where: list[int] = []
+    for run in re.finditer(r"[^\W_]+", text):
+        folded = run.group().casefold()
+        letters.append(folded)
+        if len(folded) == run.end() - run.start():
+            where.extend(range(run.start(), run.end()))
+        else:  # a letter that folds to several: each of them stands where the letter does
+            where.extend(run.start() + i for i, char in enumerate(run.group()) for _ in char.casefold())  # fmt: skip
+    return "".join(letters), where
 
 
 def _windows(letters: str) -> set[str]:
