@@ -243,6 +243,9 @@ class Flow:
     """`in full`, `by reference (<reason>)`, `never` (no model request after it), or `not a model
     run` (a script or file chooser sees every item whole)."""
     cited: bool
+    person: bool = False
+    """A person's answer (an `H` ref, kind `human_answer`): it has no receipt by nature, and
+    lacking one is no loss."""
 
 
 def evidence_flow(handover: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]) -> list[Flow]:
@@ -253,7 +256,8 @@ def evidence_flow(handover: Mapping[str, Any], ledger: Sequence[Mapping[str, Any
     for item in handover.get("evidence") or ():
         turn = item.get("turn", 0)
         later = [e for e in requests if e["turn"] > turn]
-        flows.append(Flow(item["ref"], turn, bool(item.get("sha256")), _sent(item["ref"], later, bool(requests)), item["ref"] in cited))  # fmt: skip
+        person = item["ref"].startswith("H") or item.get("kind") == "human_answer"
+        flows.append(Flow(item["ref"], turn, bool(item.get("sha256")), _sent(item["ref"], later, bool(requests)), item["ref"] in cited, person))  # fmt: skip
     return flows
 
 
@@ -274,7 +278,7 @@ def _sent(ref: str, later: Sequence[Mapping[str, Any]], model_run: bool) -> str:
 def first_loss(flows: Sequence[Flow]) -> str | None:
     """The first hand-off where evidence was lost, in one line, or None."""
     for flow in flows:
-        if not flow.stored:
+        if not flow.stored and not flow.person:
             return f"{flow.ref} (turn {flow.turn}) has no stored receipt"
         if flow.sent not in ("in full", "not a model run"):
             return f"{flow.ref} (turn {flow.turn}) was stored but never sent to the model in full: {flow.sent}"  # fmt: skip

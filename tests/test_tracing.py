@@ -8,12 +8,15 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from graph.tracing import evidence_flow, finished_spans, first_loss, span_specs
+from graph.build import compile_graph
+from graph.interactions import resume_command
+from graph.tracing import Flow, evidence_flow, finished_spans, first_loss, span_specs
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import call, stop
+from tests.helpers import call, recorded, stop
 from tests.test_model import GOOD_R42, local_only_log, run_model
 from tests.test_model import route_env as route_env
 
@@ -82,6 +85,47 @@ def test_warrant_trace_names_the_first_loss(route_env, scenario_dir):
     assert first_loss(flows).startswith(
         "E1 (turn 1) was stored but never sent to the model in full"
     )
+
+
+def test_a_persons_answer_has_no_receipt_and_is_no_loss_for_it(action_file):
+    """H1 is what a person said, not a record read: no receipt by nature, so `warrant trace`
+    names no loss for it (it named "H1 has no stored receipt")."""
+    graph, config = compile_graph(InMemorySaver()), {"configurable": {"thread_id": "h1"}}
+    ask = {
+        "summary": "ask",
+        "message": {"kind": "ask_user", "question": "Which seed failed first?"},
+    }
+    cite = stop("ok", hypotheses=[{"statement": "seed 7 first", "refs": ["H1"]}])
+    graph.invoke(
+        {"scenario": "R42", "chooser": action_file([ask, cite])}, config, durability="sync"
+    )
+    answer = resume_command(
+        graph.get_state(config), lambda kind: {"answer": "seed 7, in R38"}, None
+    )
+    graph.invoke(answer, config, durability="sync")
+    state = recorded(graph, config)
+    assert [(item["ref"], item["kind"], item["sha256"]) for item in state["evidence"]] == [("H1", "human_answer", None)]  # fmt: skip
+    flows = evidence_flow(state, state["events"])
+    assert [(flow.ref, flow.stored, flow.person, flow.cited) for flow in flows] == [("H1", False, True, True)]  # fmt: skip
+    assert first_loss(flows) is None
+
+
+def test_a_receipt_missing_from_an_observation_is_still_the_first_loss():
+    """A person's answer is known by its `H` ref or its kind; an observation without a receipt
+    is still lost, after any number of people's answers."""
+    handover = {
+        "evidence": [
+            {"ref": "H1", "turn": 1, "sha256": None},
+            {"ref": "A1", "kind": "human_answer", "turn": 2, "sha256": None},
+            {"ref": "E1", "kind": "observation", "turn": 3, "sha256": None},
+        ],
+        "hypotheses": [{"statement": "s", "refs": ["H1", "A1", "E1"]}],
+    }
+    flows = evidence_flow(handover, [])
+    assert [flow.person for flow in flows] == [True, True, False]
+    assert first_loss(flows) == "E1 (turn 3) has no stored receipt"
+    assert first_loss(flows[:2]) is None
+    assert first_loss([Flow("H2", 1, False, "never", True, person=True)]).startswith("H2 (turn 1) was stored but never sent")  # fmt: skip
 
 
 def test_warrant_trace_on_the_command_line(tmp_path):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from itertools import pairwise
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.flags import INSTRUCTION_LIKE, instruction_flags
+from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
 
 MAX_LINE_CHARS = 400
 """Longer lines are clipped; the excerpt says how many characters were left out."""
@@ -121,19 +122,66 @@ def _messages(lines: list[Line]) -> list[str]:
 
 
 def flag_split_instructions(lines: list[Line], window: int = 3) -> tuple[Line, ...]:
-    """Flag consecutive lines that read like an instruction only when joined (a split injection)."""
+    """Flag the lines of an instruction that reads like one only when consecutive lines are
+    joined (a split injection): the lines that carry it, never the others of the window."""
     flagged = [set(line.flags) for line in lines]
     for start in range(len(lines)):
         run = lines[start : start + window]
         if len(run) < 2 or any(b.number != a.number + 1 for a, b in pairwise(run)):
             continue
-        joined = (" ".join(line.text for line in run), " ".join(_messages(run)))
-        if any(instruction_flags(text, structure=False) for text in joined):
-            for offset in range(len(run)):
-                flagged[start + offset].add(INSTRUCTION_LIKE)
+        texts = [line.text for line in run]
+        for parts in (texts, _messages(run)):
+            if not instruction_flags(" ".join(parts), structure=False):
+                continue
+            for first, last in instruction_spans(parts):
+                for offset in range(first, _sentence_end(texts, last) + 1):
+                    flagged[start + offset].add(INSTRUCTION_LIKE)
     return tuple(
         line
         if set(line.flags) == flags
         else line.model_copy(update={"flags": tuple(sorted(flags))})
         for line, flags in zip(lines, flagged, strict=True)
     )
+
+
+_OPEN_END = re.compile(r"[\w,:]\s*$")
+"""A line cut mid-sentence ends with a word, a comma or a colon (not a period, a tag, a bracket)."""
+_SENTENCE_END = re.compile(r"[.!?。！？][\"'”’)\]]*\s*$")
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*[,:;.!?\"'”’)]*")
+"""A word of prose (not a log field such as `UVM_INFO`, `#`, `0.00` or a path)."""
+
+
+def _sentence_end(texts: list[str], last: int) -> int:
+    """The last line of the sentence an instruction ending on line `last` goes on with. After the
+    prefix (log fields, table columns) a line shares with the next, line `last` must hold prose
+    that ends mid-sentence, and each next line must go on with it in lower case; they count as far
+    as the last that ends a sentence. A log line beside an injected one has its own prefix, or
+    ends no sentence: it stays out."""
+    if last + 1 >= len(texts) or not _WORD.fullmatch(_after_shared_prefix(texts[last + 1], texts[last]).split(" ")[0]):  # fmt: skip
+        return last
+    end = last
+    for index in range(last + 1, len(texts)):
+        rest = _after_shared_prefix(texts[index - 1], texts[index])
+        if not _OPEN_END.search(texts[index - 1]) or not rest[:1].islower():
+            break
+        if _SENTENCE_END.search(texts[index]):
+            end = index
+    return end
+
+
+def _after_shared_prefix(before: str, text: str) -> str:
+    """`text` after the leading tokens it shares with `before`: the message, after a log or table
+    prefix (numbers without letters, such as times and columns, are alike)."""
+    tokens = text.split()
+    shared = 0
+    for mine, theirs in zip(tokens, before.split(), strict=False):
+        if _shape(mine) != _shape(theirs):
+            break
+        shared += 1
+    return " ".join(tokens[shared:])
+
+
+def _shape(token: str) -> str:
+    if any(char.isalpha() for char in token) or not any(char.isdigit() for char in token):
+        return token
+    return "0"

@@ -18,6 +18,7 @@ import base64
 import binascii
 import re
 import unicodedata
+from collections.abc import Sequence
 
 INSTRUCTION_LIKE = "instruction_like_text"
 
@@ -228,3 +229,31 @@ def _decoded(blob: str) -> str:
         )
     except (binascii.Error, ValueError):
         return ""
+
+
+def instruction_spans(parts: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the wording rules match in consecutive lines joined (`parts`, each a line's text or
+    message): the first and last line index of each match, so that an instruction split over
+    lines is flagged on the lines that carry it, never on an innocent line shown beside it.
+
+    A match runs from the line holding its first letter to the first line where it is already
+    whole (`.{0,60}` reaches as far as it can, maybe into the next line).
+    """
+    folded = [normalise(part) for part in parts]
+    joined = " ".join(folded)
+    ends = [len(" ".join(folded[: index + 1])) for index in range(len(folded))]
+    spans = []
+    for match in _PATTERNS.finditer(joined):
+        first = _line_at(ends, match.start() + _leading_non_words(match[0]))
+        last = next(k for k in range(first, len(ends)) if k == len(ends) - 1 or _PATTERNS.match(joined, match.start(), ends[k]))  # fmt: skip
+        spans.append((first, last))
+    return spans
+
+
+def _line_at(ends: Sequence[int], offset: int) -> int:
+    return next(index for index, end in enumerate(ends) if offset < end)
+
+
+def _leading_non_words(text: str) -> int:
+    """Characters before the match's first letter or digit (a space, a `--`: not its words)."""
+    return next((index for index, char in enumerate(text) if char.isalnum()), 0)
