@@ -1,6 +1,7 @@
 """What a `report_checks` text holds, as the STA readers give it: paths, table rows, limit
-checks, figures, notices, and the stretches no reader understood (`tools.stareport` reads them,
-`tools.stascan` scans them, `tools.sta` and `tools.stadiff` count and compare them)."""
+checks, figures, the counts a report prints of itself, notices, the stretches no reader
+understood and the report's length (`tools.stareport` reads them, `tools.stascan` scans them,
+`tools.sta` and `tools.stadiff` count and compare them)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,9 @@ class LimitRow:
     """None where the report leaves it blank (OpenSTA's fanout rows)."""
     status: str
     line: int
+    corner: str | None = None
+    """The corner whose section the row is in (OpenLane's `=== name Corner ===` banner above it):
+    OpenSTA's rows do not name it, and one pin listed under three corners is three rows."""
 
 
 @dataclass(frozen=True)
@@ -94,9 +98,42 @@ class Unrecognised:
 
 @dataclass(frozen=True)
 class Metric:
+    """A `tns`/`wns`/`worst slack` figure as the report prints it."""
+
     name: str
     value: float
     line: int
+    path_type: str | None = None
+    """`max` or `min` where the line, its banner or OpenSTA's default says which, else None: a
+    bare `tns`/`wns` is max (OpenSTA printed no other before `-min` came, March 2025); a bare
+    `worst slack` may be either."""
+    corner: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportCount:
+    """A count the report prints of itself (`setup violation count 68`, OpenROAD's
+    `max fanout violation count 5`, OpenLane's `max slew violations count C: 0`): shown beside
+    what the listing holds, never replaced by it."""
+
+    kind: str
+    """`setup`, `hold`, `max slew`, `max fanout`, `max capacitance` (or `min …`)."""
+    value: int
+    line: int
+    text: str
+    """The line as printed."""
+    corner: str | None = None
+    """Named by the line, or by the one corner banner above it since the last count of its kind."""
+    corners: int = 0
+    """Corner banners since the last count of its kind: above 1, the count follows several corner
+    sections and is tied to none (OpenLane prints its all-corner totals after them)."""
+
+
+@dataclass(frozen=True)
+class Extent:
+    """The report's number of lines, last of all: what is read and what is not add up to it."""
+
+    lines: int
 
 
 @dataclass(frozen=True)
@@ -107,4 +144,15 @@ class Notice:
     line: int
 
 
-Item = StaPath | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Metric | Notice | Unrecognised
+Item = (
+    StaPath
+    | EndRow
+    | SummaryRow
+    | SlackOnlyRow
+    | LimitRow
+    | Metric
+    | ReportCount
+    | Notice
+    | Unrecognised
+    | Extent
+)

@@ -3,9 +3,13 @@
 It reads full-path reports (Startpoint/Endpoint with their reasons, Path Group, Path Type, optional
 Mode and Corner, the Delay/Time/Description table, data arrival and required times, slack MET or
 VIOLATED; also PrimeTime's and Tempus' layout, `Point Incr Path` with `slack (VIOLATED) -0.40`), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
-OpenROAD's `max`/`min` after the name) and notices (warnings, errors, `No paths found.`). It holds
-one path at a time. A path cut off by the end of the report (or by the next path's Startpoint) is
-yielded with `truncated=True`, never dropped; a path reported as unconstrained has no slack.
+OpenROAD's `max`/`min` after the name), `report_check_types` sections (under OpenLane's
+`=== name Corner ===` banner, their corner), the counts a report prints of itself (`setup
+violation count 68`) and notices (warnings, errors, `No paths found.`). It holds one path at a
+time. A path cut off by the end of the report (or by the next path's Startpoint) is yielded with
+`truncated=True`, never dropped, unless all it holds is a whole header (`-format short`); a path
+reported as unconstrained has no slack. The report's length comes last, so that what was read and
+what was not add up to it.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from typing import Any, Literal
 
 from tools.staitems import (
     EndRow,
+    Extent,
     Item,
     LimitRow,
     Metric,
     Notice,
+    ReportCount,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
@@ -53,6 +59,14 @@ _RULE = re.compile(r"^(?:-{4,}|={4,})$")
 _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 """OpenLane's title over a figure: `report_worst_slack -min (Hold)` says which check it is."""
 _CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
+_CORNER_BANNER = re.compile(r"^=+ (\S+) Corner =+$")
+"""OpenLane's title over one corner's section: `=== nom_tt_025C_1v80 Corner ===`."""
+_COUNT = re.compile(
+    r"^((?:max|min) (?:slew|fanout|cap|capacitance)|setup|hold) violations? count"
+    r"(?: ([^\s:]+):)?\s+(\d+)$"
+)
+"""A count the report prints of itself: OpenROAD's `setup violation count 68`, `max fanout
+violation count 5`, OpenLane's per-corner `max slew violations count C: 0`."""
 MAX_JSON_LINES = 1_000_000
 """A `-format json` document longer than this is said as unrecognised lines, not held."""
 _JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
@@ -102,9 +116,17 @@ class Parser:
     json_lines: list[str] | None = None
     """A `-format json` document being read, and (`json_first`) its first line."""
     json_first: int = 0
+    header_only: bool = True
+    """The open path has shown only header lines (Endpoint, fields, reasons) and blank lines."""
+    corner: str | None = None
+    """The corner whose OpenLane banner the lines are under."""
+    corners_since: dict[str, set[str]] = field(default_factory=dict)
+    """Per count kind, the corner banners since its last count (all of them before its first)."""
+    last_number: int = 0
     items: list[Item] = field(default_factory=list)
 
     def feed(self, number: int, raw: str) -> None:
+        self.last_number = number
         line = raw.rstrip("\r\n")
         text = line.strip()
         if self.path is not None and self._is_short(text):
@@ -119,7 +141,7 @@ class Parser:
             self.items.append(Notice(text, number))
             return
         if text.startswith("Startpoint:"):
-            self.close(truncated=True)
+            self.interrupted()
             self.said()
             name, reason = _point(text.removeprefix("Startpoint:"))
             self.previous_row, self.pin_read = "", ARRIVAL_TEXT in line
@@ -131,6 +153,7 @@ class Parser:
             }
             self.pending = None if reason else "start"
             self.in_table = self.blank = False
+            self.header_only = True
             return
         if self.path is not None:
             self._feed_path(number, line, text)
@@ -177,6 +200,7 @@ class Parser:
             return False
         return (
             self.blank
+            and self.header_only
             and not text.startswith((*_FIELD_NAMES, "Endpoint:"))
             and not _PATH_ROW.match(text)
         )
@@ -194,6 +218,8 @@ class Parser:
             self.pending = None
             return
         self.pending = None
+        if text and not text.startswith(("Endpoint:", *_FIELD_NAMES)):
+            self.header_only = False
         if text.endswith(" time") and (found := _TIME.match(line)):
             path.setdefault(found[3], float(found[2]))  # the first, not the recap's
         elif "slack (" in text and (found := _SLACK.match(line)):
@@ -226,7 +252,7 @@ class Parser:
     def _feed_table(self, number: int, line: str, text: str) -> None:
         """A line outside any path: a table's, a tns/wns line, or unrecognised (said later)."""
         if not text:
-            if self.table is not None:
+            if self.table is not None and self.table != "limit":  # a blank follows each cap row
                 self.table = self.check = None
             return
         row = self._table_item(number, line, text)
@@ -240,12 +266,22 @@ class Parser:
     def _table_item(self, number: int, line: str, text: str) -> Item | Literal[True] | None:
         """The item the line gives, True for a line that is understood and gives none (a title,
         a header, a rule), None for a line not understood."""
+        if self.table == "limit" and not _RULE.match(text):
+            if self.check and (found := _LIMIT_ROW.match(text)):
+                slack = float(found[4]) if found[4] is not None else None
+                return LimitRow(self.check, found[1], float(found[2]), float(found[3]), slack, found[5], number, self.corner)  # fmt: skip
+            self.table = None  # a limit table ends at its first line that is no row nor rule
         if found := _METRIC.match(text):
-            name = f"{found[1]} {found[2]}" if found[2] else found[1] + self._check_of_banner()
-            return Metric(name, float(found[3]), number)
+            return self._metric(found[1], found[2], found[3], number)
         if found := _CORNER_METRIC.match(text):
-            name = f"worst slack corner {found[1]}" + self._check_of_banner()
-            return Metric(name, float(found[2]), number)
+            check, path_type = self._check_of_banner()
+            name = f"worst slack corner {found[1]}{check}"
+            return Metric(name, float(found[2]), number, path_type, found[1])
+        if found := _COUNT.match(text):
+            return self._count(found, number, text)
+        if text.startswith("=") and (found := _CORNER_BANNER.match(text)):
+            self._enter_corner(found[1])
+            return True
         if _BANNER.match(text):
             self.banner = text
             return True
@@ -274,20 +310,48 @@ class Parser:
             return self._summary_row(number, line, text)
         if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
             return SlackOnlyRow(found[1], float(found[2]), number)
-        if self.table == "limit" and self.check and (found := _LIMIT_ROW.match(text)):
-            slack = float(found[4]) if found[4] is not None else None
-            return LimitRow(self.check, found[1], float(found[2]), float(found[3]), slack, found[5], number)  # fmt: skip
         return None
 
-    def _check_of_banner(self) -> str:
-        """` max (setup)` or ` min (hold)` when the title over the figure says which; the title
-        is then used up."""
+    def _metric(self, name: str, min_max: str | None, value: str, number: int) -> Metric:
+        """A tns/wns/worst slack line: its max or min named, or taken from the banner above, or
+        OpenSTA's default (max) for a bare `tns`/`wns`."""
+        if min_max:
+            return Metric(f"{name} {min_max}", float(value), number, min_max)
+        check, path_type = self._check_of_banner()
+        if path_type is None and name != "worst slack":
+            path_type = "max"
+        return Metric(name + check, float(value), number, path_type)
+
+    def _count(self, found: re.Match[str], number: int, text: str) -> ReportCount:
+        """A count the report prints, with its corner: named by the line, else the one corner
+        banner since the last such count of its kind (or the corner in force if none since);
+        after several, tied to none. A count that names its corner leaves that tally alone."""
+        kind = found[1] + ("acitance" if found[1].endswith(" cap") else "")  # as its section
+        if found[2]:
+            return ReportCount(kind, int(found[3]), number, text, found[2], 1)
+        corners = self.corners_since.get(kind, self._all_corners())
+        self.corners_since[kind] = set()
+        corner = next(iter(corners)) if len(corners) == 1 else None if corners else self.corner
+        return ReportCount(kind, int(found[3]), number, text, corner, len(corners))
+
+    def _enter_corner(self, name: str) -> None:
+        self.corner = name
+        self.corners_since.setdefault("", set()).add(name)  # every banner, for kinds not yet seen
+        for corners in self.corners_since.values():
+            corners.add(name)
+
+    def _all_corners(self) -> set[str]:
+        return set(self.corners_since.get("", ()))
+
+    def _check_of_banner(self) -> tuple[str, str | None]:
+        """(` max (setup)`, `max`) or (` min (hold)`, `min`) when the title over the figure says
+        which, else ("", None); the title is then used up."""
         banner, self.banner = self.banner or "", None
         if "-max" in banner:
-            return " max (setup)"
+            return " max (setup)", "max"
         if "-min" in banner:
-            return " min (hold)"
-        return ""
+            return " min (hold)", "min"
+        return "", None
 
     def _summary_row(self, number: int, line: str, text: str) -> SummaryRow | None:
         """Read by the header's columns: a point's name may be followed by its cell, `reg1/Q
@@ -324,19 +388,28 @@ class Parser:
         self.path, self.pending = None, None
 
     def interrupted(self) -> None:
-        """A `Startpoint:` line the scan read itself: the open path ends there, short (its
-        header and a blank line, no table) or truncated."""
-        short = self.path is not None and self.blank and not self.in_table
-        self.close(truncated=not short, short=short)
+        """A `Startpoint:` line (or the report's end): the open path ends there, short if all it
+        holds is a header, else truncated."""
+        self.close(truncated=True, short=self._header_only())
 
-    def finish(self) -> None:
-        """The end of the report: an open path is truncated; unrecognised lines (and a JSON
-        document left open) are said."""
-        self.interrupted()  # at the end: a header and a blank line is a short path, else cut
+    def _header_only(self) -> bool:
+        """What `-format short` prints: a header and a blank line, no table; or a whole header
+        (Endpoint and Path Type read) and nothing else, as when the blank lines were cut off."""
+        path = self.path
+        if path is None or self.in_table or not self.header_only:
+            return False
+        return self.blank or ("endpoint" in path and "path_type" in path)
+
+    def finish(self, lines: int | None = None) -> None:
+        """The end of the report (`lines` long, if not the last line fed): an open path is short
+        or truncated; unrecognised lines (and a JSON document left open) are said; the extent
+        comes last."""
+        self.interrupted()
         if self.json_lines is not None:
             self.said()
             self._json_unread(self.json_first + len(self.json_lines) - 1)
         self.said()
+        self.items.append(Extent(self.last_number if lines is None else lines))
 
     def drain(self) -> list[Item]:
         items, self.items = self.items, []

@@ -26,9 +26,11 @@ from tools.lines import MAX_LINE_BYTES, iter_lines
 from tools.literals import count_literals
 from tools.staitems import (
     EndRow,
+    Extent,
     LimitRow,
     Metric,
     Notice,
+    ReportCount,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
@@ -104,10 +106,21 @@ class Row(NamedTuple):
 
 
 Scanned = (
-    Row | Metric | Notice | EndRow | SummaryRow | SlackOnlyRow | LimitRow | Unrecognised | StaPath
+    Row
+    | Metric
+    | ReportCount
+    | Notice
+    | EndRow
+    | SummaryRow
+    | SlackOnlyRow
+    | LimitRow
+    | Unrecognised
+    | StaPath
+    | Extent
 )
 """A path as a row, every other item as the line parser reads it; a `StaPath` only for a
-`-format short` path (no slack) or a `-format json` one (no text to describe it from)."""
+`-format short` path (no slack) or a `-format json` one (no text to describe it from); the
+report's `Extent` last."""
 
 
 def scan(stream: io.BufferedIOBase, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Scanned]:
@@ -245,7 +258,9 @@ class _Reader:
         yield from self._drain()
 
     def finish(self) -> Iterator[Scanned]:
-        self.parser.finish()
+        """The end: the parser closes what is open and says the report's length, as counted
+        here (it did not see the lines of the blocks read as rows)."""
+        self.parser.finish(self.line - 1 + self.partial_line)
         yield from self._drain()
 
     def _drain(self) -> Iterator[Scanned]:

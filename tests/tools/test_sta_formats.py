@@ -120,8 +120,15 @@ def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
     assert path.short and not path.truncated and path.slack is None and path.last_line == 5
     assert len([item for item in items if isinstance(item, EndRow)]) == 4  # none swallowed
     excerpt = summary(tmp_path, text)
-    assert "1 path(s) in -format short (no slack reported)" in excerpt.summary
+    assert (
+        "1 path(s) in -format short: startpoint, endpoint, group and type read; slack and "
+        "arrival not printed, so unknown" in excerpt.summary
+    )
     assert "truncated" not in excerpt.summary
+    assert excerpt.lines[0].text == (
+        "u_core/acc_reg[3] · slack and arrival unknown (-format short prints neither) · "
+        "core_clk max · from u_core/ctl_reg"
+    )
 
 
 def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
@@ -134,7 +141,9 @@ def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
     assert [
         item for item in parse_text(text) if isinstance(item, SlackOnlyRow)
     ]  # still read after it
-    assert summary(tmp_path, text).summary.endswith("; 5 line(s) not recognised, at lines 1–2, 3–6")
+    assert summary(tmp_path, text).summary.endswith(  # touching ranges joined, none hidden
+        "; 6 of 11 line(s) not recognised (1 of them blank), at L1–L6; the other 5 line(s) read"
+    )
 
 
 def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
