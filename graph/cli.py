@@ -34,6 +34,7 @@ from graph.cli_common import (
     record_cassette,
     stderr,
     stored_outcome,
+    where_runs_are_kept,
 )
 from graph.identity import check_message_id
 from graph.lanes import Lane, handoff_break, laned
@@ -307,6 +308,9 @@ def main() -> None:
     """The console script: a mistyped command line is one line of error and exit 2, as any other
     bad input (Typer would print a usage block and a framed message); no arguments show the help."""
     command = typer.main.get_command(app)
+    command.help = (
+        f"{command.help}\n\n{where_runs_are_kept()}"  # found now: it depends on the folder
+    )
     try:
         code = command.main(
             args=sys.argv[1:] or ["--help"], prog_name="warrant", standalone_mode=False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -11,7 +12,14 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from graph.persistence import checked_db, default_db, missing_folder
+from graph.persistence import (
+    checked_db,
+    default_db,
+    missing_folder,
+    project_store,
+    shown_db,
+    user_store,
+)
 from graph.render import escaped, event_summary, handover_markdown
 from graph.runner import Outcome, RunError, stored_run
 from nodes.choosers.cassette import write_cassette
@@ -28,7 +36,7 @@ DbOption = Annotated[
     str | None,
     typer.Option(
         "--db",
-        help="memory, a SQLite file, or postgresql://… (default: $WARRANT_DB or .warrant/warrant.sqlite)",
+        help="memory, a SQLite file, or postgresql://… (default: $WARRANT_DB, else the nearest .warrant/ folder upward, else your user store: see `warrant --help`)",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
@@ -42,15 +50,31 @@ def fail(code: int, message: str) -> NoReturn:
 
 
 def chosen_db(db: str | None) -> str:
-    """The `--db` given, else `$WARRANT_DB` or the default file: a value that names no store is
-    bad input (exit 2); a SQLite file in a missing folder is unreachable (exit 4)."""
+    """The `--db` given, else `$WARRANT_DB` or the default store: a value that names no store is
+    bad input (exit 2); a SQLite file given in a missing folder is unreachable (exit 4); the
+    default store's folder is made when first used."""
+    given = db or os.environ.get("WARRANT_DB")
     try:
-        chosen = checked_db(db or default_db())
+        chosen = checked_db(given or default_db())
     except ValueError as exc:
         fail(2, str(exc))
-    if unreachable := missing_folder(chosen):
+    if given and (unreachable := missing_folder(chosen)):
         fail(4, unreachable)
     return chosen
+
+
+def where_runs_are_kept() -> str:
+    """The paragraph of `warrant --help` that says which store is the default here, and why."""
+    project = project_store()
+    here = f"the project's store {shown_db(str(project))}" if project else f"your user store {shown_db(str(user_store()))} (no .warrant/ folder in this folder or above)"  # fmt: skip
+    if named := os.environ.get("WARRANT_DB"):
+        here = f"$WARRANT_DB, {shown_db(named)}"
+    return (
+        "Where runs are kept: --db or $WARRANT_DB; else the nearest .warrant/ folder found from"
+        " the current folder upward, as git finds .git (a project's store: `mkdir .warrant` at"
+        " its root); else your user store, one per user ($XDG_DATA_HOME/warrant/warrant.sqlite)."
+        f" A new store is never made in the current folder. Here: {here}."
+    )
 
 
 def print_json(value: Any) -> None:

@@ -28,7 +28,7 @@ from graph.cli_common import (
 )
 from graph.identity import check_message_id
 from graph.interactions import os_user, reply_from_options
-from graph.persistence import redact
+from graph.persistence import redact, shown_db
 from graph.runner import RunError, continuation, start, stored_run
 from graph.runner import resume as resume_run
 from graph.waiting import open_questions, save_answer, waiting
@@ -215,7 +215,8 @@ def inbox(
         return
     width = shutil.get_terminal_size().columns
     entries = ["\n".join(wrapped(line, width) for line in inbox_entry(row)) for row in rows]
-    typer.echo("\n\n".join(entries) if rows else "Nothing is waiting for a person.")
+    db_shown = shown_db(chosen_db(db))
+    typer.echo("\n\n".join(entries) if rows else f"Nothing is waiting for a person in {db_shown}.")
 
 
 def inbox_entry(row: dict[str, Any]) -> list[tuple[int, str]]:

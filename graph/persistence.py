@@ -31,10 +31,12 @@ from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
+from platformdirs import user_data_path
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-DEFAULT_DB = ".warrant/warrant.sqlite"
+PROJECT_FOLDER = ".warrant"
+STORE_FILE = "warrant.sqlite"
 _Opened = TypeVar("_Opened")
 SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
 
@@ -47,8 +49,45 @@ class RunBusy(RuntimeError):
     """Another worker holds the run's lease."""
 
 
-def default_db() -> str:
-    return os.environ.get("WARRANT_DB") or DEFAULT_DB
+def project_store(start: Path | None = None) -> Path | None:
+    """The store of the nearest project: a `.warrant/` folder found from `start` (the current
+    folder) upward, as git finds `.git`. Runs started anywhere in a project are kept together."""
+    try:
+        here = start or Path.cwd()
+    except OSError:  # the current folder was removed
+        return None
+    for folder in (here, *here.parents):
+        try:
+            if (folder / PROJECT_FOLDER).is_dir():
+                return folder / PROJECT_FOLDER / STORE_FILE
+        except OSError:  # a folder we may not look into
+            continue
+    return None
+
+
+def user_store() -> Path:
+    """The user's store (`$XDG_DATA_HOME/warrant/warrant.sqlite`, `~/.local/share/…` by default):
+    one per user, so that an approver finds every pending approval from any folder."""
+    return user_data_path("warrant", appauthor=False) / STORE_FILE
+
+
+def default_db(environ: Mapping[str, str] = os.environ) -> str:
+    """`$WARRANT_DB`, else the nearest project's store, else the user's: never a new store made
+    silently in the current folder (a project is one that has a `.warrant/` folder)."""
+    return environ.get("WARRANT_DB") or str(project_store() or user_store())
+
+
+def shown_db(db: str) -> str:
+    """`db` as a message names it: a URL without its password, a file in the home folder from `~`."""
+    if db == "memory" or is_postgres(db):
+        return redact(db)
+    try:
+        path = Path(db)
+        if path.is_absolute() and path.is_relative_to(home := Path.home()):
+            return str(Path("~") / path.relative_to(home))
+    except RuntimeError:  # no home folder
+        pass
+    return db
 
 
 def is_postgres(db: str) -> bool:
@@ -64,7 +103,7 @@ def served_db(environ: Mapping[str, str] = os.environ) -> str:
     runtime, one process); under a shared runtime, PostgreSQL only."""
     edition = environ.get("LANGGRAPH_RUNTIME_EDITION") or "inmem"
     if edition == "inmem":
-        return environ.get("WARRANT_DB") or DEFAULT_DB
+        return default_db(environ)
     db = environ.get("WARRANT_DB") or _psycopg_url(environ.get("DATABASE_URI", ""))
     if not is_postgres(db):
         raise SharedStorageRequired(
@@ -99,8 +138,8 @@ def checked_db(db: str) -> str:
 
 def missing_folder(db: str) -> str | None:
     """Why a SQLite file given on the command line cannot be reached, if its folder is missing:
-    the command line makes only the default file's folder, never a mistyped one."""
-    if db == "memory" or is_postgres(db) or db == DEFAULT_DB or Path(db).parent.is_dir():
+    the command line makes only the default store's folder, never a mistyped one."""
+    if db == "memory" or is_postgres(db) or Path(db).parent.is_dir():
         return None
     return f"cannot open SQLite database {db}: the folder {Path(db).parent} does not exist"
 

@@ -24,7 +24,14 @@ from graph.build import compile_graph, where_it_stood
 from graph.identity import thread_for_message
 from graph.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.lanes import Lane, child_lanes
-from graph.persistence import RunBusy, StorageUnavailable, is_fenced_out, open_run, open_saver
+from graph.persistence import (
+    RunBusy,
+    StorageUnavailable,
+    is_fenced_out,
+    open_run,
+    open_saver,
+    shown_db,
+)
 from graph.tracing import langsmith_context
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
@@ -163,7 +170,7 @@ def continuation(
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(parent)).values
         if not has_run_values(values):
-            raise RunError(2, f"no run with thread id {parent!r} in {db}")
+            raise RunError(2, f"no run with thread id {parent!r} in {shown_db(db)}")
         try:
             carried(graph.store, parent, values["grant"]["manifest_sha256"])
         except NotContinuable as exc:
@@ -270,7 +277,7 @@ def resume(
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
         if not has_run(snapshot):
-            raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
+            raise RunError(2, f"no run with thread id {thread_id!r} in {shown_db(db)}")
         if reply is not None:
             try:
                 command = resume_command(snapshot, reply, interaction_id)
@@ -413,5 +420,5 @@ def stored_run(db: str, thread_id: str) -> Outcome:
     with reading_graph(db) as graph:
         result = outcome(graph, config_of(thread_id))
     if not has_run_values(result.values):
-        raise RunError(2, f"no run with thread id {thread_id!r} in {db}")
+        raise RunError(2, f"no run with thread id {thread_id!r} in {shown_db(db)}")
     return result

@@ -26,6 +26,14 @@ settings.register_profile("explore", deadline=None, max_examples=500, print_blob
 settings.load_profile("derandomized")
 
 
+@pytest.fixture(autouse=True)
+def user_store_of_its_own(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Each test has its own user store (`$XDG_DATA_HOME/warrant/`, the default outside a
+    project): a `warrant` run without --db neither reads nor writes the user's runs or another
+    test's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg")))
+
+
 @pytest.fixture(scope="session")
 def r42() -> Scenario:
     return load_scenario(LAB_DIR / "R42.toml")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -19,12 +21,14 @@ def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_run_r42_on_the_embedded_default_then_events_and_show(tmp_path):
-    """A smoke test of the installed command, each command its own process."""
+    """A smoke test of the installed command, each command its own process; outside a project the
+    run is kept in the user's store, not in the current folder."""
     result = warrant("run", "R42", "--json", cwd=tmp_path, subprocess_=True)
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
     assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
-    assert (tmp_path / ".warrant" / "warrant.sqlite").is_file()
+    assert Path(os.environ["XDG_DATA_HOME"], "warrant", "warrant.sqlite").is_file()
+    assert not (tmp_path / ".warrant").exists()
     assert "turn 1 proposed" in result.stderr
 
     events = warrant("events", handover["thread_id"], "--json", cwd=tmp_path, subprocess_=True)

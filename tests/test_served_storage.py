@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.persistence import DEFAULT_DB, SharedStorageRequired, served_db
+from graph.persistence import SharedStorageRequired, default_db, served_db
 from graph.replica import served_config
 from graph.serve import ServeError, environment
 
@@ -17,7 +17,7 @@ PG = "postgresql://postgres@127.0.0.1:5432/runs"
 
 
 def test_langgraph_dev_keeps_runs_where_the_command_line_does():
-    assert served_db({}) == DEFAULT_DB
+    assert served_db({}) == default_db({})
     assert served_db({"LANGGRAPH_RUNTIME_EDITION": "inmem", "WARRANT_DB": "runs.sqlite"}) == "runs.sqlite"  # fmt: skip
 
 
