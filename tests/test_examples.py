@@ -1,0 +1,47 @@
+"""The examples the README shows run as written: each as its own process, its output checked
+against what the run really stored."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from graph.build import compile_graph
+from graph.persistence import open_saver
+from graph.runner import config_of, outcome
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example(name: str, *args: str, cwd: Path) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    return result.stdout.splitlines()
+
+
+def printed(handover: dict, thread: str) -> list[str]:
+    """What examples/embedded.py prints for a handover."""
+    refs = ", ".join(item["ref"] for item in handover["evidence"])
+    lines = [f"thread: {thread}", f"status: {handover['status']}", f"evidence: {refs}", "unknowns:"]
+    return lines + [f"- {line}" for line in handover["unknowns"]]
+
+
+def test_the_embedded_example_prints_the_handover_its_run_stored(tmp_path):
+    db = str(tmp_path / "runs.sqlite")
+    shown = example("embedded.py", "--db", db, "--thread", "embedded-1", cwd=tmp_path)
+    with open_saver(db) as storage:
+        handover = outcome(compile_graph(*storage), config_of("embedded-1")).handover
+    assert handover["status"] == "stopped" and handover["pending"] == []
+    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert shown == printed(handover, "embedded-1")
+    # In memory, the same scripted run, kept nowhere.
+    in_memory = example("embedded.py", cwd=tmp_path)
+    assert in_memory == printed(handover, "r42-embedded")
+    assert [path.name for path in tmp_path.iterdir() if not path.name.startswith("runs.sqlite")] == []  # fmt: skip
