@@ -14,6 +14,7 @@ only invoked, one run per thread. Prints medians per step, ratios and checkpoint
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import shutil
 import sqlite3
@@ -30,8 +31,6 @@ from typing import Any, TypedDict
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
-from langchain.agents import create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -173,6 +172,11 @@ class ScriptedChatModel(GenericFakeChatModel):
 
 
 def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
+    # langchain is imported here, not at the top: graph_shape.py and throughput.py import this
+    # module and need no langchain. `main` checks that it is installed before anything runs.
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware
+
     @tool
     def searchlogs(path: str, query: str, limit: int = 20) -> str:
         """First lines of an approved log containing a fixed string."""
@@ -272,6 +276,8 @@ def main() -> None:
         "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
     )
     args = parser.parse_args()
+    if importlib.util.find_spec("langchain") is None:  # a peer measured, not a dependency
+        sys.exit("bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         manifest = bench_lab(Path(folder))
         scenario = load_scenario(manifest)

@@ -1,11 +1,14 @@
-"""The examples the README shows run as written: each as its own process, its output checked
-against what the run really stored."""
+"""What the README tells a newcomer to run works as written: each example as its own process, its
+output checked against what the run really stored; a script that needs an extra names it."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from graph.build import compile_graph
 from graph.persistence import open_saver
@@ -45,3 +48,11 @@ def test_the_embedded_example_prints_the_handover_its_run_stored(tmp_path):
     in_memory = example("embedded.py", cwd=tmp_path)
     assert in_memory == printed(handover, "r42-embedded")
     assert [path.name for path in tmp_path.iterdir() if not path.name.startswith("runs.sqlite")] == []  # fmt: skip
+
+
+@pytest.mark.skipif(importlib.util.find_spec("langchain") is not None, reason="langchain is installed")  # fmt: skip
+def test_a_bench_script_without_its_extra_names_the_extra_in_one_line(tmp_path):
+    bench = EXAMPLES.parent / "bench" / "governed_step.py"
+    result = subprocess.run([sys.executable, str(bench)], cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'\n"  # fmt: skip
