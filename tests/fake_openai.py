@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -133,7 +134,9 @@ class FakeOpenAI:
     @contextmanager
     def running(self) -> Iterator[FakeOpenAI]:
         self._stopped.clear()
-        thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # `shutdown` waits for the loop's next poll: 0.5 s by default, at the end of every run
+        serve = partial(self._server.serve_forever, poll_interval=0.01)
+        thread = threading.Thread(target=serve, name="fake-openai", daemon=True)
         thread.start()
         try:
             yield self
