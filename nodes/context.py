@@ -1,4 +1,4 @@
-"""Run-scoped configuration that is not state: the clock (injectable for tests)."""
+"""Run-scoped configuration that is not state: the clock and its sleep (injectable for tests)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ class WarrantContext:
     """Seconds since the epoch; the guard's deadline and the ledger's times come from here."""
     choosers: Mapping[str, Any] = field(default_factory=dict)
     """Extra choosers for embedded use, by spec name (trusted application code, not a sandbox)."""
+    sleep: Callable[[float], None] = time.sleep
+    """How the run waits out time (a retry's backoff, the rest of its deadline): with a fake
+    `clock`, a test passes a `sleep` that moves it, so no test waits for time to pass."""
 
 
 def context_of(runtime: Runtime[WarrantContext] | None) -> WarrantContext:

@@ -102,7 +102,7 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
     request, turn = state["request"], state["turn"]
     cursor = cursor_of(state)
     route = Route.model_validate(state["route"])
-    clock = context_of(runtime).clock
+    clock, sleep = context_of(runtime).clock, context_of(runtime).sleep
     kind, _, cassette = state["chooser"].partition(":")
     waited = 0.0
     if kind == "replay":  # no network, so nothing to wait for
@@ -111,10 +111,10 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
     else:
         store, scope = runtime.store, run_scope()
         recent = model_calls(store, scope, cursor, last=route.max_attempts)
-        waited = wait_to_retry(recent, turn, route, state["deadline_at"], clock)
+        waited = wait_to_retry(recent, turn, route, state["deadline_at"], clock, sleep)
         left = state["deadline_at"] - clock()
         if left < MIN_ATTEMPT_S:
-            time.sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
+            sleep(max(0.0, left) + 0.001)  # to the deadline, so that the guard finds it passed
             return not_asked(turn, clock(), "the deadline has passed")
         text, schema = _request_of(store, scope, request)
         outbound = _as_gated(text, request)
@@ -204,13 +204,15 @@ def wait_to_retry(
     route: Route,
     deadline_at: float,
     clock: Callable[[], float],
+    sleep: Callable[[float], None] = time.sleep,
 ) -> float:
     """Sleep before a retry (this node is sync; it holds no lock but the run's own lease), never
-    past the deadline; time already spent since the failure (a resume) counts. Returns the wait."""
+    past the deadline; time already spent since the failure (a resume) counts. Returns the wait.
+    `sleep` goes with `clock` (`WarrantContext.sleep`): a fake clock's moves it."""
     wanted, since = retry_wait(calls, turn, route.backoff_s, route.backoff_max_s)
     start = clock()
     elapsed = start - since if since is not None else 0.0
     wait = max(0.0, min(wanted - elapsed, deadline_at - start))
     if wait:
-        time.sleep(wait)
+        sleep(wait)
     return wait

@@ -121,13 +121,23 @@ def recorded(graph: CompiledStateGraph, config: dict[str, Any]) -> dict[str, Any
 
 
 class FakeClock:
-    """A clock the test moves by hand."""
+    """A clock the test moves by hand; its `sleep` (for `WarrantContext.sleep`) moves it at once
+    and keeps each wait asked for in `slept`."""
 
     def __init__(self, start: float = 1_800_000_000.0) -> None:
         self.now = start
+        self.slept: list[float] = []
 
     def __call__(self) -> float:
         return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def context(self, **fields: Any) -> WarrantContext:
+        """A run's context on this clock (and its sleep)."""
+        return WarrantContext(clock=self, sleep=self.sleep, **fields)
 
 
 def one_record(folder: Path, filename: str, kind: str, content: str | bytes) -> Record:

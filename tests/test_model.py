@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from nodes.context import WarrantContext
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, run_embedded, stop, write_manifest
 
@@ -56,9 +57,11 @@ def route_env(monkeypatch):
     return use
 
 
-def run_model(server: FakeOpenAI, scenario: str = "R42") -> dict:
+def run_model(
+    server: FakeOpenAI, scenario: str = "R42", context: WarrantContext | None = None
+) -> dict:
     with server.running():
-        return run_embedded(scenario, "model")
+        return run_embedded(scenario, "model", context=context)
 
 
 def refusal_codes(state: dict) -> list[str]:

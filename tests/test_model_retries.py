@@ -1,49 +1,53 @@
-"""Retries against a scripted endpoint: backoff, Retry-After, statuses not retried, the deadline."""
+"""Retries against a scripted endpoint: backoff, Retry-After, statuses not retried, the deadline.
+
+The waits between attempts are asked of a fake clock (`FakeClock.sleep`), which keeps them and
+moves at once: what is checked is the wait the run asked for and recorded, never how long the
+test took. The deadline's cut of an attempt in flight is the real transport's, against the real
+clock: that is checked by what the run recorded (the attempt's error, the status)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import write_manifest
+from tests.helpers import FakeClock, write_manifest
 from tests.test_model import STOP, run_model
 from tests.test_model import route_env as route_env
 
 
-def gaps(server: FakeOpenAI) -> list[float]:
-    return [later - earlier for earlier, later in zip(server.times, server.times[1:], strict=False)]
+def waits(state: dict) -> list[float]:
+    return [call["waited_s"] for call in state["model_calls"]]
 
 
 def test_retries_back_off_exponentially(route_env):
     server = FakeOpenAI([{"status": 500}, {"status": 503}, STOP])
     route_env(server, backoff="0.2")
-    state = run_model(server)
-    assert state["status"] == "stopped"
-    first, second = gaps(server)
-    assert 0.2 <= first < 0.4 <= second < 0.8
-    assert state["model_calls"][0]["waited_s"] == 0 < state["model_calls"][1]["waited_s"]
+    clock = FakeClock()
+    state = run_model(server, context=clock.context())
+    assert state["status"] == "stopped" and len(server.requests) == 3
+    assert clock.slept == pytest.approx([0.2, 0.4])
+    assert waits(state) == [0, 0.2, 0.4]
 
 
 def test_retry_after_is_honoured_and_recorded(route_env):
     limited = {"status": 429, "headers": {"Retry-After": "0.5"}}
     server = FakeOpenAI([limited] * 3)
     route_env(server)  # backoff 0.01: the waits come from Retry-After
-    state = run_model(server)
+    clock = FakeClock()
+    state = run_model(server, context=clock.context())
     assert state["status"] == "model_failed" and len(server.requests) == 3
-    assert all(gap >= 0.5 for gap in gaps(server))
+    assert clock.slept == pytest.approx([0.5, 0.5])
     assert state["model_calls"][0]["reply"]["retry_after_s"] == 0.5
-    assert state["model_calls"][1]["waited_s"] >= 0.49
+    assert waits(state) == [0, 0.5, 0.5]
 
 
 def test_a_long_retry_after_is_capped(route_env):
     server = FakeOpenAI([{"status": 429, "headers": {"Retry-After": "3600"}}, STOP])
     route_env(server, backoff_max="0.3")
-    started = time.monotonic()
-    state = run_model(server)
-    assert state["status"] == "stopped" and 0.3 <= gaps(server)[0] < 60
-    assert time.monotonic() - started < 120  # far below the hour asked for, on any machine
+    clock = FakeClock()
+    state = run_model(server, context=clock.context())
+    assert state["status"] == "stopped" and len(server.requests) == 2
+    assert clock.slept == pytest.approx([0.3]) and waits(state) == [0, 0.3]
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 413, 422])
@@ -63,11 +67,11 @@ def short_deadline(scenario_dir, seconds: int) -> str:
 
 
 def test_a_hanging_endpoint_is_cut_at_the_deadline(route_env, scenario_dir):
+    """The endpoint would answer STOP after 30 s: an attempt recorded as timed out, and no
+    second one, is an attempt cut at the 2 s deadline (the route's own timeout is 60 s)."""
     server = FakeOpenAI([{"content": STOP, "delay": 30}] * 3)
-    route_env(server)  # the route's timeout stays 60 s: the deadline cuts the attempt
-    started = time.monotonic()
+    route_env(server)
     state = run_model(server, short_deadline(scenario_dir, 2))
-    assert time.monotonic() - started < 20  # cut: the endpoint hangs for 30 s
     assert state["status"] == "deadline_passed" and len(server.requests) == 1
     assert state["model_calls"][0]["reply"]["error"].startswith("timeout after")
     assert [refusal["code"] for refusal in state["refusals"]] == ["deadline_passed"]
@@ -76,20 +80,22 @@ def test_a_hanging_endpoint_is_cut_at_the_deadline(route_env, scenario_dir):
 def test_a_wait_never_runs_past_the_deadline(route_env, scenario_dir):
     server = FakeOpenAI([{"status": 429, "headers": {"Retry-After": "60"}}, STOP])
     route_env(server, backoff_max="60")
-    started = time.monotonic()
-    state = run_model(server, short_deadline(scenario_dir, 2))
-    assert 1.5 < time.monotonic() - started < 40  # cut: the endpoint asked for 60 s
+    clock = FakeClock()
+    state = run_model(server, short_deadline(scenario_dir, 2), context=clock.context())
     assert state["status"] == "deadline_passed" and len(server.requests) == 1
+    # The 60 s asked for were cut to the 2 s left (the run then waits out the deadline's last
+    # instant, so that the guard finds it passed).
+    assert clock.slept[0] == pytest.approx(2.0) and sum(clock.slept) < 2.01
+    assert waits(state) == [0]
 
 
 def test_an_endpoint_that_trickles_its_reply_is_cut_at_the_deadline(route_env, scenario_dir):
     """Each quarter of the body comes within the SDK's read timeout (2 s, the deadline's
-    remaining seconds rounded up); the whole does not. A quarter slower than the read timeout
-    would race the SDK's own timeout against the whole response's."""
+    remaining seconds rounded up); the whole (6 s) does not: the attempt is given up at the
+    deadline, said so ("for the whole response"), and no second attempt is sent. A quarter slower
+    than the read timeout would race the SDK's own timeout against the whole response's."""
     server = FakeOpenAI([{"content": STOP, "trickle": 1.5}] * 3)
     route_env(server)
-    started = time.monotonic()
     state = run_model(server, short_deadline(scenario_dir, 2))
-    assert time.monotonic() - started < 5.5  # cut: the whole body takes 6 s
     assert state["status"] == "deadline_passed" and len(server.requests) == 1
     assert state["model_calls"][0]["reply"]["error"].endswith("for the whole response")
