@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -269,10 +268,13 @@ def resume(
     reply: Reply | None = None,
     interaction_id: str | None = None,
     lane_calls: bool = False,
+    context: WarrantContext | None = None,
 ) -> Outcome:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
-    past their reply time expire and the run goes on."""
+    past their reply time expire and the run goes on. `context`: the clock that says which have
+    expired and that the run goes on with (a test's fake one; the real one by default)."""
+    context = context or WarrantContext()
     config = config_of(thread_id)
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -283,11 +285,11 @@ def resume(
                 command = resume_command(snapshot, reply, interaction_id)
             except InteractionError as exc:
                 raise RunError(2, str(exc)) from None
-            advance(graph, command, config, thread_id, on_event)
+            advance(graph, command, config, thread_id, on_event, context)
         elif is_unfinished(snapshot):
-            carry_on(graph, config, thread_id, on_event)
-        elif expired := expiry_command(snapshot, time.time()):  # nobody replied in time
-            advance(graph, expired, config, thread_id, on_event)
+            carry_on(graph, config, thread_id, on_event, context)
+        elif expired := expiry_command(snapshot, context.clock()):  # nobody replied in time
+            advance(graph, expired, config, thread_id, on_event, context)
         return outcome(graph, config, lane_calls)
 
 
@@ -313,16 +315,20 @@ def is_unfinished(snapshot: StateSnapshot) -> bool:
 
 
 def carry_on(
-    graph: CompiledStateGraph, config: dict[str, Any], thread_id: str, on_event: OnEvent
+    graph: CompiledStateGraph,
+    config: dict[str, Any],
+    thread_id: str,
+    on_event: OnEvent,
+    context: WarrantContext | None = None,
 ) -> None:
     """Finish a run that stopped before its handover. A state that schedules nothing further was
     last written by someone other than the run's nodes: if it holds values the run did not
     write, the handover records them; otherwise the run takes the step it was about to take (a
     person it was asking is asked again)."""
-    advance(graph, None, config, thread_id, on_event)
+    advance(graph, None, config, thread_id, on_event, context)
     snapshot = graph.get_state(config)
     if is_unfinished(snapshot) and not snapshot.next:
-        advance(graph, Command(goto=next_step(snapshot.values, thread_id)), config, thread_id, on_event)  # fmt: skip
+        advance(graph, Command(goto=next_step(snapshot.values, thread_id)), config, thread_id, on_event, context)  # fmt: skip
 
 
 def next_step(values: dict[str, Any], thread_id: str) -> Any:
@@ -343,14 +349,15 @@ def advance(
     config: dict[str, Any],
     thread_id: str,
     on_event: OnEvent,
+    context: WarrantContext | None = None,
 ) -> None:
     """Stream the run, reporting each ledger entry as it is committed; storage loss mid-run is
-    exit 4, resumable."""
+    exit 4, resumable. `context`: the run's clock (`WarrantContext`; the real one by default)."""
     try:
         reporter = Reporter.at(graph, thread_id, on_event)
         with langsmith_context(thread_id, run_input):
             for namespace, update in graph.stream(
-                run_input, config, stream_mode="updates", durability="sync", context=WarrantContext(),
+                run_input, config, stream_mode="updates", durability="sync", context=context or WarrantContext(),
                 subgraphs=True,
             ):  # fmt: skip
                 for node_update in update.values():

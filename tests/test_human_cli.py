@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import getpass
 import json
-import time
 from pathlib import Path
 
 import pytest
 from langgraph.types import Command
 
 from graph.runner import advance, config_of, leased_graph
+from graph.runner import resume as resume_run
 from tests.cli_process import warrant
-from tests.helpers import call, stop, write_manifest
+from tests.helpers import FakeClock, call, stop, write_manifest
 
 ASK = {
     "summary": "need the tester",
@@ -141,17 +141,19 @@ def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused
 
 def test_resuming_after_the_reply_time_lets_the_interaction_expire_and_the_run_go_on(scenario_dir, tmp_path, action_file):  # fmt: skip
     manifest = gated_for(scenario_dir)
-    text = Path(manifest).read_text().replace("deadline_s = 120", "deadline_s = 120\nreply_s = 1")
+    text = (
+        Path(manifest).read_text().replace("deadline_s = 120", "deadline_s = 120\nreply_s = 3600")
+    )
     Path(manifest).write_text(text)
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop("gave up waiting")])  # fmt: skip
     assert warrant("run", manifest, "--chooser", chooser, "--db", db, "--thread", "ex", "-q", cwd=tmp_path).returncode == 3  # fmt: skip
     early = warrant("resume", "ex", "--db", db, "--json", "-q", cwd=tmp_path)
     assert early.returncode == 3  # within its reply time, the interaction still waits
-    time.sleep(1.2)
-    done = warrant("resume", "ex", "--db", db, "--json", "-q", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    handover = json.loads(done.stdout)
+    [pending] = json.loads(early.stdout)["pending"]
+    # An hour later (the runner's clock, not the test's time): the same resume without a reply
+    late = FakeClock(pending["reply_by"] + 1).context()
+    handover = resume_run("ex", db, lambda event: None, context=late).handover
     assert handover["status"] == "stopped" and handover["evidence"] == []
     assert [r["code"] for r in handover["refusals"]] == ["interaction_expired"]
     assert [e["type"] for e in ledger_of("ex", db, tmp_path)].count("expired") == 1
