@@ -8,7 +8,7 @@ import pytest
 
 from graph.build import compile_graph
 from graph.persistence import StorageUnavailable, open_run, open_saver, redact
-from graph.retention import prune, thread_ids
+from graph.retention import last_activity, prune, thread_ids
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -142,12 +142,13 @@ def test_sqlite_prune_keeps_the_latest_checkpoint_and_the_handover(tmp_path):
 def test_prune_deletes_an_old_runs_record_and_keeps_the_bodies_another_run_uses(tmp_path):
     db = str(tmp_path / "w.sqlite")
     run_r42(db, "old")
-    time.sleep(0.05)
-    cutoff = time.time()
-    time.sleep(0.05)
     newer = run_r42(db, "new")  # reads the same records: the same excerpt bodies
     with open_saver(db) as storage:
-        report = prune(storage, keep_latest=False, older_than_days=(time.time() - cutoff) / 86400, now=time.time())  # fmt: skip
+        # The cutoff halfway between the two runs' last checkpoints, as they were stamped
+        last = last_activity(storage.saver)
+        assert last["old"] < last["new"]
+        halfway_days = (last["new"] - last["old"]) / 2 / 86400
+        report = prune(storage, keep_latest=False, older_than_days=halfway_days, now=last["new"])
         assert (report.deleted, report.bodies) == (["old"], 0)
         assert storage.store.search(("warrant", "runs", "old"), limit=1) == []
         still = recorded(compile_graph(*storage), {"configurable": {"thread_id": "new"}})

@@ -23,9 +23,22 @@ LINES = b"".join(b"UVM_INFO a.sv(%d) @ %d: env [X] line %06d\n" % (n, n, n) for 
 NAMES = ("hashed_once", "rewritten", "changed_while_read", "new_process")
 
 
+def after_a_tick(folder: Path, since_ns: int) -> None:
+    """Return once the file system's clock is past `since_ns`, so that a write now moves a file's
+    ctime beyond it: a probe file in `folder` is touched until its ctime has moved (one timestamp
+    tick, a few milliseconds), for 5 s at most."""
+    probe, bound = folder / ".tick", time.monotonic() + 5
+    while True:
+        probe.touch()
+        if probe.stat().st_ctime_ns > since_ns:
+            return
+        assert time.monotonic() < bound, "the file system's clock did not move in 5 s"
+        time.sleep(0.001)
+
+
 @pytest.fixture(scope="module")
-def quiet_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One log per test, written once and then left alone for longer than `QUIET_NS`."""
+def written_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One log per test, written once, and left alone for a timestamp tick."""
     root = tmp_path_factory.mktemp("quiet")
     logs = {}
     for name in NAMES:
@@ -35,8 +48,17 @@ def quiet_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         )
         logs[name] = root / name / "q.log"
         logs[name].write_bytes(LINES)
-    time.sleep(digests.QUIET_NS / 1e9 + 0.1)
+    after_a_tick(root, max(log.stat().st_ctime_ns for log in logs.values()))
     return logs
+
+
+@pytest.fixture
+def quiet_logs(written_logs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """The logs, quiet: with `QUIET_NS` at 0, a file is quiet when it has not changed since the
+    file system's clock last ticked before its hash began (waiting out the real second is no
+    part of these tests; the rule itself is tested on identities below)."""
+    monkeypatch.setattr(digests, "QUIET_NS", 0)
+    return written_logs
 
 
 @pytest.fixture(autouse=True)
@@ -91,7 +113,7 @@ def test_a_record_rewritten_after_admission_with_its_old_mtime_is_refused(quiet_
     log = quiet_logs["rewritten"]
     record = admitted(log)
     seen = log.stat()
-    time.sleep(0.05)  # past the file system's timestamp tick, as any later write is
+    after_a_tick(log.parent, seen.st_ctime_ns)  # as any later write is
     with log.open("r+b") as handle:
         handle.write(b"FORGED")
     os.utime(log, ns=(seen.st_atime_ns, seen.st_mtime_ns))
@@ -108,7 +130,7 @@ def test_a_remembered_record_changed_while_it_is_read_is_refused(quiet_logs):
     with pytest.raises(RecordRefusal) as refused, reading(None) as session:
         with open_record(record) as stream:
             assert stream.read(10)
-            time.sleep(0.05)
+            after_a_tick(log.parent, seen.st_ctime_ns)
             with log.open("r+b") as handle:
                 handle.seek(len(LINES) - 6)
                 handle.write(b"FORGED")
