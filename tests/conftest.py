@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +34,32 @@ def user_store_of_its_own(tmp_path_factory: pytest.TempPathFactory, monkeypatch:
     project): a `warrant` run without --db neither reads nor writes the user's runs or another
     test's."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg")))
+
+
+THREADS_END_S = 2.0
+"""How long the threads a fast test started are given, together, to end after it."""
+
+
+@pytest.fixture(autouse=True)
+def threads_end_with_their_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A fast test ends the threads it starts: none that is not a daemon, nor any of Warrant's own
+    (`warrant-*`: a model attempt given up at its deadline, a hook past its time, a read-ahead),
+    is alive after a bounded join. A thread left running is a test that leaks into the next one's
+    time and state. Tests marked `slow` or `live` (real processes, servers) are not checked."""
+    if request.node.get_closest_marker("slow") or request.node.get_closest_marker("live"):
+        yield
+        return
+    before = set(threading.enumerate())
+    yield
+    ends = time.monotonic() + THREADS_END_S
+    left = []
+    for thread in threading.enumerate():
+        if thread in before or (thread.daemon and not thread.name.startswith("warrant-")):
+            continue
+        thread.join(max(0.0, ends - time.monotonic()))
+        if thread.is_alive():
+            left.append(f"{thread.name} (daemon={thread.daemon})")
+    assert not left, f"threads still running {THREADS_END_S:g} s after the test: {', '.join(left)}"
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,6 @@ from tests.helpers import call, run_embedded, stop, write_manifest
 from tests.test_model import route_env  # noqa: F401 (a fixture)
 
 HOOKS = """\
-import time
 from guards.hooks import ALLOW, Block, Projection
 
 def no_fifo(call, run):
@@ -31,7 +32,8 @@ def raises(call, run):
     raise RuntimeError("boom")
 
 def hangs(call, run):
-    time.sleep(5)
+    from tests.test_hooks import HUNG  # released when its test ends, so the thread ends too
+    HUNG.wait(60)
     return ALLOW
 
 def answers_junk(call, run):
@@ -58,6 +60,17 @@ def observes(handover, ledger):
 def edits(handover, ledger):
     handover["status"] = "stopped by a hook"
 """
+
+
+HUNG = threading.Event()
+"""What the hanging hook waits on: set when a test ends (its thread cannot be stopped otherwise)."""
+
+
+@pytest.fixture(autouse=True)
+def release_hung_hooks() -> Iterator[None]:
+    HUNG.clear()
+    yield
+    HUNG.set()
 
 
 def scenario(root: Path, hooks: str, log: str | None = None) -> Path:
