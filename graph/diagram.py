@@ -1,7 +1,8 @@
-"""The README's architecture diagram, generated from the compiled graph.
+"""The loop's diagrams, generated from the compiled graph.
 
-`python -m graph.diagram` rewrites the Mermaid block between the README's graph markers; a test
-fails when the README is stale.
+`python -m graph.diagram` rewrites the Mermaid block between the graph markers of each file in
+`DIAGRAMS`; a test fails when one is stale. The README draws main's loop (a child is one node);
+the design (docs/design.md) draws the child's subgraph inside it.
 """
 
 from __future__ import annotations
@@ -11,31 +12,37 @@ from pathlib import Path
 
 from graph.build import compile_graph
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DESIGN = ROOT / "docs" / "design.md"
+DIAGRAMS = {README: 0, DESIGN: 1}
+"""Each file with a diagram block, and how many levels of subgraphs it draws (LangGraph's xray)."""
 START, END = "<!-- graph:start -->", "<!-- graph:end -->"
 _BLOCK = re.compile(re.escape(START) + r".*?" + re.escape(END), re.DOTALL)
 
 
-def mermaid() -> str:
-    """Main's loop with its children's subgraph drawn inside it (one level: a child's own
+def mermaid(xray: int = 1) -> str:
+    """Main's loop; with `xray=1` its children's subgraph drawn inside it (one level: a child's own
     children run the same graph)."""
-    return compile_graph().get_graph(xray=1).draw_mermaid()
+    return compile_graph().get_graph(xray=xray).draw_mermaid()
 
 
-def diagram_block() -> str:
-    return f"{START}\n```mermaid\n{mermaid().rstrip()}\n```\n{END}"
+def diagram_block(xray: int = 1) -> str:
+    return f"{START}\n```mermaid\n{mermaid(xray).rstrip()}\n```\n{END}"
 
 
 def readme_block(text: str) -> str | None:
+    """The diagram block of a file's text (the README's or another's), or None."""
     found = _BLOCK.search(text)
     return found[0] if found else None
 
 
 def main() -> None:
-    text = README.read_text(encoding="utf-8")
-    if readme_block(text) is None:
-        raise SystemExit(f"{README} has no {START} … {END} block")
-    README.write_text(_BLOCK.sub(lambda _: diagram_block(), text), encoding="utf-8")
+    for path, xray in DIAGRAMS.items():
+        text = path.read_text(encoding="utf-8")
+        if readme_block(text) is None:
+            raise SystemExit(f"{path} has no {START} … {END} block")
+        path.write_text(_BLOCK.sub(lambda _, x=xray: diagram_block(x), text), encoding="utf-8")
 
 
 if __name__ == "__main__":
