@@ -6,14 +6,15 @@ never answers), `usage` (False: omit it; any other value is sent as it is, `None
 `truncate` (stream half of it and hang up), `finish_reason`, `message` (the whole message object,
 sent as it is), `body` (the whole HTTP body, sent as it is), `headers` (extra response headers) and
 `trickle` (seconds between each quarter of a JSON body: bytes keep coming, slower than a timeout).
-Requests and their arrival times (`time.monotonic`) are kept for assertions.
+Requests are kept for assertions (not their times: a test checks what a run recorded, never how
+long it took). A reply held back (`delay`, `trickle`) ends when the server stops, so the attempt's
+thread waiting on it ends too.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -27,7 +28,6 @@ class FakeOpenAI:
     def __init__(self, script: list[str | dict[str, Any]]) -> None:
         self.script = [item if isinstance(item, dict) else {"content": item} for item in script]
         self.requests: list[dict[str, Any]] = []
-        self.times: list[float] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -36,7 +36,6 @@ class FakeOpenAI:
     def next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
-            self.times.append(time.monotonic())
             index = len(self.requests) - 1
         return (
             self.script[index]

@@ -355,16 +355,18 @@ def _json_type(value: object) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
-def probe(route: Route) -> str | None:
+def probe(route: Route, timeout_s: float = 5.0) -> str | None:
     """None when the route's endpoint answers at all (any HTTP status, or accepts the connection
-    and is too busy to answer at once); else why it is unreachable.
+    and is too busy to answer within `timeout_s`); else why it is unreachable.
     A base URL that is not an http(s) URL is bad input (`RouteError`), not an unreachable service."""
     base = (route.base_url or "https://api.openai.com/v1").rstrip("/")
     check_base_url(base)
     key = os.environ.get(route.api_key_env)
     try:
         httpx.get(
-            f"{base}/models", timeout=5, headers={"Authorization": f"Bearer {key}"} if key else {}
+            f"{base}/models",
+            timeout=timeout_s,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
         )
     except httpx.InvalidURL as exc:
         raise RouteError(f"OPENAI_BASE_URL {one_line(base, 100)!r} is not usable: {exc}") from None
