@@ -224,3 +224,16 @@ def test_ci_runs_the_readme_test_command_and_builds_the_docs_strictly():
         command.startswith(".venv/bin/mkdocs build --strict")
         for command in commands[: commands.index(".venv/bin/pytest")]
     ), "CI builds the docs strictly before the tests"
+
+
+def test_the_embedded_use_snippet_runs_as_written(tmp_path):
+    """docs/serving.md's embedded-use snippet, run as a program: it prints the run's status, its
+    evidence refs and its unknowns (the card's "embedded graph invocation")."""
+    page = (ROOT / "docs" / "serving.md").read_text(encoding="utf-8")
+    snippet = page.split("## Embedded use", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    program = tmp_path / "snippet.py"
+    program.write_text(snippet)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data")}
+    ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith("stopped ['E1', 'E2', 'E3'] [")
