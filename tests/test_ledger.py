@@ -182,6 +182,7 @@ def test_an_edited_receipt_fails_verification(finished, tmp_path, edit, said):
     assert said in result.stderr and result.stderr.count("\n") == 1
 
 
+@pytest.mark.slow  # a real process killed mid-run (kill -9), as the slow suite's kill trials are
 def test_the_chain_holds_across_a_crash_and_a_resume(tmp_path):
     db = tmp_path / "crash.sqlite"
     process = start_paused("run", "R42", "--db", str(db), "--thread", "t", point="after:execute@c2", cwd=tmp_path)  # fmt: skip

@@ -19,6 +19,7 @@ def model_env(server: FakeOpenAI) -> dict[str, str]:
             "WARRANT_MODEL_BACKOFF": "0.01"}  # fmt: skip
 
 
+@pytest.mark.slow  # a real process killed mid-run (kill -9), as the slow suite's kill trials are
 def test_a_crash_after_the_reply_is_recorded_does_not_ask_the_model_again(tmp_path):
     db = str(tmp_path / "w.sqlite")
     server = FakeOpenAI(GOOD_R42)
