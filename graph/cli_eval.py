@@ -24,7 +24,10 @@ def register(app: typer.Typer) -> None:
 
 
 def eval_suite(
-    suite: Annotated[Path, typer.Argument(help="A suite (TOML: [[case]] with [case.expect]).")],
+    # Rich markup would eat bare brackets in help text: they are escaped.
+    suite: Annotated[
+        Path, typer.Argument(help="A suite (TOML: \\[\\[case]] with \\[case.expect]).")
+    ],
     chooser: Annotated[
         list[str] | None,
         typer.Option(

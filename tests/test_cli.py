@@ -220,3 +220,9 @@ def test_a_mistyped_command_line_is_one_line_and_exit_2(tmp_path, args, says):
 def test_no_arguments_show_the_help(tmp_path):
     result = warrant(cwd=tmp_path, subprocess_=True)
     assert result.returncode == 0 and "Usage: warrant" in result.stdout
+
+
+def test_help_text_keeps_its_brackets(tmp_path):
+    """Rich markup reads `[…]` as a style and drops it: `warrant eval --help` shows its brackets."""
+    shown = warrant("eval", "--help", cwd=tmp_path, env={"COLUMNS": "200"}).stdout
+    assert "A suite (TOML: [[case]] with [case.expect])." in shown
