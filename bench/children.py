@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.build import compile_graph
-from graph.persistence import open_run
+from graph.persistence.savers import open_run
 from lab.loggen import write_log
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext

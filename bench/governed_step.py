@@ -43,12 +43,12 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence import Storage, postgres_lease, postgres_pool, sqlite_store
+from graph.persistence.savers import Storage, postgres_lease, postgres_pool, sqlite_store
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tools.catalog import tools_of
-from tools.records import Scenario, load_scenario
+from tools.records.registry import Scenario, load_scenario
 
 LOG, SPEC, HISTORY = (
     "lab/runs/R42/reset_smoke.log",
@@ -230,7 +230,7 @@ def thread_config(thread: str) -> dict[str, Any]:
 @contextmanager
 def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, Storage]]]:
     """Each mode's checkpointer for the peers, and the checkpointer and store Warrant's run writes
-    in that mode (as `graph.persistence.open_run` opens them: on PostgreSQL, the run's lease
+    in that mode (as `graph.persistence.savers.open_run` opens them: on PostgreSQL, the run's lease
     connection, whose saver commits a task's writes without waiting for the WAL flush; the peers
     keep no record and use LangGraph's saver as it comes)."""
     sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)

@@ -3,7 +3,7 @@
     .venv/bin/python bench/long_run.py [--steps 30,300,1000] [--reps 3] [--postgres postgresql://…/postgres]
 
 A chooser makes N distinct `searchlogs` calls on one approved log (the lab's R42 log), then stops;
-each run goes through `graph.runner.start` as `warrant run` does (`durability="sync"`, under its
+each run goes through `graph.runs.runner.start` as `warrant run` does (`durability="sync"`, under its
 lease), on a fresh SQLite file and in a fresh PostgreSQL database. Storage per step is what the run
 left in the database divided by its steps (SQLite: the file and its WAL after a checkpoint;
 PostgreSQL: the checkpoint tables' rows of the thread and the store's rows: its record and bodies); time per step is taken between successive
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
 
-from graph.runner import admit_request, start
+from graph.runs.runner import admit_request, start
 from lab import LAB_DIR
 
 WINDOW = 30

@@ -34,17 +34,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.loggen import write_log
-from tools import searchlogs
-from tools.digests import QUIET_NS, forget_all
-from tools.reading import reading
-from tools.records import Record, load_scenario
-from tools.searchlogs import SearchLogsArgs
+from tools.logs import searchlogs
+from tools.logs.searchlogs import SearchLogsArgs
+from tools.records.digests import QUIET_NS, forget_all
+from tools.records.reading import reading
+from tools.records.registry import Record, load_scenario
 
 SIZES = {"M": 1 << 20, "G": 1 << 30}
 PROBE = """
 import re, resource, sys
 sys.path.insert(0, {root!r})
-from tools.searchlogs import SearchLogsArgs, find
+from tools.logs.searchlogs import SearchLogsArgs, find
 with open({path!r}, "rb") as stream:
     found = find(stream, SearchLogsArgs(path="log", query={needle!r}.decode()))
 hits = [found.lines[number] for number in found.hits]
@@ -324,7 +324,7 @@ def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None
         "\nAs executed: first 20 through the hashed stream, then the rest of the file hashed and "
         "checked against the admitted sha256, as a run resumed in a new process does; and in the "
         "process that admitted the record, whose digest is known by the file's identity "
-        "(`tools/reading.py`, `tools/digests.py`)\n"
+        "(`tools/records/reading.py`, `tools/records/digests.py`)\n"
     )
     print(
         "| log | as executed, hashed | sha256sum | ratio | digest known | rg -F -n -m 20 | ratio |"

@@ -43,7 +43,7 @@ from psycopg_pool import ConnectionPool
 
 from bench.governed_step import CALLS, TURNS, bench_lab
 from graph.build import compile_graph
-from graph.persistence import postgres_lease, postgres_pool
+from graph.persistence.savers import postgres_lease, postgres_pool
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 

@@ -19,8 +19,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence import Storage, StorageUnavailable, open_saver
-from graph.runner import outcome
+from graph.persistence.savers import Storage, StorageUnavailable, open_saver
+from graph.runs.runner import outcome
 from nodes.context import WarrantContext
 
 

@@ -26,7 +26,7 @@ from nodes.context import WarrantContext, event, now
 from nodes.handoff import handoff_of
 from nodes.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
 from nodes.record import EVIDENCE, cursor_of, evidence, sealed_or_not
-from tools.records import Scenario
+from tools.records.registry import Scenario
 
 CHILD = "child"
 

@@ -53,7 +53,7 @@ from guards.recall import NO_MEMORY, RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
-from tools.records import Record, Scenario
+from tools.records.registry import Record, Scenario
 from tools.validation import describe_validation_error
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from guards.action import DelegateMessage, DelegateTask
 from guards.refusals import GUARD, Refusal, RefusalCode
-from tools.manifest import Budget
-from tools.records import Scenario
+from tools.records.manifest import Budget
+from tools.records.registry import Scenario
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Rendering OpenSTA-style `report_checks` text, for the STA lab and for round-trip tests.
 
-`render_path` writes one full path in the format `tools/stareport.py` reads (Startpoint/Endpoint
+`render_path` writes one full path in the format `tools/sta/report.py` reads (Startpoint/Endpoint
 with reasons, Path Group, Path Type, optional Mode and Corner, the Delay/Time/Description table,
 arrival, required and slack).
 """

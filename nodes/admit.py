@@ -25,7 +25,7 @@ from nodes.continuation import carried
 from nodes.human import served_identity
 from nodes.integrity import run_scope
 from nodes.record import event_at
-from tools.records import Scenario, load_scenario
+from tools.records.registry import Scenario, load_scenario
 
 
 class ScenarioNotFound(ValueError):

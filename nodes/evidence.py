@@ -11,7 +11,7 @@ from typing import Any
 from contract.shapes import EvidenceItem, Interaction
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
-from tools.records import Record
+from tools.records.registry import Record
 
 PERSON = "A person's answer: a statement, not a verified observation."
 

@@ -30,9 +30,9 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
-from tools.hookspec import HookEntry, RedactEntry
-from tools.reading import reading
-from tools.records import Record, pinned_record
+from tools.records.hookspec import HookEntry, RedactEntry
+from tools.records.reading import reading
+from tools.records.registry import Record, pinned_record
 
 
 def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:

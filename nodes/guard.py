@@ -48,7 +48,7 @@ from nodes.record import (
 )
 from nodes.remember import remembered
 from tools.catalog import tools_of
-from tools.records import Scenario
+from tools.records.registry import Scenario
 
 GUARD = "guard"
 

@@ -45,7 +45,7 @@ from nodes.record import (
 )
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
-from tools.records import Scenario
+from tools.records.registry import Scenario
 
 
 def handover(

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import compile_graph
-from graph.cli import main
-from graph.ledger import ledger_break
-from graph.persistence import open_saver
+from graph.cli.main import main
+from graph.persistence.savers import open_saver
+from graph.runs.ledger import ledger_break
 from tests.helpers import recorded
 
 WARRANT = str(Path(sys.executable).with_name("warrant"))

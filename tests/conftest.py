@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, settings
 
 from lab import LAB_DIR
 from tests.langgraph_server import langgraph_dev
-from tools.records import Scenario, load_scenario
+from tools.records.registry import Scenario, load_scenario
 
 # Property tests draw the same examples on every run (a red suite is reproducible, CI never goes
 # red on a draw nobody can repeat); `pytest --hypothesis-profile=explore` draws fresh ones.

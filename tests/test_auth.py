@@ -1,13 +1,13 @@
 """The served boundary's pure parts, without a server: who a bearer is, and what in a run
-request's config a client may not set (`graph/auth.py`; served in tests/test_server_identity.py
+request's config a client may not set (`graph/server/auth.py`; served in tests/test_server_identity.py
 and tests/test_server_boundary.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from graph.auth import bearer_of, bearers, config_problem
-from graph.persistence import FENCE_MESSAGE
+from graph.persistence.savers import FENCE_MESSAGE
+from graph.server.auth import bearer_of, bearers, config_problem
 
 
 def test_each_token_names_its_bearer_and_the_single_token_is_the_client():

@@ -16,14 +16,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from contract.codes import EventKind, Outcome, RefusalCode, Status
 from graph.build import compile_graph
-from graph.lanes import child_lanes, handoff_break
+from graph.runs.lanes import child_lanes, handoff_break
 from guards.decide import GuardContext, decide
 from lab import LAB_DIR
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext
 from tests.cli_process import run_json, warrant
 from tests.helpers import recorded, run_embedded
-from tools.records import Scenario, load_scenario
+from tools.records.registry import Scenario, load_scenario
 
 LOGS = [f"lab/runs/R44/{test}.log" for test in ("reset_smoke", "reset_warm", "dma_burst", "irq_stress")]  # fmt: skip
 HISTORY = "lab/history/nightly.csv"

@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.grader import RunFacts, for_route, grade
-from graph.suite import Rubric
+from graph.evaluation.grader import RunFacts, for_route, grade
+from graph.evaluation.suite import Rubric
 from guards.egress import MARKER, WINDOW, Outbound, Taint, gate, local_records
 from nodes.choosers.projector import assemble
 from nodes.choosers.route import Route

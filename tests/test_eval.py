@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graph.judge import FAIL, PASS, UNKNOWN, judge, verdict
-from graph.suite import Expect
+from graph.evaluation.judge import FAIL, PASS, UNKNOWN, judge, verdict
+from graph.evaluation.suite import Expect
 from nodes.unknowns import NO_ROOT_CAUSE
 from tests.cli_process import warrant
 
@@ -82,7 +82,7 @@ def test_recorded_runs_are_judged_again_after_an_expectation_changes(tmp_path):
 
 
 def test_a_failed_status_points_at_the_owner_controlling_it():
-    from graph.judge import status_owner
+    from graph.evaluation.judge import status_owner
 
     assert status_owner({"status": "capability_gap"}) == "projector"
     assert status_owner({"status": "model_failed", "refusals": []}) == "transport"

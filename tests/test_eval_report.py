@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graph.eval_report import by_chooser, markdown
-from graph.grader import VERDICT_SCHEMA
+from graph.evaluation.grader import VERDICT_SCHEMA
+from graph.evaluation.report import by_chooser, markdown
 from tests.cli_process import warrant
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import local_log_scenario

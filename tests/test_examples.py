@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from graph.build import compile_graph
-from graph.persistence import open_saver
-from graph.runner import config_of, outcome
+from graph.persistence.savers import open_saver
+from graph.runs.runner import config_of, outcome
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.render import handover_markdown
+from graph.present.render import handover_markdown
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.cli_process import warrant

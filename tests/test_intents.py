@@ -10,7 +10,7 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence import sqlite_store
+from graph.persistence.savers import sqlite_store
 from nodes.intents import intend
 from nodes.record import INTENTS, space
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from graph.runner import RunError, RunRequest, admit_request, resume, start
+from graph.runs.runner import RunError, RunRequest, admit_request, resume, start
 from tests.cli_process import (
     assert_exactly_once,
     ledger,

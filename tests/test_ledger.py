@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from graph.ledger import chain_break
+from graph.runs.ledger import chain_break
 from nodes.record import EVENTS, EVIDENCE, event_digest, position, space
 from tests.cli_process import start_paused, warrant
 

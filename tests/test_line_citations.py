@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.render import handover_markdown
+from graph.present.render import handover_markdown
 from guards.action import parse_action
 from guards.citations import bind_lines
 from guards.refusals import Refusal

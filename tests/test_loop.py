@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.render import handover_markdown
+from graph.present.render import handover_markdown
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.choosers.view import ChooserView, make_view

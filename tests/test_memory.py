@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence import open_saver
+from graph.persistence.savers import open_saver
 from nodes import memory
 from nodes.memory import MemoryError, Scope
 from tests.cli_process import warrant
@@ -64,7 +64,7 @@ def test_bad_memory_input_is_one_clear_error(call, message):
 
 CRASH_AFTER_TOMBSTONE = textwrap.dedent("""\
     import os, signal, sys
-    from graph.persistence import open_saver
+    from graph.persistence.savers import open_saver
     from nodes import memory
     def crash(*args):  # the tombstone is committed; the process dies before erasing the texts
         os.kill(os.getpid(), signal.SIGKILL)
@@ -118,9 +118,9 @@ def test_the_memory_commands(tmp_path):
 
 
 def test_the_memory_graph_does_what_the_command_line_does_on_its_store():
-    """`graph/memory_graph.py` (served as `memory`): one operation per run, strict input, a
+    """`graph/server/memory_graph.py` (served as `memory`): one operation per run, strict input, a
     one-line error that changes nothing."""
-    from graph.memory_graph import compile_memory
+    from graph.server.memory_graph import compile_memory
 
     store = InMemoryStore()
     graph = compile_memory(store)

@@ -11,7 +11,7 @@ from lab import LAB_DIR
 from tests.cli_process import start_paused, warrant, without_thread
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.test_model import GOOD_R42
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 
 def model_env(server: FakeOpenAI) -> dict[str, str]:

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from graph.build import compile_graph
-from graph.persistence import StorageUnavailable, open_run, open_saver, redact
-from graph.retention import last_activity, prune, thread_ids
+from graph.persistence.retention import last_activity, prune, thread_ids
+from graph.persistence.savers import StorageUnavailable, open_run, open_saver, redact
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.helpers import recorded
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

@@ -9,7 +9,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from contract.codes import EventKind, Status
 from graph.build import compile_graph
-from graph.interactions import resume_command
+from graph.runs.interactions import resume_command
 from nodes.questions import save_reply
 from tests.cli_process import warrant
 from tests.helpers import call, recorded, stop, write_manifest

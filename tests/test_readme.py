@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from graph.diagram import DIAGRAMS, README, diagram_block, readme_block
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 ELIDED = "…"
@@ -93,7 +93,7 @@ def missing_lines(shown: list[str], printed: str) -> list[str]:
 def warrant_command() -> list[str]:
     """The `warrant` console script of the interpreter running the tests."""
     script = shutil.which("warrant", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-c", "from graph.cli import main; main()"]
+    return [script] if script else [sys.executable, "-c", "from graph.cli.main import main; main()"]
 
 
 def fresh_environment(folder: Path) -> dict[str, str]:

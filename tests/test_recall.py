@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.interactions import pending_of, resume_command
+from graph.runs.interactions import pending_of, resume_command
 from guards.decide import GuardContext, Refs, decide
 from guards.recall import RECALL
 from nodes import memory
@@ -23,7 +23,7 @@ from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, recorded, stop, write_manifest
 from tests.test_model import route_env as route_env
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 LAB = memory.Scope("team")
 CONFIG = {"configurable": {"thread_id": "r1"}}

@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from graph.persistence import lease_name
+from graph.persistence.savers import lease_name
 from lab import LAB_DIR
 from tests.cli_process import (
     assert_exactly_once,

@@ -10,7 +10,7 @@ import pytest
 
 from lab import LAB_DIR
 from tests.cli_process import warrant
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 
 def regression(folder: Path) -> Path:
@@ -100,9 +100,9 @@ def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
 def test_a_draft_admission_refuses_is_never_written(tmp_path):
     """Whatever admission refuses in a draft (here a record that gained a second name after the
     folder was looked at), nothing is written: no draft, and the manifest it would replace kept."""
-    from graph.cli import admitted_draft
-    from tools.draft import draft_manifest
-    from tools.records import ManifestError
+    from graph.cli.main import admitted_draft
+    from tools.records.draft import draft_manifest
+    from tools.records.registry import ManifestError
 
     folder = regression(tmp_path / "nightly")
     (folder / "scenario.toml").write_text("# mine\n")

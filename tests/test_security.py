@@ -18,7 +18,7 @@ from tools.catalog import tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import INSTRUCTION_LIKE
-from tools.records import Record, Scenario
+from tools.records.registry import Record, Scenario
 
 PASSAGES = passages()
 CASES = [(profile, passage) for profile in BUILDERS for passage in PASSAGES]

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graph.persistence import SharedStorageRequired, default_db, served_db
-from graph.replica import served_config
-from graph.serve import ServeError, environment
+from graph.persistence.savers import SharedStorageRequired, default_db, served_db
+from graph.server.replica import served_config
+from graph.server.serve import ServeError, environment
 
 ROOT = Path(__file__).resolve().parent.parent
 PG = "postgresql://postgres@127.0.0.1:5432/runs"

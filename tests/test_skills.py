@@ -15,8 +15,8 @@ from tests.fake_openai import FakeOpenAI
 from tests.test_model import route_env as route_env
 from tests.test_model import run_model
 from tools.errors import ManifestError
-from tools.records import load_scenario
-from tools.skills import SHIPPED
+from tools.records.registry import load_scenario
+from tools.records.skills import SHIPPED
 
 METHOD = """\
 +++

@@ -13,8 +13,8 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 
 from graph.build import compile_graph
-from graph.persistence import open_run, open_saver
-from graph.runner import resume
+from graph.persistence.savers import open_run, open_saver
+from graph.runs.runner import resume
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -24,7 +24,7 @@ from nodes.record import BODIES, EVENTS, EVIDENCE, position, space
 from nodes.record import events as record_events
 from nodes.record import evidence as record_evidence
 from tests.helpers import R42_LOG, recorded
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 GATED = str(LAB_DIR / "R42-gated.toml")
 SECRET = "PROTECTED DESIGN NOTES"

@@ -16,8 +16,8 @@ from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.helpers import call, run_embedded, stop, write_manifest
 from tools.errors import ManifestError, RecordRefusal
-from tools.reading import open_record, reading
-from tools.records import load_scenario
+from tools.records.reading import open_record, reading
+from tools.records.registry import load_scenario
 
 
 @dataclass(frozen=True)

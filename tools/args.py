@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
-from tools.manifest import RecordId as RecordId
+from tools.records.manifest import RecordId as RecordId
 
 
 class ToolArgs(BaseModel):

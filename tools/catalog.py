@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools import logsummary, readlines, readspec, runhistory, searchlogs, sta, stadiff
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
-from tools.manifest import RecordKind
+from tools.logs import logsummary, readlines, readspec, runhistory, searchlogs
 from tools.profiles import PROFILE_TOOLS
-from tools.records import Record
+from tools.records.manifest import RecordKind
+from tools.records.registry import Record
+from tools.sta import diff as stadiff
+from tools.sta import summary as sta
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Which tools each profile's catalog holds, by name: the one list the catalog (`tools/catalog.py`)
-is built from and the skill checks (`tools/skills.py`) read, with no import of the tools."""
+is built from and the skill checks (`tools/records/skills.py`) read, with no import of the tools."""
 
 from __future__ import annotations
 

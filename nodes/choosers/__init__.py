@@ -19,8 +19,8 @@ from typing import Any
 from nodes.choosers.adversary import AdversaryChooser
 from nodes.choosers.cassette import CassetteError, read_cassette
 from nodes.choosers.view import Chooser, ChooserView, Proposal
-from tools.files import open_regular
-from tools.records import Scenario
+from tools.records.files import open_regular
+from tools.records.registry import Scenario
 
 
 class ChooserError(ValueError):

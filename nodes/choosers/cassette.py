@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, 
 
 from guards.action import storable_problem
 from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
-from tools.files import open_regular
+from tools.records.files import open_regular
 from tools.validation import describe_validation_error
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

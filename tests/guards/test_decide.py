@@ -7,7 +7,7 @@ import pytest
 from guards.decide import GuardContext, call_signature, decide, decide_after_people
 from guards.refusals import Refusal, RefusalCode
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
-from tools.manifest import Budget
+from tools.records.manifest import Budget
 
 NOW = 1_000.0
 

@@ -11,7 +11,7 @@ from guards.decide import GuardContext, decide
 from guards.refusals import RefusalCode
 from lab import LAB_DIR
 from tools.catalog import tools_of
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
 
 SCENARIO = load_scenario(LAB_DIR / "R42.toml")
 CATALOG = tools_of(SCENARIO.profile)

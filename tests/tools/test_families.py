@@ -12,8 +12,8 @@ from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.helpers import run_embedded
 from tools.errors import ManifestError
-from tools.families import matches
-from tools.records import load_scenario
+from tools.records.families import matches
+from tools.records.registry import load_scenario
 
 HEADER = 'id = "FAM"\nprofile = "triage"\ngoal = "Why did fifo_basic fail?"\n'
 

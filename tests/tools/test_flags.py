@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from lab.stagen import render_path
 from tests.corpus.build import passages, sta_pair
 from tests.helpers import one_record
-from tools import readlines, searchlogs, sta, stadiff
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import (
     _PATTERNS,
@@ -18,6 +17,9 @@ from tools.flags import (
     instruction_flags,
     structural,
 )
+from tools.logs import readlines, searchlogs
+from tools.sta import diff as stadiff
+from tools.sta import summary as sta
 
 
 @pytest.mark.parametrize(

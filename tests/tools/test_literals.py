@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.literals import count_literals
+from tools.stream.literals import count_literals
 
 CHECKED = (b"slack (", b"data arrival time", b"nconstrained", b"NCONSTRAINED")
 pieces = st.sampled_from([*CHECKED, b"slack", b"(", b"data arrival", b" time\n", b"x", b"\n"])

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import one_record
-from tools import logsummary
 from tools.catalog import tools_of
-from tools.logsummary import LogSummaryArgs
+from tools.logs import logsummary
+from tools.logs.logsummary import LogSummaryArgs
 
 SEVERITIES = ("UVM_INFO", "UVM_WARNING", "UVM_ERROR", "UVM_FATAL")
 TWO_RUNS = Path(__file__).resolve().parent.parent / "data" / "questa_two_runs.log"

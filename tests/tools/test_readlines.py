@@ -13,9 +13,9 @@ from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.helpers import R42_LOG, one_record, run_embedded
-from tools import readlines
 from tools.catalog import tools_of
-from tools.readlines import ReadLinesArgs
+from tools.logs import readlines
+from tools.logs.readlines import ReadLinesArgs
 
 
 def read(record, start: int, count: int = 50):

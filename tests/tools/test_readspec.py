@@ -9,9 +9,9 @@ from markdown_it import MarkdownIt
 from pydantic import ValidationError
 
 from tests.helpers import R42_SPEC, one_record
-from tools import readspec
-from tools.lines import iter_lines
-from tools.readspec import ReadSpecArgs, slug
+from tools.logs import readspec
+from tools.logs.readspec import ReadSpecArgs, slug
+from tools.stream.lines import iter_lines
 
 
 def read(r42, section: str):

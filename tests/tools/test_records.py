@@ -5,8 +5,8 @@ import pytest
 
 from tests.helpers import write_manifest
 from tools.errors import ManifestError, RecordRefusal
-from tools.reading import open_record
-from tools.records import load_scenario
+from tools.records.reading import open_record
+from tools.records.registry import load_scenario
 
 
 def manifest_with_path(root: Path, path: str, kind: str = "log") -> Path:

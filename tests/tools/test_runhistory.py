@@ -7,9 +7,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.helpers import R42_HISTORY, one_record
-from tools import runhistory
 from tools.errors import ManifestError
-from tools.runhistory import RunHistoryArgs
+from tools.logs import runhistory
+from tools.logs.runhistory import RunHistoryArgs
 
 
 def history(r42, test: str, limit: int = 10):

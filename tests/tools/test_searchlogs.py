@@ -11,14 +11,15 @@ from pydantic import ValidationError
 
 from lab.loggen import write_log
 from tests.helpers import one_record
-from tools import excerpt, logscan, searchlogs
+from tools import excerpt
 from tools.errors import RecordRefusal
 from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
-from tools.lines import MAX_LINE_BYTES
-from tools.logscan import Sizes
-from tools.readahead import CHUNK_BYTES, DEPTH, RESERVE_BYTES
-from tools.reading import reading
-from tools.searchlogs import SearchLogsArgs, find_lines
+from tools.logs import logscan, searchlogs
+from tools.logs.logscan import Sizes
+from tools.logs.searchlogs import SearchLogsArgs, find_lines
+from tools.records.reading import reading
+from tools.stream.lines import MAX_LINE_BYTES
+from tools.stream.readahead import CHUNK_BYTES, DEPTH, RESERVE_BYTES
 
 TINY = Sizes(chunk=7, reserve=24)
 """Chunks, reserves and overlaps so small that every boundary is crossed (with shown windows

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.helpers import one_record
-from tools import searchlogs
-from tools.logscan import Search, Sizes, search
-from tools.patterns import Pattern
-from tools.searchlogs import SearchLogsArgs
+from tools.logs import searchlogs
+from tools.logs.logscan import Search, Sizes, search
+from tools.logs.searchlogs import SearchLogsArgs
+from tools.stream.patterns import Pattern
 
 SMALL = Sizes(chunk=5, reserve=40)
 

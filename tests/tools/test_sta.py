@@ -6,9 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from lab import LAB_DIR
-from tools import sta, stadiff
 from tools.errors import RecordRefusal
-from tools.records import load_scenario
+from tools.records.registry import load_scenario
+from tools.sta import diff as stadiff
+from tools.sta import summary as sta
 
 EXACT = "Δ = after − before, exact decimal on the reports' digits"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.helpers import one_record
 from tests.tools.test_stascan import fast, reference
-from tools import sta
-from tools.staitems import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
-from tools.stareport import parse_text
+from tools.sta import summary as sta
+from tools.sta.items import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
+from tools.sta.report import parse_text
 
 END_TABLES = """\
 max_delay/setup group core_clk
@@ -221,7 +221,7 @@ def primetime_path(endpoint: str, arrival: str, required: str, slack: str, statu
 
 
 def test_a_primetime_pair_with_a_flip_is_read_as_a_flip(tmp_path):
-    from tools import stadiff
+    from tools.sta import diff as stadiff
 
     before = primetime_path("u_core/acc_reg", "1.80", "1.90", "0.10", "MET")
     after = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
@@ -293,7 +293,7 @@ def test_check_types_sections_are_violations_of_their_own_kind(tmp_path):
 def test_tns_and_deltas_are_exact_decimals_on_the_reports_digits(tmp_path):
     from decimal import Decimal
 
-    from tools.stafigures import difference, negative_sum
+    from tools.sta.figures import difference, negative_sum
 
     slacks = [-0.1, -0.1, -0.1, 0.2, None]
     assert sum(s for s in slacks if s is not None and s < 0) != -0.3  # binary floats drift
@@ -355,7 +355,7 @@ def test_a_json_report_is_read_in_ns_with_the_slacks_sign(tmp_path):
 
 
 def test_a_diff_says_what_it_did_not_compare(tmp_path):
-    from tools import stadiff
+    from tools.sta import diff as stadiff
 
     records = {}
     for name, text in (("b", SHORT + JSON_REPORT), ("a", SHORT + JSON_REPORT + SLACK_ONLY)):

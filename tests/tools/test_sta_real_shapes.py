@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from lab.stagen import render_path
 from tests.helpers import one_record
 from tests.tools.test_stareport import path_specs
-from tools import sta
 from tools.excerpt import Excerpt
+from tools.sta import summary as sta
 
 EQ_TOP, EQ_BOTTOM = "=" * 75, "=" * 76
 CORNERS = ("nom_tt_025C_1v80", "nom_ss_100C_1v60", "nom_ff_n40C_1v95")

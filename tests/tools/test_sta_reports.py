@@ -5,8 +5,9 @@ end tables and files that are not reports at all."""
 from pathlib import Path
 
 from tests.helpers import one_record
-from tools import sta, stadiff
-from tools.records import Record
+from tools.records.registry import Record
+from tools.sta import diff as stadiff
+from tools.sta import summary as sta
 
 EXACT = "Δ = after − before, exact decimal on the reports' digits"
 

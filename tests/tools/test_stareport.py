@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lab.stagen import PathSpec, render_path
-from tools.staitems import EndRow, Metric, Notice, StaPath, SummaryRow
-from tools.stareport import parse_text
+from tools.sta.items import EndRow, Metric, Notice, StaPath, SummaryRow
+from tools.sta.report import parse_text
 
 FULL_PATH = """\
 Startpoint: reg1 (rising edge-triggered flip-flop clocked by clk)

@@ -8,15 +8,15 @@ from hypothesis import strategies as st
 
 from lab.stagen import PathSpec, render_path
 from tests.tools.test_stareport import FULL_PATH, path_specs
-from tools.lines import MAX_LINE_BYTES
-from tools.staitems import Extent, StaPath, Unrecognised
-from tools.stareport import parse
-from tools.stascan import Row, describe, scan
+from tools.sta.items import Extent, StaPath, Unrecognised
+from tools.sta.report import parse
+from tools.sta.scan import Row, describe, scan
+from tools.stream.lines import MAX_LINE_BYTES
 
 
 def reference(data: bytes) -> list[tuple]:
     """What the line parser says of each path, in the rows' terms, and every other item."""
-    lines = (  # cut as `tools.lines.iter_lines` cuts them
+    lines = (  # cut as `tools.stream.lines.iter_lines` cuts them
         (number, text[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape"))
         for number, text in enumerate(data.split(b"\n")[: -1 if data.endswith(b"\n") else None], 1)
     )

@@ -1,0 +1,136 @@
+"""What every `warrant` command shares: the app, its options, one-line failures, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from graph.persistence.savers import (
+    checked_db,
+    default_db,
+    missing_folder,
+    project_store,
+    shown_db,
+    user_store,
+)
+from graph.present.render import escaped, event_summary, handover_markdown
+from graph.runs.runner import Outcome, RunError, stored_run
+from nodes.choosers.cassette import write_cassette
+
+app = typer.Typer(
+    help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="memory, a SQLite file, or postgresql://… (default: $WARRANT_DB, else the nearest .warrant/ folder upward, else your user store: see `warrant --help`)",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No per-turn progress on stderr.")]
+ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
+
+
+def fail(code: int, message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def chosen_db(db: str | None) -> str:
+    """The `--db` given, else `$WARRANT_DB` or the default store: a value that names no store is
+    bad input (exit 2); a SQLite file given in a missing folder is unreachable (exit 4); the
+    default store's folder is made when first used."""
+    given = db or os.environ.get("WARRANT_DB")
+    try:
+        chosen = checked_db(given or default_db())
+    except ValueError as exc:
+        fail(2, str(exc))
+    if given and (unreachable := missing_folder(chosen)):
+        fail(4, unreachable)
+    return chosen
+
+
+def where_runs_are_kept() -> str:
+    """The paragraph of `warrant --help` that says which store is the default here, and why."""
+    project = project_store()
+    here = f"the project's store {shown_db(str(project))}" if project else f"your user store {shown_db(str(user_store()))} (no .warrant/ folder in this folder or above)"  # fmt: skip
+    if named := os.environ.get("WARRANT_DB"):
+        here = f"$WARRANT_DB, {shown_db(named)}"
+    return (
+        "Where runs are kept: --db or $WARRANT_DB; else the nearest .warrant/ folder found from"
+        " the current folder upward, as git finds .git (a project's store: `mkdir .warrant` at"
+        " its root); else your user store, one per user ($XDG_DATA_HOME/warrant/warrant.sqlite)."
+        f" A new store is never made in the current folder. Here: {here}."
+    )
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def cells(*values: object) -> list[Text]:
+    """Table cells as plain text: no rich markup is read from data, no control character shown."""
+    return [Text(escaped(str(value))) for value in values]
+
+
+def progress(quiet: bool) -> Any:
+    def show(event: dict[str, Any]) -> None:
+        if not quiet:
+            lane = f"{event['lane']:>6} " if event.get("lane") else ""
+            line = Text.assemble((lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")  # fmt: skip
+            stderr.print(line.append(event_summary(event)))
+
+    return show
+
+
+def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
+    """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
+    handover = outcome.handover
+    if json_output:
+        print_json(handover)
+    else:
+        sys.stdout.write(handover_markdown(handover))
+    if outcome.pending:
+        raise typer.Exit(waiting_code)
+
+
+def stored_outcome(thread_id: str, db: str | None) -> Outcome:
+    try:
+        return stored_run(chosen_db(db), thread_id)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+
+
+RecordOption = Annotated[
+    Path | None,
+    typer.Option(help="Write the run's model attempts to this JSONL cassette (for replay:PATH)."),
+]
+
+
+def check_record_path(path: Path) -> None:
+    """A cassette path is checked before the run: it is written after the run's end, when a
+    folder, a FIFO or a link there would fail or be followed with the run's work already done."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise ValueError(f"--record {path}: not a regular file (a folder, a link or a device)")
+    if not path.parent.is_dir():
+        raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
+
+
+def record_cassette(path: Path | None, result: Outcome) -> None:
+    """Every model attempt of the run so far (its children's with their lanes), as a cassette:
+    after a resume too, so a run that waited for a person is recorded whole."""
+    if path is not None:
+        write_cassette(path, result.values.get("model_calls", []), result.lane_calls)

@@ -1,0 +1,334 @@
+"""The `warrant` command line (DESIGN §7).
+
+Exit codes: 0 a handover was produced (whatever its status), 2 bad input or a conflict (one line,
+nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the run can be resumed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graph.cli import eval as cli_eval
+from graph.cli import memory as cli_memory
+from graph.cli import ops as cli_ops
+from graph.cli import people as cli_people
+from graph.cli import trace as cli_trace
+from graph.cli.common import (
+    DbOption,
+    JsonOption,
+    QuietOption,
+    RecordOption,
+    ThreadArgument,
+    app,
+    cells,
+    check_record_path,
+    chosen_db,
+    fail,
+    finish,
+    print_json,
+    progress,
+    record_cassette,
+    stderr,
+    stored_outcome,
+    where_runs_are_kept,
+)
+from graph.people.waiting import late_answers, open_questions
+from graph.present.render import escaped, event_summary
+from graph.runs.identity import check_message_id
+from graph.runs.lanes import Lane, handoff_break, laned
+from graph.runs.ledger import ledger_break
+from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, reading_graph, start
+from lab import builtin_manifests
+from nodes.admit import admission
+from nodes.continuation import revision_thread
+from tools.records.draft import draft_manifest
+from tools.records.registry import Scenario, load_scenario
+
+
+@app.command()
+def run(
+    scenario: Annotated[
+        str, typer.Argument(help="A built-in scenario id (R42, …) or a manifest path.")
+    ],
+    goal: Annotated[str | None, typer.Option(help="Replace the scenario's goal.")] = None,
+    chooser: Annotated[
+        str,
+        typer.Option(
+            help="scripted, file:PATH (one action document per line), model, or replay:PATH (a cassette)."
+        ),
+    ] = "scripted",
+    db: DbOption = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Thread id for the run (default: generated).")
+    ] = None,
+    message_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Idempotency key: a retry with the same id and request returns the same run."
+        ),
+    ] = None,
+    record: RecordOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Admit a scenario and run the governed loop to a handover."""
+    try:
+        if message_id is not None:
+            check_message_id(message_id)
+        if record is not None:
+            check_record_path(record)
+        request = admit_request(scenario, goal, chooser, thread, message_id)
+        result = start(request, chosen_db(db), progress(quiet), lane_calls=record is not None)
+    except ValueError as exc:
+        fail(2, str(exc))
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    record_cassette(record, result)
+    cli_trace.export_if_configured(result, chosen_db(db))
+    finish(result, json_output)
+
+
+cli_people.register(app)
+
+
+@app.command()
+def show(
+    thread_id: ThreadArgument,
+    revision: Annotated[
+        int | None,
+        typer.Option(
+            "--rev",
+            min=1,
+            help="A revision of the run's report (1: the first run's; continuations add one each).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Print a run's handover (or the handover so far, when it waits for a person)."""  # fmt: skip
+    if revision is not None:
+        thread_id = revision_of(thread_id, revision, db)
+    result = stored_outcome(thread_id, db)
+    if "handover" not in result.values and not result.pending:
+        fail(
+            2,
+            f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
+        )
+    late = late_answers(chosen_db(db), thread_id) if "handover" in result.values else []
+    if json_output:
+        print_json(shown_json(result, chosen_db(db), late))
+        return
+    finish(result, json_output, waiting_code=0)
+    if late:
+        lines = ["", f"## Late answers (after the run ended; `warrant continue {thread_id}` takes them in)", ""]  # fmt: skip
+        lines += [f"- {row['interaction_id']} · {row.get('by', 'a person')}: {row['answer']} (asked: {row['question']})" for row in late]  # fmt: skip
+        sys.stdout.write("\n".join(map(escaped, lines)) + "\n")
+
+
+def shown_json(result: Outcome, db: str, late: list[dict[str, Any]]) -> dict[str, Any]:
+    """The handover for `show --json`: its `pending` lists every interaction open for a person,
+    the questions the run asked without waiting (no interrupt holds them) with the rest."""
+    handover = result.handover
+    shown = {**handover, "pending": [*handover["pending"], *open_questions(db, result.thread)]}
+    return shown | ({"late_answers": late} if late else {})
+
+
+def revision_of(thread_id: str, revision: int, db: str | None) -> str:
+    """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
+    values = stored_outcome(thread_id, db).values
+    report = values.get("report") or thread_id
+    try:
+        with reading_graph(chosen_db(db)) as graph:
+            found = revision_thread(graph.store, report, revision)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if found is None:
+        fail(2, f"report {escaped(report)!r} has no revision {revision}")
+    return found
+
+
+VerifyOption = Annotated[
+    bool,
+    typer.Option("--verify", help="Check the ledger's chain and seals; exit 1 where it breaks."),
+]
+
+
+@app.command()
+def events(
+    thread_id: ThreadArgument,
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    verify: VerifyOption = False,
+) -> None:
+    """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
+    values = stored_outcome(thread_id, db).values
+    try:
+        lanes = lanes_of(chosen_db(db), thread_id)
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if verify:
+        verify_ledger(thread_id, values, lanes)
+        return
+    ledger = laned(values.get("events", []), lanes)
+    if json_output:
+        print_json(ledger)
+        return
+    table = Table("seq", "time", "lane", "turn", "actor", "type", "detail", box=None, show_edge=False)  # fmt: skip
+    for event in ledger:
+        table.add_row(
+            *cells(
+                event["seq"],
+                event["time"][11:23],
+                event["lane"] or "main",
+                str(event["turn"]),
+                event["actor"],
+                event["type"],
+                event_summary(event),
+            )
+        )
+    Console(highlight=False, soft_wrap=True).print(table)
+
+
+def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> None:
+    """One line: the ledgers hold (main's and every child's, and every receipt main received from a
+    child is the one that child executed), or where one breaks (exit 1)."""
+    ledger = values.get("events", [])
+    broken = (
+        ledger_break(thread_id, values)
+        or next((broken for lane in lanes if (broken := lane.broken())), None)
+        or handoff_break(values.get("evidence", []), lanes)
+    )
+    if broken is not None:
+        fail(1, f"ledger of {thread_id!r} is broken: {broken}")
+    children = f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events, each receipt received as its child executed it)" if lanes else ""  # fmt: skip
+    print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events{children}, chain intact, every event sealed by this run")  # fmt: skip
+
+
+@app.command()
+def scenarios(json_output: JsonOption = False) -> None:
+    """List the built-in scenarios."""
+    rows = []
+    for scenario_id, path in builtin_manifests().items():
+        try:
+            grant = admission(scenario_id, None, None)["grant"]
+            rows.append(
+                {
+                    "id": scenario_id,
+                    "profile": grant["profile"],
+                    "records": len(grant["records"]),
+                    "goal": grant["goal"],
+                    "manifest": str(path),
+                }
+            )
+        except ValueError as exc:
+            rows.append(
+                {
+                    "id": scenario_id,
+                    "profile": "?",
+                    "records": 0,
+                    "goal": f"unusable: {exc}",
+                    "manifest": str(path),
+                }
+            )
+    if json_output:
+        print_json(rows)
+        return
+    table = Table("id", "profile", "records", "goal", box=None, show_edge=False)
+    for row in rows:
+        table.add_row(*cells(row["id"], row["profile"], row["records"], row["goal"]))
+    Console(highlight=False, soft_wrap=True).print(table)
+
+
+scenario_app = typer.Typer(help="Draft scenario manifests.", no_args_is_help=True)
+app.add_typer(scenario_app, name="scenario")
+
+
+@scenario_app.command("new")
+def scenario_new(
+    folder: Annotated[
+        Path, typer.Argument(help="A folder of logs, specs, histories or STA reports.")
+    ],
+    scenario_id: Annotated[
+        str | None, typer.Option("--id", help="The scenario id (default: the folder's name).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Where to write it (default: FOLDER/scenario.toml).")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a manifest approving a folder's records by kind, for you to review before a run:
+    files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
+    if not folder.is_dir():
+        fail(2, f"{folder} is not a folder")
+    target = output or folder / "scenario.toml"
+    if target.exists() and not force:
+        fail(2, f"{target} exists; give --force to overwrite it or --output to write elsewhere")
+    if target.resolve().parent != folder.resolve():
+        fail(2, f"{target} must be in {folder}: a manifest's records are relative to its folder")
+    name = (
+        scenario_id
+        or re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.")
+        or "scenario"
+    )
+    try:
+        text, left_out = draft_manifest(folder, name)
+        scenario = admitted_draft(target, text)
+    except (ValueError, OSError) as exc:
+        fail(2, str(exc).splitlines()[0])
+    stderr.print(f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run")  # fmt: skip
+    for line in left_out:
+        stderr.print(f"left out: {escaped(line)}")
+
+
+def admitted_draft(target: Path, text: str) -> Scenario:
+    """The draft admitted as a manifest before it is written to `target`: a draft admission would
+    refuse is never left behind (nor one it replaces lost). It is first written beside `target`
+    (its records are relative to the folder), under a hidden name no record's glob matches."""
+    trial = target.with_name(f".{target.name}.{os.getpid()}.draft")
+    try:
+        trial.write_text(text, encoding="utf-8")
+        scenario = load_scenario(trial)
+        os.replace(trial, target)
+    finally:
+        trial.unlink(missing_ok=True)
+    return scenario
+
+
+cli_ops.register(app)
+cli_eval.register(app)
+cli_trace.register(app)
+cli_memory.register(app)
+
+
+def main() -> None:
+    """The console script: a mistyped command line is one line of error and exit 2, as any other
+    bad input (Typer would print a usage block and a framed message); no arguments show the help."""
+    command = typer.main.get_command(app)
+    command.help = (
+        f"{command.help}\n\n{where_runs_are_kept()}"  # found now: it depends on the folder
+    )
+    try:
+        code = command.main(
+            args=sys.argv[1:] or ["--help"], prog_name="warrant", standalone_mode=False
+        )
+    except typer.Abort:
+        typer.echo("error: interrupted", err=True)
+        code = 130
+    except typer.TyperException as exc:  # Typer's usage errors (it carries its own Click)
+        context = getattr(exc, "ctx", None)
+        where = context.command_path if context else "warrant"
+        typer.echo(f"error: {escaped(exc.format_message())} (see `{where} --help`)", err=True)
+        code = getattr(exc, "exit_code", 2)
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

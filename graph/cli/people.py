@@ -1,0 +1,247 @@
+"""The commands people answer runs with: `resume`, `inbox` (and its web page), `continue`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+import time
+from typing import Annotated, Any
+
+import typer
+
+from contract.codes import InteractionKind
+from graph.cli.common import (
+    DbOption,
+    JsonOption,
+    QuietOption,
+    RecordOption,
+    ThreadArgument,
+    check_record_path,
+    chosen_db,
+    escaped,
+    fail,
+    finish,
+    print_json,
+    progress,
+    record_cassette,
+)
+from graph.people.waiting import open_questions, save_answer, waiting
+from graph.persistence.savers import redact, shown_db
+from graph.runs.identity import check_message_id
+from graph.runs.interactions import os_user, reply_from_options
+from graph.runs.runner import RunError, continuation, start, stored_run
+from graph.runs.runner import resume as resume_run
+from tools.validation import USER_NAME
+
+
+def register(app: typer.Typer) -> None:
+    """`continue`, `resume` and `inbox` on the command line `app`."""
+    app.command("continue")(continue_run)
+    app.command()(resume)
+    app.command()(inbox)
+
+
+def continue_run(
+    parent: ThreadArgument,
+    goal: Annotated[
+        str | None, typer.Option(help="The new run's goal (default: the parent's).")
+    ] = None,
+    chooser: Annotated[
+        str | None, typer.Option(help="The new run's chooser (default: the parent's).")
+    ] = None,
+    db: DbOption = None,
+    thread: Annotated[
+        str | None, typer.Option(help="Thread id for the new run (default: generated).")
+    ] = None,
+    message_id: Annotated[
+        str | None, typer.Option(help="Idempotency key: a retry finds the same continuation.")
+    ] = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Start a new run from a finished one: its evidence carried, nothing run again."""
+    try:
+        if message_id is not None:
+            check_message_id(message_id)
+        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
+        result = start(request, chosen_db(db), progress(quiet))
+    except ValueError as exc:
+        fail(2, str(exc))
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    finish(result, json_output)
+
+
+def resume(
+    thread_id: ThreadArgument,
+    answer: Annotated[str | None, typer.Option(help="Answer the pending question.")] = None,
+    approve: Annotated[bool, typer.Option("--approve", help="Approve the pending call.")] = False,
+    reject: Annotated[
+        bool, typer.Option("--reject", help="Reject the pending call; it never runs.")
+    ] = False,
+    edit: Annotated[
+        str | None,
+        typer.Option(help="Approve the pending call with these arguments (JSON), checked again."),
+    ] = None,
+    interaction: Annotated[
+        str | None,
+        typer.Option(help="The interaction the reply is for (when several are pending)."),
+    ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Who replies, for the ledger and the scenario's approvers (default: your user name).",
+        ),
+    ] = None,
+    db: DbOption = None,
+    record: RecordOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Continue a run: after a crash or a lost connection, or with a person's reply."""  # fmt: skip
+    replying = (
+        answer is not None or approve or reject or edit is not None or interaction is not None
+    )
+    by = responder or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(
+            2,
+            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+        )
+    reply = (
+        (lambda kind: {**reply_from_options(kind, answer, approve, reject, edit), "by": by})
+        if replying
+        else None
+    )
+    try:
+        if record is not None:
+            check_record_path(record)
+        if reply is not None and interaction is not None:
+            saved = save_answer(thread_id, chosen_db(db), interaction, reply)
+            if saved is not None:  # an open question: the run adopts the answer at its next turn
+                typer.echo(saved_line(thread_id, chosen_db(db), interaction))
+                return
+        if reply is not None and (ended := finished_status(thread_id, chosen_db(db))):
+            fail(2, not_recorded(thread_id, chosen_db(db), ended, answer is not None))
+        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction, lane_calls=record is not None)  # fmt: skip
+    except ValueError as exc:
+        fail(2, str(exc))
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    record_cassette(record, result)
+    finish(result, json_output)
+
+
+def finished_status(thread_id: str, db: str) -> str | None:
+    """The status of a run that has ended (its handover written, nothing pending), else None: a
+    reply to it is taken in by no turn of its own."""
+    result = stored_run(db, thread_id)
+    if "handover" not in result.values or result.pending:
+        return None
+    return str(result.values["handover"].get("status", "ended"))
+
+
+def saved_line(thread_id: str, db: str, interaction: str) -> str:
+    """What became of an answer saved for an open question: the run takes it in, or, once it
+    has ended, only a continuation does (a late answer)."""
+    saved = f"reply saved for {escaped(interaction)}"
+    if (ended := finished_status(thread_id, db)) is None:
+        return f"{saved}; the run takes it in at its next turn"
+    thread = escaped(thread_id)
+    return f"{saved}, but run {thread!r} has finished ({ended}): no turn of it will take it in; `warrant continue {thread}` starts a run that does"  # fmt: skip
+
+
+def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
+    """One line for a reply to a run that has ended: nothing was recorded, and how an answer to
+    a question it left open can still be kept for a continuation."""
+    thread = escaped(thread_id)
+    line = f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"  # fmt: skip
+    left = open_questions(db, thread_id) if answering else []
+    if left:
+        ids = ", ".join(escaped(question["interaction_id"]) for question in left)
+        line += f"; to keep an answer for `warrant continue {thread}`, name the open question with --interaction ({ids})"  # fmt: skip
+    return line
+
+
+def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
+    """The web inbox (`graph.people.web_inbox`) on 127.0.0.1 until Ctrl-C, signing as `responder` (else
+    the OS user); on a random free port unless `port` is given. Prints the URL that opens it."""
+    from graph.people.web_inbox import loopback_socket, serve_on_loopback
+
+    by = responder or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(2, f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)")  # fmt: skip
+    try:
+        listener = loopback_socket(port or 0)
+    except OSError as exc:
+        fail(2, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
+    serve_on_loopback(db, by, listener, lambda url: typer.echo(f"inbox of {redact(db)}, replies signed {by}: open {url} (Ctrl-C stops it)"))  # fmt: skip
+
+
+def inbox(
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="Serve the inbox as a web page on 127.0.0.1 to answer from a browser."
+        ),
+    ] = False,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port", min=1, max=65535, help="The web inbox's port (default: a random free one)."
+        ),
+    ] = None,
+    responder: Annotated[
+        str | None,
+        typer.Option(
+            "--as", help="Who the web inbox's replies are signed by (default: your user name)."
+        ),
+    ] = None,
+) -> None:
+    """List the interactions waiting for a person, across runs."""  # fmt: skip
+    if serve:
+        serve_inbox(chosen_db(db), responder, port)
+        return
+    try:
+        rows = waiting(chosen_db(db), time.time())
+    except RunError as exc:
+        fail(exc.code, str(exc))
+    if json_output:
+        print_json(rows)
+        return
+    width = shutil.get_terminal_size().columns
+    entries = ["\n".join(wrapped(line, width) for line in inbox_entry(row)) for row in rows]
+    db_shown = shown_db(chosen_db(db))
+    typer.echo("\n\n".join(entries) if rows else f"Nothing is waiting for a person in {db_shown}.")
+
+
+def inbox_entry(row: dict[str, Any]) -> list[tuple[int, str]]:
+    """One waiting interaction as indented lines: where it waits, then what is asked; a call's
+    arguments one a line, each in full (an approver decides on what they read, so nothing is
+    cut to fit a column)."""
+    interaction = row["interaction"]
+    child = f"child {interaction['lane']} of " if interaction.get("lane") else ""
+    heading = f"{row['interaction_id']} · {row['scenario']} · {child}thread {row['thread']} · turn {row['turn']} · waiting {row['age_s']:.0f}s"  # fmt: skip
+    if row["kind"] != InteractionKind.APPROVAL:
+        return [(0, heading), (2, row["summary"])]
+    call = interaction["call"]
+    asked = f"approve call {call['id']} {call['name']} on {', '.join(interaction['records'])}?"
+    args = [(4, f"- {name}: {json.dumps(value, ensure_ascii=False)}") for name, value in call["args"].items()]  # fmt: skip
+    return [(0, heading), (2, asked), *args]
+
+
+def wrapped(line: tuple[int, str], width: int) -> str:
+    """A line escaped for the terminal and wrapped to `width`, its indent kept: a word longer
+    than a line is broken across lines, never cut."""
+    indent, text = line
+    return textwrap.fill(
+        escaped(text),
+        max(width, indent + 20),
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + 4),
+        break_on_hyphens=False,
+    )

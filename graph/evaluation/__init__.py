@@ -1,0 +1,1 @@
+"""Evaluation: suites, the deterministic judge, the model grader, the report."""

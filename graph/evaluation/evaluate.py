@@ -1,0 +1,143 @@
+"""`warrant eval`: every case of a suite run k times per chooser, each run judged on what it
+delivered (`graph.evaluation.judge`), then summed up per case and chooser: pass rate (unknowns counted in the
+denominator), pass^k (all k passed), steps, model calls, tokens (unknown stays unknown), latency.
+Each run is a normal run on its own thread in the database given, so it can be shown, verified
+and replayed like any other. Runs go in parallel up to `--parallel`, and a model route's runs up to
+its `concurrency`. A case's rubric dimensions are graded by the grader route after its
+deterministic checks (`graph.evaluation.grader`).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from graph.evaluation.grader import RunFacts, grade
+from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, verdict
+from graph.evaluation.suite import Case, Suite
+from graph.persistence.retention import thread_ids
+from graph.runs.runner import RunError, admit_request, reading_graph, start, stored_run
+from nodes.choosers.route import Route
+
+
+@dataclass(frozen=True)
+class Judged:
+    case: str
+    chooser: str
+    thread: str
+    verdict: str
+    checks: list[Check]
+    steps: int
+    model_calls: int
+    tokens: int | None
+    seconds: float
+
+
+@dataclass
+class Row:
+    case: str
+    chooser: str
+    runs: list[Judged] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        count = len(self.runs)
+        tokens = [run.tokens for run in self.runs]
+        failing = sorted({f"{check.name} ({check.owner})" for run in self.runs for check in run.checks if check.outcome == FAIL})  # fmt: skip
+        return {
+            "case": self.case,
+            "chooser": self.chooser,
+            "runs": count,
+            "pass": sum(run.verdict == PASS for run in self.runs),
+            "fail": sum(run.verdict == FAIL for run in self.runs),
+            "unknown": sum(run.verdict == UNKNOWN for run in self.runs),
+            "pass_rate": sum(run.verdict == PASS for run in self.runs) / count,
+            "pass_k": all(run.verdict == PASS for run in self.runs),
+            "steps": sum(run.steps for run in self.runs) / count,
+            "model_calls": sum(run.model_calls for run in self.runs) / count,
+            "tokens": None if None in tokens else sum(t for t in tokens if t is not None) / count,
+            "seconds": sum(run.seconds for run in self.runs) / count,
+            "failing": failing,
+            "threads": [run.thread for run in self.runs],
+            "judged": [
+                {
+                    "thread": run.thread,
+                    "verdict": run.verdict,
+                    "checks": [asdict(check) for check in run.checks],
+                }
+                for run in self.runs
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How an evaluation runs: where, how many at once, and who grades rubric dimensions."""
+
+    db: str
+    parallel: int = 1
+    model_route: Route | None = None
+    """The chooser route of `model` runs (its `concurrency` bounds them), when a case uses it."""
+    grader: Route | None = None
+
+
+def evaluate(suite: Suite, choosers: list[str] | None, repeat: int | None, settings: Settings) -> list[Row]:  # fmt: skip
+    """Run and judge every case, k times per chooser (the case's own chooser unless given), in
+    parallel where the route allows; rows in the suite's order whatever finished first."""
+    model_slots = settings.model_route.concurrency if settings.model_route else 1
+    with ThreadPoolExecutor(settings.parallel) as pool, ThreadPoolExecutor(min(settings.parallel, model_slots)) as model_pool:  # fmt: skip
+        planned: list[tuple[Row, list[Future[Judged]]]] = []
+        for case in suite.case:
+            for chooser in choosers or [case.chooser]:
+                runner = model_pool if chooser == "model" else pool
+                runs = [runner.submit(_judged, case, chooser, settings) for _ in range(repeat or case.repeat)]  # fmt: skip
+                planned.append((Row(case.id, chooser), runs))
+        for row, runs in planned:
+            row.runs.extend(run.result() for run in runs)
+    return [row for row, _ in planned]
+
+
+def rejudge(suite: Suite, db: str, grader: Route | None = None) -> list[Row]:
+    """Judge again, against the suite's expectations as they are now, the runs an earlier
+    `warrant eval` left in `db` (threads `eval-<case>-…`), without running anything."""
+    with reading_graph(db) as graph:
+        threads = thread_ids(graph.checkpointer)
+    rows = []
+    for case in suite.case:
+        by_chooser: dict[str, Row] = {}
+        for thread in (t for t in threads if t.startswith(f"eval-{case.id}-")):
+            result = stored_run(db, thread)
+            if "handover" not in result.values:
+                continue
+            chooser = result.values.get("chooser", "?")
+            row = by_chooser.setdefault(chooser, Row(case.id, chooser))
+            row.runs.append(_of(case, thread, result.values, result.handover, 0.0, grader))
+        rows += by_chooser.values()
+    return rows
+
+
+def _of(case: Case, thread: str, values: dict[str, Any], handover: dict[str, Any], seconds: float, grader: Route | None) -> Judged:  # fmt: skip
+    checks = judge(case.expect, handover)
+    checks += [grade(rubric, handover, grader, RunFacts.of(values)) for rubric in case.rubric]
+    calls = values.get("model_calls") or []
+    return Judged(case.id, values.get("chooser", "?"), thread, verdict(checks), checks, handover.get("turns", 0), len(calls), _tokens(calls), seconds)  # fmt: skip
+
+
+def _judged(case: Case, chooser: str, settings: Settings) -> Judged:
+    thread = f"eval-{case.id}-{secrets.token_hex(4)}"
+    started = time.perf_counter()
+    request = admit_request(case.scenario, case.goal, chooser, thread, None)
+    result = start(request, settings.db, lambda event: None)
+    seconds = time.perf_counter() - started
+    return _of(case, thread, result.values, result.handover, seconds, settings.grader)
+
+
+def _tokens(calls: list[dict[str, Any]]) -> int | None:
+    """Tokens the model calls used, if every one reported its usage; else unknown."""
+    used = [((call.get("reply") or {}).get("usage") or {}).get("total_tokens") for call in calls]
+    return None if any(value is None for value in used) else sum(used)
+
+
+__all__ = ["Judged", "Row", "RunError", "Settings", "evaluate", "rejudge"]

@@ -1,0 +1,1 @@
+"""Where runs are kept: savers and the fence, the PostgreSQL saver, retention."""

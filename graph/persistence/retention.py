@@ -1,0 +1,136 @@
+"""Retention: delete old runs and prune checkpoints, so the tables do not grow without bound;
+a deleted run's record goes with it, and bodies no remaining run refers to are removed.
+
+PostgreSQL uses the saver's own `prune` (`delete` and `keep_latest` strategies). The SQLite saver
+has only `delete_thread`; keeping the latest checkpoint there is two DELETE statements over its
+`checkpoints` and `writes` tables (checkpoint ids are time-ordered, so the latest is the largest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore, Item, PutOp
+from psycopg_pool import ConnectionPool
+
+from graph.persistence.savers import Storage
+from nodes.record import BODIES, EVENTS, EVIDENCE, MODEL_CALLS, space
+
+_NOT_LATEST = """
+    (thread_id, checkpoint_ns, checkpoint_id) NOT IN (
+        SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints
+        WHERE thread_id = ? GROUP BY thread_id, checkpoint_ns)
+    AND thread_id = ?
+"""
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    deleted: list[str] = field(default_factory=list)
+    """Threads deleted because their last checkpoint was older than the limit."""
+    pruned: list[str] = field(default_factory=list)
+    """Threads reduced to their latest checkpoint."""
+    bodies: int = 0
+    """Stored bodies (excerpts, model requests) removed because no remaining run refers to them."""
+
+
+def prune(
+    storage: Storage, *, keep_latest: bool, older_than_days: float | None, now: float
+) -> PruneReport:
+    saver, store = storage
+    threads = last_activity(saver)
+    cutoff = now - older_than_days * 86400 if older_than_days is not None else None
+    old = [thread for thread, at in threads.items() if cutoff is not None and at < cutoff]
+    _delete(saver, old)
+    for thread in old:
+        forget_run(store, thread)
+    rest = [thread for thread in threads if thread not in old] if keep_latest else []
+    _keep_latest(saver, rest)
+    kept = [thread for thread in threads if thread not in old]
+    return PruneReport(deleted=old, pruned=rest, bodies=drop_unreferenced_bodies(storage, kept))
+
+
+_PAGE = 500
+
+
+def _all_items(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[Item]:
+    offset = 0
+    while page := store.search(prefix, limit=_PAGE, offset=offset):
+        yield from page
+        offset += len(page)
+
+
+def forget_run(store: BaseStore, thread: str) -> None:
+    """Delete every item of a run's record (its lanes under `("warrant", "runs", <lane>)`)."""
+    prefix = space(thread, EVENTS)[:-1]
+    doomed = [(item.namespace, item.key) for item in _all_items(store, prefix)]
+    for start in range(0, len(doomed), _PAGE):
+        store.batch([PutOp(namespace, key, None) for namespace, key in doomed[start : start + _PAGE]])  # fmt: skip
+
+
+def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
+    """Remove the bodies that no receipt, model call or pending model request of `threads`
+    refers to; returns how many."""
+    saver, store = storage
+    referred: set[str] = set()
+    for thread in threads:
+        referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}  # fmt: skip
+        for call in _all_items(store, space(thread, MODEL_CALLS)):
+            referred |= {call.value.get("request_body"), call.value.get("response_schema")}
+        latest = saver.get_tuple({"configurable": {"thread_id": thread}})
+        request = (latest.checkpoint["channel_values"].get("request") if latest else None) or {}
+        referred |= {request.get("body"), request.get("schema")}
+    unused = [item.key for item in _all_items(store, BODIES) if item.key not in referred]
+    for start in range(0, len(unused), _PAGE):
+        store.batch([PutOp(BODIES, key, None) for key in unused[start : start + _PAGE]])
+    return len(unused)
+
+
+def last_activity(saver: BaseCheckpointSaver) -> dict[str, float]:
+    """Each thread id with the time of its latest checkpoint (seconds since the epoch)."""
+    activity = {}
+    for thread_id in thread_ids(saver):
+        latest = saver.get_tuple({"configurable": {"thread_id": thread_id}})
+        if latest is not None:
+            activity[thread_id] = datetime.fromisoformat(latest.checkpoint["ts"]).timestamp()
+    return activity
+
+
+def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
+    query = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
+    if isinstance(saver, SqliteSaver):
+        with saver.lock:
+            return [row[0] for row in saver.conn.execute(query)]
+    if isinstance(saver, PostgresSaver):
+        if isinstance(saver.conn, ConnectionPool):
+            with saver.conn.connection() as conn:
+                return [row["thread_id"] for row in conn.execute(query)]
+        return [row["thread_id"] for row in saver.conn.execute(query)]
+    return sorted({item.config["configurable"]["thread_id"] for item in saver.list(None)})
+
+
+def _delete(saver: BaseCheckpointSaver, threads: Sequence[str]) -> None:
+    if isinstance(saver, PostgresSaver):
+        saver.prune(threads, strategy="delete")
+        return
+    for thread_id in threads:
+        saver.delete_thread(thread_id)
+
+
+def _keep_latest(saver: BaseCheckpointSaver, threads: Sequence[str]) -> None:
+    if isinstance(saver, PostgresSaver):
+        saver.prune(threads, strategy="keep_latest")
+    elif isinstance(saver, SqliteSaver):
+        with saver.lock, saver.conn:
+            for thread_id in threads:
+                saver.conn.execute(
+                    f"DELETE FROM writes WHERE {_NOT_LATEST}", (thread_id, thread_id)
+                )
+                saver.conn.execute(
+                    f"DELETE FROM checkpoints WHERE {_NOT_LATEST}", (thread_id, thread_id)
+                )

@@ -1,0 +1,1 @@
+"""Rendering for people and for tracing: the handover, ledger lines, spans."""

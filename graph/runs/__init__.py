@@ -1,0 +1,1 @@
+"""Running, resuming and reading runs: the runner, lanes, the ledger, interactions."""

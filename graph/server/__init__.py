@@ -1,0 +1,1 @@
+"""The LangGraph server: its entry points, auth, replicas and the memory graph."""

@@ -1,0 +1,122 @@
+"""Entry points for `langgraph dev` / the LangGraph server (see `langgraph.json`).
+
+`graph` is compiled without a checkpointer: the server supplies persistence, and refuses a graph that
+carries its own. `checkpointer` is the server's store, named in `langgraph.json`: PostgreSQL when
+`WARRANT_DB` is a `postgresql://` URL, otherwise the same SQLite file the command line uses, so that
+`warrant inbox`, `show` and `events` see the server's runs too.
+
+Under a shared runtime (`LANGGRAPH_RUNTIME_EDITION` other than `inmem`: several replicas, one
+PostgreSQL and Redis; `graph/server/replica.py`) there is no such fallback: every replica keeps runs in the
+runtime's PostgreSQL (`WARRANT_DB`, else `DATABASE_URI`), and anything else stops the server at
+start. A local file there would split a thread's state across machines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.postgres.aio import AsyncPostgresStore
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from graph.build import compile_graph
+from graph.persistence.pg_saver import WarrantPostgresSaver
+from graph.persistence.savers import (
+    FENCE_INSTALLED,
+    POSTGRES_FENCE,
+    SETUP_LOCK_KEY,
+    SQLITE_FENCE,
+    SQLITE_FENCE_SQL,
+    is_old_fence,
+    is_postgres,
+    pool_size,
+    served_db,
+)
+from graph.present.tracing import hide_served_traces
+from graph.server.memory_graph import compile_memory
+
+hide_served_traces()  # before the server traces a run: never a record's excerpt to LangSmith
+graph = compile_graph(served=True)
+memory = compile_memory()
+"""The team's notes over the API (`graph/server/memory_graph.py`), on the server's store."""
+
+
+def _pool(db: str) -> AsyncConnectionPool:
+    """The server's pool for `db`, shared in shape by its checkpointer and its store."""
+    return AsyncConnectionPool(
+        db,
+        min_size=1,
+        max_size=pool_size(),
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    )
+
+
+@asynccontextmanager
+async def _setting_up(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection]:
+    """A connection holding the set-up lock (`graph.persistence.savers` takes the same): replicas that
+    start together create the tables one at a time."""
+    async with pool.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
+        try:
+            yield conn
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK_KEY,))
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+    db = served_db()
+    if db == "memory":
+        yield InMemorySaver()
+    elif is_postgres(db):
+        async with _pool(db) as pool:
+            async with _setting_up(pool) as conn:
+                await WarrantPostgresSaver(conn).setup()
+                if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
+                    for statement in POSTGRES_FENCE:
+                        await conn.execute(statement)
+            yield WarrantPostgresSaver(pool)
+    else:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            await saver.setup()
+            installed = await (await saver.conn.execute(SQLITE_FENCE_SQL)).fetchone()
+            if is_old_fence(installed[0] if installed else None):  # made again, as the CLI does
+                await saver.conn.execute("BEGIN IMMEDIATE")
+                await saver.conn.execute("DROP TRIGGER warrant_fence")
+            await saver.conn.execute(SQLITE_FENCE)
+            await saver.conn.commit()
+            yield saver
+
+
+@asynccontextmanager
+async def store() -> AsyncIterator[BaseStore]:
+    """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
+    each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
+    `warrant show` and `events` read it too."""
+    db = served_db()
+    if db == "memory":
+        yield InMemoryStore()
+    elif is_postgres(db):
+        async with _pool(db) as pool:
+            async with _setting_up(pool) as conn:
+                await AsyncPostgresStore(conn).setup()
+            yield AsyncPostgresStore(pool)
+    else:
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteStore.from_conn_string(db) as shared:
+            await shared.conn.execute("PRAGMA journal_mode=WAL")
+            await shared.conn.execute("PRAGMA busy_timeout=30000")
+            await shared.setup()
+            yield shared

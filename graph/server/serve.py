@@ -1,0 +1,146 @@
+"""`warrant serve`: N replicas of the LangGraph server on one PostgreSQL and one Redis.
+
+The schema is set up once, here, before any replica starts (the runtime's migrations, Warrant's
+tables and fence); each replica is then its own process (`graph/server/replica.py`) on its own port, so
+that one can die, or be killed, while the others go on serving the same threads.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from graph.persistence.savers import (
+    SharedStorageRequired,
+    StorageUnavailable,
+    postgres_pool,
+    redact,
+    served_db,
+)
+
+READY_S = 90.0
+
+
+class ServeError(RuntimeError):
+    """A replica set that cannot start, in one line, with the command's exit code: 2 for a bad
+    setting, 4 for a database or port that cannot be used."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Replica:
+    number: int
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+def environment(database_uri: str, redis_uri: str, base: Mapping[str, str]) -> dict[str, str]:
+    """The replicas' environment: the runtime, its database and Redis, Warrant's database (the
+    same PostgreSQL), and migrations left to `prepare`."""
+    env = {
+        **base,
+        "LANGGRAPH_RUNTIME_EDITION": "pg",
+        "DATABASE_URI": database_uri,
+        "REDIS_URI": redis_uri,
+        "LG_RUNTIME_PG_AUTO_MIGRATE": "false",
+    }
+    try:
+        env["WARRANT_DB"] = served_db(env)
+    except SharedStorageRequired as exc:
+        raise ServeError(str(exc)) from None
+    if not redis_uri.startswith(("redis://", "rediss://")):
+        raise ServeError(f"REDIS_URI must be a redis:// URL, not {redis_uri or 'unset'!r}")
+    return env
+
+
+def prepare(env: Mapping[str, str]) -> None:
+    """The runtime's migrations and Warrant's tables, once, before any replica starts."""
+    try:
+        from langgraph_runtime_pg.migrate import upgrade_head  # the `[serve]` extra
+    except ImportError:
+        raise ServeError(
+            "the LangGraph server is not installed here: "
+            "python3 -m venv .venv-serve && .venv-serve/bin/pip install -e '.[serve]'"
+        ) from None
+    try:
+        with postgres_pool(env["WARRANT_DB"], max_size=1):
+            pass
+        upgrade_head(env["DATABASE_URI"])
+    except StorageUnavailable as exc:
+        raise ServeError(str(exc), 4) from None
+    except Exception as exc:  # alembic's and the drivers' errors, as one line
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ServeError(f"cannot migrate {redact(env['DATABASE_URI'])}: {first}", 4) from None
+
+
+def start(count: int, host: str, port: int, env: Mapping[str, str]) -> list[Replica]:
+    """`count` replicas on ports `port`, `port + 1`, …, each answering `/ok` before this returns."""
+    ports = [port + number for number in range(count)]
+    if taken := [each for each in ports if _taken(host, each)]:
+        raise ServeError(f"port {taken[0]} on {host} is in use; choose another with --port", 4)
+    replicas = [_spawn(number + 1, host, each, env) for number, each in enumerate(ports)]
+    try:
+        for replica in replicas:
+            _wait_ready(replica)
+    except ServeError:
+        stop(replicas)
+        raise
+    return replicas
+
+
+def supervise(replicas: list[Replica], report: Callable[[str], None]) -> int:
+    """Wait while any replica serves, reporting each one that exits; stop them all on Ctrl-C."""
+    running = list(replicas)
+    try:
+        while running:
+            for replica in [each for each in running if each.process.poll() is not None]:
+                running.remove(replica)
+                report(f"replica {replica.number} (pid {replica.process.pid}) exited with code {replica.process.returncode}; {len(running)} still serving")  # fmt: skip
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        stop(running)
+        return 0
+    return 1
+
+
+def stop(replicas: list[Replica]) -> None:
+    for replica in replicas:
+        replica.process.terminate()
+    for replica in replicas:
+        try:
+            replica.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            replica.process.kill()
+
+
+def _spawn(number: int, host: str, port: int, env: Mapping[str, str]) -> Replica:
+    command = [sys.executable, "-m", "graph.server.replica", "--host", host, "--port", str(port)]
+    process = subprocess.Popen(command, env=dict(env), stdin=subprocess.DEVNULL)
+    return Replica(number, f"http://{host}:{port}", process)
+
+
+def _wait_ready(replica: Replica) -> None:
+    deadline = time.monotonic() + READY_S
+    while time.monotonic() < deadline:
+        if replica.process.poll() is not None:
+            raise ServeError(f"replica {replica.number} exited with code {replica.process.returncode} before it served (its log is above)", 4)  # fmt: skip
+        try:
+            with urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise ServeError(f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s", 4)  # fmt: skip
+
+
+def _taken(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex((host, port)) == 0

@@ -1,0 +1,1 @@
+"""Logs, specifications and run histories: the read tools over them."""

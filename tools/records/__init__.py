@@ -1,0 +1,1 @@
+"""Approved records: manifests, the registry, families, digests, reading, drafts, skills."""

@@ -1,0 +1,167 @@
+"""A manifest drafted from a folder of records, for a person to review before any run.
+
+Files are approved by kind from their names: logs (`.log`, `.out`, `.txt`, and gzipped), specs
+(`.md`), histories (`.csv`, `.tsv` whose header has the history columns) and STA reports
+(`.rpt`, `.sta`, `.timing`). Files of one kind and suffix in one folder become one family
+(`glob = "runs/R42/*.log"`); a lone file is a record of its own. The draft approves nothing by
+itself: it is a file to read, and the manifest is admitted like any other when a run starts.
+
+A file admission would refuse is left out, and the draft says so in a comment (as the command does
+on stderr), one line per file: a symlink, a file with more than one hard link (it can reach outside
+the folder as a symlink can), a spec or history over its size limit. The draft names none of them,
+not even through a family's glob, so admitting it never meets one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from collections import defaultdict
+from pathlib import Path, PurePosixPath
+
+from tools.records.delimited import missing_columns
+from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
+
+KINDS = {
+    ".log": "log", ".out": "log", ".txt": "log",
+    ".md": "spec",
+    ".csv": "history", ".tsv": "history",
+    ".rpt": "sta_report", ".sta": "sta_report", ".timing": "sta_report",
+}  # fmt: skip
+MAX_FILES = 100_000
+"""Files looked at; a larger folder is refused (draft a manifest per sub-folder)."""
+
+
+def _ending(relative: str) -> str:
+    """`.log` or `.log.gz`, as written: what a family's glob ends with."""
+    name = PurePosixPath(relative).name
+    gz = ".gz" if name.endswith(".gz") else ""
+    return PurePosixPath(name.removesuffix(".gz")).suffix + gz
+
+
+def _suffix(relative: str) -> str:
+    """`.log` for `x.log` and `x.log.gz`, lower-cased: what tells the kind."""
+    return _ending(relative).removesuffix(".gz").lower()
+
+
+def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
+    """The manifest's TOML text, and what was left out and why (one line each)."""
+    groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    left_out: list[str] = []
+    files, links = _files(folder)
+    apart = list(links)  # files no family's glob may reach
+    refused = [f"{link}: a symlink (name its target instead)" for link in links]
+    for relative in files:
+        kind = KINDS.get(_suffix(relative))
+        if kind is None:
+            continue
+        if problem := _inadmissible(folder / relative, kind):
+            apart.append(relative)
+            refused.append(f"{relative}: {problem}")
+            continue
+        if kind == "history" and (missing := _missing_columns(folder / relative)):
+            left_out.append(f"{relative}: not a history (lacks {', '.join(missing)})")
+            continue
+        parent = PurePosixPath(relative).parent.as_posix()
+        groups[(parent, kind, _ending(relative))].append(relative)
+    left_out += refused
+    linked = {(PurePosixPath(path).parent.as_posix(), _ending(path)) for path in apart}
+    triage = {key: files for key, files in groups.items() if key[1] != "sta_report"}
+    sta = {key: files for key, files in groups.items() if key[1] == "sta_report"}
+    chosen, other = (triage, sta) if triage or not sta else (sta, triage)
+    left_out += [
+        f"{file}: an STA report (a scenario's profile is triage or sta: draft one per profile)"
+        for files in other.values()
+        for file in files
+    ]
+    text = _toml(scenario_id, "sta" if chosen is sta else "triage", chosen, linked)
+    notes = "".join(f"# left out: {_comment(line)}\n" for line in left_out)
+    return text + (f"\n{notes}" if notes else ""), left_out
+
+
+def _inadmissible(path: Path, kind: str) -> str | None:
+    """Why admission would refuse this file (`tools.records.registry`), in a few words, or None."""
+    found = path.lstat()
+    if found.st_nlink != 1:
+        return f"{found.st_nlink} hard links (a record must be a file of its own: copy it instead)"
+    limit = MAX_RECORD_BYTES.get(kind)
+    if limit is not None and found.st_size > limit:
+        return f"larger than {limit >> 20} MiB, the limit for a {kind} record"
+    return None
+
+
+def _comment(line: str) -> str:
+    """A line as the text of one TOML comment (no line break or control character in it)."""
+    return "".join(char if char.isprintable() else "?" for char in line)
+
+
+def _files(folder: Path) -> tuple[list[str], list[str]]:
+    """Regular files and symlinks under `folder` (hidden folders skipped), relative, sorted."""
+    files: list[str] = []
+    links: list[str] = []
+    for top, folders, names in os.walk(folder):
+        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        for name in names:
+            path = Path(top) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                links.append(relative)
+            elif path.is_file():
+                files.append(relative)
+            if len(files) + len(links) > MAX_FILES:
+                raise ValueError(f"{folder} holds more than {MAX_FILES} files; draft per sub-folder")  # fmt: skip
+    return sorted(files), sorted(links)
+
+
+def _missing_columns(path: Path) -> list[str]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", errors="replace") as handle:
+            header = handle.readline(64 * 1024)
+    except OSError:
+        return list(HISTORY_COLUMNS)
+    return missing_columns(header, HISTORY_COLUMNS)
+
+
+def _toml(
+    scenario_id: str,
+    profile: str,
+    groups: dict[tuple[str, str, str], list[str]],
+    linked: set[tuple[str, str]],
+) -> str:
+    lines = [
+        "# Drafted by `warrant scenario new`: review every record before running it.",
+        f"id = {_quoted(scenario_id)}",
+        f"profile = {_quoted(profile)}",
+        '# goal = "The question this investigation answers"  (or give --goal to `warrant run`)',
+        "",
+        "[budget]",
+        "steps = 8",
+        "evidence = 6",
+        "deadline_s = 120",
+    ]
+    count = 0
+    for (parent, kind, ending), files in sorted(groups.items()):
+        count += len(files)
+        if count > MAX_RECORDS:
+            raise ValueError(f"more than {MAX_RECORDS} records; draft per sub-folder")
+        # A family only where its glob matches these files alone: not beside a symlink.
+        singles = files if len(files) == 1 or (parent, ending) in linked else []
+        for file in singles:
+            lines += ["", "[[record]]", f"id = {_quoted(file)}", f"path = {_quoted(file)}", f"kind = {_quoted(kind)}"]  # fmt: skip
+        if not singles:
+            folder = "" if parent == "." else f"{_glob_escaped(parent)}/"
+            glob = _quoted(f"{folder}*{_glob_escaped(ending)}")
+            lines += ["", "[[record]]", f"glob = {glob}  # {len(files)} files", f"kind = {_quoted(kind)}"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _glob_escaped(text: str) -> str:
+    """A name as a glob that matches only itself."""
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string is a JSON string

@@ -1,0 +1,352 @@
+"""Scenario manifests and the approved-record registry.
+
+A manifest (DESIGN §4) lists the records a scenario may read. Paths are resolved once, at load,
+relative to the manifest and confined to its folder; afterwards a record is found only by its exact
+id (a dictionary lookup), so no path is ever built from chooser input. What a manifest may hold is
+`tools/records/manifest.py`; admitting what it names is here.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import gzip
+import hashlib
+import io
+import os
+import time
+import tomllib
+import zlib
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from stat import S_ISREG
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+)
+
+from contract.codes import RefusalCode
+from tools.errors import ManifestError, RecordRefusal
+from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
+from tools.records.delimited import missing_columns
+from tools.records.digests import identity_of, known, remember
+from tools.records.families import expand, glob_problem, matches
+from tools.records.files import NON_BLOCKING, open_regular
+from tools.records.hookspec import HookEntry, RedactEntry
+from tools.records.manifest import (
+    Budget,
+    Children,
+    ManifestFile,
+    Memory,
+    Profile,
+    RecordEntry,
+    RecordFamily,
+    RecordKind,
+)
+from tools.records.skills import Skill, load_skills
+from tools.validation import describe_validation_error
+
+HISTORY_COLUMNS = ("run", "date", "test", "status")
+MAX_MANIFEST_BYTES = 1 << 20
+MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
+"""Records read whole per call are capped; logs and STA reports are streamed and may be huge."""
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_RECORDS = 10_000
+"""Records one manifest may approve, its families' files counted one by one."""
+
+
+class Record(BaseModel):
+    """An approved record, resolved and fingerprinted at admission."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    kind: RecordKind
+    path: str
+    """Absolute, symlink-free path inside `root`."""
+    root: str
+    """The manifest's folder, which the record may not leave."""
+    approval: Literal["none", "human"]
+    share: Literal["any", "local"]
+    sha256: str
+    size: int
+    mtime_ns: int
+    inode: int = 0
+    """With size and mtime, the file's identity pinned at admission (0: admitted before inodes
+    were pinned, and not compared)."""
+
+
+class Scenario(BaseModel):
+    """A loaded scenario: the grant a run is admitted under."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    profile: Profile
+    goal: str
+    unknowns: tuple[str, ...]
+    budget: Budget
+    records: dict[str, Record]
+    script: tuple[dict[str, Any], ...]
+    manifest: str
+    hooks: tuple[HookEntry, ...] = ()
+    redact: tuple[RedactEntry, ...] = ()
+    children: Children = Children()
+    approvers: tuple[str, ...] = ()
+    skills: tuple[Skill, ...] = ()
+    memory: Memory | None = None
+    manifest_sha256: str = ""
+    """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
+    this manifest when they are read (`pinned_record`)."""
+
+    def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
+        """The approved record with exactly this id and kind, or a `RecordRefusal`."""
+        record = self.records.get(record_id) if isinstance(record_id, str) else None
+        if record is None:
+            raise RecordRefusal(
+                RefusalCode.UNAPPROVED_RECORD,
+                f"{_clip(record_id)} is not an approved record of scenario {self.id}",
+            )
+        if record.kind != kind:
+            raise RecordRefusal(
+                RefusalCode.INVALID_ARGUMENT,
+                f"{_clip(record_id)} is a {record.kind} record; {tool} reads {kind}",
+            )
+        return record
+
+
+def load_scenario(manifest_path: Path) -> Scenario:
+    """Load and admit a manifest, or raise `ManifestError` naming what was wrong."""
+    raw = _manifest_bytes(manifest_path)
+    document = _parse_or_refuse(manifest_path, raw)
+    root = manifest_path.resolve().parent
+    records: dict[str, Record] = {}
+    for entry in _entries(document, root, manifest_path):
+        if entry.id in records:
+            raise ManifestError(f"{manifest_path}: record id {entry.id!r} appears twice")
+        records[entry.id] = _admit_record(entry, root, manifest_path)
+    return Scenario(
+        id=document.id,
+        profile=document.profile,
+        goal=document.goal,
+        unknowns=tuple(document.unknowns),
+        budget=document.budget,
+        records=records,
+        script=tuple(copy.deepcopy(document.script)),  # the cached document stays untouched
+        hooks=tuple(document.hook),
+        redact=tuple(document.redact),
+        children=document.children,
+        approvers=tuple(document.approvers),
+        skills=_skills(document, manifest_path, records),
+        memory=document.memory,
+        manifest=str(manifest_path.resolve()),
+        manifest_sha256=hashlib.sha256(raw).hexdigest(),
+    )
+
+
+def _skills(document: ManifestFile, manifest: Path, records: dict[str, Record]) -> tuple[Skill, ...]:  # fmt: skip
+    """The manifest's skills, checked against its profile's catalog and its records."""
+    if not document.skills:
+        return ()
+    catalog = PROFILE_TOOLS.get(document.profile, ())
+    return load_skills(document.skills, manifest, document.profile, catalog, EVERY_TOOL, records)
+
+
+def _entries(document: ManifestFile, root: Path, manifest: Path) -> Iterator[RecordEntry]:
+    """Every record entry, each family's files listed in order; at most `MAX_RECORDS`."""
+    count = 0
+    for item in document.record:
+        if isinstance(item, RecordFamily):
+            if problem := glob_problem(item.glob):
+                raise ManifestError(f"{manifest}: {problem}")
+            entries = [item.entry(relative) for relative in expand(root, item.glob)]
+            if not entries:
+                raise ManifestError(f"{manifest}: glob {item.glob!r} matches no file")
+        else:
+            entries = [item]
+        count += len(entries)
+        if count > MAX_RECORDS:
+            raise ManifestError(f"{manifest}: more than {MAX_RECORDS} records")
+        yield from entries
+
+
+def _entries_named(document: ManifestFile, record_id: str) -> list[RecordEntry]:
+    """The entries that name `record_id`: itself, or a family whose pattern matches it."""
+    return [
+        item.entry(record_id) if isinstance(item, RecordFamily) else item
+        for item in document.record
+        if (
+            item.id == record_id if isinstance(item, RecordEntry) else matches(item.glob, record_id)
+        )
+    ]
+
+
+def _manifest_bytes(path: Path) -> bytes:
+    try:
+        with open_regular(path) as handle:
+            raw = handle.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise ManifestError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ManifestError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES} bytes")
+    return raw
+
+
+def _parse_or_refuse(path: Path, raw: bytes) -> ManifestFile:
+    try:
+        document = _parse_manifest(raw)
+    except UnicodeDecodeError:
+        raise ManifestError(f"{path}: manifest is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"{path}: invalid TOML: {exc}") from None
+    except ValidationError as exc:
+        raise ManifestError(f"{path}: {describe_validation_error(exc)}") from None
+    if "\\u0000" in document.model_dump_json():
+        raise ManifestError(f"{path}: the manifest contains a NUL character (\\u0000), which no store keeps")  # fmt: skip
+    return document
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_manifest(raw: bytes) -> ManifestFile:
+    """The document in these bytes. Keyed by the bytes themselves, so a cached document is the
+    file as just read; parsing TOML is most of an admission's cost, and runs re-admit the same
+    manifest. The document is frozen; errors are not cached."""
+    return ManifestFile.model_validate(tomllib.loads(raw.decode("utf-8")))
+
+
+def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Record:
+    """The admitted record, its file found again through the manifest it was admitted from, whose
+    bytes must still have the pinned sha256: a path is never taken from the run's state."""
+    path = Path(manifest)
+    try:
+        raw = _manifest_bytes(path)
+    except ManifestError as exc:
+        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, str(exc)) from None
+    if hashlib.sha256(raw).hexdigest() != manifest_sha256:
+        raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
+    try:
+        document = _parse_or_refuse(path, raw)
+        [entry] = _entries_named(document, admitted.id)
+        resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
+    except (ManifestError, ValueError):
+        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
+    return admitted.model_copy(update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind})  # fmt: skip
+
+
+def _resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
+    relative = _confined_relative_path(entry.path, where)
+    try:
+        resolved = (root / relative).resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise ManifestError(f"{where}: file {entry.path!r} does not exist") from None
+    if not resolved.is_relative_to(root):
+        raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
+    return resolved
+
+
+def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
+    where = f"{manifest}: record {entry.id!r}"
+    resolved = _resolved_path(entry, root, where)
+    try:
+        with _open_admissible(entry, resolved, where) as handle:
+            stat = os.fstat(handle.fileno())
+            digest = _digest_once(handle, stat, where)
+            if entry.kind == "history":
+                handle.seek(0)
+                _check_history_header(handle, where)
+    except OSError as exc:
+        raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
+    return Record(
+        id=entry.id,
+        kind=entry.kind,
+        path=str(resolved),
+        root=str(root),
+        approval=entry.approval,
+        share=entry.share,
+        sha256=digest,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        inode=stat.st_ino,
+    )
+
+
+def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -> str:
+    """The file's sha256: remembered for this identity, or hashed now (and remembered if the file
+    held still and had been quiet, `tools/records/digests.py`)."""
+    before = identity_of(found)
+    digest = known(before)
+    if digest is not None:
+        return digest
+    started = time.time_ns()
+    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    after = identity_of(os.fstat(handle.fileno()))
+    if after != before:
+        raise ManifestError(f"{where}: the file changed while it was admitted; admit a finished record")  # fmt: skip
+    remember(before, after, digest, started)
+    return digest
+
+
+def _open_admissible(entry: RecordEntry, path: Path, where: str) -> io.BufferedIOBase:
+    """The record's file, opened without blocking (a FIFO is refused by `fstat`, never waited on)
+    and without following a symlink in its last component, if it may be admitted."""
+    fd = os.open(path, NON_BLOCKING | os.O_NOFOLLOW)
+    try:
+        _check_admissible(entry, os.fstat(fd), where)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _check_admissible(entry: RecordEntry, stat: os.stat_result, where: str) -> None:
+    if not S_ISREG(stat.st_mode):
+        raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
+    if stat.st_nlink != 1:
+        raise ManifestError(
+            f"{where}: {entry.path!r} has {stat.st_nlink} hard links; a record must be a file of"
+            " its own (a hard link can reach outside the manifest's folder, like a symlink)"
+        )
+    limit = MAX_RECORD_BYTES.get(entry.kind)
+    if limit is not None and stat.st_size > limit:
+        raise ManifestError(
+            f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
+        )
+
+
+def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
+    """Refuse absolute paths, drive letters, backslashes, NUL bytes and `..` before touching disk."""
+    if "\x00" in raw or "\\" in raw or PureWindowsPath(raw).drive:
+        raise ManifestError(f"{where}: path {raw!r} is not a plain relative path")
+    path = PurePosixPath(raw)
+    if path.is_absolute() or raw.startswith("~"):
+        raise ManifestError(
+            f"{where}: path {raw!r} is absolute; paths are relative to the manifest"
+        )
+    if ".." in path.parts:
+        raise ManifestError(f"{where}: path {raw!r} leaves the manifest's folder")
+    return path
+
+
+def _check_history_header(handle: io.BufferedIOBase, where: str) -> None:
+    magic = handle.read(2)
+    handle.seek(0)
+    stream = gzip.GzipFile(fileobj=handle) if magic == GZIP_MAGIC else handle
+    try:
+        # `utf-8-sig` drops a leading byte-order mark: Excel writes one in its UTF-8 CSVs.
+        header = stream.readline(64 * 1024).decode("utf-8-sig", "replace")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ManifestError(f"{where}: history is not readable gzip: {exc}") from None
+    missing = missing_columns(header, HISTORY_COLUMNS)
+    if missing:
+        raise ManifestError(
+            f"{where}: history header (comma, semicolon or tab separated) lacks column(s)"
+            f" {', '.join(missing)}"
+        )
+
+
+def _clip(value: object, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,1 @@
+"""STA reports: the scanner and reader, items, figures, names, counts, summaries and diffs."""

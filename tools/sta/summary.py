@@ -1,0 +1,569 @@
+"""STA evidence tools over approved `report_checks` reports: summary, paths, one path (the diff of
+two reports is `tools/sta/diff.py`).
+
+Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the scan in
+`tools/sta/scan.py`; `stapaths` keeps only the `limit` worst rows, and what a tool shows is read by the line parser from the offsets of
+the rows it shows. A report's own figures are shown beside the listing's (`tools/sta/counts.py`);
+every line is either read or inside a range said unread.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter, itemgetter
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import Field
+
+from tools.args import RecordId, SearchText, ToolArgs
+from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.records.reading import open_record
+from tools.records.registry import Record
+from tools.sta.counts import count_text, metric_text
+from tools.sta.figures import figure, negative_sum
+from tools.sta.items import (
+    EndRow,
+    Extent,
+    LimitRow,
+    Metric,
+    Notice,
+    ReportCount,
+    SlackOnlyRow,
+    StaPath,
+    SummaryRow,
+    Unrecognised,
+)
+from tools.sta.names import encoded
+from tools.sta.scan import Row, Scanned, describe, scan
+from tools.stream.lines import iter_lines
+
+MAX_PATH_LINES = 150
+MAX_NOTICES = 10
+"""Warnings, errors and `No paths found.` lines quoted by `stasummary`; the rest are counted."""
+MAX_FIGURES = 60
+"""The report's own figures and counts quoted by `stasummary`; the rest are counted."""
+MAX_SHORT = 20
+"""`-format short` paths listed by `stasummary`; the rest are counted."""
+MAX_RANGES = 40
+"""Ranges of unrecognised lines said by `stasummary`: past this, the closest ranges are joined,
+so that every unrecognised line is still inside one."""
+
+
+class ReportArgs(ToolArgs):
+    report: RecordId
+    """The exact id of an approved `sta_report` record."""
+
+
+class PathsArgs(ReportArgs):
+    group: SearchText | None = None
+    status: Literal["MET", "VIOLATED"] | None = None
+    limit: Annotated[int, Field(ge=1, le=200)] = 20
+
+
+class PathArgs(ReportArgs):
+    endpoint: SearchText
+    path_type: Literal["max", "min"] = "max"
+    corner: SearchText | None = None
+    """Only a path of this corner; by default the worst path to the endpoint in any corner."""
+    mode: SearchText | None = None
+
+
+def report_rows(record: Record) -> Iterator[Scanned]:
+    with open_record(record) as stream:
+        yield from scan(stream)
+
+
+def described(record: Record, rows: Iterable[Row]) -> dict[int, StaPath]:
+    """The line parser's reading of the paths these rows stand for, by their first line."""
+    rows = list(rows)
+    if not rows:
+        return {}
+    with open_record(record) as stream:
+        return describe(rows, stream)
+
+
+GroupKey = tuple[bytes | None, bytes | None, bytes | None, bytes | None]
+"""(corner, mode, path type, group): the first four fields of a row's key."""
+
+
+@dataclass
+class _Group:
+    """The constrained paths of one group, corner, mode and path type, and each endpoint's worst:
+    TNS and the violating count are over endpoints, as STA tools count them, not over paths."""
+
+    paths: int = 0
+    worst: dict[bytes, Row] = field(default_factory=dict)
+
+    def add(self, row: Row) -> None:
+        self.paths += 1
+        kept = self.worst.get(row.endpoint)
+        if kept is None or slack_of(row) < slack_of(kept):
+            self.worst[row.endpoint] = row
+
+
+@dataclass
+class _Report:
+    """Everything `stasummary` counts in one pass over a report."""
+
+    groups: dict[GroupKey, _Group] = field(default_factory=dict)
+    metrics: list[Metric] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    end_rows: list[EndRow] = field(default_factory=list)
+    summary_rows: list[SummaryRow] = field(default_factory=list)
+    slack_only: list[SlackOnlyRow] = field(default_factory=list)
+    limits: list[LimitRow] = field(default_factory=list)
+    counts: list[ReportCount] = field(default_factory=list)
+    unrecognised: list[Unrecognised] = field(default_factory=list)
+    truncated: int = 0
+    unconstrained: int = 0
+    short: int = 0
+    """`-format short` paths: complete as reported, with no slack to count."""
+    short_paths: list[StaPath] = field(default_factory=list)
+    """The first `MAX_SHORT` of them."""
+    json_paths: list[StaPath] = field(default_factory=list)
+    """Paths read from `-format json` documents."""
+    extent: int = 0
+    """The report's number of lines."""
+
+    def add(self, item: Scanned) -> None:
+        if isinstance(item, Row):
+            if item.slack is not None:
+                key = item.key[:4]
+                (self.groups.get(key) or self.groups.setdefault(key, _Group())).add(item)
+            elif item.truncated:
+                self.truncated += 1
+            else:
+                self.unconstrained += 1
+        elif isinstance(item, Metric):
+            self.metrics.append(item)
+        elif isinstance(item, Notice):
+            self.notices.append(item)
+        elif isinstance(item, EndRow):
+            self.end_rows.append(item)
+        elif isinstance(item, SummaryRow):
+            self.summary_rows.append(item)
+        elif isinstance(item, SlackOnlyRow):
+            self.slack_only.append(item)
+        elif isinstance(item, LimitRow):
+            self.limits.append(item)
+        elif isinstance(item, ReportCount):
+            self.counts.append(item)
+        elif isinstance(item, Unrecognised):
+            self.unrecognised.append(item)
+        elif isinstance(item, Extent):
+            self.extent = item.lines
+        elif item.from_json:
+            self.json_paths.append(item)
+        else:  # a `-format short` path
+            self.short += 1
+            if len(self.short_paths) < MAX_SHORT:
+                self.short_paths.append(item)
+
+    def worst(self) -> dict[tuple[bytes | None, bytes | None], dict[bytes, Row]]:
+        """Each endpoint's worst listed path by corner and path type (over groups and modes)."""
+        found: dict[tuple[bytes | None, bytes | None], dict[bytes, Row]] = {}
+        for (corner, _, path_type, _), stats in self.groups.items():
+            kept = found.setdefault((corner, path_type), {})
+            for endpoint, row in stats.worst.items():
+                if endpoint not in kept or slack_of(row) < slack_of(kept[endpoint]):
+                    kept[endpoint] = row
+        return found
+
+
+def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
+    """WNS, TNS and violating endpoints per group, corner, mode and path type; reported tns/wns
+    lines, `-format end`/`summary` tables and notices as they are."""
+    report = _Report()
+    for item in report_rows(records["report"]):
+        report.add(item)
+    groups = [
+        (key, stats, min(stats.worst.values(), key=SLACK))
+        for key, stats in sorted(report.groups.items(), key=lambda item: _group_order(item[0]))
+    ]
+    paths = described(records["report"], (worst for _, _, worst in groups))
+    lines = [_group_line(key, stats, paths[worst.line]) for key, stats, worst in groups]
+    lines += _table_lines(report)
+    lines += [make_line(notice.line, notice.text) for notice in report.notices[:MAX_NOTICES]]
+    figures, disagreeing = _figure_lines(report)
+    lines += figures
+    lines += [make_line(path.first_line, describe_path(path)) for path in report.short_paths]
+    truncated = (
+        bool(report.truncated)
+        or len(report.notices) > MAX_NOTICES
+        or len(report.metrics) + len(report.counts) > MAX_FIGURES
+        or report.short > MAX_SHORT
+    )
+    summary = _summary_of(report, disagreeing)
+    return make_excerpt(summary, sorted(lines, key=lambda line: line.number), truncated=truncated)
+
+
+def _figure_lines(report: _Report) -> tuple[list[Line], list[int]]:
+    """The report's own figures and counts (the first `MAX_FIGURES`), each beside what the
+    listing gives in its scope; and the lines where the two disagree."""
+    worst = report.worst()
+    said: list[tuple[int, tuple[str, bool | None]]] = [
+        (metric.line, metric_text(metric, worst)) for metric in report.metrics
+    ]
+    said += [(count.line, count_text(count, worst, report.limits)) for count in report.counts]
+    said.sort(key=itemgetter(0))
+    lines = [make_line(number, text) for number, (text, _) in said[:MAX_FIGURES]]
+    return lines, [number for number, (_, agree) in said if agree is False]
+
+
+SLACK = attrgetter("slack")
+
+
+def slack_of(path: Row | StaPath) -> float:
+    """A constrained path's slack. Every path past `constrained` (or a diff's index, or a group's
+    worst) has one; a path without one here is a reader's error, never a slack of 0."""
+    if path.slack is None:
+        raise ValueError(f"a path to {path.endpoint!r} without a slack was ranked")
+    return path.slack
+
+
+def _group_order(key: GroupKey) -> tuple[bytes, ...]:
+    corner, mode, path_type, group = key
+    return (group or b"", corner or b"", mode or b"", path_type or b"")
+
+
+def _summary_of(report: _Report, disagreeing: list[int]) -> str:
+    paths = sum(stats.paths for stats in report.groups.values())
+    if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
+            or report.end_rows or report.summary_rows or report.slack_only or report.short
+            or report.limits or report.json_paths or report.counts):  # fmt: skip
+        return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices" + _unread(report)  # fmt: skip
+    endpoints = sum(len(stats.worst) for stats in report.groups.values())
+    summary = (
+        f"{paths} constrained paths to {endpoints} endpoint(s) in {len(report.groups)} "
+        "group/corner/mode/path type(s)"
+    )
+    if report.metrics:
+        summary += "; reported tns/wns shown as reported, beside the listed paths' own"
+    elif report.groups:
+        summary += "; no tns/wns lines: TNS is computed from the listed paths only"
+    if report.unconstrained:
+        summary += f"; {report.unconstrained} unconstrained path(s)"
+    if report.truncated:
+        summary += f"; {report.truncated} path(s) truncated in the report"
+    if report.groups or report.end_rows or report.summary_rows:
+        summary += "; TNS sums the negative slacks in exact decimal on the report's digits"
+    if report.short:
+        summary += (
+            f"; {report.short} path(s) in -format short: startpoint, endpoint, group and type "
+            "read; slack and arrival not printed, so unknown"
+            + (f" (the first {MAX_SHORT} listed)" if report.short > MAX_SHORT else "")
+        )
+    if report.counts:
+        summary += f"; {len(report.counts)} count(s) the report prints of itself, shown beside the listing's"  # fmt: skip
+    if disagreeing:
+        at, widened = _widened(_spans(disagreeing), MAX_RANGES)
+        joined = " (ranges joined: not every line inside them disagrees)" if widened else ""
+        summary += f"; {len(disagreeing)} of the report's own figures DISAGREE with its listing, at {_ranges(at)}{joined}"  # fmt: skip
+    if len(report.metrics) + len(report.counts) > MAX_FIGURES:
+        summary += f"; the first {MAX_FIGURES} of {len(report.metrics) + len(report.counts)} reported figures shown"  # fmt: skip
+    if report.json_paths:
+        summary += f"; {len(report.json_paths)} path(s) from -format json (seconds shown in ns; MET/VIOLATED from the slack's sign)"  # fmt: skip
+    if report.notices:
+        summary += f"; {len(report.notices)} warning/notice line(s)"
+    return summary + _unread(report)
+
+
+Span = tuple[int, int]
+
+
+def _unread(report: _Report) -> str:
+    """Where the report holds what no reader here understood, every such line inside a range
+    (never an ellipsis), and how many lines were read: the two add up to the report's length."""
+    spans = _joined((item.first, item.last) for item in report.unrecognised)
+    unread = sum(last - first + 1 for first, last in spans)
+    if not spans:
+        return f"; all {report.extent} line(s) read" if report.extent else "; the report is empty"
+    shown, widened = _widened(spans, MAX_RANGES)
+    blank = unread - sum(item.lines for item in report.unrecognised)
+    blanks = f" ({blank} of them blank)" if blank else ""
+    text = f"; {unread} of {report.extent} line(s) not recognised{blanks}, at {_ranges(shown)}"
+    if widened:
+        text += f" (joined over {widened} read line(s) to stay within {MAX_RANGES} ranges; every unrecognised line is inside them)"  # fmt: skip
+    return text + f"; the other {report.extent - unread} line(s) read"
+
+
+def _joined(spans: Iterable[Span]) -> list[Span]:
+    """Line ranges in order, touching ones joined (`L3–L4, L5` is `L3–L5`)."""
+    joined: list[Span] = []
+    for first, last in sorted(spans):
+        if joined and first <= joined[-1][1] + 1:
+            joined[-1] = (joined[-1][0], max(last, joined[-1][1]))
+        else:
+            joined.append((first, last))
+    return joined
+
+
+def _widened(spans: list[Span], limit: int) -> tuple[list[Span], int]:
+    """At most `limit` ranges still holding every line of `spans`: the ranges with the fewest
+    lines between them are joined first. Returns them and how many lines the joins took in."""
+    if len(spans) <= limit:
+        return spans, 0
+    gaps = sorted(range(len(spans) - 1), key=lambda at: (spans[at + 1][0] - spans[at][1], at))
+    joins = set(gaps[: len(spans) - limit])
+    shown = [spans[0]]
+    for at, span in enumerate(spans[1:]):
+        shown[-1:] = [(shown[-1][0], span[1])] if at in joins else [shown[-1], span]
+    return shown, sum(spans[at + 1][0] - spans[at][1] - 1 for at in joins)
+
+
+def _spans(numbers: Iterable[int]) -> list[Span]:
+    return _joined((number, number) for number in numbers)
+
+
+def _ranges(spans: Iterable[Span]) -> str:
+    return ", ".join(f"L{first}" if first == last else f"L{first}–L{last}" for first, last in spans)
+
+
+def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
+    """The line cited is the worst path's slack line."""
+    corner, mode, path_type, group = (_text(part or b"-") for part in key)
+    rows = stats.worst.values()
+    violating = sum(row.status == b"VIOLATED" for row in rows)
+    tns = negative_sum(row.slack for row in rows)
+    where = f"group {group} corner {corner}" + (f" mode {mode}" if key[1] else "")
+    text = (
+        f"{where} type {path_type}: {stats.paths} paths to {len(stats.worst)} endpoints, "
+        f"{violating} violating, WNS {figure(slack_of(worst))} at {worst.endpoint}, "
+        f"TNS {figure(tns)} (listed paths)"
+    )
+    return make_line(worst.last_line, text)
+
+
+def _table_lines(report: _Report) -> list[Line]:
+    """One line per `-format end` table title (a hold table never beside a setup one), one for
+    all `summary` rows, at the worst row; each `slack_only` row as reported."""
+    tables: list[tuple[str, list[EndRow] | list[SummaryRow]]] = [
+        (f"end table {title}" if title else "end table", rows)
+        for title, rows in _grouped(report.end_rows, attrgetter("check")).items()
+    ]
+    tables.append(("summary table", report.summary_rows))
+    lines = [_table_line(name, rows) for name, rows in tables if rows]
+    for row in report.slack_only:
+        text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
+        lines.append(make_line(row.line, text))
+    lines += _json_lines(report.json_paths)
+    for check, rows in _grouped(report.limits, attrgetter("check")).items():
+        sections = _grouped(rows, attrgetter("corner"))
+        lines += [_limit_line(check, corner, section) for corner, section in sections.items()]
+        if len(sections) > 1:
+            lines.append(_across_line(check, sections, rows))
+    return lines
+
+
+T = TypeVar("T")
+K = TypeVar("K")
+
+
+def _grouped(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
+    """The items by key, keys in the order they first appear."""
+    groups: dict[K, list[T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
+
+
+def _json_lines(paths: list[StaPath]) -> list[Line]:
+    """One line per group and path type of the `-format json` paths, at the document's end."""
+    lines = []
+    graded = (path for path in paths if path.slack is not None)
+    for key, rows in _grouped(graded, attrgetter("group", "path_type")).items():
+        worst = min(rows, key=SLACK)
+        violating = sum(path.status == "VIOLATED" for path in rows)
+        tns = negative_sum(path.slack for path in rows)
+        text = (
+            f"json group {key[0]} type {key[1]}: {len(rows)} path(s), {violating} violating, "
+            f"worst slack {figure(worst.slack or 0.0)} at {worst.endpoint}, TNS {figure(tns)} (json paths)"
+        )
+        lines.append(make_line(worst.last_line, text))
+    return lines
+
+
+def _limit_line(check: str, corner: str | None, rows: list[LimitRow]) -> Line:
+    """A `report_check_types` section of one corner: violations of its own kind, never mixed with
+    paths nor with another corner's rows."""
+    violating = [row for row in rows if row.status == "VIOLATED"]
+    graded = [row for row in rows if row.slack is not None]
+    worst = min(graded, key=SLACK) if graded else rows[0]
+    where = f"worst slack {figure(worst.slack)} at {worst.pin}" if worst.slack is not None else f"first at {worst.pin}"  # fmt: skip
+    name = f"{check} (corner {corner})" if corner else check
+    text = f"{name}: {len(rows)} pin(s), {len(violating)} violating, {where} (limit checks, as reported)"  # fmt: skip
+    return make_line(worst.line, text)
+
+
+def _across_line(
+    check: str, sections: Mapping[str | None, list[LimitRow]], rows: list[LimitRow]
+) -> Line:
+    """A check listed under several corners, totalled as such: rows over corners, and the
+    distinct pins they name (one pin in three corners is one pin, three rows)."""
+    pins = {row.pin for row in rows}
+    violating = {row.pin for row in rows if row.status == "VIOLATED"}
+    unnamed = " (one section names no corner)" if None in sections else ""
+    text = (
+        f"{check} across {len(sections)} corners{unnamed}: {len(rows)} pin rows, "
+        f"{len(pins)} distinct pins, {len(violating)} distinct violating (limit checks, as reported)"
+    )
+    return make_line(max(row.line for row in rows), text)
+
+
+def _table_line(name: str, rows: Sequence[EndRow | SummaryRow]) -> Line:
+    worst = min(rows, key=SLACK)
+    if all(row.status is not None for row in rows):
+        violating = f"{sum(row.status == 'VIOLATED' for row in rows)} violating"
+    else:
+        violating = (
+            f"{sum(row.slack < 0 for row in rows)} with negative slack (no MET/VIOLATED given)"
+        )
+    tns = negative_sum(row.slack for row in rows)
+    text = (
+        f"{name}: {len(rows)} row(s), {violating}, worst slack {figure(worst.slack)} at "
+        f"{worst.endpoint}, TNS {figure(tns)} (table rows, counted apart from the paths)"
+    )
+    return make_line(worst.line, text)
+
+
+def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
+    """The `limit` worst paths, optionally of one group and one status; `-format short` paths,
+    which print no slack to rank, are counted and said."""
+    group = None if args.group is None else encoded(args.group)
+    status = None if args.status is None else encoded(args.status)
+    matching = short = 0
+
+    def selected() -> Iterator[Row]:
+        nonlocal matching, short
+        for item in report_rows(records["report"]):
+            if isinstance(item, StaPath) and item.short:
+                short += group is None or encoded(item.group) == group
+            elif not isinstance(item, Row) or item.slack is None:
+                continue
+            elif (group is None or item.group == group) and (status is None or item.status == status):  # fmt: skip
+                matching += 1
+                yield item
+
+    worst = heapq.nsmallest(args.limit, selected(), key=slack_of)
+    paths = described(records["report"], worst)
+    lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst]
+    unranked = (
+        f"; {short} -format short path(s) not ranked: their slack is not printed, so unknown"
+        + (" (none can be said MET or VIOLATED)" if status is not None else "")
+        if short
+        else ""
+    )
+    return make_excerpt(
+        f"{len(worst)} of {matching} matching path(s), worst first{unranked}",
+        lines,
+        truncated=matching > len(worst),
+    )
+
+
+def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
+    """One path's report lines, with their line numbers: the worst of the paths of this type to
+    the endpoint (in the corner and mode given, else in any), or the first if none has a slack;
+    failing any, the first `-format short` path to it (its header, with no slack to rank)."""
+    record = records["report"]
+    selected, short = _candidates(record, args)
+    endpoint = encoded(args.endpoint)
+    matching = [row for row in selected if row.endpoint == endpoint] or _pins_of(
+        record, args.endpoint, selected
+    )
+    if not matching:
+        if short:
+            return _short_path(record, short)
+        return make_excerpt(f"no {_selection(args)} ends at {args.endpoint!r}", (), False)
+    row = min((item for item in matching if item.slack is not None), key=SLACK, default=matching[0])
+    found = described(record, [row])[row.line]
+    last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
+    with open_record(record) as stream:
+        stream.seek(row.offset)
+        lines = [
+            make_line(found.first_line + index, raw)
+            for index, (_, raw) in enumerate(
+                islice(iter_lines(stream), last - found.first_line + 1)
+            )
+        ]
+    chosen = f"the worst of {len(matching)} matching paths: " if len(matching) > 1 else ""
+    return make_excerpt(
+        f"{chosen}{describe_path(found)} (lines {found.first_line}–{found.last_line})",
+        lines,
+        truncated=last < found.last_line,
+    )
+
+
+def _candidates(record: Record, args: PathArgs) -> tuple[list[Row], list[StaPath]]:
+    """In one pass: the rows of this type (corner, mode) whose endpoint starts with the name
+    asked for, and the `-format short` paths that end exactly there."""
+    wanted = [encoded(value) for value in (args.corner, args.mode, args.path_type)]
+    endpoint = encoded(args.endpoint)
+    rows: list[Row] = []
+    short: list[StaPath] = []
+    for item in report_rows(record):
+        if isinstance(item, Row):
+            fields = KEY_FIELDS(item.key)
+            if item.endpoint.startswith(endpoint) and all(
+                want is None or have == want for have, want in zip(fields, wanted, strict=False)
+            ):
+                rows.append(item)
+        elif isinstance(item, StaPath) and item.short and item.endpoint == args.endpoint:
+            have = (item.corner, item.mode, item.path_type)
+            wish = (args.corner, args.mode, args.path_type)
+            if all(want is None or got == want for got, want in zip(have, wish, strict=True)):
+                short.append(item)
+    return rows, short
+
+
+def _short_path(record: Record, paths: list[StaPath]) -> Excerpt:
+    """The first of these `-format short` paths: its header lines (and the blank lines after
+    it, at most `MAX_PATH_LINES` in all), read from the report's start."""
+    path = paths[0]
+    last = min(path.last_line, path.first_line + MAX_PATH_LINES - 1)
+    with open_record(record) as stream:
+        header = islice(iter_lines(stream), path.first_line - 1, last)
+        lines = [make_line(number, raw) for number, raw in header]
+    chosen = f"the first of {len(paths)} matching -format short paths: " if len(paths) > 1 else ""
+    summary = f"{chosen}{describe_path(path)} (lines {path.first_line}–{path.last_line})"
+    return make_excerpt(summary, lines, truncated=last < path.last_line)
+
+
+def _pins_of(record: Record, instance: str, rows: list[Row]) -> list[Row]:
+    """The rows whose endpoint is a pin of `instance` (its `Endpoint:` line names it): asked for
+    an instance, `stapath` shows the worst of its pins, never a pinless endpoint below it."""
+    prefix = encoded(instance) + b"/"
+    candidates = [row for row in rows if row.endpoint.startswith(prefix)
+                  and b"/" not in row.endpoint[len(prefix):]]  # fmt: skip
+    paths = described(record, candidates)
+    return [row for row in candidates if paths[row.line].instance == instance]
+
+
+KEY_FIELDS = itemgetter(0, 1, 2, 4)
+"""A row key's corner, mode, path type and endpoint (in `stapath`'s order of arguments); also how
+`stadiff` finds an endpoint whose path lost its constraint (and with it its group)."""
+
+
+def _selection(args: PathArgs) -> str:
+    given = [f"{name} {value!r}" for name, value in (("corner", args.corner), ("mode", args.mode)) if value]  # fmt: skip
+    return f"{args.path_type} path" + (f" in {' and '.join(given)}" if given else "")
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
+def describe_path(path: StaPath) -> str:
+    state = (
+        "unconstrained"
+        if path.unconstrained
+        else "truncated"
+        if path.truncated
+        else "slack and arrival unknown (-format short prints neither)"
+        if path.short
+        else f"slack {figure(slack_of(path))} ({path.status})"
+    )
+    where = " ".join(part for part in (path.group, path.corner, path.mode, path.path_type) if part)
+    return f"{path.endpoint} · {state} · {where} · from {path.startpoint}"

@@ -1,0 +1,1 @@
+"""Streaming a file: lines, read-ahead, regular expressions, literals."""
