@@ -82,7 +82,9 @@ def test_a_bounded_read_task_one_valid_action_at_a_time(local_route, tmp_path):
     handover, events = live_run(str(manifest), local_route, tmp_path)
     assert_governed(handover, events, {"runs/R42/reset_smoke.log"})
     proposals = [e for e in events if e["type"] == "proposed" and e["payload"].get("raw")]
-    assert proposals, "the model proposed nothing"
+    assert proposals, (
+        f"the model proposed nothing: {handover['status']}: {handover['chooser_stop_text']}"
+    )
     # One action per turn: each proposal was decided before the next turn's request.
     turns = [e["turn"] for e in proposals]
     assert turns == sorted(set(turns))
