@@ -93,6 +93,14 @@ def local_records(records: Mapping[str, Mapping[str, Any]], locality: Locality) 
     return frozenset(rid for rid, record in records.items() if record.get("share") != "any")
 
 
+def local_sources(item: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The local records (`is_local_source`) an evidence item was read from: its sources, else its
+    record; none for a person's answer, which is their own words."""
+    sources = [source.get("record") for source in item.get("sources") or ()]
+    sources = sources or ([item["record"]] if item.get("record") is not None else [])
+    return [str(record) for record in sources if is_local_source(record, records)]
+
+
 def is_local_source(record_id: object, records: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether content read from `record_id` is local: any record the grant does not mark
     shareable, a record outside the grant included."""
@@ -138,6 +146,7 @@ def _tainted_spans(text: str, taint: Taint) -> list[tuple[int, int]]:
 
 
 NOT_ALNUM = re.compile(r"[\W_]+")
+ALNUM_RUN = re.compile(r"[^\W_]+")
 """What is not a letter or a digit (`\\w` less the underscore: `str.isalnum`'s letters)."""
 
 
@@ -151,7 +160,7 @@ def _letters(text: str) -> tuple[str, list[int]]:
     may fold to two)."""
     letters: list[str] = []
     where: list[int] = []
-    for run in re.finditer(r"[^\W_]+", text):
+    for run in ALNUM_RUN.finditer(text):
         folded = run.group().casefold()
         letters.append(folded)
         if len(folded) == run.end() - run.start():

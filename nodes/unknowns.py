@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from contract.codes import RefusalCode, Status
@@ -45,6 +45,11 @@ def quoting(item: Mapping[str, Any]) -> list[str]:
         *([_truncated(item)] if item.get("truncated") else []),
         *([_failed(item)] if item.get("error") else []),
     ]
+
+
+def about_ref(unknown: str, refs: Iterable[str]) -> str | None:
+    """The ref among `refs` an unknown is about: an unknown about an item starts with its ref."""
+    return next((ref for ref in refs if unknown.startswith((f"{ref}:", f"{ref} "))), None)
 
 
 def _truncated(item: Mapping[str, Any]) -> str:

@@ -23,9 +23,11 @@ from typing import Any
 
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check
 from graph.evaluation.suite import Rubric
-from guards.egress import Locality, Taint, gate, is_local_source, item_texts
+from guards.egress import Locality, Taint, gate, item_texts, local_records, local_sources
 from nodes.choosers.route import Route, RouteError, route_from_env
 from nodes.choosers.transport import Reply, send
+from nodes.choosers.withholding import records_named
+from nodes.unknowns import about_ref
 from tools.validation import one_line
 
 GRADER_ENV = "WARRANT_GRADER_MODEL"
@@ -127,14 +129,15 @@ def for_route(
     if locality != "remote":
         return dict(handover), Taint(frozenset())
     evidence = list(handover.get("evidence") or ())
-    local = [item for item in evidence if _is_local(item, run.records)]
+    local = [item for item in evidence if local_sources(item, run.records)]
     if not local:
         return dict(handover), Taint(frozenset())
     refs = {item["ref"] for item in local}
     shown = dict(handover)
     shown["evidence"] = [_reference(item) if item["ref"] in refs else item for item in evidence]
-    shown["unknowns"] = [WITHHELD if _quotes(text, refs) else text for text in handover.get("unknowns") or ()]  # fmt: skip
-    shown["refusals"] = [{**r, "detail": WITHHELD} if _names(r, run.records) else r for r in handover.get("refusals") or ()]  # fmt: skip
+    shown["unknowns"] = [WITHHELD if about_ref(text, refs) else text for text in handover.get("unknowns") or ()]  # fmt: skip
+    named = local_records(run.records, "remote")
+    shown["refusals"] = [{**r, "detail": WITHHELD} if records_named(r.get("call"), named) else r for r in handover.get("refusals") or ()]  # fmt: skip
     if run.chooser_locality != "remote":  # the chooser read the local items: its words carry them
         shown["hypotheses"] = [{**h, "statement": WITHHELD} for h in handover.get("hypotheses") or ()]  # fmt: skip
         shown["chooser_stop_text"] = WITHHELD if handover.get("chooser_stop_text") else None
@@ -144,26 +147,9 @@ def for_route(
     return shown, Taint.of(held, shared)
 
 
-def _is_local(item: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> bool:
-    sources = [source.get("record") for source in item.get("sources") or ()]
-    sources = sources or ([item["record"]] if item.get("record") is not None else [])
-    return any(is_local_source(record, records) for record in sources)
-
-
 def _reference(item: Mapping[str, Any]) -> dict[str, Any]:
     kept = {key: item.get(key) for key in ("ref", "tool", "record", "sha256", "turn")}
     return kept | {"withheld": WITHHELD}
-
-
-def _quotes(text: str, refs: set[str]) -> bool:
-    """Whether an unknown is about one of `refs` (those quoting an item start with its ref)."""
-    return any(text.startswith((f"{ref}:", f"{ref} ")) for ref in refs)
-
-
-def _names(refusal: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> bool:
-    call = refusal.get("call") if isinstance(refusal.get("call"), Mapping) else {}
-    args = call.get("args") if isinstance(call.get("args"), Mapping) else {}
-    return any(isinstance(value, str) and value in records and is_local_source(value, records) for value in args.values())  # fmt: skip
 
 
 def read_verdict(content: str) -> tuple[str, str]:

@@ -12,12 +12,13 @@ and to plan). What the builders let through, the egress gate still checks (`tain
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Set as AbstractSet
 from typing import Any
 
-from guards.egress import Taint, is_local_source, item_texts
+from guards.egress import Taint, item_texts, local_sources
 from nodes.choosers.route import Route
 from nodes.choosers.view import ChooserView
-from nodes.unknowns import quoting
+from nodes.unknowns import about_ref, quoting
 
 
 def digest(text: str) -> str:
@@ -79,18 +80,13 @@ def unknowns_shown(
     for unknown in view.unknowns:
         ref, text = replaced.get(unknown, (None, unknown))
         if ref is None and (
-            about := _about(unknown, local_refs)
+            about := about_ref(unknown, local_refs)
         ):  # deny by default: any word on it
             ref, text = about, f"{about}: withheld here ({LOCAL_ONLY})."
         kept.append(text)
         if ref is not None and text != unknown:
             held.append({"unknown_of": ref, "sha256": digest(unknown), "chars": len(unknown)})
     return kept
-
-
-def _about(unknown: str, refs: list[str]) -> str | None:
-    """The ref an unknown is about (such an unknown starts with it), among `refs`."""
-    return next((ref for ref in refs if unknown.startswith((f"{ref}:", f"{ref} "))), None)
 
 
 def refusals_shown(
@@ -110,7 +106,7 @@ def refusals_shown(
     return shown
 
 
-def records_named(call: Any, local: set[str]) -> list[str]:
+def records_named(call: Any, local: AbstractSet[str]) -> list[str]:
     """The local record ids a proposed call's arguments name (any string among its values)."""
     if not local or not isinstance(call, dict) or not isinstance(call.get("args"), dict):
         return []
@@ -145,7 +141,7 @@ class EvidenceBlock:
     @classmethod
     def of(cls, item: dict[str, Any], shareable: dict[str, Any], route: Route) -> EvidenceBlock:
         """`shareable`: the records a remote route may see (for a local route, all of them)."""
-        named = [str(record) for record in _sources(item) if is_local_source(record, shareable)] if route.locality == "remote" else []  # fmt: skip
+        named = local_sources(item, shareable) if route.locality == "remote" else []
         block = cls(item, quote(item), named[0] if named else None)
         withheld = (item.get("shown") or {}).get("withheld")
         if withheld and block.quoted:
@@ -169,12 +165,6 @@ class EvidenceBlock:
             f"[{self.ref}: {self.item['tool']} on {self.item.get('record') or 'a person'}{about}. "
             f"{what} not included ({reason}); sha256 {self.omission['sha256'][:16]}. You may cite {self.ref}.]"
         )
-
-
-def _sources(item: dict[str, Any]) -> list[object]:
-    """The records an item was read from; none for a person's answer (their own words)."""
-    sources = [source["record"] for source in item.get("sources", [])]
-    return sources or ([item["record"]] if item.get("record") is not None else [])
 
 
 def quote(item: dict[str, Any]) -> str:
