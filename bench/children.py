@@ -60,7 +60,9 @@ class Alone:
         first = (view.turn - 1) * PER_TURN
         if first >= self.tests:
             return {"summary": "done", "message": {"kind": "stop"}}
-        calls = [count(f"c{n}", f"t{n}.log") for n in range(first, min(first + PER_TURN, self.tests))]  # fmt: skip
+        calls = [
+            count(f"c{n}", f"t{n}.log") for n in range(first, min(first + PER_TURN, self.tests))
+        ]
         return {"summary": "counts", "tool_calls": calls}
 
 
@@ -79,10 +81,14 @@ class Delegating:
         if first >= self.tests:
             return {"summary": "done", "message": {"kind": "stop"}}
         tasks = [
-            {"id": f"k{n}", "goal": f"child {n}", "records": [f"t{n}.log"],
-             "budget": {"steps": 2, "evidence": 1}}
+            {
+                "id": f"k{n}",
+                "goal": f"child {n}",
+                "records": [f"t{n}.log"],
+                "budget": {"steps": 2, "evidence": 1},
+            }
             for n in range(first, min(first + PER_DELEGATION, self.tests))
-        ]  # fmt: skip
+        ]
         return {"summary": "delegate", "message": {"kind": "delegate", "tasks": tasks}}
 
 
@@ -91,15 +97,21 @@ def timed(path: Path, chooser: Any, db: Path) -> tuple[float, dict[str, Any]]:
         graph = compile_graph(*storage)
         config = {"configurable": {"thread_id": "bench"}}
         started = time.perf_counter()
-        graph.invoke({"scenario": str(path), "chooser": "bench"}, config, durability="sync",
-                     context=WarrantContext(choosers={"bench": chooser}))  # fmt: skip
+        graph.invoke(
+            {"scenario": str(path), "chooser": "bench"},
+            config,
+            durability="sync",
+            context=WarrantContext(choosers={"bench": chooser}),
+        )
         elapsed = time.perf_counter() - started
         return elapsed, graph.get_state(config).values
 
 
 def checkpoint_bytes(db: Path) -> tuple[int, int]:
     with sqlite3.connect(db) as conn:
-        rows, size = conn.execute("SELECT count(*), sum(length(checkpoint)) FROM checkpoints").fetchone()  # fmt: skip
+        rows, size = conn.execute(
+            "SELECT count(*), sum(length(checkpoint)) FROM checkpoints"
+        ).fetchone()
     return rows, size
 
 
@@ -113,19 +125,31 @@ def main() -> None:
         path = manifest(folder, options.tests, options.mb)
         table = Table("mode", "wall s", "evidence", "steps", "checkpoints", "bytes/checkpoint")
         results = {}
-        for name, chooser in (("main alone", Alone(options.tests)), ("children", Delegating(options.tests))):  # fmt: skip
+        for name, chooser in (
+            ("main alone", Alone(options.tests)),
+            ("children", Delegating(options.tests)),
+        ):
             db = folder / f"{name.replace(' ', '_')}.sqlite"
             elapsed, values = timed(path, chooser, db)
             rows, size = checkpoint_bytes(db)
             results[name] = elapsed
             spent = values["turn"] + values["cursor"].get("child_turns", 0)
-            table.add_row(name, f"{elapsed:.2f}", str(values["cursor"]["observations"]), str(spent), str(rows), f"{size // max(rows, 1)}")  # fmt: skip
+            table.add_row(
+                name,
+                f"{elapsed:.2f}",
+                str(values["cursor"]["observations"]),
+                str(spent),
+                str(rows),
+                f"{size // max(rows, 1)}",
+            )
         console = Console()
         console.print(f"{options.tests} failing tests, {options.mb} MiB of log each")
         console.print(table)
         ratio = results["children"] / results["main alone"]
         console.print(f"children / main alone: {ratio:.2f}×")
-        print(json.dumps({"ratio": round(ratio, 3), **{k: round(v, 3) for k, v in results.items()}}))  # fmt: skip
+        print(
+            json.dumps({"ratio": round(ratio, 3), **{k: round(v, 3) for k, v in results.items()}})
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -30,20 +30,39 @@ LOCAL = Route(model="m", locality="local", context_tokens=10_000_000)
 
 def _item(n: int) -> dict[str, Any]:
     record = "r/local" if n % 2 else "r/shared"
-    lines = [{"line": 10 * n + k, "text": f"UVM_ERROR tb/env_{n}.sv({k}) @ {k}0: env.agent{n} [CHK{n}] mismatch {n * 7919 + k:08x}"} for k in range(40)]  # fmt: skip
-    return {"ref": f"E{n}", "turn": n, "tool": "searchlogs", "record": record, "sha256": "0" * 64,
-            "sources": [{"record": record}], "truncated": False, "flags": [], "error": None,
-            "summary": f"40 line(s) contain 'CHK{n}'", "excerpt": lines}  # fmt: skip
+    lines = [
+        {
+            "line": 10 * n + k,
+            "text": f"UVM_ERROR tb/env_{n}.sv({k}) @ {k}0: env.agent{n} [CHK{n}] mismatch {n * 7919 + k:08x}",
+        }
+        for k in range(40)
+    ]
+    return {
+        "ref": f"E{n}",
+        "turn": n,
+        "tool": "searchlogs",
+        "record": record,
+        "sha256": "0" * 64,
+        "sources": [{"record": record}],
+        "truncated": False,
+        "flags": [],
+        "error": None,
+        "summary": f"40 line(s) contain 'CHK{n}'",
+        "excerpt": lines,
+    }
 
 
 def _view(count: int) -> Any:
     items = [_item(n) for n in range(1, count + 1)]
     return make_view(
-        scenario="S", goal="Why did the nightly fail?", turn=count + 1,
-        budget_left={"steps": 3, "evidence": 3, "seconds": 60}, catalog=(),
+        scenario="S",
+        goal="Why did the nightly fail?",
+        turn=count + 1,
+        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
+        catalog=(),
         records=[{"id": "r/local", "kind": "log"}, {"id": "r/shared", "kind": "log"}],
         record=lambda: {"evidence": items, "refusals": [], "unknowns": []},
-    )  # fmt: skip
+    )
 
 
 def _median_ms(route: Route, count: int, reps: int) -> tuple[float, int]:
@@ -60,12 +79,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=20)
     reps = parser.parse_args().reps
-    print("| evidence items | request chars (local route) | local route | remote route (withheld + gate) | ratio |")  # fmt: skip
+    print(
+        "| evidence items | request chars (local route) | local route | remote route (withheld + gate) | ratio |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: |")
     for count in (4, 16, 64):
         local_ms, chars = _median_ms(LOCAL, count, reps)
         remote_ms, _ = _median_ms(REMOTE, count, reps)
-        print(f"| {count} | {chars:,} | {local_ms:.2f} ms | {remote_ms:.2f} ms | {remote_ms / local_ms:.2f}× |")  # fmt: skip
+        print(
+            f"| {count} | {chars:,} | {local_ms:.2f} ms | {remote_ms:.2f} ms | {remote_ms / local_ms:.2f}× |"
+        )
 
 
 if __name__ == "__main__":

@@ -71,10 +71,14 @@ def main() -> None:
     print("| language | passages | wording rules | wording + structure |")
     print("| --- | ---: | ---: | ---: |")
     for language, count in sorted(by_language.items(), key=lambda item: -item[1]):
-        print(f"| {language} | {count} | {caught['wording'][language]} | {caught['wording + structure'][language]} |")  # fmt: skip
+        print(
+            f"| {language} | {count} | {caught['wording'][language]} | {caught['wording + structure'][language]} |"
+        )
     total = len(passages)
-    print(f"| all | {total} | {sum(caught['wording'].values())} ({sum(caught['wording'].values()) / total:.0%}) "
-          f"| {sum(caught['wording + structure'].values())} ({sum(caught['wording + structure'].values()) / total:.0%}) |")  # fmt: skip
+    print(
+        f"| all | {total} | {sum(caught['wording'].values())} ({sum(caught['wording'].values()) / total:.0%}) "
+        f"| {sum(caught['wording + structure'].values())} ({sum(caught['wording + structure'].values()) / total:.0%}) |"
+    )
     print("\nMissed:" if missed else "")
     for item in missed:
         print(f"- {item['id']} ({item['language']}, {item['style']}): {item['text']}")
@@ -82,7 +86,9 @@ def main() -> None:
         benign = corpus(args.benign)
         alarms = [item for item in benign if flagged(item["text"])]
         before = sum(wording_only(item["text"]) for item in benign)
-        print(f"\nFalse alarms on {len(benign)} risky-looking ordinary lines: {len(alarms)} (wording rules alone: {before})")  # fmt: skip
+        print(
+            f"\nFalse alarms on {len(benign)} risky-looking ordinary lines: {len(alarms)} (wording rules alone: {before})"
+        )
         for item in alarms:
             print(f"- {item['id']}: {item['text']}")
     if args.logs:
@@ -95,8 +101,10 @@ def main() -> None:
                 alarms_by_file[name] += 1
                 examples.append((name, line))
         total_alarms = sum(alarms_by_file.values())
-        print(f"\nFalse alarms on {count} lines of real logs and reports under {args.logs}: {total_alarms} "
-              f"({total_alarms / max(count, 1):.3%}; wording rules alone: {before})")  # fmt: skip
+        print(
+            f"\nFalse alarms on {count} lines of real logs and reports under {args.logs}: {total_alarms} "
+            f"({total_alarms / max(count, 1):.3%}; wording rules alone: {before})"
+        )
         for name, line in examples[:40]:
             print(f"- {name}: {line[:200]}")
 

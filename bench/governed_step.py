@@ -277,7 +277,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if importlib.util.find_spec("langchain") is None:  # a peer measured, not a dependency
-        sys.exit("bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'")  # fmt: skip
+        sys.exit(
+            "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'"
+        )
     with tempfile.TemporaryDirectory() as folder:
         manifest = bench_lab(Path(folder))
         scenario = load_scenario(manifest)

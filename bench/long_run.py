@@ -57,10 +57,18 @@ def scenario(folder: Path, steps: int) -> tuple[Path, Path]:
     manifest.write_text(MANIFEST.format(steps=steps))
     actions = folder / "actions.jsonl"
     calls = [
-        {"summary": f"search {n}", "tool_calls": [{"id": f"c{n}", "name": "searchlogs",
-         "args": {"path": "log", "query": f"UVM_{n}", "limit": 20}}]}
+        {
+            "summary": f"search {n}",
+            "tool_calls": [
+                {
+                    "id": f"c{n}",
+                    "name": "searchlogs",
+                    "args": {"path": "log", "query": f"UVM_{n}", "limit": 20},
+                }
+            ],
+        }
         for n in range(1, steps)
-    ]  # fmt: skip
+    ]
     stop = {"summary": "stop", "message": {"kind": "stop", "text": "done"}}
     actions.write_text("\n".join(json.dumps(doc) for doc in [*calls, stop]) + "\n")
     return manifest, actions
@@ -68,7 +76,9 @@ def scenario(folder: Path, steps: int) -> tuple[Path, Path]:
 
 def timed_run(db: str, manifest: Path, actions: Path) -> tuple[str, list[float]]:
     """The run's thread and the time of each proposal."""
-    request = admit_request(str(manifest), None, f"file:{actions}", f"long-{uuid.uuid4().hex[:8]}", None)  # fmt: skip
+    request = admit_request(
+        str(manifest), None, f"file:{actions}", f"long-{uuid.uuid4().hex[:8]}", None
+    )
     proposals: list[float] = []
 
     def on_event(event: dict[str, Any]) -> None:
@@ -97,7 +107,9 @@ def postgres_bytes(url: str, thread: str) -> int:
             ).fetchone()[0]
             for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
         )
-        store = conn.execute("SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM store t").fetchone()[0]  # fmt: skip
+        store = conn.execute(
+            "SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM store t"
+        ).fetchone()[0]
         return checkpoints + store
 
 
@@ -137,7 +149,9 @@ def main() -> None:
     args = parser.parse_args()
     lengths = [int(part) for part in args.steps.split(",")]
     print(f"medians of {args.reps} runs per row\n")
-    print("| store | steps | KiB per step | vs 30 steps | ms/step, first 30 | ms/step, last 30 | last / first |")  # fmt: skip
+    print(
+        "| store | steps | KiB per step | vs 30 steps | ms/step, first 30 | ms/step, last 30 | last / first |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for backend in ("sqlite", "postgres"):
         runs: dict[int, list[dict[str, float]]] = {steps: [] for steps in lengths}

@@ -36,7 +36,7 @@ QUERY = "RST_CHK clk_en"
 
 
 def note_text(number: int) -> str:
-    return f"run R{number}: fifo_basic overflow at depth {number % 64}, seed {number * 7919 % 100003}; tracked as BUG-{number}"  # fmt: skip
+    return f"run R{number}: fifo_basic overflow at depth {number % 64}, seed {number * 7919 % 100003}; tracked as BUG-{number}"
 
 
 @contextmanager
@@ -62,7 +62,9 @@ def postgres_store(url: str) -> Iterator[BaseStore]:
 
 def fill(store: BaseStore, count: int, lines: Path) -> None:
     texts = [note_text(n) for n in range(count - 1)]
-    texts.insert(count // 2, "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-1234")  # fmt: skip
+    texts.insert(
+        count // 2, "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-1234"
+    )
     for number, text in enumerate(texts):
         memory.save(store, SCOPE, text, "bench", float(number))
     lines.write_text("\n".join(texts) + "\n")
@@ -81,10 +83,15 @@ def measure(store: BaseStore, count: int, folder: Path, reps: int) -> tuple[floa
     lines = folder / f"notes-{count}.txt"
     fill(store, count, lines)
     found = memory.recall(store, [SCOPE], QUERY)
-    grep = subprocess.run(["grep", "-i", "-F", "rst_chk", str(lines)], capture_output=True, text=True)  # fmt: skip
+    grep = subprocess.run(
+        ["grep", "-i", "-F", "rst_chk", str(lines)], capture_output=True, text=True
+    )
     assert len(found) == 1 and grep.stdout.count("\n") == 1, (len(found), grep.stdout)
     recall_s = median_s(lambda: memory.recall(store, [SCOPE], QUERY), reps)
-    grep_s = median_s(lambda: subprocess.run(["grep", "-i", "-F", "rst_chk", str(lines)], capture_output=True), reps)  # fmt: skip
+    grep_s = median_s(
+        lambda: subprocess.run(["grep", "-i", "-F", "rst_chk", str(lines)], capture_output=True),
+        reps,
+    )
     return recall_s, grep_s
 
 
@@ -105,7 +112,10 @@ def main() -> None:
             for name, opened in stores.items():
                 with opened(folder) as store:
                     recall_s, grep_s = measure(store, count, folder, options.reps)
-                print(f"| {count:,} | {name} | {recall_s * 1000:.1f} | {grep_s * 1000:.1f} | {recall_s / grep_s:.1f} |", flush=True)  # fmt: skip
+                print(
+                    f"| {count:,} | {name} | {recall_s * 1000:.1f} | {grep_s * 1000:.1f} | {recall_s / grep_s:.1f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

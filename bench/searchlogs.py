@@ -159,7 +159,9 @@ def cli_run(manifest: Path) -> tuple[float, int, str, float]:
     """Wall time, peak RSS (KiB), printed JSON and CPU seconds (user and system) of `warrant run`
     on the manifest, in a fresh process."""
     warrant = Path(sys.executable).with_name("warrant")
-    seconds, code, usage, printed = waited([str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"])  # fmt: skip
+    seconds, code, usage, printed = waited(
+        [str(warrant), "run", str(manifest), "--db", "memory", "--json", "-q"]
+    )
     if code != 0:
         sys.exit(f"warrant run {manifest.name} exited {code}: {printed[-500:]}")
     return seconds, usage.ru_maxrss, printed, usage.ru_utime + usage.ru_stime
@@ -175,10 +177,23 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
     """Medians of interleaved CLI runs with and without the search, and of `grep -F -c`."""
     path = generate(folder, label)
     searching, stopping = cli_manifests(path)
-    grep = subprocess.run(["grep", "-n", "-F", "[RST_CHK]", str(path)], capture_output=True, check=False)  # fmt: skip
+    grep = subprocess.run(
+        ["grep", "-n", "-F", "[RST_CHK]", str(path)], capture_output=True, check=False
+    )
     expected = [int(line.split(b":", 1)[0]) for line in grep.stdout.splitlines()[:20]]
     rg = ripgrep()
-    times: dict[str, list[float]] = {"with": [], "without": [], "search": [], "search cpu": [], "grep -c": [], "grep -c cpu": [], "grep -n": [], "rg -c": [], "rg -c cpu": [], "extra peak": []}  # fmt: skip
+    times: dict[str, list[float]] = {
+        "with": [],
+        "without": [],
+        "search": [],
+        "search cpu": [],
+        "grep -c": [],
+        "grep -c cpu": [],
+        "grep -n": [],
+        "rg -c": [],
+        "rg -c cpu": [],
+        "extra peak": [],
+    }
     for _ in range(reps):
         seconds, peak, printed, cpu = cli_run(searching)
         found = [line["line"] for line in json.loads(printed)["evidence"][0]["excerpt"]]
@@ -201,8 +216,12 @@ def cli_rows(folder: Path, label: str, reps: int) -> dict[str, float]:
 
 def print_cli(label: str, m: dict[str, float], reps: int) -> None:
     search = m["search"]
-    print(f"\nThrough the CLI (`warrant run --db memory`, medians of {reps} interleaved runs; search: the median of each pair's difference)\n")  # fmt: skip
-    print("| log | run with the search | run without | search | rg -F -c | ratio | grep -F -c | ratio | grep -F -n -m 20 | ratio | extra peak memory |")  # fmt: skip
+    print(
+        f"\nThrough the CLI (`warrant run --db memory`, medians of {reps} interleaved runs; search: the median of each pair's difference)\n"
+    )
+    print(
+        "| log | run with the search | run without | search | rg -F -c | ratio | grep -F -c | ratio | grep -F -n -m 20 | ratio | extra peak memory |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(
         f"| {label} | {m['with'] * 1000:.0f} ms | {m['without'] * 1000:.0f} ms | {search * 1000:.0f} ms "
@@ -265,7 +284,7 @@ def main() -> None:
                 times["sha256sum"].append(timed(["sha256sum", str(path)]))
                 times["first"].append(tool_seconds(path, "[DMA]", count=False))
                 times["rg -m"].append(timed([rg, "-F", "-n", "-m", "20", "[DMA]", str(path)]))
-                times["grep -m"].append(timed(["grep", "-F", "-n", "-m", "20", "[DMA]", str(path)]))  # fmt: skip
+                times["grep -m"].append(timed(["grep", "-F", "-n", "-m", "20", "[DMA]", str(path)]))
                 times["count"].append(tool_seconds(path, "[RST_CHK]"))
                 times["rg -F -c"].append(timed([rg, "-F", "-c", "[RST_CHK]", str(path)]))
                 times["grep -F -c"].append(timed(["grep", "-F", "-c", "[RST_CHK]", str(path)]))
@@ -277,7 +296,19 @@ def main() -> None:
     print_rows(rows, args.reps)
 
 
-COLUMNS = ("executed", "remembered", "sha256sum", "first", "rg -m", "grep -m", "count", "rg -F -c", "grep -F -c", "regex", "rg -c")  # fmt: skip
+COLUMNS = (
+    "executed",
+    "remembered",
+    "sha256sum",
+    "first",
+    "rg -m",
+    "grep -m",
+    "count",
+    "rg -F -c",
+    "grep -F -c",
+    "regex",
+    "rg -c",
+)
 REGEX = r"UVM_(ERROR|FATAL) \S+ @ \d+: \S+ \[RST_CHK\]"
 """A regular expression matching the one checker error, compared with `rg -c` on the same."""
 
@@ -300,17 +331,29 @@ def tool_seconds(path: Path, query: str, count: bool = True, regex: bool = False
 
 def check_counts(path: Path, rg: str) -> None:
     """The counts searchlogs gives are ripgrep's, before anything is timed."""
-    for query, regex, command in (("[RST_CHK]", False, [rg, "-F", "-c"]), ("[DMA]", False, [rg, "-F", "-c"]), (REGEX, True, [rg, "-c"])):  # fmt: skip
-        expected = int(subprocess.run([*command, query, str(path)], capture_output=True, check=True).stdout)  # fmt: skip
+    for query, regex, command in (
+        ("[RST_CHK]", False, [rg, "-F", "-c"]),
+        ("[DMA]", False, [rg, "-F", "-c"]),
+        (REGEX, True, [rg, "-c"]),
+    ):
+        expected = int(
+            subprocess.run([*command, query, str(path)], capture_output=True, check=True).stdout
+        )
         with path.open("rb") as stream:
             found = searchlogs.find(stream, SearchLogsArgs(path="log", query=query, regex=regex))
         if found.matching != expected:
-            sys.exit(f"{path.name}: searchlogs counted {found.matching} lines for {query!r}, rg {expected}")  # fmt: skip
+            sys.exit(
+                f"{path.name}: searchlogs counted {found.matching} lines for {query!r}, rg {expected}"
+            )
 
 
 def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None:
-    print(f"searchlogs vs ripgrep and grep (medians of {reps} interleaved runs; rg and grep times include their process start)\n")  # fmt: skip
-    print("| log | first 20 (count=false) | rg -F -n -m 20 | ratio | grep -F -n -m 20 | count, literal found once | rg -F -c | ratio | grep -F -c | count, regex | rg -c | ratio | peak RSS |")  # fmt: skip
+    print(
+        f"searchlogs vs ripgrep and grep (medians of {reps} interleaved runs; rg and grep times include their process start)\n"
+    )
+    print(
+        "| log | first 20 (count=false) | rg -F -n -m 20 | ratio | grep -F -n -m 20 | count, literal found once | rg -F -c | ratio | grep -F -c | count, regex | rg -c | ratio | peak RSS |"
+    )
     print(
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
@@ -319,7 +362,7 @@ def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None
             f"| {label} | {m['first'] * 1000:.1f} ms | {m['rg -m'] * 1000:.1f} ms | {m['first'] / m['rg -m']:.2f}× | {m['grep -m'] * 1000:.1f} ms "
             f"| {m['count'] * 1000:.0f} ms | {m['rg -F -c'] * 1000:.0f} ms | {m['count'] / m['rg -F -c']:.2f}× | {m['grep -F -c'] * 1000:.0f} ms "
             f"| {m['regex'] * 1000:.0f} ms | {m['rg -c'] * 1000:.0f} ms | {m['regex'] / m['rg -c']:.2f}× | {peak / 1024:.1f} MiB |"
-        )  # fmt: skip
+        )
     print(
         "\nAs executed: first 20 through the hashed stream, then the rest of the file hashed and "
         "checked against the admitted sha256, as a run resumed in a new process does; and in the "
@@ -334,7 +377,7 @@ def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None
         print(
             f"| {label} | {m['executed'] * 1000:.0f} ms | {m['sha256sum'] * 1000:.0f} ms | {m['executed'] / m['sha256sum']:.2f}× "
             f"| {m['remembered'] * 1000:.1f} ms | {m['rg -m'] * 1000:.1f} ms | {m['remembered'] / m['rg -m']:.2f}× |"
-        )  # fmt: skip
+        )
 
 
 if __name__ == "__main__":

@@ -63,7 +63,11 @@ def main() -> None:
     args = parser.parse_args()
     root = str(Path(__file__).resolve().parent.parent)
     rows = []
-    sizes = [(int(paths), int(stages)) for stages in args.stages.split(",") for paths in args.paths.split(",")]  # fmt: skip
+    sizes = [
+        (int(paths), int(stages))
+        for stages in args.stages.split(",")
+        for paths in args.paths.split(",")
+    ]
     for count, stages in sizes:
         with tempfile.TemporaryDirectory(dir=".") as folder:
             before, after = report_pair(paths_per_group=max(1, count // 6), stages=stages)

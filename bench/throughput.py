@@ -124,11 +124,23 @@ def replica_set(count: int, admin_url: str, folder: Path) -> Iterator[list[str]]
         admin.execute(f'CREATE DATABASE "{name}"')
     subprocess.run(["redis-cli", "-n", str(redis_db), "flushdb"], check=True, capture_output=True)
     env = {key: value for key, value in os.environ.items() if key != "WARRANT_DB"}
-    env |= {"DATABASE_URI": admin_url.rsplit("/", 1)[0] + f"/{name}",
-            "REDIS_URI": f"redis://127.0.0.1:6379/{redis_db}",
-            "WARRANT_CHOOSER_DIR": str(folder), "WARRANT_SCENARIO_ROOTS": str(folder)}  # fmt: skip
-    command = [str(SERVE_PYTHON.with_name("warrant")), "serve", "--replicas", str(count), "--port", str(port)]  # fmt: skip
-    supervisor = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    env |= {
+        "DATABASE_URI": admin_url.rsplit("/", 1)[0] + f"/{name}",
+        "REDIS_URI": f"redis://127.0.0.1:6379/{redis_db}",
+        "WARRANT_CHOOSER_DIR": str(folder),
+        "WARRANT_SCENARIO_ROOTS": str(folder),
+    }
+    command = [
+        str(SERVE_PYTHON.with_name("warrant")),
+        "serve",
+        "--replicas",
+        str(count),
+        "--port",
+        str(port),
+    ]
+    supervisor = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         assert supervisor.stdout is not None
         yield [supervisor.stdout.readline().split()[2] for _ in range(count)]
@@ -139,7 +151,9 @@ def replica_set(count: int, admin_url: str, folder: Path) -> Iterator[list[str]]
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def served_steps_per_second(urls: list[str], given: dict[str, str], runs: int, threads: int) -> float:  # fmt: skip
+def served_steps_per_second(
+    urls: list[str], given: dict[str, str], runs: int, threads: int
+) -> float:
     """`runs` runs, `threads` at a time, spread over the replicas, each waited for to its end."""
     clients = [get_sync_client(url=url) for url in urls]
 
@@ -199,7 +213,9 @@ def main() -> None:
                 for replicas, urls in sets.items():
                     for key, threads in SERVED_THREADS.items():
                         row = f"served, {replicas} replica{'s' if replicas > 1 else ''}, {key}"
-                        rates.setdefault(row, []).append(served_steps_per_second(urls, given, args.runs, threads))  # fmt: skip
+                        rates.setdefault(row, []).append(
+                            served_steps_per_second(urls, given, args.runs, threads)
+                        )
     finally:
         with psycopg.connect(args.postgres, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

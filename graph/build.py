@@ -104,13 +104,29 @@ def where_it_stood(state: State, scope: str | None = None) -> list[Send] | str:
     if decision.get("turn") != turn:
         return after_choose(state)
     if decision["outcome"] == Outcome.EXECUTE:
-        done = {item["evidence"]["call_id"] for item in state.get("arrivals") or () if "evidence" in item}  # fmt: skip
-        done |= set(receipts_of_calls(get_store(), scope or run_scope(), cursor_of(state), [call["id"] for call in decision["calls"]]))  # fmt: skip
+        done = {
+            item["evidence"]["call_id"]
+            for item in state.get("arrivals") or ()
+            if "evidence" in item
+        }
+        done |= set(
+            receipts_of_calls(
+                get_store(),
+                scope or run_scope(),
+                cursor_of(state),
+                [call["id"] for call in decision["calls"]],
+            )
+        )
         missing = [call for call in decision["calls"] if call["id"] not in done]
         return execute_tasks(state, missing, scope) if missing else "choose"
     if decision["outcome"] == Outcome.DELEGATE:
-        handed = {document["task"] for document in handoffs(get_store(), scope or run_scope(), cursor_of(state))}  # fmt: skip
-        handed |= {item["handoff"]["task"] for item in state.get("arrivals") or () if "handoff" in item}  # fmt: skip
+        handed = {
+            document["task"]
+            for document in handoffs(get_store(), scope or run_scope(), cursor_of(state))
+        }
+        handed |= {
+            item["handoff"]["task"] for item in state.get("arrivals") or () if "handoff" in item
+        }
         waiting = [task for task in decision["tasks"] if task["id"] not in handed]
         return child_tasks(state, waiting, scope) if waiting else "choose"
     if decision["outcome"] in WAITING:
@@ -125,9 +141,15 @@ def build(served: bool = False, child: bool = False) -> StateGraph:
     # and has no JSON form for the server; nodes fall back to defaults when it is absent.
     builder = StateGraph(WarrantState, input_schema=ChildInput if child else RunInput)
     chosen = ("model", "guard", "handover")
-    admitting = admit_child if child else functools.wraps(admit)(functools.partial(admit, served=served))  # fmt: skip
-    builder.add_node("admit", routed(stage("admit", admitting), after_admit), destinations=("choose", "model", "guard", "execute", CHILD, "human", "handover", END))  # fmt: skip
-    builder.add_node("choose", routed(stage("choose", choose), after_choose), destinations=chosen)  # fmt: skip
+    admitting = (
+        admit_child if child else functools.wraps(admit)(functools.partial(admit, served=served))
+    )
+    builder.add_node(
+        "admit",
+        routed(stage("admit", admitting), after_admit),
+        destinations=("choose", "model", "guard", "execute", CHILD, "human", "handover", END),
+    )
+    builder.add_node("choose", routed(stage("choose", choose), after_choose), destinations=chosen)
     builder.add_node(
         "guard",
         routed(stage("guard", guard), after_guard),
@@ -135,7 +157,7 @@ def build(served: bool = False, child: bool = False) -> StateGraph:
     )
     builder.add_node(CHILD, _child_node(child))
     builder.add_node("execute", task("execute", execute))
-    builder.add_node("model", routed(stage("model", model), after_model), destinations=chosen)  # fmt: skip
+    builder.add_node("model", routed(stage("model", model), after_model), destinations=chosen)
     builder.add_node("human", task("human", human))
     builder.add_node("handover", stage("handover", handover))
     builder.add_edge(START, "admit")

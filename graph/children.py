@@ -41,7 +41,9 @@ def child_tasks(
     chooser = state.get("child_chooser") or state["chooser"]
     sends = []
     for task in tasks:
-        carved = child_scenario(grant, DelegateTask.model_validate({k: v for k, v in task.items() if k != "order"}))  # fmt: skip
+        carved = child_scenario(
+            grant, DelegateTask.model_validate({k: v for k, v in task.items() if k != "order"})
+        )
         payload = {
             "task": task,
             "lane": f"{parent_lane}/{task['id']}" if parent_lane else task["id"],
@@ -88,9 +90,19 @@ def handed_off(
     own, _ = sealed_or_not(evidence(runtime.store, scope, cursor_of(values)), scope, EVIDENCE)
     handoff = handoff_of(task, values, own)
     handed = event(
-        EventKind.HANDED_OFF, task["turn"], f"child:{task['lane']}", now(runtime),
-        task=task["task"]["id"], lane=task["lane"], order=task["task"]["order"],
-        status=handoff["status"], evidence=len(handoff["evidence"]), spent=handoff["spent"],
-        ledger={"events": handoff["cursor"].get("events", 0), "head": handoff["cursor"].get("head")},
-    )  # fmt: skip
+        EventKind.HANDED_OFF,
+        task["turn"],
+        f"child:{task['lane']}",
+        now(runtime),
+        task=task["task"]["id"],
+        lane=task["lane"],
+        order=task["task"]["order"],
+        status=handoff["status"],
+        evidence=len(handoff["evidence"]),
+        spent=handoff["spent"],
+        ledger={
+            "events": handoff["cursor"].get("events", 0),
+            "head": handoff["cursor"].get("head"),
+        },
+    )
     return {"handoffs": [handoff], "events": [handed]}

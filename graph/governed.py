@@ -87,7 +87,9 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
     sealed."""
 
-    def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
+    def call(
+        payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any
+    ) -> State:
         scope, given = scope_of(config), without_seal(payload)
         if not payload_is_sealed(name, payload, scope):
             return _unsealed_task(name, scope, runtime)
@@ -100,7 +102,9 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
 def atask(name: str, node: Callable[..., Awaitable[State]]) -> Callable[..., Awaitable[State]]:
     """`task` for a node that awaits (a child's graph, on the LangGraph server)."""
 
-    async def call(payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any) -> State:  # fmt: skip
+    async def call(
+        payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any
+    ) -> State:
         scope, given = scope_of(config), without_seal(payload)
         if not payload_is_sealed(name, payload, scope):
             return _unsealed_task(name, scope, runtime)

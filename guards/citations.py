@@ -51,7 +51,9 @@ def first_shown(citation: str, shown: Collection[int]) -> int | None:
 
 def unresolved_refs(hypotheses: Iterable[Hypothesis], known: Container[str]) -> list[str]:
     """Every cited ref the run does not have, sorted, once each."""
-    return sorted({ref for hypothesis in hypotheses for ref in hypothesis.refs if base_ref(ref) not in known})  # fmt: skip
+    return sorted(
+        {ref for hypothesis in hypotheses for ref in hypothesis.refs if base_ref(ref) not in known}
+    )
 
 
 def bound_citations(
@@ -65,9 +67,11 @@ def bound_citations(
         found = [ref for ref in hypothesis.refs if base_ref(ref) in known]
         missing = [ref for ref in hypothesis.refs if base_ref(ref) not in known]
         remembered = bool(found) and all(ref.startswith(RECOLLECTION) for ref in found)
-        bound.append({"statement": hypothesis.statement, "refs": found}
-                     | ({"unresolved": missing} if missing else {})
-                     | ({"from_memory": True} if remembered else {}))  # fmt: skip
+        bound.append(
+            {"statement": hypothesis.statement, "refs": found}
+            | ({"unresolved": missing} if missing else {})
+            | ({"from_memory": True} if remembered else {})
+        )
     return bound
 
 
@@ -79,10 +83,20 @@ def bind_lines(
     bound = []
     for hypothesis in hypotheses:
         refs = list(hypothesis.get("refs", ()))
-        missing = [ref for ref in refs if cited_lines(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None]  # fmt: skip
+        missing = [
+            ref
+            for ref in refs
+            if cited_lines(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None
+        ]
         if not missing:
             bound.append(dict(hypothesis))
             continue
         unresolved = [*hypothesis.get("unresolved", ()), *missing]
-        bound.append({**hypothesis, "refs": [ref for ref in refs if ref not in missing], "unresolved": unresolved})  # fmt: skip
+        bound.append(
+            {
+                **hypothesis,
+                "refs": [ref for ref in refs if ref not in missing],
+                "unresolved": unresolved,
+            }
+        )
     return bound

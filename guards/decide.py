@@ -194,7 +194,9 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         )
         refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail),)
     hypotheses = tuple(bound_citations(message.hypotheses, ctx.evidence_refs))
-    return Decision(Outcome.STOP, refusals=refusals, status=Status.STOPPED, stop=message, hypotheses=hypotheses)  # fmt: skip
+    return Decision(
+        Outcome.STOP, refusals=refusals, status=Status.STOPPED, stop=message, hypotheses=hypotheses
+    )
 
 
 def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
@@ -220,7 +222,13 @@ def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
 def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     """A batch of recall calls: a look into memory, decided apart from reads of records."""
     if ctx.scenario.memory is None:
-        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"recall: {NO_MEMORY}", call.model_dump()) for call in calls])  # fmt: skip
+        return _refused(
+            ctx,
+            [
+                Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"recall: {NO_MEMORY}", call.model_dump())
+                for call in calls
+            ],
+        )
     if any(call.name != RECALL for call in calls):
         detail = "recall is a control tool: propose it in a batch of its own, without reads"
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)])
@@ -228,7 +236,9 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     asked: set[str] = set()
     recalls, refusals = [], []
     for call in calls:
-        checked = _check_recall(call, seen_ids, lambda key: key in asked or key in ctx.recalled_queries)  # fmt: skip
+        checked = _check_recall(
+            call, seen_ids, lambda key: key in asked or key in ctx.recalled_queries
+        )
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
@@ -277,7 +287,9 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
     batch: set[str] = set()
     for call in document.tool_calls or ():
-        checked = _check_call(call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier)  # fmt: skip
+        checked = _check_call(
+            call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier
+        )
         if not isinstance(checked, Refusal):
             checked = _hooked(checked, call, ctx)
         if isinstance(checked, Refusal):
@@ -291,10 +303,13 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     room = _left(ctx).evidence
     if len(approved) > room:
         detail = f"{len(approved)} call(s) but room for {max(room, 0)} more evidence item(s)"
-        return _refused(ctx, [
-            Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail, call.model_dump())
-            for call in document.tool_calls or ()
-        ])  # fmt: skip
+        return _refused(
+            ctx,
+            [
+                Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail, call.model_dump())
+                for call in document.tool_calls or ()
+            ],
+        )
     needs_person = tuple(
         call.id
         for call in approved
@@ -308,9 +323,13 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
 def _left(ctx: GuardContext) -> BudgetLeft:
     budget = ctx.scenario.budget
     return budget_left(
-        steps=budget.steps, evidence=budget.evidence, turn=ctx.turn + ctx.child_turns,
-        observations=_observations(ctx.evidence_refs), deadline_at=ctx.deadline_at, now=ctx.now,
-    )  # fmt: skip
+        steps=budget.steps,
+        evidence=budget.evidence,
+        turn=ctx.turn + ctx.child_turns,
+        observations=_observations(ctx.evidence_refs),
+        deadline_at=ctx.deadline_at,
+        now=ctx.now,
+    )
 
 
 def _observations(refs: Collection[str]) -> int:

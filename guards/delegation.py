@@ -47,7 +47,9 @@ def delegation_refusals(
     if len(message.tasks) > limits.max:
         detail = f"{len(message.tasks)} tasks; scenario {scenario.id} allows {limits.max} at once"
         return [Refusal(RefusalCode.TOO_MANY_CHILDREN, GUARD, detail)]
-    refusals = [refusal for task in message.tasks if (refusal := _task_refusal(task, scenario, delegated))]  # fmt: skip
+    refusals = [
+        refusal for task in message.tasks if (refusal := _task_refusal(task, scenario, delegated))
+    ]
     return refusals or _carving_refusals(message.tasks, room)
 
 
@@ -60,7 +62,7 @@ def _task_refusal(
         return Refusal(RefusalCode.DUPLICATE_TASK_ID, GUARD, detail, offending)
     outside = [record for record in task.records if record not in scenario.records]
     if outside:
-        detail = f"task {task.id!r} names {_clip(outside[0])}, not an approved record of scenario {scenario.id}"  # fmt: skip
+        detail = f"task {task.id!r} names {_clip(outside[0])}, not an approved record of scenario {scenario.id}"
         return Refusal(RefusalCode.UNAPPROVED_RECORD, GUARD, detail, offending)
     return None
 

@@ -166,7 +166,9 @@ def _letters(text: str) -> tuple[str, list[int]]:
         if len(folded) == run.end() - run.start():
             where.extend(range(run.start(), run.end()))
         else:  # a letter that folds to several: each of them stands where the letter does
-            where.extend(run.start() + i for i, char in enumerate(run.group()) for _ in char.casefold())  # fmt: skip
+            where.extend(
+                run.start() + i for i, char in enumerate(run.group()) for _ in char.casefold()
+            )
     return "".join(letters), where
 
 

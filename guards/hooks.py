@@ -93,7 +93,9 @@ def _function(entry: str, folder: str) -> Callable[..., Any]:
     except HookError:
         raise
     except Exception as exc:  # trusted code, but its import errors are the user's to read
-        raise HookError(f"hook module {module_name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None  # fmt: skip
+        raise HookError(
+            f"hook module {module_name!r} cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
     function: Callable[..., Any] | None = getattr(module, name, None)
     if not callable(function):
         raise HookError(f"hook {entry!r}: {module_name} has no function {name!r}")
@@ -180,7 +182,10 @@ def _copied(value: object) -> Projection | None:
     if type(summary) is not str or type(lines) not in (tuple, list):
         return None
     copied = tuple(lines)
-    if not all(type(line) is tuple and len(line) == 2 and type(line[0]) is int and type(line[1]) is str for line in copied):  # fmt: skip
+    if not all(
+        type(line) is tuple and len(line) == 2 and type(line[0]) is int and type(line[1]) is str
+        for line in copied
+    ):
         return None
     return Projection(str(summary), tuple((int(number), str(text)) for number, text in copied))
 
@@ -199,7 +204,10 @@ def end_outcomes(hooks: Sequence[Hook], handover: Any, ledger: Any) -> list[dict
     for hook in hooks:
         if hook.when == "end":
             outcome, value = run_hook(hook, frozen(handover), frozen(ledger))
-            outcomes.append({"hook": hook.name, "outcome": outcome} | ({"error": value} if outcome == "raised" else {}))  # fmt: skip
+            outcomes.append(
+                {"hook": hook.name, "outcome": outcome}
+                | ({"error": value} if outcome == "raised" else {})
+            )
     return outcomes
 
 

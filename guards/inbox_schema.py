@@ -24,16 +24,28 @@ ASK_USER = "ask_user"
 def hitl_request(interaction: Mapping[str, Any]) -> dict[str, Any]:
     """The `HITLRequest` fields for one interaction: one action request, its review config."""
     if interaction["kind"] == InteractionKind.QUESTION:
-        action = {"name": ASK_USER, "args": {"question": interaction["question"]}, "description": interaction["question"]}  # fmt: skip
+        action = {
+            "name": ASK_USER,
+            "args": {"question": interaction["question"]},
+            "description": interaction["question"],
+        }
         allowed = ["respond"]
     elif interaction["kind"] == InteractionKind.REMEMBER:
         call = interaction["call"]
-        action = {"name": call["name"], "args": call["args"], "description": "Save this note to the team's memory (approve, edit its text, or reject it)?"}  # fmt: skip
+        action = {
+            "name": call["name"],
+            "args": call["args"],
+            "description": "Save this note to the team's memory (approve, edit its text, or reject it)?",
+        }
         allowed = APPROVAL_DECISIONS
     else:
         call = interaction["call"]
         records = ", ".join(interaction.get("records", ()))
-        action = {"name": call["name"], "args": call["args"], "description": f"Run {call['name']} (call {call['id']}) on {records}?"}  # fmt: skip
+        action = {
+            "name": call["name"],
+            "args": call["args"],
+            "description": f"Run {call['name']} (call {call['id']}) on {records}?",
+        }
         allowed = APPROVAL_DECISIONS
     return {
         "action_requests": [action],
@@ -56,7 +68,7 @@ def from_decisions(
     kind = decision.get("type")
     allowed = hitl_request(interaction)["review_configs"][0]["allowed_decisions"]
     if kind not in allowed:
-        return f"a {kind!r} decision does not answer this {interaction['kind']}; allowed: {', '.join(allowed)}"  # fmt: skip
+        return f"a {kind!r} decision does not answer this {interaction['kind']}; allowed: {', '.join(allowed)}"
     if kind == "respond":
         return kept | {"answer": decision.get("message")}
     if kind == "edit":

@@ -18,13 +18,18 @@ NUMBER = re.compile(r"[-+]?\d+(?:[.,:]\d+)*")
 """A number as a mask may not cut it: `1.5`, `-0.25`, `12:30:45` are each one."""
 
 
-def narrowing_problem(original: str, narrowed: str, labels: frozenset[str] = frozenset()) -> str | None:  # fmt: skip
+def narrowing_problem(
+    original: str, narrowed: str, labels: frozenset[str] = frozenset()
+) -> str | None:
     """None if `narrowed` is `original` with stretches masked; else what it changed. A mask's
     label must be one of `labels` (those the scenario's redactions declare): a label is words."""
     for mask in MASK.finditer(narrowed):
         if mask[1] is not None and mask[1] not in labels:
             return f"a mask's label {mask[1]!r} is not one the scenario declares"
-        if narrowed[mask.start() - 1 : mask.start()].isdigit() and narrowed[mask.end() : mask.end() + 1].isdigit():  # fmt: skip
+        if (
+            narrowed[mask.start() - 1 : mask.start()].isdigit()
+            and narrowed[mask.end() : mask.end() + 1].isdigit()
+        ):
             return f"a mask between two digits at character {mask.start()} would read as one number"
     pieces = MASK.split(narrowed)[::2]  # without the labels the split also returns
     if len(pieces) == 1:

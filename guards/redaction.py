@@ -51,7 +51,9 @@ BUILTINS: dict[str, tuple[tuple[str, str], ...]] = {
 
 def mask_labels(redact: Sequence[RedactEntry]) -> frozenset[str]:
     """The labels a mask may carry: the builtins' and the scenario's `[[redact]]` tables'."""
-    return frozenset(label for patterns in BUILTINS.values() for label, _ in patterns) | {entry.label for entry in redact}  # fmt: skip
+    return frozenset(label for patterns in BUILTINS.values() for label, _ in patterns) | {
+        entry.label for entry in redact
+    }
 
 
 class RedactError(ValueError):
@@ -60,7 +62,11 @@ class RedactError(ValueError):
 
 def builtin_hook(name: str, redact: Sequence[RedactEntry] = ()) -> Callable[..., object]:
     """The post-call hook of a builtin: the receipt with its matches masked."""
-    patterns = tuple((entry.label, entry.pattern) for entry in redact) if name == "patterns" else BUILTINS[name]  # fmt: skip
+    patterns = (
+        tuple((entry.label, entry.pattern) for entry in redact)
+        if name == "patterns"
+        else BUILTINS[name]
+    )
     compiled = _compiled(patterns)
 
     def mask_receipt(receipt: ReceiptView) -> Projection:

@@ -71,7 +71,9 @@ def canonical(value: Any) -> bytes:
     try:
         return b"m" + ormsgpack.packb(value, option=ormsgpack.OPT_SORT_KEYS)
     except (TypeError, ValueError):
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)  # fmt: skip
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+        )
         return b"j" + text.encode("utf-8", "surrogatepass")
 
 

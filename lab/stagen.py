@@ -111,12 +111,20 @@ def report_pair(
                     else FLOP.format(clock=clock)
                 )
                 arrival = round(rng.uniform(0.5, period * 0.8), 2)
-                before.append(PathSpec(
-                    startpoint=f"u_{group}/src_reg[{index}]", endpoint=f"u_{group}/dst_reg[{index}]",
-                    start_reason=FLOP.format(clock=clock), end_reason=end_reason, group=group,
-                    path_type="max", arrival=arrival, required=round(period - 0.05, 2), corner=corner,
-                    stages=stages,
-                ))  # fmt: skip
+                before.append(
+                    PathSpec(
+                        startpoint=f"u_{group}/src_reg[{index}]",
+                        endpoint=f"u_{group}/dst_reg[{index}]",
+                        start_reason=FLOP.format(clock=clock),
+                        end_reason=end_reason,
+                        group=group,
+                        path_type="max",
+                        arrival=arrival,
+                        required=round(period - 0.05, 2),
+                        corner=corner,
+                        stages=stages,
+                    )
+                )
     after = [_worse(path, rng) for path in before]
     after[0] = _flip(after[0])
     after[1] = PathSpec(**{**after[1].__dict__, "startpoint": "u_core_clk/new_src_reg"})

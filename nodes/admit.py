@@ -38,7 +38,11 @@ SCENARIO_ROOTS = "WARRANT_SCENARIO_ROOTS"
 def served_roots() -> list[Path]:
     """Folders whose manifests the served graph may run: the lab's, and `$WARRANT_SCENARIO_ROOTS`
     (separated by `os.pathsep`)."""
-    given = [Path(part).expanduser().resolve() for part in os.environ.get(SCENARIO_ROOTS, "").split(os.pathsep) if part]  # fmt: skip
+    given = [
+        Path(part).expanduser().resolve()
+        for part in os.environ.get(SCENARIO_ROOTS, "").split(os.pathsep)
+        if part
+    ]
     return [LAB_DIR.resolve(), *given]
 
 
@@ -118,9 +122,14 @@ def admit_child(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict
     child = state["child"]
     grant, task, at = child["grant"], child["task"], now(runtime)
     admitted = admitted_event(
-        grant, task["goal"], child["chooser"], at,
-        lane=child["lane"], task=task["id"], delegated_at_turn=child["turn"],
-    )  # fmt: skip
+        grant,
+        task["goal"],
+        child["chooser"],
+        at,
+        lane=child["lane"],
+        task=task["id"],
+        delegated_at_turn=child["turn"],
+    )
     pinned = {"route": child["route"]} if child.get("route") else {}
     if child.get("child_chooser"):
         pinned["child_chooser"] = child["child_chooser"]
@@ -159,13 +168,21 @@ def admit(
     at = now(runtime)
     parent = state.get("parent")
     caller = served_identity() if served else None
-    continued = {"parent": parent, **carried(runtime.store, parent, grant["manifest_sha256"], caller)} if parent else {}  # fmt: skip
+    continued = (
+        {"parent": parent, **carried(runtime.store, parent, grant["manifest_sha256"], caller)}
+        if parent
+        else {}
+    )
     admitted = admitted_event(
-        grant, pinned["goal"], pinned["chooser"], at,
-        reference=reference, message_id=state.get("message_id"),
+        grant,
+        pinned["goal"],
+        pinned["chooser"],
+        at,
+        reference=reference,
+        message_id=state.get("message_id"),
         **({"started_by": caller} if caller else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
-    )  # fmt: skip
+    )
     given = {name: state[name] for name in ("scenario", "message_id", "parent") if name in state}
     return {
         **given,
@@ -190,11 +207,23 @@ def admitted_event(
         {"id": record_id, "kind": record["kind"], "sha256": record["sha256"]}
         for record_id, record in grant["records"].items()
     ]
-    return dict(event(
-        EventKind.ADMITTED, 0, RUNTIME, at,
-        scenario=grant["id"], manifest=grant["manifest"], manifest_sha256=grant["manifest_sha256"], profile=grant["profile"],
-        goal=goal, chooser=chooser, budget=grant["budget"], records=records, **extra,
-    ))  # fmt: skip
+    return dict(
+        event(
+            EventKind.ADMITTED,
+            0,
+            RUNTIME,
+            at,
+            scenario=grant["id"],
+            manifest=grant["manifest"],
+            manifest_sha256=grant["manifest_sha256"],
+            profile=grant["profile"],
+            goal=goal,
+            chooser=chooser,
+            budget=grant["budget"],
+            records=records,
+            **extra,
+        )
+    )
 
 
 def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:

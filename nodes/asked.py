@@ -37,8 +37,20 @@ def asked(
     if lane:
         base["lane"] = lane
     if decision.outcome == Outcome.REMEMBER and decision.note is not None:
-        note = {"id": InteractionKind.REMEMBER.value, "name": InteractionKind.REMEMBER.value, "args": decision.note}  # fmt: skip
-        return [{"interaction_id": interaction_id(scope, turn, note["id"]), "kind": InteractionKind.REMEMBER.value, **base, "call": note, "records": []}]  # fmt: skip
+        note = {
+            "id": InteractionKind.REMEMBER.value,
+            "name": InteractionKind.REMEMBER.value,
+            "args": decision.note,
+        }
+        return [
+            {
+                "interaction_id": interaction_id(scope, turn, note["id"]),
+                "kind": InteractionKind.REMEMBER.value,
+                **base,
+                "call": note,
+                "records": [],
+            }
+        ]
     if decision.outcome in (Outcome.ASK, Outcome.ASKED):
         return [
             {
@@ -50,12 +62,17 @@ def asked(
             }
         ]
     return [
-        {"interaction_id": interaction_id(scope, turn, call["id"]), "kind": InteractionKind.APPROVAL.value, **base,
-         "call": {"id": call["id"], "name": call["name"], "args": call["args"]}, "records": list(call["records"].values()),
-         **({"approvers": list(grant["approvers"])} if grant.get("approvers") else {})}
+        {
+            "interaction_id": interaction_id(scope, turn, call["id"]),
+            "kind": InteractionKind.APPROVAL.value,
+            **base,
+            "call": {"id": call["id"], "name": call["name"], "args": call["args"]},
+            "records": list(call["records"].values()),
+            **({"approvers": list(grant["approvers"])} if grant.get("approvers") else {}),
+        }
         for call in calls
         if call["id"] in decision.needs_person
-    ]  # fmt: skip
+    ]
 
 
 def interaction_id(thread: str, turn: int, subject: str) -> str:

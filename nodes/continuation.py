@@ -61,7 +61,9 @@ def carried(
     }
 
 
-def _check_pinned(parent: str, admitted: dict[str, Any], manifest_sha256: str, caller: str | None) -> None:  # fmt: skip
+def _check_pinned(
+    parent: str, admitted: dict[str, Any], manifest_sha256: str, caller: str | None
+) -> None:
     """A continuation runs its parent's scenario as admitted, for the caller who started it."""
     if admitted.get("manifest_sha256") != manifest_sha256:
         raise NotContinuable(
@@ -70,7 +72,9 @@ def _check_pinned(parent: str, admitted: dict[str, Any], manifest_sha256: str, c
             f"{manifest_sha256[:16]}): a continuation runs its parent's scenario, unchanged"
         )
     if caller is not None and admitted.get("started_by") != caller:
-        raise NotContinuable(f"thread {parent!r} was not started by {caller!r}: only its own runs can be continued")  # fmt: skip
+        raise NotContinuable(
+            f"thread {parent!r} was not started by {caller!r}: only its own runs can be continued"
+        )
 
 
 def _receipts(store: BaseStore, parent: str) -> list[dict[str, Any]]:
@@ -111,7 +115,10 @@ def _probed(store: BaseStore, scope: str, kind: str, key: Any) -> list[dict[str,
     """The items `key(1)`, `key(2)`, … of a finished run, until the first missing."""
     found: list[dict[str, Any]] = []
     while True:
-        batch = [store.get(space(scope, kind), key(n)) for n in range(len(found) + 1, len(found) + _BATCH + 1)]  # fmt: skip
+        batch = [
+            store.get(space(scope, kind), key(n))
+            for n in range(len(found) + 1, len(found) + _BATCH + 1)
+        ]
         for item in batch:
             if item is None:
                 return found

@@ -43,14 +43,26 @@ def evidence_item(
         "sources": sources,
     }
     if error is not None:
-        return {**base, "summary": f"could not be read: {error.detail}", "excerpt": [],
-                "truncated": False, "flags": [], "error": error.code}  # fmt: skip
+        return {
+            **base,
+            "summary": f"could not be read: {error.detail}",
+            "excerpt": [],
+            "truncated": False,
+            "flags": [],
+            "error": error.code,
+        }
     lines = [
         {"line": line.number, "text": line.text, "flags": list(line.flags)}
         for line in excerpt.lines
     ]
-    return {**base, "summary": excerpt.summary, "excerpt": lines,
-            "truncated": excerpt.truncated, "flags": list(excerpt.flags), "error": None}  # fmt: skip
+    return {
+        **base,
+        "summary": excerpt.summary,
+        "excerpt": lines,
+        "truncated": excerpt.truncated,
+        "flags": list(excerpt.flags),
+        "error": None,
+    }
 
 
 def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> EvidenceItem:

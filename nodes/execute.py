@@ -44,8 +44,10 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     args = spec.args_model.model_validate(call["args"])
     records = admitted
     try:
-        records = {field: pinned_record(task["manifest"], task["manifest_sha256"], record)
-                   for field, record in admitted.items()}  # fmt: skip
+        records = {
+            field: pinned_record(task["manifest"], task["manifest_sha256"], record)
+            for field, record in admitted.items()
+        }
         excerpt, error = _read(spec, args, records, task, now(runtime)), None
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
@@ -61,10 +63,17 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     if attempt > 1:
         item["attempt"] = attempt
     done = event(
-        EventKind.EXECUTED, task["turn"], f"tool:{spec.name}", now(runtime),
-        call_id=call["id"], ref=item["ref"], record=item["record"], outcome=error.code if error else "ok",
-        attempt=attempt, receipt=receipt_digest(item),
-    )  # fmt: skip
+        EventKind.EXECUTED,
+        task["turn"],
+        f"tool:{spec.name}",
+        now(runtime),
+        call_id=call["id"],
+        ref=item["ref"],
+        record=item["record"],
+        outcome=error.code if error else "ok",
+        attempt=attempt,
+        receipt=receipt_digest(item),
+    )
     return {"evidence": [item], "events": [done, *hooked.get("events", [])]} | (
         {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
     )
@@ -86,13 +95,18 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
     names = [hook.name for hook in hooks]
     if failed is None:
         if projection is not None:
-            item["shown"] = {"by": names, "summary": projection.summary,
-                             "excerpt": [{"line": number, "text": text} for number, text in projection.lines]}  # fmt: skip
+            item["shown"] = {
+                "by": names,
+                "summary": projection.summary,
+                "excerpt": [{"line": number, "text": text} for number, text in projection.lines],
+            }
         return {}
     hook, why = failed
     code = RefusalCode.HOOK_REWROTE_FACT
     item["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
-    refusal = Refusal(code, hook.owner, f"{item['ref']}: {why}; the model is shown no body", task["call"]).to_dict()  # fmt: skip
+    refusal = Refusal(
+        code, hook.owner, f"{item['ref']}: {why}; the model is shown no body", task["call"]
+    ).to_dict()
     return {
         "refusals": [{"turn": task["turn"], **refusal}],
         "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal)],

@@ -59,8 +59,14 @@ def guard(
     at = now(runtime)
     scope = run_scope()
     looked_up = _Lookups(runtime.store, scope, cursor_of(state))
-    update = _resolve(state, scope, at, looked_up) if state.get("pending") else _decided(state, scope, at, looked_up)  # fmt: skip
-    answers = looked_up.cursor["answers"] + sum(item["ref"].startswith(ANSWER) for item in update.get("evidence", ()))  # fmt: skip
+    update = (
+        _resolve(state, scope, at, looked_up)
+        if state.get("pending")
+        else _decided(state, scope, at, looked_up)
+    )
+    answers = looked_up.cursor["answers"] + sum(
+        item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
+    )
     return _with_answers_adopted(update, state, runtime.store, scope, answers, at)
 
 
@@ -90,7 +96,10 @@ def _with_answers_adopted(
     at: float,
 ) -> dict[str, Any]:
     """This step's update, with the answers saved for the run's open questions taken in."""
-    asking = {**state, "open_questions": update.get("open_questions", state.get("open_questions", []))}  # fmt: skip
+    asking = {
+        **state,
+        "open_questions": update.get("open_questions", state.get("open_questions", [])),
+    }
     taken = adopted(asking, store, scope, answers, at)
     if not taken:
         return update
@@ -149,7 +158,9 @@ class _ByCallId(Mapping[str, str]):
             if signature is None:
                 raise KeyError(call_id)
             return signature
-        found = receipts_of_calls(self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id])  # fmt: skip
+        found = receipts_of_calls(
+            self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id]
+        )
         return found[call_id]
 
     def __iter__(self) -> Iterator[str]:
@@ -168,7 +179,9 @@ class _BySignature(Container[str]):
             return False
         if signature in self.lookups.read_signatures:
             return self.lookups.read_signatures[signature]
-        found = executed_signatures(self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature])  # fmt: skip
+        found = executed_signatures(
+            self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature]
+        )
         return signature in found
 
 
@@ -186,8 +199,14 @@ def _asked_at_once(looked_up: _Lookups, raw: object, profile: str) -> _Lookups:
         spec = catalog.get(call.name)
         with contextlib.suppress(ValidationError, RecursionError):
             if spec is not None:
-                signatures.append(call_signature(spec.name, spec.args_model.model_validate(call.args).model_dump()))  # fmt: skip
-    receipts, seen = receipts_asked(looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures)  # fmt: skip
+                signatures.append(
+                    call_signature(
+                        spec.name, spec.args_model.model_validate(call.args).model_dump()
+                    )
+                )
+    receipts, seen = receipts_asked(
+        looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures
+    )
     return replace(
         looked_up,
         read_ids={call_id: receipts.get(call_id) for call_id in ids},
@@ -235,7 +254,9 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
         interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
     ]
     if pending[0]["kind"] == InteractionKind.REMEMBER:
-        saved = remembered(looked_up.store, state, pending[0], replies[pending[0]["interaction_id"]], at)  # fmt: skip
+        saved = remembered(
+            looked_up.store, state, pending[0], replies[pending[0]["interaction_id"]], at
+        )
         return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
     if questions:
         answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
@@ -282,8 +303,14 @@ def _unparked(state: dict[str, Any], pending: list[dict[str, Any]], at: float) -
     asked_at = max(interaction.get("asked_at", at) for interaction in pending)
     deadline_at = unparked_deadline(state["deadline_at"], asked_at, at, state["grant"]["budget"])
     parked_s = round(max(0.0, at - asked_at), 3)
-    moved = event(EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at)  # fmt: skip
-    return {"deadline_at": deadline_at, "parked_s": state.get("parked_s", 0) + parked_s, "events": [moved]}  # fmt: skip
+    moved = event(
+        EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at
+    )
+    return {
+        "deadline_at": deadline_at,
+        "parked_s": state.get("parked_s", 0) + parked_s,
+        "events": [moved],
+    }
 
 
 def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> dict[str, Any]:
@@ -362,7 +389,10 @@ def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> 
     if decision.outcome == Outcome.ASKED:
         update["open_questions"] = [*state.get("open_questions", ()), *interactions]
         update["questions_asked"] = state.get("questions_asked", 0) + 1
-        events += [event(EventKind.ASKED, turn, GUARD, at, interaction=interaction) for interaction in interactions]  # fmt: skip
+        events += [
+            event(EventKind.ASKED, turn, GUARD, at, interaction=interaction)
+            for interaction in interactions
+        ]
     elif interactions:
         update["pending"] = interactions
         events += [
@@ -396,17 +426,24 @@ def execute_tasks(
     grant, decision = state["grant"], state["decision"]
     scope = run_scope() if scope is None else scope
     return [
-        Send("execute", sealed_payload("execute", {
-            "call": {key: value for key, value in call.items() if key != "sources"},
-            "profile": grant["profile"],
-            "manifest": grant["manifest"],
-            "manifest_sha256": grant["manifest_sha256"],
-            "records": call["sources"],
-            "turn": decision["turn"],
-            "deadline_at": state["deadline_at"],
-            "call_s": grant["budget"].get("call_s", 30),
-            "hooks": grant.get("hooks", []),
-            "redact": grant.get("redact", []),
-        }, scope))
+        Send(
+            "execute",
+            sealed_payload(
+                "execute",
+                {
+                    "call": {key: value for key, value in call.items() if key != "sources"},
+                    "profile": grant["profile"],
+                    "manifest": grant["manifest"],
+                    "manifest_sha256": grant["manifest_sha256"],
+                    "records": call["sources"],
+                    "turn": decision["turn"],
+                    "deadline_at": state["deadline_at"],
+                    "call_s": grant["budget"].get("call_s", 30),
+                    "hooks": grant.get("hooks", []),
+                    "redact": grant.get("redact", []),
+                },
+                scope,
+            ),
+        )
         for call in calls
-    ]  # fmt: skip
+    ]

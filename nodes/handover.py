@@ -63,7 +63,9 @@ def handover(
         status = TAMPERED
     else:
         status = state.get("status") or Status.STOPPED.value
-    report = build_handover({**state, "status": status}, thread, record.evidence, record.handoffs, record.memory)  # fmt: skip
+    report = build_handover(
+        {**state, "status": status}, thread, record.evidence, record.handoffs, record.memory
+    )
     observed = _end_hooks(state, report, runtime.store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
@@ -131,12 +133,15 @@ def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -
     sealed ledger recorded them at admission (`admitted`: that event's payload)."""
     kept = trusted(state, thread)
     kept.setdefault("goal", admitted.get("goal", ""))
-    kept.setdefault("grant", {
-        "id": admitted.get("scenario", "?"),
-        "profile": admitted.get("profile"),
-        "budget": admitted.get("budget", {}),
-        "records": {record["id"]: record for record in admitted.get("records", [])},
-    })  # fmt: skip
+    kept.setdefault(
+        "grant",
+        {
+            "id": admitted.get("scenario", "?"),
+            "profile": admitted.get("profile"),
+            "budget": admitted.get("budget", {}),
+            "records": {record["id"]: record for record in admitted.get("records", [])},
+        },
+    )
     return kept
 
 
@@ -158,12 +163,18 @@ def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
     so all of them once the run asked a model, none for a script or a file (they ignore skills)."""
     if not state.get("request"):
         return []
-    return [{key: skill[key] for key in ("id", "version", "sha256")} for skill in state["grant"].get("skills", ())]  # fmt: skip
+    return [
+        {key: skill[key] for key in ("id", "version", "sha256")}
+        for skill in state["grant"].get("skills", ())
+    ]
 
 
 def _lines_shown(evidence: list[dict[str, Any]]) -> dict[str, frozenset[int]]:
     """Each item's ref → the line numbers its excerpt shows (what a line citation can open)."""
-    return {item["ref"]: frozenset(line["line"] for line in item.get("excerpt") or ()) for item in evidence}  # fmt: skip
+    return {
+        item["ref"]: frozenset(line["line"] for line in item.get("excerpt") or ())
+        for item in evidence
+    }
 
 
 def build_handover(

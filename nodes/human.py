@@ -34,7 +34,9 @@ def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, A
     checked = check_reply(interaction, reply, task.get("pending"))
     turn, at, iid = interaction["turn"], now(runtime), interaction["interaction_id"]
     if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used
-        late = event(EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply))  # fmt: skip
+        late = event(
+            EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply)
+        )
         return {"replies": {iid: EXPIRED}, "events": [late]}
     if not isinstance(checked, Refusal):
         responder = served_identity() or checked.get("by")

@@ -157,7 +157,9 @@ def out_of_step(state: dict[str, Any], store: Any = None, scope: str = "") -> li
             interaction.get("kind") == InteractionKind.REMEMBER
         ):  # a note, not a call: the decision's own
             asked = None if decision.get("note") == interaction["call"].get("args") else asked
-        if interaction.get("turn") != decision.get("turn") or (asked is not None and asked not in decided):  # fmt: skip
+        if interaction.get("turn") != decision.get("turn") or (
+            asked is not None and asked not in decided
+        ):
             found.append("decision")
             break
     return found
@@ -215,7 +217,9 @@ def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
         if name in SEALED_ITEMS:
             kept[name] = [item for item in value or () if item_intact(where, item)]
         elif name == REPLIES:
-            kept[name] = {key: reply for key, reply in (value or {}).items() if item_intact(where, reply)}  # fmt: skip
+            kept[name] = {
+                key: reply for key, reply in (value or {}).items() if item_intact(where, reply)
+            }
         elif name != SEALS and _intact(where, value, seals.get(name)):
             kept[name] = value
     return kept

@@ -47,7 +47,9 @@ class Scope:
     def __post_init__(self) -> None:
         for label, value in (("project", self.project), ("user", self.user)):
             if not NAME.fullmatch(value):
-                raise MemoryError(f"{label} {value[:40]!r} is not a name (letters, digits, . @ + - _)")  # fmt: skip
+                raise MemoryError(
+                    f"{label} {value[:40]!r} is not a name (letters, digits, . @ + - _)"
+                )
 
     def notes(self) -> tuple[str, ...]:
         return (NOTES, self.project, self.user)
@@ -56,18 +58,53 @@ class Scope:
         return (VERSIONS, self.project, self.user, note_id)
 
 
-def save(store: BaseStore, scope: Scope, text: str, by: str, at: float, signature: str = "", note_id: str | None = None, share: Share = "any") -> dict[str, Any]:  # fmt: skip
+def save(
+    store: BaseStore,
+    scope: Scope,
+    text: str,
+    by: str,
+    at: float,
+    signature: str = "",
+    note_id: str | None = None,
+    share: Share = "any",
+) -> dict[str, Any]:
     """A new note, version 1. `note_id`: derived by the caller when saving again must write the
     same note (a step that runs again after a crash); a fresh one otherwise. `share`: `local` for
     a note derived from records approved for local routes only (no remote route sees its text)."""
     note_id = note_id or f"m-{secrets.token_hex(4)}"
-    return _write(store, scope, note_id, _checked(text), signature, by, at, version=1, op="save", previous=None, share=share)  # fmt: skip
+    return _write(
+        store,
+        scope,
+        note_id,
+        _checked(text),
+        signature,
+        by,
+        at,
+        version=1,
+        op="save",
+        previous=None,
+        share=share,
+    )
 
 
-def correct(store: BaseStore, scope: Scope, note_id: str, text: str, by: str, at: float) -> dict[str, Any]:  # fmt: skip
+def correct(
+    store: BaseStore, scope: Scope, note_id: str, text: str, by: str, at: float
+) -> dict[str, Any]:
     """A new version of a note that is not forgotten."""
     note = _live(store, scope, note_id)
-    return _write(store, scope, note_id, _checked(text), note["signature"], by, at, version=note["version"] + 1, op="correct", previous=note["sha256"], share=note.get("share", "any"))  # fmt: skip
+    return _write(
+        store,
+        scope,
+        note_id,
+        _checked(text),
+        note["signature"],
+        by,
+        at,
+        version=note["version"] + 1,
+        op="correct",
+        previous=note["sha256"],
+        share=note.get("share", "any"),
+    )
 
 
 def forget(store: BaseStore, scope: Scope, note_id: str, by: str, at: float) -> dict[str, Any]:
@@ -76,8 +113,24 @@ def forget(store: BaseStore, scope: Scope, note_id: str, by: str, at: float) -> 
     if note["state"] == "forgotten":
         _erase_versions(store, scope, note_id)  # finish a forget a crash cut short
         return note
-    tombstone = {"id": note_id, "state": "forgotten", "version": note["version"] + 1, "by": by, "at": at, "text": None, "signature": "", "sha256": None}  # fmt: skip
-    receipt = {"version": tombstone["version"], "op": "forget", "by": by, "at": at, "previous": note["sha256"], "text": None}  # fmt: skip
+    tombstone = {
+        "id": note_id,
+        "state": "forgotten",
+        "version": note["version"] + 1,
+        "by": by,
+        "at": at,
+        "text": None,
+        "signature": "",
+        "sha256": None,
+    }
+    receipt = {
+        "version": tombstone["version"],
+        "op": "forget",
+        "by": by,
+        "at": at,
+        "previous": note["sha256"],
+        "text": None,
+    }
     store.put(scope.notes(), note_id, tombstone, index=False)
     store.put(scope.versions(note_id), _key(tombstone["version"]), receipt, index=False)
     _erase_versions(store, scope, note_id)
@@ -96,18 +149,31 @@ def history(store: BaseStore, scope: Scope, note_id: str) -> list[dict[str, Any]
     note = _found(store, scope, note_id)
     if note["state"] == "forgotten":
         _erase_versions(store, scope, note_id)
-    return sorted((item.value for item in _search_all(store, scope.versions(note_id))), key=lambda receipt: receipt["version"])  # fmt: skip
+    return sorted(
+        (item.value for item in _search_all(store, scope.versions(note_id))),
+        key=lambda receipt: receipt["version"],
+    )
 
 
-def recall(store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5) -> list[dict[str, Any]]:  # fmt: skip
+def recall(
+    store: BaseStore, scopes: Sequence[Scope], query: str, limit: int = 5
+) -> list[dict[str, Any]]:
     """Active notes of `scopes` whose text or signature holds every word of `query`
     (case-insensitive), newest first, each with the `project` and `user` it is kept under; a
     forgotten note is never returned."""
     words = [word.lower() for word in re.findall(r"\w+", query)]
     if not words:
         return []
-    active = [note | {"project": scope.project, "user": scope.user} for scope in scopes for note in notes(store, scope)]  # fmt: skip
-    matching = [note for note in active if all(word in f"{note['text']} {note['signature']}".lower() for word in words)]  # fmt: skip
+    active = [
+        note | {"project": scope.project, "user": scope.user}
+        for scope in scopes
+        for note in notes(store, scope)
+    ]
+    matching = [
+        note
+        for note in active
+        if all(word in f"{note['text']} {note['signature']}".lower() for word in words)
+    ]
     return sorted(matching, key=lambda note: note["at"], reverse=True)[:limit]
 
 
@@ -121,15 +187,35 @@ def shown_notes(store: BaseStore, recalled: list[dict[str, Any]]) -> list[dict[s
     if not recalled:
         return []
     scopes = [Scope(item["project"], item.get("user", ANYONE)) for item in recalled]
-    found = store.batch([op for scope, item in zip(scopes, recalled, strict=True) for op in (GetOp(scope.notes(), item["note"]), GetOp(scope.versions(item["note"]), _key(item["version"])))])  # fmt: skip
+    found = store.batch(
+        [
+            op
+            for scope, item in zip(scopes, recalled, strict=True)
+            for op in (
+                GetOp(scope.notes(), item["note"]),
+                GetOp(scope.versions(item["note"]), _key(item["version"])),
+            )
+        ]
+    )
     return [_shown(item, found[2 * n], found[2 * n + 1]) for n, item in enumerate(recalled)]
 
 
 def _shown(item: dict[str, Any], note: Any, receipt: Any) -> dict[str, Any]:
     base = {key: item[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
-    if note is None or note.value["state"] == "forgotten" or receipt is None or receipt.value.get("text") is None:  # fmt: skip
+    if (
+        note is None
+        or note.value["state"] == "forgotten"
+        or receipt is None
+        or receipt.value.get("text") is None
+    ):
         return base | {"forgotten": FORGOTTEN}
-    return base | {"text": receipt.value["text"], "signature": note.value["signature"], "by": receipt.value["by"], "at": receipt.value["at"], "share": note.value.get("share", "any")}  # fmt: skip
+    return base | {
+        "text": receipt.value["text"],
+        "signature": note.value["signature"],
+        "by": receipt.value["by"],
+        "at": receipt.value["at"],
+        "share": note.value.get("share", "any"),
+    }
 
 
 def note_id_for(seed: str) -> str:
@@ -137,10 +223,41 @@ def note_id_for(seed: str) -> str:
     return "m-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:8]
 
 
-def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: str, by: str, at: float, *, version: int, op: str, previous: str | None, share: Share) -> dict[str, Any]:  # fmt: skip
+def _write(
+    store: BaseStore,
+    scope: Scope,
+    note_id: str,
+    text: str,
+    signature: str,
+    by: str,
+    at: float,
+    *,
+    version: int,
+    op: str,
+    previous: str | None,
+    share: Share,
+) -> dict[str, Any]:
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    note = {"id": note_id, "state": "active", "version": version, "text": text, "signature": signature, "by": by, "at": at, "sha256": digest, "share": share}  # fmt: skip
-    receipt = {"version": version, "op": op, "by": by, "at": at, "previous": previous, "text": text, "sha256": digest}  # fmt: skip
+    note = {
+        "id": note_id,
+        "state": "active",
+        "version": version,
+        "text": text,
+        "signature": signature,
+        "by": by,
+        "at": at,
+        "sha256": digest,
+        "share": share,
+    }
+    receipt = {
+        "version": version,
+        "op": op,
+        "by": by,
+        "at": at,
+        "previous": previous,
+        "text": text,
+        "sha256": digest,
+    }
     # The receipt first: a crash between the two leaves a receipt for a version not yet current,
     # never a current version without its receipt.
     store.put(scope.versions(note_id), _key(version), receipt, index=False)
@@ -149,9 +266,23 @@ def _write(store: BaseStore, scope: Scope, note_id: str, text: str, signature: s
 
 
 def _erase_versions(store: BaseStore, scope: Scope, note_id: str) -> None:
-    spoken = [item for item in _search_all(store, scope.versions(note_id)) if item.value.get("text") is not None]  # fmt: skip
+    spoken = [
+        item
+        for item in _search_all(store, scope.versions(note_id))
+        if item.value.get("text") is not None
+    ]
     if spoken:
-        store.batch([PutOp(item.namespace, item.key, {**item.value, "text": None, "erased": True}, index=False) for item in spoken])  # fmt: skip
+        store.batch(
+            [
+                PutOp(
+                    item.namespace,
+                    item.key,
+                    {**item.value, "text": None, "erased": True},
+                    index=False,
+                )
+                for item in spoken
+            ]
+        )
 
 
 def _found(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
@@ -159,14 +290,19 @@ def _found(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
         raise MemoryError(f"{note_id[:40]!r} is not a note id (m- and 8 hex digits)")
     item = store.get(scope.notes(), note_id)
     if item is None:
-        raise MemoryError(f"no note {note_id} in project {scope.project}" + (f" for {scope.user}" if scope.user != ANYONE else ""))  # fmt: skip
+        raise MemoryError(
+            f"no note {note_id} in project {scope.project}"
+            + (f" for {scope.user}" if scope.user != ANYONE else "")
+        )
     return item.value
 
 
 def _live(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
     note = _found(store, scope, note_id)
     if note["state"] == "forgotten":
-        raise MemoryError(f"note {note_id} was forgotten (version {note['version']}); it cannot be changed again")  # fmt: skip
+        raise MemoryError(
+            f"note {note_id} was forgotten (version {note['version']}); it cannot be changed again"
+        )
     return note
 
 

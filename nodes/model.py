@@ -55,7 +55,12 @@ def prepare(
         request = assemble(view, state["grant"], route)
         key = assemble(_without_clock(view), state["grant"], route).sha256
     except CapabilityGap as gap:  # the handover records the stop: no event here
-        return {"turn": turn, "proposal": None, "status": Status.CAPABILITY_GAP.value, "stop_text": f"Capability gap: {gap}"}  # fmt: skip
+        return {
+            "turn": turn,
+            "proposal": None,
+            "status": Status.CAPABILITY_GAP.value,
+            "stop_text": f"Capability gap: {gap}",
+        }
     schema = _response_schema(view, state["grant"]) if route.dialect != "json_object" else None
     schema_digest = put_body(store, schema) if schema else None
     manifest = request.manifest | ({"response_schema": schema_digest} if schema else {})
@@ -83,7 +88,9 @@ def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]
     """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
     refs = [item["ref"] for item in view.evidence] + [note["ref"] for note in view.notes]
     specs = tools_of(grant["profile"]).values()
-    return response_schema(specs, view.records, refs, view.delegation, view.turn, view.budget_left, view.has_memory)  # fmt: skip
+    return response_schema(
+        specs, view.records, refs, view.delegation, view.turn, view.budget_left, view.has_memory
+    )
 
 
 def _without_clock(view: ChooserView) -> ChooserView:
@@ -160,9 +167,19 @@ def recorded(
         "waited_s": round(waited, 3),
         "reply": reply.to_dict(),
     }
-    replied = event(EventKind.MODEL_REPLIED, turn, ACTOR, at, attempt=attempt, request_sha256=request["sha256"],
-                    error=reply.error, usage=reply.usage, model=reply.model, request_id=reply.request_id,
-                    waited_s=call["waited_s"])  # fmt: skip
+    replied = event(
+        EventKind.MODEL_REPLIED,
+        turn,
+        ACTOR,
+        at,
+        attempt=attempt,
+        request_sha256=request["sha256"],
+        error=reply.error,
+        usage=reply.usage,
+        model=reply.model,
+        request_id=reply.request_id,
+        waited_s=call["waited_s"],
+    )
     if reply.error is None:
         proposed = event(EventKind.PROPOSED, turn, ACTOR, at, raw=reply.content)
         proposal = {"turn": turn, "actor": ACTOR, "raw": reply.content}
@@ -173,11 +190,15 @@ def recorded(
         ended = not_asked(turn, at, "the deadline has passed")
         return update | {"proposal": ended["proposal"], "events": [replied, *ended["events"]]}
     if not reply.retryable:
-        return update | {"status": Status.MODEL_FAILED.value,
-                         "stop_text": f"Model attempt {attempt} failed and another cannot help: {one_line(reply.error, 300)}"}  # fmt: skip
+        return update | {
+            "status": Status.MODEL_FAILED.value,
+            "stop_text": f"Model attempt {attempt} failed and another cannot help: {one_line(reply.error, 300)}",
+        }
     if route.gives_up_after(failed):
-        return update | {"status": Status.MODEL_FAILED.value,
-                         "stop_text": f"The model failed {failed} attempt(s) in a row: {one_line(reply.error, 300)}"}  # fmt: skip
+        return update | {
+            "status": Status.MODEL_FAILED.value,
+            "stop_text": f"The model failed {failed} attempt(s) in a row: {one_line(reply.error, 300)}",
+        }
     return update
 
 

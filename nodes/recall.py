@@ -39,14 +39,18 @@ def scopes_of(grant: Mapping[str, Any]) -> list[memory.Scope]:
     )
 
 
-def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: list[dict[str, Any]], at: float) -> dict[str, Any]:  # fmt: skip
+def recall_update(
+    store: BaseStore, state: dict[str, Any], scope: str, recalls: list[dict[str, Any]], at: float
+) -> dict[str, Any]:
     """The notes each approved recall finds, as new M refs (a version recalled before keeps its
     ref), with one `recalled` event per call."""
     where = scopes_of(state["grant"])
     if not where:  # the guard refuses recall without memory; nothing to find
         return {}
     turn, cursor = state["turn"], state.get("cursor") or {}
-    known = {(item["note"], item["version"]): item["ref"] for item in recalled(store, scope, cursor)}  # fmt: skip
+    known = {
+        (item["note"], item["version"]): item["ref"] for item in recalled(store, scope, cursor)
+    }
     first = len(known) + 1
     items: list[dict[str, Any]] = []
     events = []
@@ -57,10 +61,30 @@ def recall_update(store: BaseStore, state: dict[str, Any], scope: str, recalls: 
             key = (note["id"], note["version"])
             if key not in known:
                 known[key] = f"{RECOLLECTION}{first + len(items)}"
-                items.append({"ref": known[key], "note": note["id"], "version": note["version"],
-                              "sha256": note["sha256"], "project": note["project"], "user": note["user"], "call_id": call["id"],
-                              "query": call["query"], "turn": turn})  # fmt: skip
+                items.append(
+                    {
+                        "ref": known[key],
+                        "note": note["id"],
+                        "version": note["version"],
+                        "sha256": note["sha256"],
+                        "project": note["project"],
+                        "user": note["user"],
+                        "call_id": call["id"],
+                        "query": call["query"],
+                        "turn": turn,
+                    }
+                )
             refs.append({"ref": known[key], "note": note["id"], "version": note["version"]})
-        events.append(event(EventKind.RECALLED, turn, ACTOR, at, call_id=call["id"], query=call["query"], found=refs))  # fmt: skip
+        events.append(
+            event(
+                EventKind.RECALLED,
+                turn,
+                ACTOR,
+                at,
+                call_id=call["id"],
+                query=call["query"],
+                found=refs,
+            )
+        )
     queries = [query_key(call["query"]) for call in recalls]
     return {RECALLED: items, "events": events, "recalls": [*state.get("recalls", ()), *queries]}

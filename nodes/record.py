@@ -38,16 +38,32 @@ from nodes.memory import shown_notes
 ROOT = "warrant"
 BODIES = (ROOT, "bodies")
 EVENTS, EVIDENCE, MODEL_CALLS, CALLS, SIGNATURES, INTENTS, HANDOFFS, RECALLED = (
-    "events", "evidence", "model_calls", "calls", "signatures", "intents", "handoffs", "notes",
-)  # fmt: skip
+    "events",
+    "evidence",
+    "model_calls",
+    "calls",
+    "signatures",
+    "intents",
+    "handoffs",
+    "notes",
+)
 EVENT_FIELDS_ADDED = frozenset({"seq", "prev"})
 """Fields the commit adds to an event after its author sealed it."""
 CURSOR = "cursor"
 ARRIVALS = "arrivals"
 EMPTY_CURSOR: dict[str, Any] = {
-    "events": 0, "head": None, "turn": 0, "observations": 0, "answers": 0, "model_calls": 0,
-    "handoffs": 0, "child_turns": 0, "child_questions": 0, "child_model_calls": 0, "notes": 0,
-}  # fmt: skip
+    "events": 0,
+    "head": None,
+    "turn": 0,
+    "observations": 0,
+    "answers": 0,
+    "model_calls": 0,
+    "handoffs": 0,
+    "child_turns": 0,
+    "child_questions": 0,
+    "child_model_calls": 0,
+    "notes": 0,
+}
 """`handoffs`: children handed off; `child_*`: what they spent, which counts against this run's
 budget (`nodes.handoff`); `notes`: notes recalled from memory (M refs, `nodes.recall`)."""
 _PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
@@ -81,9 +97,13 @@ def left_at(state: Mapping[str, Any], turn: int, now: float) -> BudgetLeft:
     """The run's budget left at choice `turn`, as the guard will count it."""
     budget, cursor = state["grant"]["budget"], cursor_of(state)
     return budget_left(
-        steps=budget["steps"], evidence=budget["evidence"], turn=turn + cursor["child_turns"],
-        observations=cursor["observations"], deadline_at=state["deadline_at"], now=now,
-    )  # fmt: skip
+        steps=budget["steps"],
+        evidence=budget["evidence"],
+        turn=turn + cursor["child_turns"],
+        observations=cursor["observations"],
+        deadline_at=state["deadline_at"],
+        now=now,
+    )
 
 
 # Bodies: written once by content.
@@ -141,11 +161,20 @@ def commit(
         after[count] = max(after[count], int(item["ref"][1:]))
     for item in written.get(RECALLED, ()):
         after["notes"] = max(after["notes"], int(item["ref"][1:]))
-        ops.append(PutOp(space(scope, RECALLED), item["ref"], sealed_item(label(scope, RECALLED), item), index=False))  # fmt: skip
+        ops.append(
+            PutOp(
+                space(scope, RECALLED),
+                item["ref"],
+                sealed_item(label(scope, RECALLED), item),
+                index=False,
+            )
+        )
     for call in written.get(MODEL_CALLS, ()):
         after["model_calls"] += 1
         sealed = sealed_item(label(scope, MODEL_CALLS), call)
-        ops.append(PutOp(space(scope, MODEL_CALLS), position(after["model_calls"]), sealed, index=False))  # fmt: skip
+        ops.append(
+            PutOp(space(scope, MODEL_CALLS), position(after["model_calls"]), sealed, index=False)
+        )
     for document in written.get(HANDOFFS, ()):
         after["handoffs"] += 1
         for spent in ("steps", "questions", "model_calls"):
@@ -153,7 +182,11 @@ def commit(
         sealed = sealed_item(label(scope, HANDOFFS), document)
         ops.append(PutOp(space(scope, HANDOFFS), position(after["handoffs"]), sealed, index=False))
     for event in written.get(EVENTS, ()):
-        numbered = {**sealed_item(label(scope, EVENTS), event), "seq": after["events"] + 1, "prev": after["head"]}  # fmt: skip
+        numbered = {
+            **sealed_item(label(scope, EVENTS), event),
+            "seq": after["events"] + 1,
+            "prev": after["head"],
+        }
         after["events"] += 1
         after["head"] = event_digest(numbered)
         after["turn"] = max(after["turn"], event.get("turn", 0))
@@ -173,8 +206,22 @@ def _receipt_ops(scope: str, item: dict[str, Any]) -> list[PutOp]:
     if item.get("kind", "observation") == "observation":
         signature = call_signature(item["tool"], item["args"])
         index = {"ref": item["ref"], "signature": signature}
-        ops.append(PutOp(space(scope, CALLS), text_key(item["call_id"]), sealed_item(label(scope, CALLS), index), index=False))  # fmt: skip
-        ops.append(PutOp(space(scope, SIGNATURES), text_key(signature), sealed_item(label(scope, SIGNATURES), index), index=False))  # fmt: skip
+        ops.append(
+            PutOp(
+                space(scope, CALLS),
+                text_key(item["call_id"]),
+                sealed_item(label(scope, CALLS), index),
+                index=False,
+            )
+        )
+        ops.append(
+            PutOp(
+                space(scope, SIGNATURES),
+                text_key(signature),
+                sealed_item(label(scope, SIGNATURES), index),
+                index=False,
+            )
+        )
     return ops
 
 
@@ -191,10 +238,17 @@ def event_digest(event: Mapping[str, Any]) -> str:
 def arrivals_in_order(arrivals: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """What parallel tasks left, in the order the ledger records it: receipts by ref, and the
     events of the tasks in the order the tasks were given."""
-    receipts = sorted((item["evidence"] for item in arrivals if "evidence" in item), key=_ref_number)  # fmt: skip
+    receipts = sorted(
+        (item["evidence"] for item in arrivals if "evidence" in item), key=_ref_number
+    )
     order = {item["ref"]: index for index, item in enumerate(receipts)}
     events = [item["event"] for item in arrivals if "event" in item]
-    events.sort(key=lambda event: (order.get(event["payload"].get("ref"), -1), event["payload"].get("order", -1)))  # fmt: skip
+    events.sort(
+        key=lambda event: (
+            order.get(event["payload"].get("ref"), -1),
+            event["payload"].get("order", -1),
+        )
+    )
     handoffs = [item["handoff"] for item in arrivals if "handoff" in item]
     return {EVIDENCE: receipts, EVENTS: events, HANDOFFS: handoffs}
 
@@ -211,7 +265,9 @@ def _items(store: BaseStore, scope: str, kind: str, keys: list[str]) -> list[Any
     return [item.value if item is not None else None for item in found]
 
 
-def events(store: BaseStore, scope: str, cursor: Mapping[str, Any], first: int = 1) -> list[dict[str, Any]]:  # fmt: skip
+def events(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], first: int = 1
+) -> list[dict[str, Any]]:
     """The ledger from event `first` to the cursor, as stored (a missing event raises)."""
     count = cursor_of({CURSOR: cursor})["events"]
     found = _items(store, scope, EVENTS, [position(n) for n in range(first, count + 1)])
@@ -258,7 +314,9 @@ def handoffs(store: BaseStore, scope: str, cursor: Mapping[str, Any]) -> list[di
     return [document for document in found if document is not None]
 
 
-def model_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], last: int | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def model_calls(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], last: int | None = None
+) -> list[dict[str, Any]]:
     """The committed model calls, or the `last` few of them, oldest first."""
     count = cursor_of({CURSOR: cursor})["model_calls"]
     first = 1 if last is None else max(1, count - last + 1)
@@ -266,22 +324,34 @@ def model_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], last: i
     return [call for call in found if call is not None]
 
 
-def receipts_of_calls(store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str]) -> dict[str, str]:  # fmt: skip
+def receipts_of_calls(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str]
+) -> dict[str, str]:
     """Call id → signature, for those of `call_ids` that have a committed, sealed receipt."""
     return _indexed(store, scope, cursor, {CALLS: call_ids})[CALLS]
 
 
-def executed_signatures(store: BaseStore, scope: str, cursor: Mapping[str, Any], signatures: list[str]) -> set[str]:  # fmt: skip
+def executed_signatures(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], signatures: list[str]
+) -> set[str]:
     return set(_indexed(store, scope, cursor, {SIGNATURES: signatures})[SIGNATURES])
 
 
-def receipts_asked(store: BaseStore, scope: str, cursor: Mapping[str, Any], call_ids: list[str], signatures: list[str]) -> tuple[dict[str, str], set[str]]:  # fmt: skip
+def receipts_asked(
+    store: BaseStore,
+    scope: str,
+    cursor: Mapping[str, Any],
+    call_ids: list[str],
+    signatures: list[str],
+) -> tuple[dict[str, str], set[str]]:
     """`receipts_of_calls` and `executed_signatures` together, in one read."""
     found = _indexed(store, scope, cursor, {CALLS: call_ids, SIGNATURES: signatures})
     return found[CALLS], set(found[SIGNATURES])
 
 
-def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], wanted: Mapping[str, list[str]]) -> dict[str, dict[str, str]]:  # fmt: skip
+def _indexed(
+    store: BaseStore, scope: str, cursor: Mapping[str, Any], wanted: Mapping[str, list[str]]
+) -> dict[str, dict[str, str]]:
     """For each kind (`calls`, `signatures`), text → signature of the committed, sealed index
     entries found for `wanted`; one store batch for all."""
     committed = cursor_of({CURSOR: cursor})["observations"]
@@ -290,12 +360,18 @@ def _indexed(store: BaseStore, scope: str, cursor: Mapping[str, Any], wanted: Ma
     result: dict[str, dict[str, str]] = {kind: {} for kind in wanted}
     for (kind, text), item in zip(asked, found, strict=True):
         entry = item.value if item is not None else None
-        if entry is not None and item_intact(label(scope, kind), entry) and int(entry["ref"][1:]) <= committed:  # fmt: skip
+        if (
+            entry is not None
+            and item_intact(label(scope, kind), entry)
+            and int(entry["ref"][1:]) <= committed
+        ):
             result[kind][text] = entry["signature"]
     return result
 
 
-def sealed_or_not(items: list[dict[str, Any]], scope: str, kind: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+def sealed_or_not(
+    items: list[dict[str, Any]], scope: str, kind: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The items this run wrote, and those it did not."""
     ignore = EVENT_FIELDS_ADDED if kind == EVENTS else frozenset()
     body_fields = frozenset({"excerpt", "body_missing"}) if kind == EVIDENCE else frozenset()
@@ -308,7 +384,9 @@ def sealed_or_not(items: list[dict[str, Any]], scope: str, kind: str) -> tuple[l
 
 def receipt_digest(item: Mapping[str, Any]) -> str:
     """The digest of a receipt as its `executed` event records it (without seal or excerpt)."""
-    return body_digest({key: value for key, value in item.items() if key not in (SEAL, "excerpt", "body_missing")})  # fmt: skip
+    return body_digest(
+        {key: value for key, value in item.items() if key not in (SEAL, "excerpt", "body_missing")}
+    )
 
 
 def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -382,7 +460,9 @@ def materialized(store: BaseStore, scope: str, values: Mapping[str, Any]) -> dic
     }
 
 
-def new_events(store: BaseStore, scope: str, before: int, cursor: Mapping[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+def new_events(
+    store: BaseStore, scope: str, before: int, cursor: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """The events committed after event `before`, up to the cursor (for progress lines)."""
     count = cursor_of({CURSOR: cursor})["events"]
     found = _items(store, scope, EVENTS, [position(n) for n in range(before + 1, count + 1)])

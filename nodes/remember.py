@@ -22,27 +22,54 @@ from nodes.human import PERSON, person_of
 from nodes.recall import scope_of
 
 
-def remembered(store: BaseStore, state: dict[str, Any], interaction: dict[str, Any], reply: dict[str, Any], at: float) -> dict[str, Any]:  # fmt: skip
+def remembered(
+    store: BaseStore,
+    state: dict[str, Any],
+    interaction: dict[str, Any],
+    reply: dict[str, Any],
+    at: float,
+) -> dict[str, Any]:
     """The update for a person's decision on a proposed note: saved, or refused."""
     turn = state["turn"]
-    decided = {"decision": {"turn": turn, "outcome": Outcome.ANSWERED.value, "calls": [], "status": None}}  # fmt: skip
+    decided = {
+        "decision": {"turn": turn, "outcome": Outcome.ANSWERED.value, "calls": [], "status": None}
+    }
     where = scope_of(state["grant"])
     if where is None:  # the guard proposes no note without memory; nothing to save into
-        return decided | _refused(Refusal(RefusalCode.UNKNOWN_TOOL, HUMAN, "not saved: this run has no memory project"), turn, at)  # fmt: skip
+        return decided | _refused(
+            Refusal(RefusalCode.UNKNOWN_TOOL, HUMAN, "not saved: this run has no memory project"),
+            turn,
+            at,
+        )
     if (refusal := _not_saved(reply)) is not None:
         return decided | _refused(refusal, turn, at)
     proposed = interaction["call"]["args"]
-    note = NoteEdit.model_validate(reply.get("args") or {"text": proposed["text"], "signature": proposed["signature"]})  # fmt: skip
+    note = NoteEdit.model_validate(
+        reply.get("args") or {"text": proposed["text"], "signature": proposed["signature"]}
+    )
     by = reply.get("by") or PERSON
     note_id = memory.note_id_for(interaction["interaction_id"])
     existing = store.get(where.notes(), note_id)  # saved before a crash: never written again
     share = (
         "local" if local_records(state["grant"]["records"], "remote") else "any"
     )  # the run may have read them
-    saved = existing.value if existing is not None else memory.save(store, where, note.text, by, at, note.signature, note_id=note_id, share=share)  # fmt: skip
-    receipt = {"interaction_id": interaction["interaction_id"], "note": note_id, "version": saved["version"],
-               "project": where.project, "sha256": saved["sha256"], "by": by, "edited": "args" in reply,
-               "refs": proposed.get("refs", [])}  # fmt: skip
+    saved = (
+        existing.value
+        if existing is not None
+        else memory.save(
+            store, where, note.text, by, at, note.signature, note_id=note_id, share=share
+        )
+    )
+    receipt = {
+        "interaction_id": interaction["interaction_id"],
+        "note": note_id,
+        "version": saved["version"],
+        "project": where.project,
+        "sha256": saved["sha256"],
+        "by": by,
+        "edited": "args" in reply,
+        "refs": proposed.get("refs", []),
+    }
     return decided | {
         "remembered": [*state.get("remembered", ()), receipt],
         "events": [event(EventKind.REMEMBERED, turn, person_of(reply), at, **receipt)],
@@ -51,12 +78,19 @@ def remembered(store: BaseStore, state: dict[str, Any], interaction: dict[str, A
 
 def _refused(refusal: Refusal, turn: int, at: float) -> dict[str, Any]:
     recorded = refusal.to_dict()
-    return {"refusals": [{"turn": turn, **recorded}], "events": [event(EventKind.REFUSED, turn, PERSON, at, **recorded)]}  # fmt: skip
+    return {
+        "refusals": [{"turn": turn, **recorded}],
+        "events": [event(EventKind.REFUSED, turn, PERSON, at, **recorded)],
+    }
 
 
 def _not_saved(reply: dict[str, Any]) -> Refusal | None:
     if reply.get("expired"):
-        return Refusal(RefusalCode.INTERACTION_EXPIRED, HUMAN, "not saved: nobody decided the note within its reply time")  # fmt: skip
+        return Refusal(
+            RefusalCode.INTERACTION_EXPIRED,
+            HUMAN,
+            "not saved: nobody decided the note within its reply time",
+        )
     if reply.get("decision") == "reject":
-        return Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected the note; nothing was saved")  # fmt: skip
+        return Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected the note; nothing was saved")
     return None

@@ -28,11 +28,21 @@ def unknowns_of(state: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> 
     items += [_truncated(item) for item in evidence if item.get("truncated")]
     items += [_failed(item) for item in evidence if item.get("error")]
     items += [_may_have_run(item) for item in evidence if item.get("attempt", 1) > 1]
-    items += [f"{item['ref']}: its excerpt is missing from the store or changed there; only its summary is known." for item in evidence if item.get("body_missing")]  # fmt: skip
+    items += [
+        f"{item['ref']}: its excerpt is missing from the store or changed there; only its summary is known."
+        for item in evidence
+        if item.get("body_missing")
+    ]
     items += _unread_records(grant, evidence)
     items += _refused_records(state.get("refusals", []))
-    items += [f"A question to a person went unanswered in time: {question}" for question in state.get("unanswered", ())]  # fmt: skip
-    items += [f"A question to a person is still open: {q['question']}" for q in state.get("open_questions") or ()]  # fmt: skip
+    items += [
+        f"A question to a person went unanswered in time: {question}"
+        for question in state.get("unanswered", ())
+    ]
+    items += [
+        f"A question to a person is still open: {q['question']}"
+        for q in state.get("open_questions") or ()
+    ]
     if note := _STATUS_NOTES.get(state.get("status", "")):
         items.append(note)
     return items

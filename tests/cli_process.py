@@ -154,7 +154,11 @@ def without_reruns(handover: dict[str, Any]) -> dict[str, Any]:
     for item in handover["evidence"]:
         attempt = item.pop("attempt", 1)
         if attempt > 1:
-            said = [line for line in handover["unknowns"] if line.startswith(f"{item['ref']}: the call ran {attempt} times")]  # fmt: skip
+            said = [
+                line
+                for line in handover["unknowns"]
+                if line.startswith(f"{item['ref']}: the call ran {attempt} times")
+            ]
             assert len(said) == 1, handover["unknowns"]
             handover["unknowns"].remove(said[0])
     return handover
@@ -163,4 +167,6 @@ def without_reruns(handover: dict[str, Any]) -> dict[str, Any]:
 def record_break(thread: str, db: str) -> str | None:
     """What `warrant events THREAD --verify` finds (None: the ledger and receipts hold)."""
     with open_saver(db) as storage:
-        return ledger_break(thread, recorded(compile_graph(*storage), {"configurable": {"thread_id": thread}}))  # fmt: skip
+        return ledger_break(
+            thread, recorded(compile_graph(*storage), {"configurable": {"thread_id": thread}})
+        )

@@ -23,13 +23,21 @@ from tools.records.registry import Scenario, load_scenario
 
 # Property tests draw the same examples on every run (a red suite is reproducible, CI never goes
 # red on a draw nobody can repeat); `pytest --hypothesis-profile=explore` draws fresh ones.
-settings.register_profile("derandomized", derandomize=True, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+settings.register_profile(
+    "derandomized",
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile("explore", deadline=None, max_examples=500, print_blob=True)
 settings.load_profile("derandomized")
 
 
 @pytest.fixture(autouse=True)
-def user_store_of_its_own(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def user_store_of_its_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each test has its own user store (`$XDG_DATA_HOME/warrant/`, the default outside a
     project): a `warrant` run without --db neither reads nor writes the user's runs or another
     test's."""

@@ -155,8 +155,13 @@ def _usage(given: Any = True) -> Any:
 
 
 def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
-    return {"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    return {
+        "id": "chatcmpl-s",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
@@ -165,9 +170,16 @@ def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 0,
         "model": MODEL,
-        "choices": [{"index": 0, "message": reply.get("message", {"role": "assistant", "content": reply.get("content", "")}),
-                     "finish_reason": reply.get("finish_reason", "stop")}],
-    }  # fmt: skip
+        "choices": [
+            {
+                "index": 0,
+                "message": reply.get(
+                    "message", {"role": "assistant", "content": reply.get("content", "")}
+                ),
+                "finish_reason": reply.get("finish_reason", "stop"),
+            }
+        ],
+    }
     if reply.get("usage", True) is not False:
         completion["usage"] = _usage(reply.get("usage", True))
     return completion

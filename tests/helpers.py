@@ -83,7 +83,9 @@ def local_log_scenario(root: Path, canary: str, stop_text: str = "read") -> tupl
     """A scenario of one `share = "local"` log carrying `canary`, and an action file that
     searches it and stops: (manifest, actions)."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "t.log").write_text(f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow\nTEST FAILED\n")  # fmt: skip
+    (root / "t.log").write_text(
+        f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow\nTEST FAILED\n"
+    )
     manifest = root / "scenario.toml"
     manifest.write_text(LOCAL_LOG_SCENARIO)
     actions = root / "read.jsonl"

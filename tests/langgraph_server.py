@@ -54,11 +54,20 @@ def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
     `folder`."""
     port = free_port()
     log = (folder / "langgraph.log").open("w")
-    environment = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false", **env}  # fmt: skip
+    environment = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGSMITH_TRACING": "false",
+        **env,
+    }
     server = subprocess.Popen(
         [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url, server)
@@ -75,7 +84,11 @@ def served_values(client: Any, thread_id: str) -> dict[str, Any]:
     values = client.threads.get_state(thread_id)["values"]
     count = (values.get("cursor") or {}).get("events", 0)
     found: list[dict[str, Any]] = []
-    while page := client.store.search_items(space(thread_id, EVENTS), limit=100, offset=len(found))["items"]:  # fmt: skip
+    while page := client.store.search_items(space(thread_id, EVENTS), limit=100, offset=len(found))[
+        "items"
+    ]:
         found += page
-    ledger = sorted((item for item in found if int(item["key"]) <= count), key=lambda item: item["key"])  # fmt: skip
+    ledger = sorted(
+        (item for item in found if int(item["key"]) <= count), key=lambda item: item["key"]
+    )
     return {**values, "events": [item["value"] for item in ledger]}

@@ -40,7 +40,21 @@ def unavailable() -> str | None:
 def llama_server(log: Path) -> Iterator[str]:
     """The server's base URL while it runs (its output in `log`); stopped afterwards."""
     port = free_port()
-    command = [str(SERVER_PYTHON), "-m", "llama_cpp.server", "--model", str(GGUF), "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--logits_all", "false"]  # fmt: skip
+    command = [
+        str(SERVER_PYTHON),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(GGUF),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--logits_all",
+        "false",
+    ]
     with log.open("wb") as output:
         server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         try:

@@ -13,7 +13,10 @@ from graph.server.auth import bearer_of, bearers, config_problem
 def test_each_token_names_its_bearer_and_the_single_token_is_the_client():
     known = bearers({"WARRANT_API_TOKENS": "alice:tok1, bob:tok:2", "WARRANT_API_TOKEN": "solo"})
     assert known == {"tok1": "alice", "tok:2": "bob", "solo": "client"}
-    assert [bearer_of(given, known) for given in ("Bearer tok1", "Bearer tok:2", "Bearer solo", "Bearer tok", None)] == ["alice", "bob", "client", None, None]  # fmt: skip
+    assert [
+        bearer_of(given, known)
+        for given in ("Bearer tok1", "Bearer tok:2", "Bearer solo", "Bearer tok", None)
+    ] == ["alice", "bob", "client", None, None]
 
 
 @pytest.mark.parametrize("setting", ["alice", "alice:", "a b:SECRET", "alice:SECRET,bob:SECRET"])
@@ -24,7 +27,13 @@ def test_a_malformed_token_setting_is_one_line_naming_the_entry_not_a_token(sett
     assert "SECRET" not in str(caught.value)
 
 
-SERVER_SET = {"langgraph_auth_user": {}, "langgraph_request_id": "r", "__after_seconds__": 0, "x-request-id": "r", "user-agent": "sdk"}  # fmt: skip
+SERVER_SET = {
+    "langgraph_auth_user": {},
+    "langgraph_request_id": "r",
+    "__after_seconds__": 0,
+    "x-request-id": "r",
+    "user-agent": "sdk",
+}
 
 
 @pytest.mark.parametrize(
@@ -63,6 +72,14 @@ def test_a_config_key_the_server_does_not_set_is_refused_in_one_line(kwargs, sai
 
 
 def test_what_the_server_sets_itself_passes():
-    assert config_problem({"config": {"configurable": SERVER_SET, "tags": ["a"]}, "context": {}}, "t") is None  # fmt: skip
-    assert config_problem({"config": {"configurable": {"thread_id": "t", "__event_streaming_v2": True}}}, "t") is None  # fmt: skip
+    assert (
+        config_problem({"config": {"configurable": SERVER_SET, "tags": ["a"]}, "context": {}}, "t")
+        is None
+    )
+    assert (
+        config_problem(
+            {"config": {"configurable": {"thread_id": "t", "__event_streaming_v2": True}}}, "t"
+        )
+        is None
+    )
     assert config_problem({}) is None

@@ -25,7 +25,9 @@ from tests.cli_process import run_json, warrant
 from tests.helpers import recorded, run_embedded
 from tools.records.registry import Scenario, load_scenario
 
-LOGS = [f"lab/runs/R44/{test}.log" for test in ("reset_smoke", "reset_warm", "dma_burst", "irq_stress")]  # fmt: skip
+LOGS = [
+    f"lab/runs/R44/{test}.log" for test in ("reset_smoke", "reset_warm", "dma_burst", "irq_stress")
+]
 HISTORY = "lab/history/nightly.csv"
 
 
@@ -33,13 +35,24 @@ def delegate(*tasks: dict[str, Any]) -> dict[str, Any]:
     return {"summary": "delegate", "message": {"kind": "delegate", "tasks": list(tasks)}}
 
 
-def task(task_id: str, records: list[str], steps: int = 2, evidence: int = 1, **extra: Any) -> dict[str, Any]:  # fmt: skip
-    return {"id": task_id, "goal": f"child {task_id}", "records": records,
-            "budget": {"steps": steps, "evidence": evidence, **extra}}  # fmt: skip
+def task(
+    task_id: str, records: list[str], steps: int = 2, evidence: int = 1, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "id": task_id,
+        "goal": f"child {task_id}",
+        "records": records,
+        "budget": {"steps": steps, "evidence": evidence, **extra},
+    }
 
 
 def search(call_id: str, path: str, query: str = "UVM_ERROR") -> dict[str, Any]:
-    return {"summary": "search", "tool_calls": [{"id": call_id, "name": "searchlogs", "args": {"path": path, "query": query}}]}  # fmt: skip
+    return {
+        "summary": "search",
+        "tool_calls": [
+            {"id": call_id, "name": "searchlogs", "args": {"path": path, "query": query}}
+        ],
+    }
 
 
 STOP = {"summary": "stop", "message": {"kind": "stop", "text": "done"}}
@@ -58,7 +71,9 @@ def test_r44_delegates_one_child_per_failing_test_and_numbers_their_evidence_in_
     assert [item["record"] for item in handover["evidence"][::2]] == LOGS
     children = handover["children"]
     assert [child["lane"] for child in children] == ["t1", "t2", "t3", "t4"]
-    assert all(child["status"] == Status.STOPPED and child["spent"]["steps"] == 3 for child in children)  # fmt: skip
+    assert all(
+        child["status"] == Status.STOPPED and child["spent"]["steps"] == 3 for child in children
+    )
     assert children[0]["evidence"] == ["E1", "E2"] and children[3]["evidence"] == ["E7", "E8"]
     # the exact lines each receipt showed its child
     assert children[0]["read"][0] == {"ref": "E1", "record": LOGS[0], "lines": [[15, 15], [29, 29]]}
@@ -77,7 +92,11 @@ def test_each_child_has_its_own_ledger_lane_with_each_call_executed_once():
     lanes = child_lanes(graph.store, "lanes", recorded(graph, config))
     assert [lane.name for lane in lanes] == ["t1", "t2", "t3", "t4"]
     for lane in lanes:
-        executed = [event["payload"]["call_id"] for event in lane.events if event["type"] == EventKind.EXECUTED]  # fmt: skip
+        executed = [
+            event["payload"]["call_id"]
+            for event in lane.events
+            if event["type"] == EventKind.EXECUTED
+        ]
         assert executed == ["c1", "c2"]
         assert lane.broken() is None
 
@@ -196,7 +215,7 @@ def run_plan(plan: Plan, thread: str = "plan") -> tuple[dict[str, Any], list[Any
     graph = compile_graph(InMemorySaver())
     config = {"configurable": {"thread_id": thread}}
     context = WarrantContext(choosers={"plan": plan})
-    graph.invoke({"scenario": "R44", "chooser": "plan"}, config, durability="sync", context=context)  # fmt: skip
+    graph.invoke({"scenario": "R44", "chooser": "plan"}, config, durability="sync", context=context)
     values = recorded(graph, config)
     return values, child_lanes(graph.store, thread, values)
 
@@ -213,7 +232,10 @@ def test_a_child_asking_for_a_record_outside_its_subset_is_refused():
 
 
 def test_a_child_may_not_delegate_at_the_default_depth():
-    plan = Plan(main=(delegate(task("t1", [LOGS[0]])),), child=(delegate(task("t2", [LOGS[0]], steps=1)), STOP))  # fmt: skip
+    plan = Plan(
+        main=(delegate(task("t1", [LOGS[0]])),),
+        child=(delegate(task("t2", [LOGS[0]], steps=1)), STOP),
+    )
     values, _ = run_plan(plan)
     [child] = values["handover"]["children"]
     assert [refusal["code"] for refusal in child["refusals"]] == [RefusalCode.DELEGATION_TOO_DEEP]
@@ -239,7 +261,9 @@ def test_main_sees_what_its_children_spent_and_cannot_repeat_their_calls():
     assert seen[1]["left"]["steps"] == 20 - 1 - 2  # main's first turn, the child's two
     assert seen[1]["left"]["evidence"] == 12 - 1
     assert [handoff["lane"] for handoff in seen[1]["handoffs"]] == ["t1"]
-    assert [refusal["code"] for refusal in values["handover"]["refusals"]] == [RefusalCode.REPEATED_REQUEST]  # fmt: skip
+    assert [refusal["code"] for refusal in values["handover"]["refusals"]] == [
+        RefusalCode.REPEATED_REQUEST
+    ]
 
 
 QUERIES = ("UVM_ERROR", "RST_CHK", "TEST FAILED", "seed", "UVM_INFO", "irq", "dma", "clk_en")
@@ -249,17 +273,34 @@ QUERIES = ("UVM_ERROR", "RST_CHK", "TEST FAILED", "seed", "UVM_INFO", "irq", "dm
 def plans(draw: st.DrawFn) -> Plan:
     def calls(prefix: str) -> Any:
         count = draw(st.integers(1, 3))
-        return {"summary": "reads", "tool_calls": [
-            {"id": f"{prefix}{n}", "name": "searchlogs",
-             "args": {"path": draw(st.sampled_from(LOGS)), "query": draw(st.sampled_from(QUERIES))}}
-            for n in range(count)]}  # fmt: skip
+        return {
+            "summary": "reads",
+            "tool_calls": [
+                {
+                    "id": f"{prefix}{n}",
+                    "name": "searchlogs",
+                    "args": {
+                        "path": draw(st.sampled_from(LOGS)),
+                        "query": draw(st.sampled_from(QUERIES)),
+                    },
+                }
+                for n in range(count)
+            ],
+        }
 
     def delegation(turn: int) -> Any:
         count = draw(st.integers(1, 4))
-        return delegate(*(
-            task(f"d{turn}x{n}", draw(st.lists(st.sampled_from(LOGS), min_size=1, max_size=2, unique=True)),
-                 steps=draw(st.integers(1, 8)), evidence=draw(st.integers(1, 6)))
-            for n in range(count)))  # fmt: skip
+        return delegate(
+            *(
+                task(
+                    f"d{turn}x{n}",
+                    draw(st.lists(st.sampled_from(LOGS), min_size=1, max_size=2, unique=True)),
+                    steps=draw(st.integers(1, 8)),
+                    evidence=draw(st.integers(1, 6)),
+                )
+                for n in range(count)
+            )
+        )
 
     main = tuple(
         delegation(turn) if draw(st.booleans()) else calls(f"m{turn}_")
@@ -274,7 +315,9 @@ def plans(draw: st.DrawFn) -> Plan:
 def test_any_mix_of_delegations_and_calls_stays_within_the_root_budget(plan):
     values, lanes = run_plan(plan)
     budget = values["grant"]["budget"]
-    executed = [event for lane in lanes for event in lane.events if event["type"] == EventKind.EXECUTED]  # fmt: skip
+    executed = [
+        event for lane in lanes for event in lane.events if event["type"] == EventKind.EXECUTED
+    ]
     executed += [event for event in values["events"] if event["type"] == EventKind.EXECUTED]
     assert len(executed) <= budget["evidence"]
     assert len(values["handover"]["evidence"]) == len(executed)
@@ -306,8 +349,13 @@ def gated_r44(folder: Path, deadline_s: int = 3600) -> Path:
         shutil.copytree(LAB_DIR / part, folder / part)
     (folder / "history").mkdir()
     shutil.copy(LAB_DIR / "history" / "nightly.csv", folder / "history")
-    text = (LAB_DIR / "R44.toml").read_text().replace("deadline_s = 300", f"deadline_s = {deadline_s}")  # fmt: skip
-    text = text.replace('path = "runs/R44/reset_smoke.log"\n', 'path = "runs/R44/reset_smoke.log"\napproval = "human"\n')  # fmt: skip
+    text = (
+        (LAB_DIR / "R44.toml").read_text().replace("deadline_s = 300", f"deadline_s = {deadline_s}")
+    )
+    text = text.replace(
+        'path = "runs/R44/reset_smoke.log"\n',
+        'path = "runs/R44/reset_smoke.log"\napproval = "human"\n',
+    )
     manifest = folder / "R44.toml"
     manifest.write_text(text)
     return manifest
@@ -316,7 +364,9 @@ def gated_r44(folder: Path, deadline_s: int = 3600) -> Path:
 def test_a_childs_approval_waits_in_the_inbox_with_its_lane_and_resumes_that_child(tmp_path):
     manifest = gated_r44(tmp_path)
     db = str(tmp_path / "w.sqlite")
-    started = warrant("run", str(manifest), "--db", db, "--thread", "gated", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    started = warrant(
+        "run", str(manifest), "--db", db, "--thread", "gated", "--json", "-q", cwd=tmp_path
+    )
     assert started.returncode == 3, started.stderr
     [pending] = json.loads(started.stdout)["pending"]
     assert pending["lane"] == "t1" and pending["call"]["args"]["path"] == LOGS[0]
@@ -328,7 +378,11 @@ def test_a_childs_approval_waits_in_the_inbox_with_its_lane_and_resumes_that_chi
     assert handover["evidence"][0]["lane"] == "t1" and handover["evidence"][0]["record"] == LOGS[0]
     assert warrant("events", "gated", "--verify", "--db", db, cwd=tmp_path).returncode == 0
     lanes = json.loads(warrant("events", "gated", "--db", db, "--json", cwd=tmp_path).stdout)
-    executed = [(event["lane"], event["payload"]["call_id"]) for event in lanes if event["type"] == EventKind.EXECUTED]  # fmt: skip
+    executed = [
+        (event["lane"], event["payload"]["call_id"])
+        for event in lanes
+        if event["type"] == EventKind.EXECUTED
+    ]
     assert sorted(executed) == sorted((f"t{n}", c) for n in range(1, 5) for c in ("c1", "c2"))
 
 
@@ -343,10 +397,18 @@ def test_r44_on_postgresql_runs_its_children_in_parallel_under_one_worker(postgr
 def test_a_refused_task_is_shown_in_the_handover_as_a_task(tmp_path):
     """A delegation refused for its task (here a reused task id) renders without a tool name."""
     first = json.loads((LAB_DIR / "choosers" / "r44_delegate.jsonl").read_text().splitlines()[0])
-    again = {"summary": "again", "message": {"kind": "delegate", "tasks": [first["message"]["tasks"][0]]}}  # fmt: skip
+    again = {
+        "summary": "again",
+        "message": {"kind": "delegate", "tasks": [first["message"]["tasks"][0]]},
+    }
     stop = {"summary": "stop", "message": {"kind": "stop", "text": "done"}}
     script = tmp_path / "twice.jsonl"
     script.write_text("\n".join(json.dumps(line) for line in (first, again, stop)) + "\n")
-    result = warrant("run", "R44", "--chooser", f"file:{script}", "--db", "memory", "-q", cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "run", "R44", "--chooser", f"file:{script}", "--db", "memory", "-q", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
-    assert "`duplicate_task_id` · owner guard · task t1: task id 't1' was already delegated" in result.stdout  # fmt: skip
+    assert (
+        "`duplicate_task_id` · owner guard · task t1: task id 't1' was already delegated"
+        in result.stdout
+    )

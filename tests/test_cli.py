@@ -161,7 +161,17 @@ def test_no_text_from_a_record_or_a_chooser_forges_lines_or_drives_the_terminal(
         + "\n"
     )
     manifest = str(write_manifest(scenario_dir))
-    result = warrant("run", manifest, "--chooser", f"file:{actions}", "--db", "t.sqlite", "--thread", "T", cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "run",
+        manifest,
+        "--chooser",
+        f"file:{actions}",
+        "--db",
+        "t.sqlite",
+        "--thread",
+        "T",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     for output in (result.stdout, result.stderr):

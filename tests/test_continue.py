@@ -9,10 +9,15 @@ import json
 from tests.cli_process import warrant
 from tests.helpers import call, stop
 
-ASK_ON = {"summary": "ask and go on", "message": {"kind": "ask_user", "question": "Did u_rst_ctrl change?", "blocking": False}}  # fmt: skip
+ASK_ON = {
+    "summary": "ask and go on",
+    "message": {"kind": "ask_user", "question": "Did u_rst_ctrl change?", "blocking": False},
+}
 SEARCH = call("c1", "searchlogs", path="lab/runs/R42/reset_smoke.log", query="RST_CHK")
 AGAIN = call("c9", "searchlogs", path="lab/runs/R42/reset_smoke.log", query="RST_CHK")
-CITING = stop("handed over", hypotheses=[{"statement": "per the tester, and the log", "refs": ["H1", "E1"]}])  # fmt: skip
+CITING = stop(
+    "handed over", hypotheses=[{"statement": "per the tester, and the log", "refs": ["H1", "E1"]}]
+)
 
 
 def _carried_ref(item: dict) -> str | None:
@@ -25,16 +30,49 @@ def ledger(thread: str, db: str, cwd) -> list[dict]:
 
 def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
-    parent = warrant("run", "R42", "--chooser", action_file([ASK_ON, SEARCH, stop("done")]), "--db", db, "--thread", "P", "-q", cwd=tmp_path)  # fmt: skip
+    parent = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        action_file([ASK_ON, SEARCH, stop("done")]),
+        "--db",
+        db,
+        "--thread",
+        "P",
+        "-q",
+        cwd=tmp_path,
+    )
     assert parent.returncode == 0, parent.stderr
     [asked] = [
         e["payload"]["interaction"] for e in ledger("P", db, tmp_path) if e["type"] == "asked"
     ]
-    late = warrant("resume", "P", "--interaction", asked["interaction_id"], "--answer", "yes, in R41", "--as", "alice", "--db", db, cwd=tmp_path)  # fmt: skip
+    late = warrant(
+        "resume",
+        "P",
+        "--interaction",
+        asked["interaction_id"],
+        "--answer",
+        "yes, in R41",
+        "--as",
+        "alice",
+        "--db",
+        db,
+        cwd=tmp_path,
+    )
     assert late.returncode == 0 and "reply saved" in late.stdout
     shown = json.loads(warrant("show", "P", "--db", db, "--json", cwd=tmp_path).stdout)
-    assert shown["late_answers"] == [{"interaction_id": asked["interaction_id"], "question": "Did u_rst_ctrl change?", "answer": "yes, in R41", "by": "alice"}]  # fmt: skip
-    assert "- " + asked["interaction_id"] + " · alice: yes, in R41" in warrant("show", "P", "--db", db, cwd=tmp_path).stdout  # fmt: skip
+    assert shown["late_answers"] == [
+        {
+            "interaction_id": asked["interaction_id"],
+            "question": "Did u_rst_ctrl change?",
+            "answer": "yes, in R41",
+            "by": "alice",
+        }
+    ]
+    assert (
+        "- " + asked["interaction_id"] + " · alice: yes, in R41"
+        in warrant("show", "P", "--db", db, cwd=tmp_path).stdout
+    )
     chooser = action_file([AGAIN, CITING])  # the same file, rewritten: the parent has ended
     args = (
         "continue",
@@ -52,11 +90,15 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
     assert first.returncode == 0, first.stderr
     handover = json.loads(first.stdout)
     assert (handover["parent"], handover["report"], handover["revision"]) == ("P", "P", 2)
-    origins = [(item["ref"], _carried_ref(item), item.get("late_for")) for item in handover["evidence"]]  # fmt: skip
+    origins = [
+        (item["ref"], _carried_ref(item), item.get("late_for")) for item in handover["evidence"]
+    ]
     assert origins == [("E1", "E1", None), ("H1", None, "P")]
     assert handover["evidence"][1]["by"] == "alice"
     assert [r["code"] for r in handover["refusals"]] == ["repeated_request"]  # c9 is c1 again
-    assert handover["hypotheses"] == [{"statement": "per the tester, and the log", "refs": ["H1", "E1"]}]  # fmt: skip
+    assert handover["hypotheses"] == [
+        {"statement": "per the tester, and the log", "refs": ["H1", "E1"]}
+    ]
     child = handover["thread_id"]
     events = ledger(child, db, tmp_path)
     assert events[0]["payload"]["parent"] == "P" and events[0]["payload"]["revision"] == 2
@@ -65,7 +107,12 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
     assert again.returncode == 0 and json.loads(again.stdout)["thread_id"] == child
     assert warrant("events", child, "--db", db, "--verify", cwd=tmp_path).returncode == 0
     # the report's revisions, from either run
-    for thread, revision, shown in (("P", 2, child), ("P", 1, "P"), (child, 1, "P"), (child, 2, child)):  # fmt: skip
+    for thread, revision, shown in (
+        ("P", 2, child),
+        ("P", 1, "P"),
+        (child, 1, "P"),
+        (child, 2, child),
+    ):
         found = warrant("show", thread, "--rev", str(revision), "--db", db, "--json", cwd=tmp_path)
         assert found.returncode == 0 and json.loads(found.stdout)["thread_id"] == shown
     missing = warrant("show", "P", "--rev", "3", "--db", db, cwd=tmp_path)
@@ -76,7 +123,18 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
 def test_only_a_finished_run_can_be_continued(tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
     ask = {"summary": "q", "message": {"kind": "ask_user", "question": "Which seed?"}}
-    waiting = warrant("run", "R42", "--chooser", action_file([ask, stop()]), "--db", db, "--thread", "W", "-q", cwd=tmp_path)  # fmt: skip
+    waiting = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        action_file([ask, stop()]),
+        "--db",
+        db,
+        "--thread",
+        "W",
+        "-q",
+        cwd=tmp_path,
+    )
     assert waiting.returncode == 3
     refused = warrant("continue", "W", "--db", db, cwd=tmp_path)
     assert refused.returncode == 2

@@ -22,7 +22,10 @@ CANARY = "Qz7canary"
 
 def _log() -> str:
     lines = [f"UVM_INFO tb/{CANARY}.sv(1) @ 0: reporter [RNTST] Running test {CANARY}_test..."]
-    lines += [f"UVM_ERROR tb/{CANARY}.sv({n}) @ {n}0: env.{CANARY} [{CANARY}] {CANARY} overflow {n}" for n in range(1, 30)]  # fmt: skip
+    lines += [
+        f"UVM_ERROR tb/{CANARY}.sv({n}) @ {n}0: env.{CANARY} [{CANARY}] {CANARY} overflow {n}"
+        for n in range(1, 30)
+    ]
     lines += [
         "--- UVM Report Summary ---",
         "** Report counts by severity",
@@ -35,7 +38,7 @@ def _log() -> str:
     return "\n".join(lines) + "\n"
 
 
-SPEC = f"# {CANARY} controller\n\n## fifo_depth\n{CANARY}: the FIFO holds 16 entries.\n\n## {CANARY} notes\n{CANARY}\n"  # fmt: skip
+SPEC = f"# {CANARY} controller\n\n## fifo_depth\n{CANARY}: the FIFO holds 16 entries.\n\n## {CANARY} notes\n{CANARY}\n"
 HISTORY = "run,date,test,status,signature\n" + "".join(
     f"R{n},2026-11-{n:02d},fifo_smoke,{'FAIL' if n % 2 else 'PASS'},{CANARY} sig {n}\n"
     for n in range(1, 15)
@@ -45,11 +48,19 @@ HISTORY = "run,date,test,status,signature\n" + "".join(
 def _report(worse: float) -> str:
     def path(index: int, arrival: float) -> str:
         return render_path(
-            PathSpec(f"u_{CANARY}/src_reg[{index}]", f"u_{CANARY}/dst_reg[{index}]",
-                     f"rising edge-triggered flip-flop clocked by {CANARY}_clk",
-                     f"rising edge-triggered flip-flop clocked by {CANARY}_clk",
-                     f"{CANARY}_clk", "max", arrival, 9.95, corner=f"{CANARY}_ss", pin="D")
-        )  # fmt: skip
+            PathSpec(
+                f"u_{CANARY}/src_reg[{index}]",
+                f"u_{CANARY}/dst_reg[{index}]",
+                f"rising edge-triggered flip-flop clocked by {CANARY}_clk",
+                f"rising edge-triggered flip-flop clocked by {CANARY}_clk",
+                f"{CANARY}_clk",
+                "max",
+                arrival,
+                9.95,
+                corner=f"{CANARY}_ss",
+                pin="D",
+            )
+        )
 
     return "".join(path(index, 2.0 + index + worse) for index in range(6)) + f"Warning: {CANARY}\n"
 
@@ -155,7 +166,9 @@ def test_no_request_to_a_remote_route_holds_a_byte_of_a_local_record(
     assert any(item.get("truncated") for item in state["evidence"])
     assert all(CANARY not in body for body in bodies)
     manifest = [e for e in state["events"] if e["type"] == "requested"][-1]["payload"]["manifest"]
-    assert [item["ref"] for item in manifest["omitted"]] == [item["ref"] for item in state["evidence"]]  # fmt: skip
+    assert [item["ref"] for item in manifest["omitted"]] == [
+        item["ref"] for item in state["evidence"]
+    ]
     assert manifest["withheld"], "what was held back is listed, by hash"
     assert all(len(item["sha256"]) == 64 for item in manifest["withheld"])
 
@@ -175,22 +188,52 @@ def test_the_projection_holds_back_each_kind_of_derived_text():
     from nodes.choosers.view import make_view
     from nodes.unknowns import quoting
 
-    local = {"ref": "E1", "tool": "searchlogs", "record": "r/local", "summary": f"2 lines {CANARY}",
-             "truncated": True, "flags": ["instruction_like_text"], "sha256": "0" * 64,
-             "sources": [{"record": "r/local"}], "excerpt": [{"line": 3, "text": CANARY}]}  # fmt: skip
-    other = {**local, "ref": "E2", "record": "r/other", "summary": "shareable", "sources": [{"record": "r/other"}], "excerpt": [{"line": 1, "text": "plain"}]}  # fmt: skip
-    refusal = {"turn": 2, "code": "record_unavailable", "owner": "tool:searchlogs",
-               "detail": f"cannot read: {CANARY}", "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}}}  # fmt: skip
+    local = {
+        "ref": "E1",
+        "tool": "searchlogs",
+        "record": "r/local",
+        "summary": f"2 lines {CANARY}",
+        "truncated": True,
+        "flags": ["instruction_like_text"],
+        "sha256": "0" * 64,
+        "sources": [{"record": "r/local"}],
+        "excerpt": [{"line": 3, "text": CANARY}],
+    }
+    other = {
+        **local,
+        "ref": "E2",
+        "record": "r/other",
+        "summary": "shareable",
+        "sources": [{"record": "r/other"}],
+        "excerpt": [{"line": 1, "text": "plain"}],
+    }
+    refusal = {
+        "turn": 2,
+        "code": "record_unavailable",
+        "owner": "tool:searchlogs",
+        "detail": f"cannot read: {CANARY}",
+        "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}},
+    }
     view = make_view(
-        scenario="S", goal="g", turn=3, budget_left={"steps": 3, "evidence": 3, "seconds": 60},
-        catalog=(), records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
-        record=lambda: {"evidence": [local, other], "refusals": [refusal], "unknowns": [*quoting(local), *quoting(other)]},
-    )  # fmt: skip
+        scenario="S",
+        goal="g",
+        turn=3,
+        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
+        catalog=(),
+        records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
+        record=lambda: {
+            "evidence": [local, other],
+            "refusals": [refusal],
+            "unknowns": [*quoting(local), *quoting(other)],
+        },
+    )
     grant = {"records": {"r/local": {"share": "local"}, "r/other": {"share": "any"}}}
     remote = assemble(view, grant, Route(model="m", locality="remote"))
     assert CANARY not in remote.text and "instruction_like_text" not in remote.text.split("E2")[0]
     assert "plain" in remote.text and "shareable" in remote.text
-    assert [item.get("unknown_of") or item.get("refusal_turn") for item in remote.manifest["withheld"]] == ["E1", 2]  # fmt: skip
+    assert [
+        item.get("unknown_of") or item.get("refusal_turn") for item in remote.manifest["withheld"]
+    ] == ["E1", 2]
     assert CANARY in assemble(view, grant, Route(model="m", locality="local")).text
 
 
@@ -202,8 +245,12 @@ def test_a_remote_run_with_local_records_replays_as_recorded(route_env, tmp_path
     state, _ = investigate(route_env, tmp_path / "recorded", "triage", "local", "remote")
     cassette = tmp_path / "run.jsonl"
     write_cassette(cassette, state["model_calls"])
-    assert all(line["locality"] == "remote" for line in map(json.loads, cassette.read_text().splitlines()))  # fmt: skip
+    assert all(
+        line["locality"] == "remote" for line in map(json.loads, cassette.read_text().splitlines())
+    )
     replayed = run_embedded(str(tmp_path / "recorded" / "scenario.toml"), f"replay:{cassette}")
     assert replayed["status"] == "stopped"
-    assert [item["ref"] for item in replayed["evidence"]] == [item["ref"] for item in state["evidence"]]  # fmt: skip
+    assert [item["ref"] for item in replayed["evidence"]] == [
+        item["ref"] for item in state["evidence"]
+    ]
     assert replayed["route"]["locality"] == "remote"

@@ -20,7 +20,9 @@ def user_store() -> Path:
 
 def waiting_run(cwd: Path, chooser: str) -> str:
     """Start a run that waits for a person's answer, in `cwd`; its interaction id."""
-    result = warrant("run", "R42", "--chooser", chooser, "--thread", "asks", "--json", "-q", cwd=cwd)  # fmt: skip
+    result = warrant(
+        "run", "R42", "--chooser", chooser, "--thread", "asks", "--json", "-q", cwd=cwd
+    )
     assert result.returncode == 3, result.stderr
     [pending] = json.loads(result.stdout)["pending"]
     return pending["interaction_id"]
@@ -31,7 +33,7 @@ def flat(text: str) -> str:
     return " ".join(text.replace("│", " ").split())
 
 
-def test_from_a_subfolder_the_inbox_finds_the_projects_store_and_what_waits(tmp_path, action_file):  # fmt: skip
+def test_from_a_subfolder_the_inbox_finds_the_projects_store_and_what_waits(tmp_path, action_file):
     project, deeper = tmp_path / "project", tmp_path / "project" / "src" / "deeper"
     (project / ".warrant").mkdir(parents=True)
     deeper.mkdir(parents=True)
@@ -46,7 +48,9 @@ def test_from_a_subfolder_the_inbox_finds_the_projects_store_and_what_waits(tmp_
     assert not user_store().exists() and not (deeper / ".warrant").exists()
 
     helped = warrant("--help", cwd=deeper, env={"COLUMNS": "400"})
-    assert f"Here: the project's store {project / '.warrant' / 'warrant.sqlite'}." in flat(helped.stdout)  # fmt: skip
+    assert f"Here: the project's store {project / '.warrant' / 'warrant.sqlite'}." in flat(
+        helped.stdout
+    )
 
 
 def test_outside_any_project_runs_are_kept_in_the_users_store(tmp_path, action_file):

@@ -25,19 +25,40 @@ REMOTE = Route(model="m", locality="remote")
 LOCAL = Route(model="m", locality="local")
 ALNUM = string.ascii_letters + string.digits
 canaries = st.text(ALNUM, min_size=6, max_size=24).map(lambda core: f"Qz{core}")
-CHANNELS = ("excerpt", "summary", "error", "unknown", "refusal", "child_unknown", "child_statement", "child_stop", "note", "carried")  # fmt: skip
+CHANNELS = (
+    "excerpt",
+    "summary",
+    "error",
+    "unknown",
+    "refusal",
+    "child_unknown",
+    "child_statement",
+    "child_stop",
+    "note",
+    "carried",
+)
 planted = st.sets(st.sampled_from(CHANNELS), min_size=1)
 
 
 def _item(ref: str, record: str, canary: str, where: set[str]) -> dict[str, Any]:
-    text = f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow" if "excerpt" in where else "UVM_INFO plain"  # fmt: skip
+    text = (
+        f"UVM_ERROR tb/{canary}.sv(4) @ 10: env [{canary}] overflow"
+        if "excerpt" in where
+        else "UVM_INFO plain"
+    )
     return {
-        "ref": ref, "turn": 1, "tool": "searchlogs", "record": record, "sha256": "0" * 64,
-        "sources": [{"record": record}], "truncated": True, "flags": [],
+        "ref": ref,
+        "turn": 1,
+        "tool": "searchlogs",
+        "record": record,
+        "sha256": "0" * 64,
+        "sources": [{"record": record}],
+        "truncated": True,
+        "flags": [],
         "summary": f"2 lines contain {canary}" if "summary" in where else "2 lines",
         "error": f"could not read: {canary}" if "error" in where else None,
         "excerpt": [{"line": 4, "text": text}],
-    }  # fmt: skip
+    }
 
 
 def _view(canary: str, where: set[str]):
@@ -46,29 +67,66 @@ def _view(canary: str, where: set[str]):
         _item("E2", "r/other", "plainshared", {"excerpt"}),
     ]
     if "carried" in where:  # a receipt from a record outside this grant (a parent's, say)
-        items.append({**_item("E3", "r/elsewhere", canary, {"excerpt"}), "carried_from": {"thread": "P", "ref": "E1"}})  # fmt: skip
-    refusal = {"turn": 2, "code": "record_unavailable", "owner": "tool:searchlogs",
-               "detail": f"cannot read: {canary}" if "refusal" in where else "cannot read",
-               "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}}}  # fmt: skip
+        items.append(
+            {
+                **_item("E3", "r/elsewhere", canary, {"excerpt"}),
+                "carried_from": {"thread": "P", "ref": "E1"},
+            }
+        )
+    refusal = {
+        "turn": 2,
+        "code": "record_unavailable",
+        "owner": "tool:searchlogs",
+        "detail": f"cannot read: {canary}" if "refusal" in where else "cannot read",
+        "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}},
+    }
     child = {
-        "lane": "t1", "status": "stopped", "spent": {"steps": 2}, "budget": {"steps": 3}, "goal": "look",
+        "lane": "t1",
+        "status": "stopped",
+        "spent": {"steps": 2},
+        "budget": {"steps": 3},
+        "goal": "look",
         "read": [{"ref": "E1", "record": "r/local", "lines": [[4, 4]]}],
-        "unknowns": [f"E1 is truncated: more lines exist ({canary})"] if "child_unknown" in where else [],
-        "statements": [{"statement": f"it says {canary}", "refs": ["E1"]}] if "child_statement" in where else [],
+        "unknowns": [f"E1 is truncated: more lines exist ({canary})"]
+        if "child_unknown" in where
+        else [],
+        "statements": [{"statement": f"it says {canary}", "refs": ["E1"]}]
+        if "child_statement" in where
+        else [],
         "stop_text": f"done: {canary}" if "child_stop" in where else "",
-    }  # fmt: skip
-    note = {"ref": "M1", "note": "m-00000001", "version": 1, "sha256": "1" * 64, "query": "fifo",
-            "turn": 1, "text": f"last time {canary}" if "note" in where else "last time",
-            "signature": "sig", "share": "local"}  # fmt: skip
-    unknowns = [f"E1 is truncated: more lines exist than were shown (2 lines contain {canary})."] if "unknown" in where else []  # fmt: skip
+    }
+    note = {
+        "ref": "M1",
+        "note": "m-00000001",
+        "version": 1,
+        "sha256": "1" * 64,
+        "query": "fifo",
+        "turn": 1,
+        "text": f"last time {canary}" if "note" in where else "last time",
+        "signature": "sig",
+        "share": "local",
+    }
+    unknowns = (
+        [f"E1 is truncated: more lines exist than were shown (2 lines contain {canary})."]
+        if "unknown" in where
+        else []
+    )
     return make_view(
-        scenario="S", goal="Why did fifo_smoke fail?", turn=3,
-        budget_left={"steps": 3, "evidence": 3, "seconds": 60}, catalog=(),
+        scenario="S",
+        goal="Why did fifo_smoke fail?",
+        turn=3,
+        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
+        catalog=(),
         records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
-        record=lambda: {"evidence": items, "refusals": [refusal], "unknowns": unknowns,
-                        "handoffs": [child], "notes": [note]},
+        record=lambda: {
+            "evidence": items,
+            "refusals": [refusal],
+            "unknowns": unknowns,
+            "handoffs": [child],
+            "notes": [note],
+        },
         memory=True,
-    )  # fmt: skip
+    )
 
 
 GRANT = {"records": {"r/local": {"share": "local"}, "r/other": {"share": "any"}}}
@@ -89,18 +147,33 @@ def _handover(canary: str, where: set[str]) -> dict[str, Any]:
         _item("E2", "r/other", "plainshared", {"excerpt"}),
     ]
     return {
-        "thread_id": "t", "scenario": "S", "goal": "Why did fifo_smoke fail?", "status": "stopped",
+        "thread_id": "t",
+        "scenario": "S",
+        "goal": "Why did fifo_smoke fail?",
+        "status": "stopped",
         "evidence": evidence,
-        "unknowns": [f"E1 is truncated: more lines exist than were shown (2 lines contain {canary}).", "E2: plain"],
-        "refusals": [{"turn": 2, "code": "record_unavailable", "owner": "tool:searchlogs", "detail": f"cannot read: {canary}",
-                      "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}}}],
+        "unknowns": [
+            f"E1 is truncated: more lines exist than were shown (2 lines contain {canary}).",
+            "E2: plain",
+        ],
+        "refusals": [
+            {
+                "turn": 2,
+                "code": "record_unavailable",
+                "owner": "tool:searchlogs",
+                "detail": f"cannot read: {canary}",
+                "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}},
+            }
+        ],
         "hypotheses": [{"statement": f"the log shows {canary}", "refs": ["E1"]}],
         "chooser_stop_text": f"done: {canary}",
-    }  # fmt: skip
+    }
 
 
 @given(canary=canaries, where=planted, chooser=st.sampled_from([None, "local"]))
-def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(canary, where, chooser):  # fmt: skip
+def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(
+    canary, where, chooser
+):
     sent: list[Outbound] = []
 
     def sender(route: Route, outbound: Outbound, **_: Any) -> Reply:
@@ -108,14 +181,22 @@ def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(c
         return Reply(json.dumps({"verdict": "unknown", "reason": "withheld"}))
 
     run = RunFacts(GRANT["records"], chooser)
-    check = grade(Rubric(name="cites", question="Does it cite?"), _handover(canary, where), REMOTE, run, sender)  # fmt: skip
+    check = grade(
+        Rubric(name="cites", question="Does it cite?"),
+        _handover(canary, where),
+        REMOTE,
+        run,
+        sender,
+    )
     assert check.outcome == "unknown" and len(sent) == 1
     assert canary not in sent[0].text and canary not in json.dumps(check.record)
     assert "plainshared" in sent[0].text
 
 
 def test_a_remote_graders_view_keeps_refs_and_what_a_remote_chooser_said():
-    shown, _ = for_route(_handover("Qzsecret123456", {"excerpt"}), RunFacts(GRANT["records"], "remote"), "remote")  # fmt: skip
+    shown, _ = for_route(
+        _handover("Qzsecret123456", {"excerpt"}), RunFacts(GRANT["records"], "remote"), "remote"
+    )
     assert shown["evidence"][0]["withheld"] and shown["evidence"][0]["ref"] == "E1"
     assert shown["evidence"][1]["excerpt"] == _handover("x", set())["evidence"][1]["excerpt"]
     # A remote chooser saw only what the gate let out: its words are kept (the gate still checks).
@@ -146,7 +227,10 @@ def test_the_gate_withholds_any_copy_of_a_local_run_of_letters(canary, before, a
     copied = quote(f"{before}{canary}{after}")
     out = gate(copied, "remote", taint)
     letters = "".join(char for char in out.text if char.isalnum())
-    assert canary.lower() not in letters.lower() or canary.lower() in "".join(c for c in MARKER if c.isalnum()).lower()  # fmt: skip
+    assert (
+        canary.lower() not in letters.lower()
+        or canary.lower() in "".join(c for c in MARKER if c.isalnum()).lower()
+    )
     assert out.withheld >= 1
     assert gate(copied, "local", taint).text == copied  # a local route sees everything
 
@@ -192,11 +276,41 @@ def test_a_childs_unknowns_on_a_local_log_never_reach_the_parents_remote_request
     manifest = scenario(tmp_path, "triage", "local")
     budget = {"steps": 3, "evidence": 2}
     replies = [
-        {"summary": "delegate", "message": {"kind": "delegate", "tasks": [{"id": "t1", "goal": "summarize the log", "records": ["da/t.log"], "budget": budget}]}},
-        {"summary": "summary", "tool_calls": [{"id": "c1", "name": "logsummary", "args": {"path": "da/t.log"}}, {"id": "c2", "name": "searchlogs", "args": {"path": "da/t.log", "query": "UVM_ERROR", "limit": 1}}]},
-        {"summary": "done", "message": {"kind": "stop", "text": "summarized", "hypotheses": [{"statement": "see E1", "refs": ["E1"]}]}},
+        {
+            "summary": "delegate",
+            "message": {
+                "kind": "delegate",
+                "tasks": [
+                    {
+                        "id": "t1",
+                        "goal": "summarize the log",
+                        "records": ["da/t.log"],
+                        "budget": budget,
+                    }
+                ],
+            },
+        },
+        {
+            "summary": "summary",
+            "tool_calls": [
+                {"id": "c1", "name": "logsummary", "args": {"path": "da/t.log"}},
+                {
+                    "id": "c2",
+                    "name": "searchlogs",
+                    "args": {"path": "da/t.log", "query": "UVM_ERROR", "limit": 1},
+                },
+            ],
+        },
+        {
+            "summary": "done",
+            "message": {
+                "kind": "stop",
+                "text": "summarized",
+                "hypotheses": [{"statement": "see E1", "refs": ["E1"]}],
+            },
+        },
         {"summary": "done", "message": {"kind": "stop", "text": "handed over"}},
-    ]  # fmt: skip
+    ]
     server = FakeOpenAI([json.dumps(reply) for reply in replies])
     route_env(server, locality="remote", context_tokens="200000")
     with server.running():

@@ -42,9 +42,23 @@ def test_choosers_side_by_side_and_k_runs_each(tmp_path):
     suite = tmp_path / "suite.toml"
     suite.write_text('[[case]]\nid = "r42"\nscenario = "R42"\n[case.expect]\nstatus = "stopped"\n')
     adversary = f"file:{ROOT / 'lab' / 'choosers' / 'r42_adversarial.jsonl'}"
-    result = warrant("eval", str(suite), "--chooser", "scripted", "--chooser", adversary, "--repeat", "2", "--json", cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "eval",
+        str(suite),
+        "--chooser",
+        "scripted",
+        "--chooser",
+        adversary,
+        "--repeat",
+        "2",
+        "--json",
+        cwd=tmp_path,
+    )
     rows = json.loads(result.stdout)
-    assert [(row["chooser"], row["runs"], row["pass"]) for row in rows] == [("scripted", 2, 2), (adversary, 2, 0)]  # fmt: skip
+    assert [(row["chooser"], row["runs"], row["pass"]) for row in rows] == [
+        ("scripted", 2, 2),
+        (adversary, 2, 0),
+    ]
     assert rows[1]["failing"] == ["status (chooser)"] and result.returncode == 1
 
 
@@ -68,11 +82,16 @@ def test_a_run_that_cannot_be_decided_is_unknown_not_passed():
 def test_recorded_runs_are_judged_again_after_an_expectation_changes(tmp_path):
     db = str(tmp_path / "eval.sqlite")
     suite = tmp_path / "suite.toml"
-    suite.write_text('[[case]]\nid = "r43"\nscenario = "R43"\nrepeat = 2\n[case.expect]\nstatus = "stopped"\n')  # fmt: skip
+    suite.write_text(
+        '[[case]]\nid = "r43"\nscenario = "R43"\nrepeat = 2\n[case.expect]\nstatus = "stopped"\n'
+    )
     first = warrant("eval", str(suite), "--db", db, "--json", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     threads = sorted(json.loads(first.stdout)[0]["threads"])
-    suite.write_text(suite.read_text() + 'consumed = [{ tool = "readspec", record = "lab/spec/reset_controller.md" }]\n')  # fmt: skip
+    suite.write_text(
+        suite.read_text()
+        + 'consumed = [{ tool = "readspec", record = "lab/spec/reset_controller.md" }]\n'
+    )
     again = warrant("eval", str(suite), "--rejudge", "--db", db, "--json", cwd=tmp_path)
     [row] = json.loads(again.stdout)
     assert again.returncode == 1 and sorted(row["threads"]) == threads  # the same runs, none new

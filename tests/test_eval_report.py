@@ -42,7 +42,18 @@ def failing(rows: list[dict]) -> dict[tuple[str, str], list[tuple[str, str]]]:
 
 
 def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_path):
-    result = warrant("eval", LAB_SUITE, "--chooser", "scripted", "--chooser", ADVERSARY, "--json", "--parallel", "4", cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "eval",
+        LAB_SUITE,
+        "--chooser",
+        "scripted",
+        "--chooser",
+        ADVERSARY,
+        "--json",
+        "--parallel",
+        "4",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1, result.stderr
     failed = failing(json.loads(result.stdout))
     scripted = {case: checks for (case, chooser), checks in failed.items() if chooser == "scripted"}
@@ -64,11 +75,15 @@ def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_pa
 def test_parallel_runs_judge_as_serial_ones_do(tmp_path):
     db = str(tmp_path / "runs.sqlite")
     serial = warrant("eval", LAB_SUITE, "--repeat", "2", "--json", "--db", db, cwd=tmp_path)
-    parallel = warrant("eval", LAB_SUITE, "--repeat", "2", "--parallel", "4", "--json", "--db", db, cwd=tmp_path)  # fmt: skip
+    parallel = warrant(
+        "eval", LAB_SUITE, "--repeat", "2", "--parallel", "4", "--json", "--db", db, cwd=tmp_path
+    )
     assert serial.returncode == parallel.returncode == 0, parallel.stderr
     first, second = json.loads(serial.stdout), json.loads(parallel.stdout)
     keep = ("case", "chooser", "runs", "pass", "fail", "unknown", "pass_k", "steps", "failing")
-    assert [{k: row[k] for k in keep} for row in first] == [{k: row[k] for k in keep} for row in second]  # fmt: skip
+    assert [{k: row[k] for k in keep} for row in first] == [
+        {k: row[k] for k in keep} for row in second
+    ]
     # Every run is a run of its own in the database, so rejudging finds all twenty.
     again = warrant("eval", LAB_SUITE, "--rejudge", "--json", "--db", db, cwd=tmp_path)
     assert sum(row["runs"] for row in json.loads(again.stdout)) == 20
@@ -76,7 +91,17 @@ def test_parallel_runs_judge_as_serial_ones_do(tmp_path):
 
 def test_the_report_is_markdown_json_and_a_png_chart(tmp_path):
     out = tmp_path / "report"
-    result = warrant("eval", LAB_SUITE, "--chooser", "scripted", "--chooser", ADVERSARY, "--out", str(out), cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "eval",
+        LAB_SUITE,
+        "--chooser",
+        "scripted",
+        "--chooser",
+        ADVERSARY,
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
     assert result.returncode == 1
     table = (out / "report.md").read_text()
     assert (
@@ -108,7 +133,12 @@ def test_rubric_dimensions_graded_by_a_model_route_with_the_request_recorded(tmp
             "I think it is fine",  # not a verdict: unknown, never a pass
         ]
     )
-    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k", "WARRANT_MODEL_DIALECT": "json_object+schema"}  # fmt: skip
+    env = {
+        "WARRANT_GRADER_MODEL": MODEL,
+        "OPENAI_BASE_URL": grader.url,
+        "OPENAI_API_KEY": "k",
+        "WARRANT_MODEL_DIALECT": "json_object+schema",
+    }
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert grader.requests[0]["response_format"] == {
@@ -136,8 +166,14 @@ def test_a_failed_rubric_points_at_the_chooser_and_no_grader_is_unknown(tmp_path
     with grader.running():
         graded = json.loads(warrant("eval", str(suite), "--json", cwd=tmp_path, env=env).stdout)
     checks = {c["name"]: c for c in graded[0]["judged"][0]["checks"]}
-    assert (checks["rubric: unknowns stated"]["outcome"], checks["rubric: unknowns stated"]["owner"]) == ("fail", "chooser")  # fmt: skip
-    assert (checks["rubric: plain"]["outcome"], checks["rubric: plain"]["owner"]) == ("unknown", "transport")  # fmt: skip
+    assert (
+        checks["rubric: unknowns stated"]["outcome"],
+        checks["rubric: unknowns stated"]["owner"],
+    ) == ("fail", "chooser")
+    assert (checks["rubric: plain"]["outcome"], checks["rubric: plain"]["owner"]) == (
+        "unknown",
+        "transport",
+    )
     ungraded = json.loads(warrant("eval", str(suite), "--json", cwd=tmp_path).stdout)
     rubric = [c for c in ungraded[0]["judged"][0]["checks"] if c["name"].startswith("rubric")]
     assert [c["outcome"] for c in rubric] == ["unknown", "unknown"]
@@ -146,11 +182,35 @@ def test_a_failed_rubric_points_at_the_chooser_and_no_grader_is_unknown(tmp_path
 
 def test_tokens_stay_unknown_in_the_summary_when_one_run_did_not_report_them():
     rows = [
-        {"case": "a", "chooser": "model", "runs": 2, "pass": 1, "fail": 0, "unknown": 1, "pass_k": False,
-         "steps": 3.0, "model_calls": 3.0, "tokens": None, "seconds": 1.0, "failing": []},
-        {"case": "b", "chooser": "model", "runs": 1, "pass": 1, "fail": 0, "unknown": 0, "pass_k": True,
-         "steps": 2.0, "model_calls": 2.0, "tokens": 500.0, "seconds": 3.0, "failing": []},
-    ]  # fmt: skip
+        {
+            "case": "a",
+            "chooser": "model",
+            "runs": 2,
+            "pass": 1,
+            "fail": 0,
+            "unknown": 1,
+            "pass_k": False,
+            "steps": 3.0,
+            "model_calls": 3.0,
+            "tokens": None,
+            "seconds": 1.0,
+            "failing": [],
+        },
+        {
+            "case": "b",
+            "chooser": "model",
+            "runs": 1,
+            "pass": 1,
+            "fail": 0,
+            "unknown": 0,
+            "pass_k": True,
+            "steps": 2.0,
+            "model_calls": 2.0,
+            "tokens": 500.0,
+            "seconds": 3.0,
+            "failing": [],
+        },
+    ]
     (total,) = by_chooser(rows)
     assert total["tokens_per_run"] is None and total["pass_rate"] == 2 / 3
     assert total["pass_k_share"] == 0.5 and total["seconds_per_run"] == 5 / 3
@@ -163,9 +223,16 @@ def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
     canary = "Qz9gradercanary"
     manifest, actions = local_log_scenario(tmp_path, canary, stop_text=f"the log shows {canary}")
     suite = tmp_path / "suite.toml"
-    suite.write_text(f'[[case]]\nid = "local"\nscenario = "{manifest}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n')  # fmt: skip
+    suite.write_text(
+        f'[[case]]\nid = "local"\nscenario = "{manifest}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n'
+    )
     grader = FakeOpenAI([json.dumps({"verdict": "unknown", "reason": "withheld"})])
-    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k", "WARRANT_MODEL_LOCALITY": "remote"}  # fmt: skip
+    env = {
+        "WARRANT_GRADER_MODEL": MODEL,
+        "OPENAI_BASE_URL": grader.url,
+        "OPENAI_API_KEY": "k",
+        "WARRANT_MODEL_LOCALITY": "remote",
+    }
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert result.returncode in (0, 1), result.stderr

@@ -47,12 +47,21 @@ def test_the_embedded_example_prints_the_handover_its_run_stored(tmp_path):
     # In memory, the same scripted run, kept nowhere.
     in_memory = example("embedded.py", cwd=tmp_path)
     assert in_memory == printed(handover, "r42-embedded")
-    assert [path.name for path in tmp_path.iterdir() if not path.name.startswith("runs.sqlite")] == []  # fmt: skip
+    assert [
+        path.name for path in tmp_path.iterdir() if not path.name.startswith("runs.sqlite")
+    ] == []
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain") is not None, reason="langchain is installed")  # fmt: skip
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain") is not None, reason="langchain is installed"
+)
 def test_a_bench_script_without_its_extra_names_the_extra_in_one_line(tmp_path):
     bench = EXAMPLES.parent / "bench" / "governed_step.py"
-    result = subprocess.run([sys.executable, str(bench)], cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(bench)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr == "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'\n"  # fmt: skip
+    assert (
+        result.stderr
+        == "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'\n"
+    )

@@ -37,7 +37,9 @@ def db(request, tmp_path) -> str:
 
 def test_a_run_advanced_by_two_workers_at_once_advances_once(db, tmp_path):
     baseline = run_json("run", "R42", "--db", db, "--thread", "alone", cwd=tmp_path)
-    first = start_paused("run", "R42", "--db", db, "--thread", "race", point="before:guard@2", cwd=tmp_path)  # fmt: skip
+    first = start_paused(
+        "run", "R42", "--db", db, "--thread", "race", point="before:guard@2", cwd=tmp_path
+    )
     first.wait_paused()
     first.kill()  # the run stops before guard@2
     cli = start_paused("resume", "race", "--db", db, point="before:guard@2", cwd=tmp_path)

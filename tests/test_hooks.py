@@ -124,7 +124,10 @@ def test_a_hook_that_blocks_everything_leaves_every_refusal_and_what_was_not_rea
     assert codes[:8] == ["hook_blocked"] * 8 and set(codes[8:]) <= {"step_budget_exhausted"}
     assert state["status"] in {"refusal_limit", "step_budget_exhausted"}
     unknowns = state["handover"]["unknowns"]
-    assert all(f"record cc/{name} was not examined." in " ".join(unknowns) for name in ("t.log", "spec.md", "hist.csv"))  # fmt: skip
+    assert all(
+        f"record cc/{name} was not examined." in " ".join(unknowns)
+        for name in ("t.log", "spec.md", "hist.csv")
+    )
 
 
 LOG = (
@@ -149,7 +152,9 @@ label = "customer"
 
 def test_builtin_redaction_narrows_what_the_model_sees_not_the_receipt(route_env, scenario_dir):  # noqa: F811
     manifest = scenario(scenario_dir, REDACT, LOG)
-    server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())])  # fmt: skip
+    server = FakeOpenAI(
+        [json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())]
+    )
     route_env(server)
     with server.running():
         state = run_embedded(str(manifest), "model")
@@ -167,7 +172,10 @@ def test_builtin_redaction_narrows_what_the_model_sees_not_the_receipt(route_env
 
 def test_a_hook_that_drops_lines_is_accepted(scenario_dir):
     hooks = '[[hook]]\nwhen = "post_call"\nentry = "myhooks:drops_info"\n'
-    state = run_script(scenario(scenario_dir, hooks, LOG), [call("c1", "searchlogs", path="cc/t.log", query="UVM"), stop()])  # fmt: skip
+    state = run_script(
+        scenario(scenario_dir, hooks, LOG),
+        [call("c1", "searchlogs", path="cc/t.log", query="UVM"), stop()],
+    )
     [item] = state["evidence"]
     assert [line["line"] for line in item["shown"]["excerpt"]] == [2] and state["refusals"] == []
 
@@ -176,7 +184,9 @@ def test_a_hook_that_rewrites_a_fact_is_refused_and_the_model_sees_no_body(route
     manifest = scenario(
         scenario_dir, '[[hook]]\nwhen = "post_call"\nentry = "myhooks:rewrites"\n', LOG
     )
-    server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())])  # fmt: skip
+    server = FakeOpenAI(
+        [json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())]
+    )
     route_env(server)
     with server.running():
         state = run_embedded(str(manifest), "model")
@@ -189,11 +199,14 @@ def test_a_hook_that_rewrites_a_fact_is_refused_and_the_model_sees_no_body(route
 
 
 def test_end_hooks_observe_and_cannot_change_the_handover(scenario_dir):
-    hooks = '[[hook]]\nwhen = "end"\nentry = "myhooks:observes"\n[[hook]]\nwhen = "end"\nentry = "myhooks:edits"\n'  # fmt: skip
+    hooks = '[[hook]]\nwhen = "end"\nentry = "myhooks:observes"\n[[hook]]\nwhen = "end"\nentry = "myhooks:edits"\n'
     state = run_script(scenario(scenario_dir, hooks), [READ_SPEC, stop()])
     [handover] = [event for event in state["events"] if event["type"] == "handover"]
     outcomes = handover["payload"]["end_hooks"]
-    assert [(o["hook"], o["outcome"]) for o in outcomes] == [("observes", "returned"), ("edits", "raised")]  # fmt: skip
+    assert [(o["hook"], o["outcome"]) for o in outcomes] == [
+        ("observes", "returned"),
+        ("edits", "raised"),
+    ]
     assert "TypeError" in outcomes[1]["error"]
     assert state["handover"]["status"] == "stopped"
 

@@ -46,22 +46,29 @@ def nested(depth: int, leaf: Any) -> Any:
 deep_values = st.builds(nested, st.integers(MAX_DEPTH - 2, 700), hostile_text)
 sized_text = st.integers(0, 70_000).map(lambda size: "x" * size)
 calls = st.builds(
-    lambda call_id, query, limit: {"id": call_id, "name": "searchlogs",
-                                   "args": {"path": R42_LOG, "query": query, "limit": limit}},
+    lambda call_id, query, limit: {
+        "id": call_id,
+        "name": "searchlogs",
+        "args": {"path": R42_LOG, "query": query, "limit": limit},
+    },
     st.sampled_from(["c1", "E1", "h2", "m10", "a\x00"]) | hostile_text,
     hostile_text | deep_values,
     st.integers(-3, 30) | st.booleans() | deep_values | st.integers(1 << 63, 1 << 80),
-)  # fmt: skip
+)
 documents = st.one_of(
-    st.builds(lambda text: {"summary": "s", "message": {"kind": "stop", "text": text}}, hostile_text),
-    st.builds(lambda q: {"summary": "s", "message": {"kind": "ask_user", "question": q}}, hostile_text),
+    st.builds(
+        lambda text: {"summary": "s", "message": {"kind": "stop", "text": text}}, hostile_text
+    ),
+    st.builds(
+        lambda q: {"summary": "s", "message": {"kind": "ask_user", "question": q}}, hostile_text
+    ),
     st.builds(lambda call: {"summary": "s", "tool_calls": [call]}, calls),
     st.builds(lambda summary: {"summary": summary, "message": {"kind": "stop"}}, sized_text),
     deep_values,
     st.builds(json.dumps, st.builds(lambda call: {"summary": "s", "tool_calls": [call]}, calls)),
     st.just('{"summary": "s", "summary": "t", "message": {"kind": "stop"}}'),
     hostile_text,
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,9 @@ def finish(db: str, thread: str, proposals: list[Any]) -> dict[str, Any]:
     config = {"configurable": {"thread_id": thread}}
     with open_run(db, thread) as storage:
         graph = compile_graph(*storage)
-        graph.invoke({"scenario": "R42", "chooser": "hostile"}, config, durability="sync",
-                     context=context)  # fmt: skip
+        graph.invoke(
+            {"scenario": "R42", "chooser": "hostile"}, config, durability="sync", context=context
+        )
         return read_back(storage, config)
 
 
@@ -116,8 +124,11 @@ def check(state: dict[str, Any], proposals: list[Any]) -> None:
 
 
 def hostile_settings(test: Any) -> Any:
-    return settings(max_examples=EXAMPLES, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])(test)  # fmt: skip
+    return settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )(test)
 
 
 @hostile_settings
@@ -144,10 +155,18 @@ def test_hostile_documents_end_cleanly_on_postgres(postgres_url, proposals):
         json.dumps(nested(600, "x")),
         {"summary": "s", "message": {"kind": "stop", "text": "before\x00after"}},
         '{"summary": "s", "message": {"kind": "stop", "text": "a\\u0000b"}}',
-        {"summary": "s", "tool_calls": [{"id": "c1", "name": "searchlogs",
-                                         "args": {"path": R42_LOG, "query": "q", "limit": nested(600, 1)}}]},
+        {
+            "summary": "s",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "name": "searchlogs",
+                    "args": {"path": R42_LOG, "query": "q", "limit": nested(600, 1)},
+                }
+            ],
+        },
     ],
-)  # fmt: skip
+)
 def test_a_deep_or_nul_document_is_refused_and_the_run_ends(postgres_url, document):
     state = finish(postgres_url, "deep", [document])
     [refusal] = state["refusals"]
@@ -173,14 +192,18 @@ def test_an_edit_with_a_repeated_key_is_refused_before_it_is_sent():
 
 def test_an_edit_with_an_integer_beyond_64_bits_is_refused_before_it_is_sent():
     with pytest.raises(InteractionError, match="beyond 64 bits"):
-        reply_from_options("approval", None, False, False, '{"limit": 123456789012345678901234567890}')  # fmt: skip
+        reply_from_options(
+            "approval", None, False, False, '{"limit": 123456789012345678901234567890}'
+        )
 
 
 def test_a_lone_surrogate_in_a_proposal_prints_in_the_events_table(tmp_path):
     actions = tmp_path / "a.jsonl"
     actions.write_text('{"summary": "sur\\ud800", "message": {"kind": "stop"}}\n')
     db = str(tmp_path / "s.sqlite")
-    ran = warrant("run", "R42", "--chooser", f"file:{actions}", "--db", db, "--thread", "s", cwd=tmp_path)  # fmt: skip
+    ran = warrant(
+        "run", "R42", "--chooser", f"file:{actions}", "--db", db, "--thread", "s", cwd=tmp_path
+    )
     assert ran.returncode == 0, ran.stderr
     table = warrant("events", "s", "--db", db, cwd=tmp_path)
     assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr

@@ -16,10 +16,13 @@ ASK = {
     "message": {"kind": "ask_user", "question": "Which seed failed first?"},
 }
 CONFIG = {"configurable": {"thread_id": "h1"}}
-TWO_READS = {"summary": "two reads", "tool_calls": [
-    {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
-    {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-]}  # fmt: skip
+TWO_READS = {
+    "summary": "two reads",
+    "tool_calls": [
+        {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
+        {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
+    ],
+}
 
 
 @pytest.fixture
@@ -310,27 +313,44 @@ STOCK_APPROVE = {"decisions": [{"type": "approve"}]}
 
 
 @pytest.mark.parametrize("by_id", [True, False], ids=["by-interrupt-id", "bare"])
-def test_a_stock_decisions_reply_is_bound_by_its_interrupt_and_the_call_runs(gated, action_file, by_id):  # fmt: skip
-    graph = start(gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()]))  # fmt: skip
+def test_a_stock_decisions_reply_is_bound_by_its_interrupt_and_the_call_runs(
+    gated, action_file, by_id
+):
+    graph = start(
+        gated, action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
+    )
     [waiting] = graph.get_state(CONFIG).interrupts
     graph.invoke(Command(resume={waiting.id: STOCK_APPROVE} if by_id else STOCK_APPROVE), CONFIG)
     final = recorded(graph, CONFIG)
     assert final["refusals"] == [] and final["status"] == "stopped"
     assert [(item["ref"], item["call_id"]) for item in final["evidence"]] == [("E1", "c1")]
     [resumed] = [e["payload"] for e in final["events"] if e["type"] == "resumed"]
-    assert resumed["reply"] == {"interaction_id": waiting.value["interaction_id"], "decision": "approve"}  # fmt: skip
+    assert resumed["reply"] == {
+        "interaction_id": waiting.value["interaction_id"],
+        "decision": "approve",
+    }
 
 
 def test_a_stock_edit_is_checked_again_by_the_guard(gated, action_file):
-    graph = start(gated, action_file([call("c1", "readspec", path="cc/spec.md", section="fifo_depth"), stop()]))  # fmt: skip
-    edit = {"type": "edit", "edited_action": {"name": "readspec", "args": {"path": "../secret.txt", "section": "x"}}}  # fmt: skip
+    graph = start(
+        gated,
+        action_file([call("c1", "readspec", path="cc/spec.md", section="fifo_depth"), stop()]),
+    )
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "readspec", "args": {"path": "../secret.txt", "section": "x"}},
+    }
     graph.invoke(Command(resume={"decisions": [edit]}), CONFIG)
     final = recorded(graph, CONFIG)
-    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [("unapproved_record", "tool:readspec")]  # fmt: skip
+    assert [(r["code"], r["owner"]) for r in final["refusals"]] == [
+        ("unapproved_record", "tool:readspec")
+    ]
     assert final["evidence"] == []
 
 
-def test_a_stock_reply_with_two_pending_is_refused_as_ambiguous_and_the_run_waits(gated, action_file):  # fmt: skip
+def test_a_stock_reply_with_two_pending_is_refused_as_ambiguous_and_the_run_waits(
+    gated, action_file
+):
     graph = start(gated, action_file([TWO_READS, stop()]))
     first, second = graph.get_state(CONFIG).interrupts
     with pytest.raises(RuntimeError, match="multiple pending interrupts"):  # LangGraph's own
@@ -341,7 +361,7 @@ def test_a_stock_reply_with_two_pending_is_refused_as_ambiguous_and_the_run_wait
     ids = f"{first.value['interaction_id']}, {second.value['interaction_id']}"
     assert (refusal["code"], refusal["owner"]) == ("interaction_mismatch", "human")
     assert f"the reply names no interaction and 2 are pending ({ids})" in refusal["detail"]
-    assert [i.value["interaction_id"] for i in state.interrupts] == [second.value["interaction_id"]]  # fmt: skip
+    assert [i.value["interaction_id"] for i in state.interrupts] == [second.value["interaction_id"]]
     assert state.values["replies"] == {} and recorded(graph, CONFIG)["evidence"] == []
     # once the other is answered, the refused one is asked again, alone
     reply(graph, {"decision": "approve"}, second.value["interaction_id"])

@@ -67,12 +67,14 @@ def test_approve_reject_and_edit_from_the_command_line(scenario_dir, tmp_path, a
         )
     )
     db = str(tmp_path / "w.sqlite")
-    chooser = action_file([
-        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
-        call("c2", "searchlogs", path="cc/t.log", query="UVM_INFO"),
-        call("c3", "searchlogs", path="cc/t.log", query="start"),
-        stop(),
-    ])  # fmt: skip
+    chooser = action_file(
+        [
+            call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+            call("c2", "searchlogs", path="cc/t.log", query="UVM_INFO"),
+            call("c3", "searchlogs", path="cc/t.log", query="start"),
+            stop(),
+        ]
+    )
     first = warrant(
         "run", str(manifest), "--chooser", chooser, "--db", db, "--thread", "t", "-q", cwd=tmp_path
     )
@@ -94,7 +96,9 @@ def test_approve_reject_and_edit_from_the_command_line(scenario_dir, tmp_path, a
 def gated_for(scenario_dir, top_level: str = "") -> str:
     """The log behind a person's approval; `top_level` lines go before the manifest's tables."""
     manifest = write_manifest(scenario_dir)
-    text = manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"')  # fmt: skip
+    text = manifest.read_text().replace(
+        'path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"'
+    )
     manifest.write_text(text.replace('goal = "Why', f'{top_level}\ngoal = "Why', 1))
     return str(manifest)
 
@@ -104,30 +108,51 @@ def resumed_events(thread: str, db: str, cwd) -> list[dict]:
     return [event for event in ledger if event["type"] == "resumed"]
 
 
-def test_who_replied_is_in_the_ledger_and_the_scenario_names_who_may_approve(scenario_dir, tmp_path, action_file):  # fmt: skip
+def test_who_replied_is_in_the_ledger_and_the_scenario_names_who_may_approve(
+    scenario_dir, tmp_path, action_file
+):
     manifest = gated_for(scenario_dir, 'approvers = ["alice", "ci.bot"]')
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
-    waiting = warrant("run", manifest, "--chooser", chooser, "--db", db, "--thread", "ap", "-q", cwd=tmp_path)  # fmt: skip
+    waiting = warrant(
+        "run", manifest, "--chooser", chooser, "--db", db, "--thread", "ap", "-q", cwd=tmp_path
+    )
     assert waiting.returncode == 3, waiting.stderr
-    bob = warrant("resume", "ap", "--approve", "--as", "bob", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    bob = warrant(
+        "resume", "ap", "--approve", "--as", "bob", "--db", db, "--json", "-q", cwd=tmp_path
+    )
     assert bob.returncode == 3  # still waiting: bob may not decide it
     refused = json.loads(bob.stdout)["refusals"]
     assert [(r["code"], r["owner"]) for r in refused] == [("not_an_approver", "human")]
     assert (
         "'bob' may not decide this call; the scenario names alice, ci.bot" in refused[0]["detail"]
     )
-    alice = warrant("resume", "ap", "--approve", "--as", "alice", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+    alice = warrant(
+        "resume", "ap", "--approve", "--as", "alice", "--db", db, "--json", "-q", cwd=tmp_path
+    )
     assert alice.returncode == 0, alice.stderr
     assert [item["ref"] for item in json.loads(alice.stdout)["evidence"]] == ["E1"]
     [resumed] = resumed_events("ap", db, tmp_path)
     assert resumed["actor"] == "human:alice" and resumed["payload"]["reply"]["by"] == "alice"
 
 
-def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused(scenario_dir, tmp_path, action_file):  # fmt: skip
+def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused(
+    scenario_dir, tmp_path, action_file
+):
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
-    warrant("run", gated_for(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "os", "-q", cwd=tmp_path)  # fmt: skip
+    warrant(
+        "run",
+        gated_for(scenario_dir),
+        "--chooser",
+        chooser,
+        "--db",
+        db,
+        "--thread",
+        "os",
+        "-q",
+        cwd=tmp_path,
+    )
     bad = warrant("resume", "os", "--approve", "--as", "a b", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
@@ -139,15 +164,24 @@ def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused
     assert resumed["payload"]["reply"]["by"] == getpass.getuser()
 
 
-def test_resuming_after_the_reply_time_lets_the_interaction_expire_and_the_run_go_on(scenario_dir, tmp_path, action_file):  # fmt: skip
+def test_resuming_after_the_reply_time_lets_the_interaction_expire_and_the_run_go_on(
+    scenario_dir, tmp_path, action_file
+):
     manifest = gated_for(scenario_dir)
     text = (
         Path(manifest).read_text().replace("deadline_s = 120", "deadline_s = 120\nreply_s = 3600")
     )
     Path(manifest).write_text(text)
     db = str(tmp_path / "w.sqlite")
-    chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop("gave up waiting")])  # fmt: skip
-    assert warrant("run", manifest, "--chooser", chooser, "--db", db, "--thread", "ex", "-q", cwd=tmp_path).returncode == 3  # fmt: skip
+    chooser = action_file(
+        [call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop("gave up waiting")]
+    )
+    assert (
+        warrant(
+            "run", manifest, "--chooser", chooser, "--db", db, "--thread", "ex", "-q", cwd=tmp_path
+        ).returncode
+        == 3
+    )
     early = warrant("resume", "ex", "--db", db, "--json", "-q", cwd=tmp_path)
     assert early.returncode == 3  # within its reply time, the interaction still waits
     [pending] = json.loads(early.stdout)["pending"]
@@ -167,16 +201,24 @@ def test_a_stock_decisions_reply_through_the_runner_runs_the_gated_call(tmp_path
     """R42-gated waits for its specification read; Agent Inbox's reply, which names no
     interaction, is sent to the one interrupt by its id and the call runs."""
     db = str(tmp_path / "w.sqlite")
-    assert warrant("run", "R42-gated", "--db", db, "--thread", "stock", "-q", cwd=tmp_path).returncode == 3  # fmt: skip
+    assert (
+        warrant("run", "R42-gated", "--db", db, "--thread", "stock", "-q", cwd=tmp_path).returncode
+        == 3
+    )
     with leased_graph(db, "stock") as graph:
         [waiting] = graph.get_state(config_of("stock")).interrupts
         resume = Command(resume={waiting.id: {"decisions": [{"type": "approve"}]}})
         advance(graph, resume, config_of("stock"), "stock", lambda event: None)
     handover = json.loads(warrant("show", "stock", "--db", db, "--json", cwd=tmp_path).stdout)
-    assert handover["status"] == "stopped" and handover["refusals"] == [] and handover["pending"] == []  # fmt: skip
+    assert (
+        handover["status"] == "stopped" and handover["refusals"] == [] and handover["pending"] == []
+    )
     assert ("E2", "readspec") in [(item["ref"], item["tool"]) for item in handover["evidence"]]
     [resumed] = resumed_events("stock", db, tmp_path)
-    assert resumed["payload"]["reply"] == {"interaction_id": waiting.value["interaction_id"], "decision": "approve"}  # fmt: skip
+    assert resumed["payload"]["reply"] == {
+        "interaction_id": waiting.value["interaction_id"],
+        "decision": "approve",
+    }
 
 
 LONG_QUERY = "UVM_ERROR reset_controller synchronizer clk_en release after rst_n deasserted seed"
@@ -184,11 +226,24 @@ LONG_TOKEN = "tb/checkers/reset_checker.sv::RST_CHK::clk_en_within_four_cycles_o
 
 
 @pytest.mark.parametrize("columns", [80, 60])
-def test_the_inbox_shows_every_argument_whole_at_any_width(scenario_dir, tmp_path, action_file, columns):  # fmt: skip
+def test_the_inbox_shows_every_argument_whole_at_any_width(
+    scenario_dir, tmp_path, action_file, columns
+):
     db = str(tmp_path / "w.sqlite")
     args = {"path": "cc/t.log", "query": f"{LONG_QUERY} {LONG_TOKEN}", "limit": 3}
     chooser = action_file([call("c1", "searchlogs", **args), stop()])
-    waiting = warrant("run", gated_for(scenario_dir), "--chooser", chooser, "--db", db, "--thread", "wide", "-q", cwd=tmp_path)  # fmt: skip
+    waiting = warrant(
+        "run",
+        gated_for(scenario_dir),
+        "--chooser",
+        chooser,
+        "--db",
+        db,
+        "--thread",
+        "wide",
+        "-q",
+        cwd=tmp_path,
+    )
     assert waiting.returncode == 3, waiting.stderr
     shown = warrant("inbox", "--db", db, cwd=tmp_path, env={"COLUMNS": str(columns)})
     assert shown.returncode == 0, shown.stderr

@@ -123,7 +123,11 @@ def test_every_code_status_and_outcome_is_named_through_the_contract():
 
 def test_the_contract_imports_nothing_of_the_project():
     project = {"graph", "nodes", "guards", "tools", "lab"}
-    assert {path: names & project for path, names in imported_modules("contract").items() if names & project} == {}  # fmt: skip
+    assert {
+        path: names & project
+        for path, names in imported_modules("contract").items()
+        if names & project
+    } == {}
 
 
 def _project_imports(path: Path) -> set[str]:

@@ -110,7 +110,11 @@ def insert_one(events: Rows) -> None:
     """A copy of event 4 put in after it, chained to it, the later events moved up one row."""
     for number in range(LAST, 4, -1):
         events[position(number + 1)] = events[position(number)]
-    events[position(5)] = {**events[position(4)], "seq": 5, "prev": event_digest(events[position(4)])}  # fmt: skip
+    events[position(5)] = {
+        **events[position(4)],
+        "seq": 5,
+        "prev": event_digest(events[position(4)]),
+    }
 
 
 @pytest.mark.parametrize(
@@ -147,7 +151,9 @@ def test_an_event_added_after_the_last_one_is_found_by_the_cursor(finished, tmp_
     assert passed.returncode == 0, passed.stderr
     assert f"{LAST} events, chain intact" in passed.stdout
 
-    edit_latest_cursor(finished, "t", lambda cursor: cursor.update(events=LAST + 1, head=event_digest(added)))  # fmt: skip
+    edit_latest_cursor(
+        finished, "t", lambda cursor: cursor.update(events=LAST + 1, head=event_digest(added))
+    )
     result = verify(finished, tmp_path)
     assert result.returncode == 1
     assert "the run's cursor" in result.stderr and "was not written by this run" in result.stderr
@@ -185,7 +191,9 @@ def test_an_edited_receipt_fails_verification(finished, tmp_path, edit, said):
 @pytest.mark.slow  # a real process killed mid-run (kill -9), as the slow suite's kill trials are
 def test_the_chain_holds_across_a_crash_and_a_resume(tmp_path):
     db = tmp_path / "crash.sqlite"
-    process = start_paused("run", "R42", "--db", str(db), "--thread", "t", point="after:execute@c2", cwd=tmp_path)  # fmt: skip
+    process = start_paused(
+        "run", "R42", "--db", str(db), "--thread", "t", point="after:execute@c2", cwd=tmp_path
+    )
     process.wait_paused()
     process.kill()
     resumed = warrant("resume", "t", "--db", str(db), "-q", cwd=tmp_path)

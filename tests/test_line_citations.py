@@ -49,7 +49,9 @@ def _reference_resolves(first: int, last: int, shown: set[int]) -> bool:
 def test_a_line_citation_resolves_exactly_when_its_item_shows_one_of_its_lines(shown, first, span):
     last = first + span
     ref = f"E1:L{first}" if span == 0 else f"E1:L{first}-L{last}"
-    [bound] = bind_lines([{"statement": "s", "refs": [ref, "E2"]}], {"E1": frozenset(shown), "E2": frozenset()})  # fmt: skip
+    [bound] = bind_lines(
+        [{"statement": "s", "refs": [ref, "E2"]}], {"E1": frozenset(shown), "E2": frozenset()}
+    )
     if _reference_resolves(first, last, shown):
         assert bound["refs"] == [ref, "E2"] and "unresolved" not in bound
     else:
@@ -57,25 +59,46 @@ def test_a_line_citation_resolves_exactly_when_its_item_shows_one_of_its_lines(s
 
 
 def _links_and_anchors(markdown: str) -> tuple[list[str], set[str]]:
-    return re.findall(r"\]\(#([^)]+)\)", markdown), set(re.findall(r'<a id="([^"]+)"></a>', markdown))  # fmt: skip
+    return re.findall(r"\]\(#([^)]+)\)", markdown), set(
+        re.findall(r'<a id="([^"]+)"></a>', markdown)
+    )
 
 
-def test_every_link_of_a_handover_opens_an_anchor_and_a_cited_line_opens_that_line(tmp_path, action_file):  # fmt: skip
+def test_every_link_of_a_handover_opens_an_anchor_and_a_cited_line_opens_that_line(
+    tmp_path, action_file
+):
     chooser = action_file(
         [
             call("c1", "searchlogs", path=R42_LOG, query="RST_CHK", limit=7),
-            stop(hypotheses=[
-                {"statement": "the checker's error", "refs": ["E1:L22"]},
-                {"statement": "late by two cycles", "refs": ["E1:L22-L23", "E1"]},
-                {"statement": "a line never shown", "refs": ["E1:L30"]},
-                {"statement": "no such item", "refs": ["E9:L1"]},
-            ]),
+            stop(
+                hypotheses=[
+                    {"statement": "the checker's error", "refs": ["E1:L22"]},
+                    {"statement": "late by two cycles", "refs": ["E1:L22-L23", "E1"]},
+                    {"statement": "a line never shown", "refs": ["E1:L30"]},
+                    {"statement": "no such item", "refs": ["E9:L1"]},
+                ]
+            ),
         ]
-    )  # fmt: skip
-    result = warrant("run", "R42", "--chooser", chooser, "--db", str(tmp_path / "w.sqlite"), "--json", "-q", cwd=tmp_path)  # fmt: skip
+    )
+    result = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        chooser,
+        "--db",
+        str(tmp_path / "w.sqlite"),
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
     handover = json.loads(result.stdout)
     hypotheses = [(h["refs"], h.get("unresolved", [])) for h in handover["hypotheses"]]
-    assert hypotheses == [(["E1:L22"], []), (["E1:L22-L23", "E1"], []), ([], ["E1:L30"]), ([], ["E9:L1"])]  # fmt: skip
+    assert hypotheses == [
+        (["E1:L22"], []),
+        (["E1:L22-L23", "E1"], []),
+        ([], ["E1:L30"]),
+        ([], ["E9:L1"]),
+    ]
     markdown = handover_markdown(handover)
     links, anchors = _links_and_anchors(markdown)
     assert links and set(links) <= anchors
@@ -90,17 +113,35 @@ def test_every_link_of_a_handover_opens_an_anchor_and_a_cited_line_opens_that_li
     assert raw in after.split("```", 2)[1]
 
 
-CHOOSERS = sorted(path.name for path in (LAB_DIR / "choosers").glob("r42_*.jsonl") if "adversarial" not in path.name)  # fmt: skip
+CHOOSERS = sorted(
+    path.name
+    for path in (LAB_DIR / "choosers").glob("r42_*.jsonl")
+    if "adversarial" not in path.name
+)
 
 
 @pytest.mark.parametrize("name", CHOOSERS)
 def test_the_labs_choosers_cite_only_lines_their_items_show(name, tmp_path):
     db = str(tmp_path / "w.sqlite")
     chooser = f"file:{LAB_DIR / 'choosers' / name}"
-    first = warrant("run", "R42", "--chooser", chooser, "--db", db, "--thread", "T", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    first = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        chooser,
+        "--db",
+        db,
+        "--thread",
+        "T",
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
     result = first
     while result.returncode == 3:  # a person is asked: answer, as a tester would
-        result = warrant("resume", "T", "--answer", "yes, in R42", "--db", db, "--json", "-q", cwd=tmp_path)  # fmt: skip
+        result = warrant(
+            "resume", "T", "--answer", "yes, in R42", "--db", db, "--json", "-q", cwd=tmp_path
+        )
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
     unshown = [ref for h in handover["hypotheses"] for ref in h.get("unresolved", ()) if ":" in ref]

@@ -46,11 +46,37 @@ def local_route(tmp_path_factory: pytest.TempPathFactory):
 def live_run(scenario: str, route: dict[str, str], folder: Path) -> tuple[dict, list[dict]]:
     """`warrant run SCENARIO --chooser model` as a user runs it: its handover and its ledger."""
     db = str(folder / "runs.sqlite")
-    result = warrant("run", scenario, "--chooser", "model", "--db", db, "--thread", "live", "--json", "-q", cwd=folder, env=route, subprocess_=True)  # fmt: skip
+    result = warrant(
+        "run",
+        scenario,
+        "--chooser",
+        "model",
+        "--db",
+        db,
+        "--thread",
+        "live",
+        "--json",
+        "-q",
+        cwd=folder,
+        env=route,
+        subprocess_=True,
+    )
     for _ in range(3):  # the model may ask a person (exit 3): one answers, as a user would
         if result.returncode != 3:
             break
-        result = warrant("resume", "live", "--answer", "I do not know; go on with what you can read.", "--db", db, "--json", "-q", cwd=folder, env=route, subprocess_=True)  # fmt: skip
+        result = warrant(
+            "resume",
+            "live",
+            "--answer",
+            "I do not know; go on with what you can read.",
+            "--db",
+            db,
+            "--json",
+            "-q",
+            cwd=folder,
+            env=route,
+            subprocess_=True,
+        )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr
     assert "Traceback" not in result.stderr
     verified = warrant("events", "live", "--db", db, "--verify", cwd=folder)
@@ -66,7 +92,12 @@ def assert_governed(handover: dict, events: list[dict], granted: set[str]) -> No
     assert handover["status"] in TERMINAL
     codes = [refusal["code"] for refusal in handover["refusals"]]
     assert set(codes) <= CODES, codes
-    disagreed = [r["detail"] for r in handover["refusals"] if r["code"] == RefusalCode.MALFORMED_ACTION and r["detail"].startswith("not an action document")]  # fmt: skip
+    disagreed = [
+        r["detail"]
+        for r in handover["refusals"]
+        if r["code"] == RefusalCode.MALFORMED_ACTION
+        and r["detail"].startswith("not an action document")
+    ]
     assert not disagreed, disagreed  # (a grammar may still emit a NUL escape, refused for that)
     observed = [item for item in handover["evidence"] if item["kind"] == "observation"]
     assert {item["record"] for item in observed} <= granted
@@ -105,10 +136,21 @@ def test_the_lab_r42_investigation_ends_governed(local_route, tmp_path):
 
 def test_an_exact_proposal_without_a_grant_is_refused(tmp_path):
     """The authority boundary, apart from any provider: the exact proposal is refused."""
-    exact = {"summary": "read the design notes", "tool_calls": [{"id": "x1", "name": "readspec", "args": {"path": "lab/protected/design.txt", "section": "reset"}}]}  # fmt: skip
+    exact = {
+        "summary": "read the design notes",
+        "tool_calls": [
+            {
+                "id": "x1",
+                "name": "readspec",
+                "args": {"path": "lab/protected/design.txt", "section": "reset"},
+            }
+        ],
+    }
     script = tmp_path / "exact.jsonl"
     script.write_text(json.dumps(exact) + "\n")
-    result = warrant("run", "R42", "--chooser", f"file:{script}", "--db", "memory", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    result = warrant(
+        "run", "R42", "--chooser", f"file:{script}", "--db", "memory", "--json", "-q", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
     first = handover["refusals"][0]

@@ -107,18 +107,20 @@ def lab_copy(tmp_path: Path) -> Path:
 
 
 def test_every_out_of_grant_proposal_gets_one_typed_refusal(lab_copy, action_file):
-    chooser = action_file([
-        call("c1", "searchlogs", path=R42_LOG, query="reset_smoke", limit=True),
-        call("c2", "readspec", path="lab/protected/design.txt", section="anything"),
-        call("c3", "searchlogs", path="lab/runs/R43/reset_smoke.log", query="reset_smoke"),
-        call("c4", "readspec", path="../protected/design.txt", section="x"),
-        call("c5", "run_simulation", test="reset_smoke"),
-        call("c6", "searchlogs", path=R42_LOG, query="reset_smoke"),
-        call("c7", "searchlogs", path=R42_LOG, query="reset_smoke"),
-        call("c6", "searchlogs", path=R42_LOG, query="UVM_ERROR"),
-        "this line is not JSON",
-        stop(),
-    ])  # fmt: skip
+    chooser = action_file(
+        [
+            call("c1", "searchlogs", path=R42_LOG, query="reset_smoke", limit=True),
+            call("c2", "readspec", path="lab/protected/design.txt", section="anything"),
+            call("c3", "searchlogs", path="lab/runs/R43/reset_smoke.log", query="reset_smoke"),
+            call("c4", "readspec", path="../protected/design.txt", section="x"),
+            call("c5", "run_simulation", test="reset_smoke"),
+            call("c6", "searchlogs", path=R42_LOG, query="reset_smoke"),
+            call("c7", "searchlogs", path=R42_LOG, query="reset_smoke"),
+            call("c6", "searchlogs", path=R42_LOG, query="UVM_ERROR"),
+            "this line is not JSON",
+            stop(),
+        ]
+    )
     state = run_embedded(str(lab_copy), chooser)
     assert refusal_codes(state) == [
         ("invalid_argument", "tool:searchlogs"),
@@ -152,14 +154,27 @@ def test_the_ninth_choice_under_an_eight_step_budget_ends_the_run(action_file):
 
 def test_more_evidence_than_the_budget_is_refused(scenario_dir, action_file):
     manifest = write_manifest(scenario_dir, evidence=2)
-    chooser = action_file([
-        {"summary": "three reads", "tool_calls": [
-            {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM"}},
-            {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-            {"id": "c", "name": "getrunhistory", "args": {"path": "cc/hist.csv", "test": "fifo_smoke"}},
-        ]},
-        stop(),
-    ])  # fmt: skip
+    chooser = action_file(
+        [
+            {
+                "summary": "three reads",
+                "tool_calls": [
+                    {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM"}},
+                    {
+                        "id": "b",
+                        "name": "readspec",
+                        "args": {"path": "cc/spec.md", "section": "fifo_depth"},
+                    },
+                    {
+                        "id": "c",
+                        "name": "getrunhistory",
+                        "args": {"path": "cc/hist.csv", "test": "fifo_smoke"},
+                    },
+                ],
+            },
+            stop(),
+        ]
+    )
     state = run_embedded(str(manifest), chooser)
     assert refusal_codes(state) == [("evidence_budget_exhausted", "guard")] * 3
     assert [refusal["call"]["id"] for refusal in state["refusals"]] == ["a", "b", "c"]
@@ -169,14 +184,31 @@ def test_more_evidence_than_the_budget_is_refused(scenario_dir, action_file):
 def test_a_batch_runs_one_task_per_call_and_numbers_evidence_in_call_order(
     scenario_dir, action_file
 ):
-    chooser = action_file([
-        {"summary": "three reads", "tool_calls": [
-            {"id": "a", "name": "getrunhistory", "args": {"path": "cc/hist.csv", "test": "fifo_smoke"}},
-            {"id": "b", "name": "readspec", "args": {"path": "cc/spec.md", "section": "fifo_depth"}},
-            {"id": "c", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM_ERROR"}},
-        ]},
-        stop(),
-    ])  # fmt: skip
+    chooser = action_file(
+        [
+            {
+                "summary": "three reads",
+                "tool_calls": [
+                    {
+                        "id": "a",
+                        "name": "getrunhistory",
+                        "args": {"path": "cc/hist.csv", "test": "fifo_smoke"},
+                    },
+                    {
+                        "id": "b",
+                        "name": "readspec",
+                        "args": {"path": "cc/spec.md", "section": "fifo_depth"},
+                    },
+                    {
+                        "id": "c",
+                        "name": "searchlogs",
+                        "args": {"path": "cc/t.log", "query": "UVM_ERROR"},
+                    },
+                ],
+            },
+            stop(),
+        ]
+    )
     state = run_embedded(str(write_manifest(scenario_dir)), chooser)
     assert [(item["ref"], item["call_id"]) for item in state["evidence"]] == [
         ("E1", "a"),
@@ -200,9 +232,19 @@ def test_a_finished_run_resumed_runs_nothing_again():
 
 def test_a_step_committed_again_after_a_crash_overwrites_what_it_wrote():
     store = InMemoryStore()
-    receipt = {"ref": "E1", "kind": "observation", "call_id": "c1", "tool": "searchlogs",
-               "args": {"path": "p", "query": "q", "limit": 20}, "summary": "s", "body": None}  # fmt: skip
-    written = {"evidence": [receipt], "events": [{"type": "executed", "turn": 1, "payload": {"ref": "E1"}}]}  # fmt: skip
+    receipt = {
+        "ref": "E1",
+        "kind": "observation",
+        "call_id": "c1",
+        "tool": "searchlogs",
+        "args": {"path": "p", "query": "q", "limit": 20},
+        "summary": "s",
+        "body": None,
+    }
+    written = {
+        "evidence": [receipt],
+        "events": [{"type": "executed", "turn": 1, "payload": {"ref": "E1"}}],
+    }
     first = commit(store, "t", EMPTY_CURSOR, written)
     again = commit(store, "t", EMPTY_CURSOR, written)
     assert first == again and first["events"] == 1 and first["observations"] == 1
@@ -259,9 +301,14 @@ def test_the_view_is_a_snapshot_that_holds_no_reference_to_the_state():
     records = [{"id": "r", "kind": "log"}]
     evidence = [{"ref": "E1", "excerpt": [{"line": 1, "text": "x", "flags": []}]}]
     view = make_view(
-        scenario="S", goal="g", turn=2, budget_left={"steps": 1}, catalog=(), records=records,
+        scenario="S",
+        goal="g",
+        turn=2,
+        budget_left={"steps": 1},
+        catalog=(),
+        records=records,
         record=lambda: {"evidence": copy.deepcopy(evidence), "refusals": [], "unknowns": ["u"]},
-    )  # fmt: skip
+    )
     records.append({"id": "later", "kind": "log"})
     assert len(view.records) == 1  # taken when the view was made
     view.evidence[0]["excerpt"].clear()

@@ -145,14 +145,21 @@ def test_a_record_changed_after_admission_is_reported_not_read(scenario_dir):
     )
 
 
-def test_a_citation_of_missing_evidence_is_marked_and_every_statement_kept(scenario_dir, action_file):  # fmt: skip
-    chooser = action_file([
-        call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
-        stop("x", hypotheses=[
-            {"statement": "FIFO overflowed", "refs": ["E1", "E7"]},
-            {"statement": "the scoreboard saw it", "refs": ["E1"]},
-        ]),
-    ])  # fmt: skip
+def test_a_citation_of_missing_evidence_is_marked_and_every_statement_kept(
+    scenario_dir, action_file
+):
+    chooser = action_file(
+        [
+            call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+            stop(
+                "x",
+                hypotheses=[
+                    {"statement": "FIFO overflowed", "refs": ["E1", "E7"]},
+                    {"statement": "the scoreboard saw it", "refs": ["E1"]},
+                ],
+            ),
+        ]
+    )
     state = run_embedded(str(write_manifest(scenario_dir)), chooser)
     assert refusal_codes(state) == [("unknown_reference", "guard")]
     assert state["handover"]["status"] == "stopped"

@@ -26,10 +26,15 @@ NOTE = "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-
 def test_every_change_is_a_version_with_who_when_and_what_it_replaced():
     store = InMemoryStore()
     first = memory.save(store, LAB, NOTE, "alice", 10.0, signature="RST_CHK clk_en late")
-    second = memory.correct(store, LAB, first["id"], NOTE.replace("R40-R42", "R40-R42, R44"), "bob", 20.0)  # fmt: skip
+    second = memory.correct(
+        store, LAB, first["id"], NOTE.replace("R40-R42", "R40-R42, R44"), "bob", 20.0
+    )
     assert (second["version"], second["by"]) == (2, "bob")
     receipts = memory.history(store, LAB, first["id"])
-    assert [(r["version"], r["op"], r["by"], r["at"]) for r in receipts] == [(1, "save", "alice", 10.0), (2, "correct", "bob", 20.0)]  # fmt: skip
+    assert [(r["version"], r["op"], r["by"], r["at"]) for r in receipts] == [
+        (1, "save", "alice", 10.0),
+        (2, "correct", "bob", 20.0),
+    ]
     assert receipts[1]["previous"] == first["sha256"] and receipts[0]["text"] == NOTE
     assert memory.notes(store, LAB) == [second]
     assert memory.notes(store, Scope("other")) == []  # projects are apart
@@ -78,7 +83,13 @@ def test_forget_is_durable_across_a_crash_on_postgresql(postgres_url):
     with open_saver(postgres_url) as storage:
         note = memory.save(storage.store, LAB, NOTE, "alice", 10.0, signature="RST_CHK")
         memory.correct(storage.store, LAB, note["id"], NOTE + " (confirmed)", "bob", 20.0)
-    crashed = subprocess.run([sys.executable, "-c", CRASH_AFTER_TOMBSTONE, postgres_url, note["id"]], cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH_AFTER_TOMBSTONE, postgres_url, note["id"]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert crashed.returncode == -9, crashed.stderr
     with open_saver(postgres_url) as storage:  # a new process's view of what was committed
         store = storage.store
@@ -95,23 +106,49 @@ def test_forget_is_durable_across_a_crash_on_postgresql(postgres_url):
 
 def test_the_memory_commands(tmp_path):
     db = str(tmp_path / "w.sqlite")
-    saved = warrant("memory", "save", NOTE, "--signature", "RST_CHK clk_en late", "--project", "lab", "--as", "alice", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    saved = warrant(
+        "memory",
+        "save",
+        NOTE,
+        "--signature",
+        "RST_CHK clk_en late",
+        "--project",
+        "lab",
+        "--as",
+        "alice",
+        "--db",
+        db,
+        "--json",
+        cwd=tmp_path,
+    )
     assert saved.returncode == 0, saved.stderr
     note_id = json.loads(saved.stdout)["id"]
     listed = warrant("memory", "list", "--project", "lab", "--db", db, cwd=tmp_path)
     assert note_id in listed.stdout and "alice" in listed.stdout
-    found = warrant("memory", "search", "clk_en LATE", "--project", "lab", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    found = warrant(
+        "memory", "search", "clk_en LATE", "--project", "lab", "--db", db, "--json", cwd=tmp_path
+    )
     assert [n["id"] for n in json.loads(found.stdout)] == [note_id]
-    missed = warrant("memory", "search", "clk_en early", "--project", "lab", "--db", db, cwd=tmp_path)  # fmt: skip
+    missed = warrant(
+        "memory", "search", "clk_en early", "--project", "lab", "--db", db, cwd=tmp_path
+    )
     assert missed.returncode == 0 and "No notes." in missed.stdout
     forgot = warrant("memory", "forget", note_id, "--project", "lab", "--db", db, cwd=tmp_path)
     assert forgot.returncode == 0 and f"{note_id} version 2 (forgotten)" in forgot.stdout
-    again = warrant("memory", "correct", note_id, "back", "--project", "lab", "--db", db, cwd=tmp_path)  # fmt: skip
+    again = warrant(
+        "memory", "correct", note_id, "back", "--project", "lab", "--db", db, cwd=tmp_path
+    )
     assert again.returncode == 2 and "was forgotten" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
-    shown = json.loads(warrant("memory", "show", note_id, "--project", "lab", "--db", db, "--json", cwd=tmp_path).stdout)  # fmt: skip
+    shown = json.loads(
+        warrant(
+            "memory", "show", note_id, "--project", "lab", "--db", db, "--json", cwd=tmp_path
+        ).stdout
+    )
     assert [r["op"] for r in shown] == ["save", "forget"] and shown[0]["text"] is None
-    gone = warrant("memory", "search", "clk_en", "--project", "lab", "--db", db, "--json", cwd=tmp_path)  # fmt: skip
+    gone = warrant(
+        "memory", "search", "clk_en", "--project", "lab", "--db", db, "--json", cwd=tmp_path
+    )
     assert json.loads(gone.stdout) == []
     bad = warrant("memory", "save", "x", "--as", "a b", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2 and "--as" in bad.stderr
@@ -124,7 +161,9 @@ def test_the_memory_graph_does_what_the_command_line_does_on_its_store():
 
     store = InMemoryStore()
     graph = compile_memory(store)
-    saved = graph.invoke({"op": "save", "project": "lab", "text": NOTE, "signature": "RST_CHK", "by": "alice"})["result"]  # fmt: skip
+    saved = graph.invoke(
+        {"op": "save", "project": "lab", "text": NOTE, "signature": "RST_CHK", "by": "alice"}
+    )["result"]
     assert memory.notes(store, LAB) == [saved] and saved["by"] == "alice"
     found = graph.invoke({"op": "search", "project": "lab", "query": "clk_en late"})["result"]
     assert [note["id"] for note in found] == [saved["id"]]

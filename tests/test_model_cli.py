@@ -15,8 +15,12 @@ from tools.records.registry import load_scenario
 
 
 def model_env(server: FakeOpenAI) -> dict[str, str]:
-    return {"WARRANT_MODEL": MODEL, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test-key",
-            "WARRANT_MODEL_BACKOFF": "0.01"}  # fmt: skip
+    return {
+        "WARRANT_MODEL": MODEL,
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": "test-key",
+        "WARRANT_MODEL_BACKOFF": "0.01",
+    }
 
 
 @pytest.mark.slow  # a real process killed mid-run (kill -9), as the slow suite's kill trials are
@@ -97,12 +101,28 @@ def test_the_model_chooser_needs_a_model_and_a_reachable_endpoint(tmp_path):
         env={"WARRANT_MODEL": ""},
     )
     assert no_model.returncode == 2 and "WARRANT_MODEL" in no_model.stderr
-    unreachable = warrant("run", "R42", "--chooser", "model", "--db", "memory", cwd=tmp_path,
-                          env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"})  # fmt: skip
+    unreachable = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        "model",
+        "--db",
+        "memory",
+        cwd=tmp_path,
+        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
+    )
     assert unreachable.returncode == 4 and "unreachable" in unreachable.stderr
     assert "Traceback" not in unreachable.stderr
-    not_a_url = warrant("run", "R42", "--chooser", "model", "--db", "memory", cwd=tmp_path,
-                        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "not-a-url"})  # fmt: skip
+    not_a_url = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        "model",
+        "--db",
+        "memory",
+        cwd=tmp_path,
+        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "not-a-url"},
+    )
     assert not_a_url.returncode == 2 and "not an http(s) URL" in not_a_url.stderr
     assert len(not_a_url.stderr.strip().splitlines()) == 1, not_a_url.stderr
 
@@ -139,8 +159,18 @@ def test_an_unusable_reply_on_every_attempt_is_a_handover_not_a_traceback(tmp_pa
         [{"body": {"error": {"message": "model overloaded", "type": "server_error"}}}] * 3
     )
     with server.running():
-        result = warrant("run", "R42", "--chooser", "model", "--db", "memory", "--json", "-q",
-                         cwd=tmp_path, env=model_env(server))  # fmt: skip
+        result = warrant(
+            "run",
+            "R42",
+            "--chooser",
+            "model",
+            "--db",
+            "memory",
+            "--json",
+            "-q",
+            cwd=tmp_path,
+            env=model_env(server),
+        )
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     handover = json.loads(result.stdout)
     assert (

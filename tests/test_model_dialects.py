@@ -77,7 +77,9 @@ def test_structured_outputs_dialect(route_env):
     assert state["status"] == "stopped"
     sent = server.requests[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "action_document"
-    jsonschema.validate(call("t1c1", "searchlogs", path=R42_LOG, query="RST_CHK"), sent["json_schema"]["schema"])  # fmt: skip
+    jsonschema.validate(
+        call("t1c1", "searchlogs", path=R42_LOG, query="RST_CHK"), sent["json_schema"]["schema"]
+    )
 
 
 def test_schema_names_only_the_profiles_tools_and_the_granted_records():
@@ -90,7 +92,10 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
         "readspec",
         "getrunhistory",
     ]
-    paths = {c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"] for c in calls}  # fmt: skip
+    paths = {
+        c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"]
+        for c in calls
+    }
     assert paths["searchlogs"] == [R42_LOG] and paths["readspec"] == [R42_SPEC]
     for document in (
         call("t2c1", "readspec", path="lab/protected/design.txt", section="reset"),
@@ -110,7 +115,10 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(document, schema)
     jsonschema.validate(call("t2c1", "readlines", path=R42_LOG, start=3), schema)
-    two = call("t2c1", "logsummary", path=R42_LOG)["tool_calls"] + call("t2c2", "readspec", path=R42_SPEC, section="reset")["tool_calls"]  # fmt: skip
+    two = (
+        call("t2c1", "logsummary", path=R42_LOG)["tool_calls"]
+        + call("t2c2", "readspec", path=R42_SPEC, section="reset")["tool_calls"]
+    )
     jsonschema.validate({"summary": "two", "tool_calls": two}, schema)
     jsonschema.validate({"summary": "?", "message": {"kind": "ask_user", "question": "q"}}, schema)
 
@@ -118,7 +126,11 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
 def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
     schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, 2, LEFT)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
-    assert {c["properties"]["name"]["const"] for c in calls} == {"searchlogs", "readlines", "logsummary"}  # fmt: skip
+    assert {c["properties"]["name"]["const"] for c in calls} == {
+        "searchlogs",
+        "readlines",
+        "logsummary",
+    }
     messages = schema["anyOf"][1]["properties"]["message"]["anyOf"]
     assert [m["properties"]["kind"]["const"] for m in messages] == ["stop", "ask_user"]
     delegating = response_schema([], R42_RECORDS, [], {"max_tasks": 2}, 2, LEFT)
@@ -126,13 +138,50 @@ def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_on
     tasks = delegating["anyOf"][0]["properties"]["message"]["anyOf"][2]["properties"]["tasks"]
     budget = tasks["prefixItems"][0]["properties"]["budget"]
     # Close integer bounds are offered as values: llama.cpp ignores minimum and maximum.
-    assert budget["properties"]["steps"]["enum"] == [1, 2, 3] and "questions" not in budget["required"]  # fmt: skip
+    assert (
+        budget["properties"]["steps"]["enum"] == [1, 2, 3] and "questions" not in budget["required"]
+    )
     assert budget["properties"]["evidence"]["enum"] == [1, 2]
     assert budget["properties"]["questions"]["enum"] == list(range(101))
-    jsonschema.validate({"summary": "d", "message": {"kind": "delegate", "tasks": [{"id": "t2k1", "goal": "g", "records": [R42_LOG], "budget": {"steps": 1, "evidence": 1}}]}}, delegating)  # fmt: skip
+    jsonschema.validate(
+        {
+            "summary": "d",
+            "message": {
+                "kind": "delegate",
+                "tasks": [
+                    {
+                        "id": "t2k1",
+                        "goal": "g",
+                        "records": [R42_LOG],
+                        "budget": {"steps": 1, "evidence": 1},
+                    }
+                ],
+            },
+        },
+        delegating,
+    )
     with pytest.raises(jsonschema.ValidationError):  # evidence 0: Warrant's TaskBudget refuses it
-        jsonschema.validate({"summary": "d", "message": {"kind": "delegate", "tasks": [{"id": "t2k1", "goal": "g", "records": [R42_LOG], "budget": {"steps": 1, "evidence": 0}}]}}, delegating)  # fmt: skip
-    kinds = [m["properties"]["kind"]["const"] for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]]  # fmt: skip
+        jsonschema.validate(
+            {
+                "summary": "d",
+                "message": {
+                    "kind": "delegate",
+                    "tasks": [
+                        {
+                            "id": "t2k1",
+                            "goal": "g",
+                            "records": [R42_LOG],
+                            "budget": {"steps": 1, "evidence": 0},
+                        }
+                    ],
+                },
+            },
+            delegating,
+        )
+    kinds = [
+        m["properties"]["kind"]["const"]
+        for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]
+    ]
     assert kinds == ["stop", "ask_user", "delegate"]
 
 

@@ -26,8 +26,18 @@ def cassette(route_env, tmp_path) -> Path:
 
 
 def replay_cli(path: Path, *extra: str, cwd: Path):
-    return warrant("run", "R42", "--chooser", f"replay:{path}", "--db", "memory", "--json", "-q",
-                   *extra, cwd=cwd)  # fmt: skip
+    return warrant(
+        "run",
+        "R42",
+        "--chooser",
+        f"replay:{path}",
+        "--db",
+        "memory",
+        "--json",
+        "-q",
+        *extra,
+        cwd=cwd,
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,7 +98,12 @@ def test_a_model_run_with_children_records_and_replays_each_lane(route_env, tmp_
     """A child's attempts are recorded with its lane and replayed to that lane, so a run that
     delegated replays whole, with no network."""
     log = "lab/runs/R44/reset_smoke.log"
-    task = {"id": "t1", "goal": "What does reset_smoke's log show?", "records": [log], "budget": {"steps": 2, "evidence": 1}}  # fmt: skip
+    task = {
+        "id": "t1",
+        "goal": "What does reset_smoke's log show?",
+        "records": [log],
+        "budget": {"steps": 2, "evidence": 1},
+    }
     script = [
         json.dumps({"summary": "one child", "message": {"kind": "delegate", "tasks": [task]}}),
         json.dumps(
@@ -113,14 +128,38 @@ def test_a_model_run_with_children_records_and_replays_each_lane(route_env, tmp_
     route_env(server)
     cassette = tmp_path / "r44.jsonl"
     with server.running():
-        live = warrant("run", "R44", "--chooser", "model", "--db", "memory", "--record", str(cassette), "--json", "-q", cwd=tmp_path)  # fmt: skip
+        live = warrant(
+            "run",
+            "R44",
+            "--chooser",
+            "model",
+            "--db",
+            "memory",
+            "--record",
+            str(cassette),
+            "--json",
+            "-q",
+            cwd=tmp_path,
+        )
     assert live.returncode == 0, live.stderr
     lines = [json.loads(line) for line in cassette.read_text().splitlines()]
     assert [line.get("lane", "") for line in lines] == ["", "", "t1", "t1"]
-    replayed = warrant("run", "R44", "--chooser", f"replay:{cassette}", "--db", "memory", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    replayed = warrant(
+        "run",
+        "R44",
+        "--chooser",
+        f"replay:{cassette}",
+        "--db",
+        "memory",
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
     assert replayed.returncode == 0, replayed.stderr
     first, again = json.loads(live.stdout), json.loads(replayed.stdout)
     assert first["status"] == again["status"] == "stopped"
     keep = ("ref", "tool", "record", "sha256")
-    assert [{k: item[k] for k in keep} for item in again["evidence"]] == [{k: item[k] for k in keep} for item in first["evidence"]]  # fmt: skip
+    assert [{k: item[k] for k in keep} for item in again["evidence"]] == [
+        {k: item[k] for k in keep} for item in first["evidence"]
+    ]
     assert again["evidence"][0]["record"] == log and len(server.requests) == 4

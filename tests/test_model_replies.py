@@ -18,9 +18,15 @@ from tests.test_model import route_env as route_env
 
 def completion(**fields: object) -> dict:
     """A well-formed completion proposing STOP, with `fields` replaced (None: sent as null)."""
-    body = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": MODEL,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": STOP},
-                         "finish_reason": "stop"}]}  # fmt: skip
+    body = {
+        "id": "chatcmpl-x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": MODEL,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": STOP}, "finish_reason": "stop"}
+        ],
+    }
     return body | fields
 
 
@@ -31,20 +37,28 @@ def without(key: str) -> dict:
 
 
 UNUSABLE = {
-    "error object": ({"error": {"message": "model overloaded", "type": "server_error"}},
-                     "HTTP 200 with an error: model overloaded"),
+    "error object": (
+        {"error": {"message": "model overloaded", "type": "server_error"}},
+        "HTTP 200 with an error: model overloaded",
+    ),
     "no choices": (completion(choices=[]), "no choices"),
     "null choices": (completion(choices=None), "no choices"),
     "missing choices": (without("choices"), "no choices"),
-    "null message": (completion(choices=[{"index": 0, "message": None, "finish_reason": "stop"}]),
-                     "first choice has no message"),
+    "null message": (
+        completion(choices=[{"index": 0, "message": None, "finish_reason": "stop"}]),
+        "first choice has no message",
+    ),
     "an array": ([], "a JSON array"),
     "a string": ("hello", "a JSON string"),
-    "usage not counts": (completion(usage={"prompt_tokens": "many"}),
-                         "usage is not token counts: prompt_tokens='many'"),
-    "usage beyond 64 bits": (completion(usage={"prompt_tokens": 1 << 64, "completion_tokens": 1, "total_tokens": 1}),
-                             "usage is not token counts: prompt_tokens=18446744073709551616"),
-}  # fmt: skip
+    "usage not counts": (
+        completion(usage={"prompt_tokens": "many"}),
+        "usage is not token counts: prompt_tokens='many'",
+    ),
+    "usage beyond 64 bits": (
+        completion(usage={"prompt_tokens": 1 << 64, "completion_tokens": 1, "total_tokens": 1}),
+        "usage is not token counts: prompt_tokens=18446744073709551616",
+    ),
+}
 
 
 @pytest.mark.parametrize("body, expected", UNUSABLE.values(), ids=UNUSABLE.keys())
@@ -104,9 +118,12 @@ def test_a_refusal_is_recorded_and_said_as_such(route_env):
     [
         (None, None),
         ({"prompt_tokens": None, "completion_tokens": None, "total_tokens": None}, None),
-        ({"prompt_tokens": 7, "completion_tokens": None}, {"input_tokens": 7, "output_tokens": None, "total_tokens": None}),
+        (
+            {"prompt_tokens": 7, "completion_tokens": None},
+            {"input_tokens": 7, "output_tokens": None, "total_tokens": None},
+        ),
     ],
-)  # fmt: skip
+)
 def test_null_token_counts_stay_null_never_0(route_env, stream, usage, recorded):
     server = FakeOpenAI([{"content": STOP, "usage": usage}])
     route_env(server, stream=stream)
@@ -133,8 +150,15 @@ def test_an_oversized_reply_is_recorded_as_a_bounded_prefix_the_guard_refuses(ro
 def test_names_the_endpoint_sends_are_kept_clean(route_env, tmp_path):
     """A lone surrogate in the model name or request id would break a cassette and the server's
     JSON: names are recorded as clean single lines."""
-    body = {"id": "req\ud800\nx", "object": "chat.completion", "created": 0, "model": "m\udfff",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": STOP}, "finish_reason": "stop"}]}  # fmt: skip
+    body = {
+        "id": "req\ud800\nx",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m\udfff",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": STOP}, "finish_reason": "stop"}
+        ],
+    }
     server = FakeOpenAI([{"body": body}])
     route_env(server)
     state = run_model(server)

@@ -21,9 +21,29 @@ from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC
 from tests.test_model import route_env as route_env
 
-GRANTED = {R42_LOG, R42_SPEC, R42_HISTORY, "lab/runs/R42/fifo_basic.log", "lab/runs/R42/dma_burst.log", "lab/runs/R42/irq_stress.log"}  # fmt: skip
-PATHS = st.sampled_from([*GRANTED, "lab/protected/design.txt", "../etc/passwd", "lab/runs/R43/reset_smoke.log", ""])  # fmt: skip
-TOOLS = st.sampled_from(["searchlogs", "readlines", "logsummary", "readspec", "getrunhistory", "stasummary", "shell", ""])  # fmt: skip
+GRANTED = {
+    R42_LOG,
+    R42_SPEC,
+    R42_HISTORY,
+    "lab/runs/R42/fifo_basic.log",
+    "lab/runs/R42/dma_burst.log",
+    "lab/runs/R42/irq_stress.log",
+}
+PATHS = st.sampled_from(
+    [*GRANTED, "lab/protected/design.txt", "../etc/passwd", "lab/runs/R43/reset_smoke.log", ""]
+)
+TOOLS = st.sampled_from(
+    [
+        "searchlogs",
+        "readlines",
+        "logsummary",
+        "readspec",
+        "getrunhistory",
+        "stasummary",
+        "shell",
+        "",
+    ]
+)
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
     lambda inner: (
@@ -89,7 +109,12 @@ def run_governed(server: FakeOpenAI) -> Outcome:
     runner reports it to a caller (the handover, or the handover so far and what is pending)."""
     graph, config = compile_graph(InMemorySaver()), config_of("t1")
     with server.running():
-        graph.invoke({"scenario": "R42", "chooser": "model"}, config, durability="sync", context=WarrantContext())  # fmt: skip
+        graph.invoke(
+            {"scenario": "R42", "chooser": "model"},
+            config,
+            durability="sync",
+            context=WarrantContext(),
+        )
     return outcome(graph, config)
 
 
@@ -98,7 +123,9 @@ def assert_governed(server: FakeOpenAI, result: Outcome) -> None:
     assert handover["status"] in {status.value for status in Status}
     assert (handover["status"] == Status.AWAITING_HUMAN) == bool(result.pending)
     assert all(item["kind"] in {"question", "approval"} for item in result.pending)
-    assert {refusal["code"] for refusal in handover["refusals"]} <= {code.value for code in RefusalCode}  # fmt: skip
+    assert {refusal["code"] for refusal in handover["refusals"]} <= {
+        code.value for code in RefusalCode
+    }
     observed = [item for item in handover["evidence"] if item.get("tool") != "ask_user"]
     assert {item["record"] for item in observed} <= GRANTED
     calls = result.values["model_calls"]
@@ -106,7 +133,9 @@ def assert_governed(server: FakeOpenAI, result: Outcome) -> None:
     assert all(call["reply"]["error"] or call["reply"]["content"] is not None for call in calls)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(replies=st.lists(REPLY, min_size=1, max_size=10))
 def test_whatever_the_server_answers_the_run_ends_governed(route_env, replies):
     server = FakeOpenAI(replies)

@@ -35,14 +35,18 @@ def gated(scenario_dir, budget: str = "") -> str:
     """The log behind a person's approval; a 2 s work deadline."""
     manifest = write_manifest(scenario_dir)
     text = manifest.read_text().replace("deadline_s = 120", f"deadline_s = 2\n{budget}")
-    manifest.write_text(text.replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"'))  # fmt: skip
+    manifest.write_text(
+        text.replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"')
+    )
     return str(manifest)
 
 
 def started(scenario: str, chooser: str, clock: Clock):
     graph = compile_graph(InMemorySaver())
     context = WarrantContext(clock=clock)
-    graph.invoke({"scenario": scenario, "chooser": chooser}, CONFIG, durability="sync", context=context)  # fmt: skip
+    graph.invoke(
+        {"scenario": scenario, "chooser": chooser}, CONFIG, durability="sync", context=context
+    )
     return graph, context
 
 
@@ -62,7 +66,9 @@ def test_an_approval_3_s_after_a_2_s_deadline_still_runs_the_call(scenario_dir, 
     clock.at = T0 + 5  # the person answers 3 s after the work deadline
     state = replied(graph, context, {"decision": "approve"})
     assert state["status"] == Status.STOPPED
-    assert [item["ref"] for item in state["evidence"]] == ["E1"] and not state["evidence"][0].get("error")  # fmt: skip
+    assert [item["ref"] for item in state["evidence"]] == ["E1"] and not state["evidence"][0].get(
+        "error"
+    )
     [moved] = of_type(state, EventKind.UNPARKED)
     assert moved == {"parked_s": 5.0, "deadline_at": T0 + 7}
     assert state["deadline_at"] == T0 + 7 and state["parked_s"] == 5.0
@@ -72,7 +78,9 @@ def test_an_approval_3_s_after_a_2_s_deadline_still_runs_the_call(scenario_dir, 
 def test_the_hard_end_is_never_passed_while_parked(scenario_dir, action_file):
     hard = datetime.fromtimestamp(T0 + 3, UTC).isoformat()
     clock = Clock()
-    graph, context = started(gated(scenario_dir, f"expires_at = {hard}"), action_file([SEARCH, stop()]), clock)  # fmt: skip
+    graph, context = started(
+        gated(scenario_dir, f"expires_at = {hard}"), action_file([SEARCH, stop()]), clock
+    )
     clock.at = T0 + 5
     state = replied(graph, context, {"decision": "approve"})
     assert state["deadline_at"] == T0 + 3
@@ -80,7 +88,9 @@ def test_the_hard_end_is_never_passed_while_parked(scenario_dir, action_file):
     assert EventKind.EXECUTED not in {e["type"] for e in state["events"]}
 
 
-def test_an_approval_after_its_reply_time_expires_and_the_call_never_runs(scenario_dir, action_file):  # fmt: skip
+def test_an_approval_after_its_reply_time_expires_and_the_call_never_runs(
+    scenario_dir, action_file
+):
     clock = Clock()
     scenario = gated(scenario_dir, "reply_s = 10")
     graph, context = started(scenario, action_file([SEARCH, stop("gave up")]), clock)
@@ -96,15 +106,22 @@ def test_an_approval_after_its_reply_time_expires_and_the_call_never_runs(scenar
 
 def test_a_question_answered_after_its_reply_time_leaves_no_answer(scenario_dir, action_file):
     clock = Clock()
-    manifest = write_manifest(scenario_dir).read_text().replace("deadline_s = 120", "deadline_s = 120\nreply_s = 60")  # fmt: skip
+    manifest = (
+        write_manifest(scenario_dir)
+        .read_text()
+        .replace("deadline_s = 120", "deadline_s = 120\nreply_s = 60")
+    )
     (scenario_dir / "scenario.toml").write_text(manifest)
-    graph, context = started(str(scenario_dir / "scenario.toml"), action_file([ASK, stop()]), clock)  # fmt: skip
+    graph, context = started(str(scenario_dir / "scenario.toml"), action_file([ASK, stop()]), clock)
     clock.at = T0 + 61
     interaction_id = graph.get_state(CONFIG).tasks[0].interrupts[0].value["interaction_id"]
     state = replied(graph, context, {"interaction_id": interaction_id, "answer": "seed 7"})
     assert [e["interaction_id"] for e in of_type(state, EventKind.EXPIRED)] == [interaction_id]
     assert state["evidence"] == [] and state["status"] == Status.STOPPED
-    assert "A question to a person went unanswered in time: Which seed failed first?" in state["handover"]["unknowns"]  # fmt: skip
+    assert (
+        "A question to a person went unanswered in time: Which seed failed first?"
+        in state["handover"]["unknowns"]
+    )
 
 
 HARD_ENDS = st.integers(0, 20_000).map(lambda s: datetime.fromtimestamp(T0 + s, UTC).isoformat())

@@ -38,7 +38,9 @@ def test_the_r42_run_is_the_same_on_every_backend(db):
     state = run_r42(db, "conformance")
     assert state["status"] == "stopped"
     assert [item["ref"] for item in state["evidence"]] == ["E1", "E2", "E3"]
-    assert all(item["excerpt"] and len(item["excerpt"]) == item["lines"] for item in state["evidence"])  # fmt: skip
+    assert all(
+        item["excerpt"] and len(item["excerpt"]) == item["lines"] for item in state["evidence"]
+    )
     assert [event["seq"] for event in state["events"]] == list(range(1, 17))
     assert state["cursor"]["events"] == 16 and state["cursor"]["observations"] == 3
     assert "events" not in state["seals"] and "evidence" not in state["seals"]  # not channels

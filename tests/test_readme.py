@@ -234,6 +234,13 @@ def test_the_embedded_use_snippet_runs_as_written(tmp_path):
     program = tmp_path / "snippet.py"
     program.write_text(snippet)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(tmp_path / "data")}
-    ran = subprocess.run([sys.executable, str(program)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    ran = subprocess.run(
+        [sys.executable, str(program)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.startswith("stopped ['E1', 'E2', 'E3'] [")

@@ -29,13 +29,25 @@ R42_CALLS = {"c1", "c2", "c3"}
 # execute, before the handover — and inside an execute whose tool ran but whose receipt was not saved.
 CRASH_POINTS = [
     "before:choose@1",
-    "before:guard@1", "before:execute@c1", "after:execute@c1", "before:choose@2",
-    "before:guard@2", "before:execute@c2", "after:execute@c2", "before:choose@3",
-    "before:guard@3", "before:execute@c3", "before:choose@4",
-    "before:guard@4", "before:handover",
+    "before:guard@1",
+    "before:execute@c1",
+    "after:execute@c1",
+    "before:choose@2",
+    "before:guard@2",
+    "before:execute@c2",
+    "after:execute@c2",
+    "before:choose@3",
+    "before:guard@3",
+    "before:execute@c3",
+    "before:choose@4",
+    "before:guard@4",
+    "before:handover",
     # written to the store, not yet to the checkpoint: the step runs again and overwrites it
-    "stored:choose@2", "stored:guard@2", "stored:choose@3", "stored:handover",
-]  # fmt: skip
+    "stored:choose@2",
+    "stored:guard@2",
+    "stored:choose@3",
+    "stored:handover",
+]
 
 
 def patient_r42(folder: Path) -> str:
@@ -44,7 +56,9 @@ def patient_r42(folder: Path) -> str:
     for part in ("runs/R42", "spec", "history"):
         shutil.copytree(LAB_DIR / part, folder / part)
     manifest = folder / "R42.toml"
-    manifest.write_text((LAB_DIR / "R42.toml").read_text().replace("deadline_s = 120", "deadline_s = 3600"))  # fmt: skip
+    manifest.write_text(
+        (LAB_DIR / "R42.toml").read_text().replace("deadline_s = 120", "deadline_s = 3600")
+    )
     return str(manifest)
 
 
@@ -66,14 +80,27 @@ def test_a_run_killed_at_any_boundary_resumes_to_the_same_handover(postgres_url,
             assert [item.get("attempt", 1) for item in resumed["evidence"]].count(2) == 1, point
         assert without_thread(without_reruns(resumed)) == without_thread(baseline), point
         assert_exactly_once(ledger(point, postgres_url), R42_CALLS)
-        assert warrant("events", point, "--verify", "--db", postgres_url, cwd=tmp_path).returncode == 0  # fmt: skip
+        assert (
+            warrant("events", point, "--verify", "--db", postgres_url, cwd=tmp_path).returncode == 0
+        )
 
 
 def test_a_batch_killed_mid_way_runs_each_call_once(postgres_url, tmp_path, action_file):
-    batch = {"summary": "two reads", "tool_calls": [
-        {"id": "a", "name": "searchlogs", "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "UVM_ERROR"}},
-        {"id": "b", "name": "readspec", "args": {"path": "lab/spec/reset_controller.md", "section": "reset_release"}},
-    ]}  # fmt: skip
+    batch = {
+        "summary": "two reads",
+        "tool_calls": [
+            {
+                "id": "a",
+                "name": "searchlogs",
+                "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "UVM_ERROR"},
+            },
+            {
+                "id": "b",
+                "name": "readspec",
+                "args": {"path": "lab/spec/reset_controller.md", "section": "reset_release"},
+            },
+        ],
+    }
     chooser = action_file([batch, {"summary": "stop", "message": {"kind": "stop"}}])
     baseline = run_json(
         "run", "R42", "--chooser", chooser, "--db", postgres_url, "--thread", "whole", cwd=tmp_path
@@ -245,7 +272,9 @@ def patient_r44(folder: Path) -> str:
     (folder / "history").mkdir(exist_ok=True)
     shutil.copy(LAB_DIR / "history" / "nightly.csv", folder / "history")
     manifest = folder / "R44.toml"
-    manifest.write_text((LAB_DIR / "R44.toml").read_text().replace("deadline_s = 300", "deadline_s = 3600"))  # fmt: skip
+    manifest.write_text(
+        (LAB_DIR / "R44.toml").read_text().replace("deadline_s = 300", "deadline_s = 3600")
+    )
     return str(manifest)
 
 
@@ -267,11 +296,15 @@ CHILD_CRASH_POINTS = [
 ]
 
 
-def test_a_run_killed_inside_a_child_resumes_that_child_without_running_a_call_twice(postgres_url, tmp_path):  # fmt: skip
+def test_a_run_killed_inside_a_child_resumes_that_child_without_running_a_call_twice(
+    postgres_url, tmp_path
+):
     r44 = patient_r44(tmp_path)
     baseline = run_json("run", r44, "--db", postgres_url, "--thread", "base44", cwd=tmp_path)
     for point in CHILD_CRASH_POINTS:
-        process = start_paused("run", r44, "--db", postgres_url, "--thread", point, point=point, cwd=tmp_path)  # fmt: skip
+        process = start_paused(
+            "run", r44, "--db", postgres_url, "--thread", point, point=point, cwd=tmp_path
+        )
         process.wait_paused()
         process.kill()
         resumed = run_json("resume", point, "--db", postgres_url, cwd=tmp_path)
@@ -281,7 +314,15 @@ def test_a_run_killed_inside_a_child_resumes_that_child_without_running_a_call_t
         if point.startswith("after:"):
             assert attempts["E3"] == 2, point  # t2's first call: its tool ran before the kill
         assert comparable(without_reruns(resumed)) == comparable(baseline), point
-        lanes = json.loads(warrant("events", point, "--db", postgres_url, "--json", cwd=tmp_path).stdout)  # fmt: skip
-        executed = [(event["lane"], event["payload"]["call_id"]) for event in lanes if event["type"] == "executed"]  # fmt: skip
+        lanes = json.loads(
+            warrant("events", point, "--db", postgres_url, "--json", cwd=tmp_path).stdout
+        )
+        executed = [
+            (event["lane"], event["payload"]["call_id"])
+            for event in lanes
+            if event["type"] == "executed"
+        ]
         assert len(executed) == len(set(executed)) == 8, point  # one receipt per call
-        assert warrant("events", point, "--verify", "--db", postgres_url, cwd=tmp_path).returncode == 0  # fmt: skip
+        assert (
+            warrant("events", point, "--verify", "--db", postgres_url, cwd=tmp_path).returncode == 0
+        )

@@ -76,11 +76,22 @@ def serving(shared: Shared, name: str, **env: str) -> Iterator[Replica]:
     """`warrant serve --replicas 1` on a free port, from the server's environment."""
     log = shared.folder / f"{name}.log"
     environment = {key: value for key, value in os.environ.items() if key != "WARRANT_DB"}
-    environment |= {"DATABASE_URI": shared.database, "REDIS_URI": shared.redis,
-                    "WARRANT_CHOOSER_DIR": str(shared.folder), **env}  # fmt: skip
+    environment |= {
+        "DATABASE_URI": shared.database,
+        "REDIS_URI": shared.redis,
+        "WARRANT_CHOOSER_DIR": str(shared.folder),
+        **env,
+    }
     command = [str(SERVE_PYTHON.with_name("warrant")), "serve", "--port", str(free_port())]
     with log.open("w") as errors:
-        supervisor = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=errors, text=True, start_new_session=True)  # fmt: skip
+        supervisor = subprocess.Popen(
+            command,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            start_new_session=True,
+        )
     try:
         assert supervisor.stdout is not None
         first = supervisor.stdout.readline().split()  # replica 1  http://…  pid N
@@ -123,11 +134,15 @@ def check_each_thread(client: Any, runs: list[tuple[str, str]], shared: Shared) 
         handover = values["handover"]
         assert handover["status"] == Status.STOPPED, (thread_id, handover["status"])
         assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
-        executed = Counter(e["payload"]["call_id"] for e in values["events"] if e["type"] == EventKind.EXECUTED)  # fmt: skip
+        executed = Counter(
+            e["payload"]["call_id"] for e in values["events"] if e["type"] == EventKind.EXECUTED
+        )
         assert sorted(executed) == ["c1", "c2", "c3"] and set(executed.values()) == {1}
         assert [e["seq"] for e in values["events"]] == list(range(1, len(values["events"]) + 1))
         assert values["deadline_at"] - values["admitted_at"] == 120  # R42's deadline_s
-        verified = warrant("events", thread_id, "--verify", "--db", shared.database, cwd=shared.folder)  # fmt: skip
+        verified = warrant(
+            "events", thread_id, "--verify", "--db", shared.database, cwd=shared.folder
+        )
         assert verified.returncode == 0, verified.stderr
 
 
@@ -135,7 +150,10 @@ def check_each_thread(client: Any, runs: list[tuple[str, str]], shared: Shared) 
 def test_twenty_runs_on_two_replicas_finish_when_one_replica_is_killed(shared, when):
     pause = shared.folder / "paused"
     at_boundary = {"WARRANT_PAUSE_AT": "after:execute@c2", "WARRANT_PAUSE_FILE": str(pause)}
-    with serving(shared, "a", **(at_boundary if when == "at a pause point" else {})) as a, serving(shared, "b") as b:  # fmt: skip
+    with (
+        serving(shared, "a", **(at_boundary if when == "at a pause point" else {})) as a,
+        serving(shared, "b") as b,
+    ):
         clients = [get_sync_client(url=a.url), get_sync_client(url=b.url)]
         runs = start_runs(clients)
         if when == "at a pause point":
@@ -165,10 +183,14 @@ def test_a_question_raised_on_one_replica_is_answered_through_the_other(shared):
     with serving(shared, "a") as a, serving(shared, "b") as b:
         asking, answering = get_sync_client(url=a.url), get_sync_client(url=b.url)
         thread = asking.threads.create()
-        asking.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42", "chooser": f"file:{chooser}"})  # fmt: skip
+        asking.runs.wait(
+            thread["thread_id"], "triage", input={"scenario": "R42", "chooser": f"file:{chooser}"}
+        )
         [pending] = answering.threads.get_state(thread["thread_id"])["interrupts"]
         reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "seed 7"}
-        answering.runs.wait(thread["thread_id"], "triage", command={"resume": {pending["id"]: reply}})  # fmt: skip
+        answering.runs.wait(
+            thread["thread_id"], "triage", command={"resume": {pending["id"]: reply}}
+        )
         handover = answering.threads.get_state(thread["thread_id"])["values"]["handover"]
     assert handover["status"] == Status.STOPPED and handover["evidence"][0]["ref"] == "H1"
     assert handover["hypotheses"] == [{"statement": "per the tester", "refs": ["H1"]}]

@@ -55,7 +55,10 @@ def test_an_sta_folder_drafts_an_sta_scenario(tmp_path):
         (folder / name).write_bytes((LAB_DIR / "sta" / name).read_bytes())
     assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
     scenario = load_scenario(folder / "scenario.toml")
-    assert scenario.profile == "sta" and set(scenario.records) == {"setup_before.rpt", "setup_after.rpt"}  # fmt: skip
+    assert scenario.profile == "sta" and set(scenario.records) == {
+        "setup_before.rpt",
+        "setup_after.rpt",
+    }
 
 
 @pytest.mark.parametrize(
@@ -65,7 +68,9 @@ def test_an_sta_folder_drafts_an_sta_scenario(tmp_path):
         (os.link, "2 hard links (a record must be a file of its own"),
     ],
 )
-def test_a_link_is_left_out_in_the_draft_and_on_stderr_and_its_neighbours_kept(tmp_path, make, said):  # fmt: skip
+def test_a_link_is_left_out_in_the_draft_and_on_stderr_and_its_neighbours_kept(
+    tmp_path, make, said
+):
     """Admission refuses a symlink, and a file with two names (either can reach outside the
     folder): the draft never names one, so the manifest it writes is admitted."""
     folder = regression(tmp_path / "nightly")
@@ -77,7 +82,9 @@ def test_a_link_is_left_out_in_the_draft_and_on_stderr_and_its_neighbours_kept(t
     line = f"left out: runs/R42/link.log: {said}"
     assert line in result.stderr and f"# {line}" in (folder / "scenario.toml").read_text()
     scenario = load_scenario(folder / "scenario.toml")  # admits: no glob reaches the link
-    assert "runs/R42/link.log" not in scenario.records and "runs/R42/dma_burst.log" in scenario.records  # fmt: skip
+    assert (
+        "runs/R42/link.log" not in scenario.records and "runs/R42/dma_burst.log" in scenario.records
+    )
 
 
 def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
@@ -93,7 +100,10 @@ def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
         assert result.returncode == 2 and said in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
     assert (folder / "scenario.toml").read_text() == written
-    assert warrant("scenario", "new", str(folder), "--force", "--id", "N1", cwd=tmp_path).returncode == 0  # fmt: skip
+    assert (
+        warrant("scenario", "new", str(folder), "--force", "--id", "N1", cwd=tmp_path).returncode
+        == 0
+    )
     assert load_scenario(folder / "scenario.toml").id == "N1"
 
 

@@ -137,8 +137,17 @@ def broken_lookup(self: Scenario, record_id: object, kind: str, tool: str) -> Re
     if not path.is_file():
         raise RecordRefusal("unapproved_record", "no such file")
     stat = path.stat()
-    return Record(id=str(record_id), kind=kind, path=str(path), root=str(root), approval="none",
-                  share="any", sha256="0" * 64, size=stat.st_size, mtime_ns=stat.st_mtime_ns)  # fmt: skip
+    return Record(
+        id=str(record_id),
+        kind=kind,
+        path=str(path),
+        root=str(root),
+        approval="none",
+        share="any",
+        sha256="0" * 64,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+    )
 
 
 @pytest.mark.parametrize("profile", sorted(BUILDERS))

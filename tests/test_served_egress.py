@@ -71,7 +71,9 @@ def collector() -> Iterator[tuple[str, list[bytes]]]:
         server.shutdown()
 
 
-def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(tmp_path, postgres_url):  # fmt: skip
+def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(
+    tmp_path, postgres_url
+):
     manifest, actions = local_log_scenario(tmp_path / "served" / "local", CANARY)
     with collector() as (endpoint, kept):
         env = {
@@ -85,11 +87,13 @@ def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(tm
         with langgraph_dev(tmp_path, env) as url:
             client = get_sync_client(url=url)
             thread = client.threads.create()["thread_id"]
-            client.runs.wait(thread, "triage", input={"scenario": str(manifest), "chooser": f"file:{actions}"})  # fmt: skip
+            client.runs.wait(
+                thread, "triage", input={"scenario": str(manifest), "chooser": f"file:{actions}"}
+            )
             state = client.threads.get_state(thread)["values"]
             assert state["handover"]["status"] == "stopped"
             deadline = time.monotonic() + 60  # the server sends its traces in the background
-            while time.monotonic() < deadline and not any(thread.encode() in body for body in kept):  # fmt: skip
+            while time.monotonic() < deadline and not any(thread.encode() in body for body in kept):
                 time.sleep(0.2)
     traced = b"\n".join(kept)
     assert thread.encode() in traced, "the served run was traced"
@@ -100,13 +104,24 @@ def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(tm
 def test_a_served_continuation_of_another_scenarios_run_is_refused(server_url, tmp_path):
     client = get_sync_client(url=server_url)
     actions = tmp_path / "read.jsonl"
-    search = {"id": "c1", "name": "searchlogs", "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "RST_CHK"}}  # fmt: skip
-    actions.write_text(json.dumps({"summary": "read", "tool_calls": [search]}) + "\n" + json.dumps({"summary": "done", "message": {"kind": "stop", "text": "read"}}) + "\n")  # fmt: skip
+    search = {
+        "id": "c1",
+        "name": "searchlogs",
+        "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "RST_CHK"},
+    }
+    actions.write_text(
+        json.dumps({"summary": "read", "tool_calls": [search]})
+        + "\n"
+        + json.dumps({"summary": "done", "message": {"kind": "stop", "text": "read"}})
+        + "\n"
+    )
     parent = client.threads.create()["thread_id"]
     client.runs.wait(parent, "triage", input={"scenario": "R42", "chooser": f"file:{actions}"})
     assert client.threads.get_state(parent)["values"]["handover"]["evidence"]
     other = client.threads.create()["thread_id"]
-    run = client.runs.create(other, "triage", input={"scenario": "R43", "chooser": "scripted", "parent": parent})  # fmt: skip
+    run = client.runs.create(
+        other, "triage", input={"scenario": "R43", "chooser": "scripted", "parent": parent}
+    )
     client.runs.join(other, run["run_id"])
     finished = client.runs.get(other, run["run_id"])
     assert finished["status"] == "error"

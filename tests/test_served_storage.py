@@ -18,7 +18,10 @@ PG = "postgresql://postgres@127.0.0.1:5432/runs"
 
 def test_langgraph_dev_keeps_runs_where_the_command_line_does():
     assert served_db({}) == default_db({})
-    assert served_db({"LANGGRAPH_RUNTIME_EDITION": "inmem", "WARRANT_DB": "runs.sqlite"}) == "runs.sqlite"  # fmt: skip
+    assert (
+        served_db({"LANGGRAPH_RUNTIME_EDITION": "inmem", "WARRANT_DB": "runs.sqlite"})
+        == "runs.sqlite"
+    )
 
 
 @pytest.mark.parametrize(

@@ -97,13 +97,25 @@ def test_a_question_interrupts_the_thread_and_a_resume_by_id_finishes_it(server_
         thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
         assert pending["value"]["kind"] == "question" and pending["value"]["thread"] == thread_id
         # a name in the body does not make the client someone else: the server's user answers
-        reply = {"interaction_id": pending["value"]["interaction_id"], "answer": "seed 7", "by": "mallory"}  # fmt: skip
+        reply = {
+            "interaction_id": pending["value"]["interaction_id"],
+            "answer": "seed 7",
+            "by": "mallory",
+        }
         await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: reply}})
         state = await client.threads.get_state(thread_id)
-        return state["values"]["handover"], (await client.threads.get(thread_id))["status"], thread_id  # fmt: skip
+        return (
+            state["values"]["handover"],
+            (await client.threads.get(thread_id))["status"],
+            thread_id,
+        )
 
     handover, status, thread_id = asyncio.run(scenario())
-    [resumed] = [e for e in served_values(get_sync_client(url=server_url), thread_id)["events"] if e["type"] == "resumed"]  # fmt: skip
+    [resumed] = [
+        e
+        for e in served_values(get_sync_client(url=server_url), thread_id)["events"]
+        if e["type"] == "resumed"
+    ]
     assert resumed["actor"] == "human:client" and resumed["payload"]["reply"]["by"] == "client"
     assert status == "idle"
     assert handover["status"] == "stopped" and handover["evidence"][0]["ref"] == "H1"
@@ -167,12 +179,17 @@ def test_a_resume_for_an_unknown_interrupt_records_nothing_and_keeps_waiting(ser
     assert [item["value"]["interaction_id"] for item in state["interrupts"]] == [
         pending["value"]["interaction_id"]
     ]
-    assert state["values"]["refusals"] == [] and (state["values"].get("cursor") or {}).get("answers", 0) == 0  # fmt: skip
+    assert (
+        state["values"]["refusals"] == []
+        and (state["values"].get("cursor") or {}).get("answers", 0) == 0
+    )
     ledger = served_values(get_sync_client(url=server_url), thread_id)["events"]
     assert [event["type"] for event in ledger].count("resumed") == 0 and ledger
 
 
-def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(server_url, tmp_path_factory):  # fmt: skip
+def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(
+    server_url, tmp_path_factory
+):
     """R44 with one gated log, served: the child's approval interrupts the thread; the SDK streams
     the children's subgraphs and answers by interrupt id."""
     from tests.test_children import gated_r44
@@ -186,13 +203,18 @@ def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(serve
         thread = await client.threads.create()
         namespaces = set()
         async for part in client.runs.stream(
-            thread["thread_id"], "triage", input={"scenario": manifest},
-            stream_mode="updates", stream_subgraphs=True,
-        ):  # fmt: skip
+            thread["thread_id"],
+            "triage",
+            input={"scenario": manifest},
+            stream_mode="updates",
+            stream_subgraphs=True,
+        ):
             namespaces.add(part.event.partition("|")[2].partition(":")[0])
         [pending] = (await client.threads.get_state(thread["thread_id"]))["interrupts"]
         reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
-        await client.runs.wait(thread["thread_id"], "triage", command={"resume": {pending["id"]: reply}})  # fmt: skip
+        await client.runs.wait(
+            thread["thread_id"], "triage", command={"resume": {pending["id"]: reply}}
+        )
         state = await client.threads.get_state(thread["thread_id"])
         return namespaces, pending, state["values"]["handover"]
 
@@ -201,7 +223,16 @@ def test_a_childs_approval_is_answered_over_the_api_and_resumes_that_child(serve
     assert pending["value"]["lane"] == "t1" and pending["value"]["kind"] == "approval"
     assert handover["status"] == "stopped"
     assert [child["lane"] for child in handover["children"]] == ["t1", "t2", "t3", "t4"]
-    assert [item["lane"] for item in handover["evidence"]] == ["t1", "t1", "t2", "t2", "t3", "t3", "t4", "t4"]  # fmt: skip
+    assert [item["lane"] for item in handover["evidence"]] == [
+        "t1",
+        "t1",
+        "t2",
+        "t2",
+        "t3",
+        "t3",
+        "t4",
+        "t4",
+    ]
 
 
 def test_an_agent_inbox_shaped_interrupt_is_answered_with_its_decisions(server_url, tmp_path):
@@ -209,12 +240,21 @@ def test_an_agent_inbox_shaped_interrupt_is_answered_with_its_decisions(server_u
         client = get_client(url=server_url)
         thread_id, pending = await interrupted_thread(client, ask_file(tmp_path))
         value = pending["value"]
-        reply = {"interaction_id": value["interaction_id"], "decisions": [{"type": "respond", "message": "seed 7"}]}  # fmt: skip
+        reply = {
+            "interaction_id": value["interaction_id"],
+            "decisions": [{"type": "respond", "message": "seed 7"}],
+        }
         await client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: reply}})
         return value, (await client.threads.get_state(thread_id))["values"]["handover"]
 
     value, handover = asyncio.run(scenario())
-    assert value["action_requests"] == [{"name": "ask_user", "args": {"question": "Which seed failed first?"}, "description": "Which seed failed first?"}]  # fmt: skip
+    assert value["action_requests"] == [
+        {
+            "name": "ask_user",
+            "args": {"question": "Which seed failed first?"},
+            "description": "Which seed failed first?",
+        }
+    ]
     assert value["review_configs"] == [
         {"action_name": "ask_user", "allowed_decisions": ["respond"]}
     ]
@@ -224,8 +264,8 @@ def test_an_agent_inbox_shaped_interrupt_is_answered_with_its_decisions(server_u
     )
 
 
-ASK_ON = '{"summary": "q", "message": {"kind": "ask_user", "question": "Which seed failed first?", "blocking": false}}'  # fmt: skip
-CITE_H1 = '{"summary": "s", "message": {"kind": "stop", "text": "ok", "hypotheses": [{"statement": "per the tester", "refs": ["H1"]}]}}'  # fmt: skip
+ASK_ON = '{"summary": "q", "message": {"kind": "ask_user", "question": "Which seed failed first?", "blocking": false}}'
+CITE_H1 = '{"summary": "s", "message": {"kind": "stop", "text": "ok", "hypotheses": [{"statement": "per the tester", "refs": ["H1"]}]}}'
 
 
 def test_a_late_answer_saved_over_the_api_reaches_a_continuation(server_url, tmp_path):
@@ -241,12 +281,16 @@ def test_a_late_answer_saved_over_the_api_reaches_a_continuation(server_url, tmp
     refused = "store writes are refused, but for a reply"  # the store is the runs' own
     with pytest.raises(Exception, match=refused):
         client.store.put_item(["warrant", "runs", parent, "evidence"], "E9", {"forged": True})
-    client.store.put_item(namespace, key, {"reply": {"interaction_id": key, "answer": "seed 7", "by": "mallory"}})  # fmt: skip
+    client.store.put_item(
+        namespace, key, {"reply": {"interaction_id": key, "answer": "seed 7", "by": "mallory"}}
+    )
     assert (
         client.store.get_item(namespace, key)["value"]["reply"]["by"] == "client"
     )  # the server's user
     child = client.threads.create()["thread_id"]
-    client.runs.wait(child, "triage", input={"scenario": "R42", "chooser": f"file:{going_on}", "parent": parent})  # fmt: skip
+    client.runs.wait(
+        child, "triage", input={"scenario": "R42", "chooser": f"file:{going_on}", "parent": parent}
+    )
     handover = client.threads.get_state(child)["values"]["handover"]
     assert (handover["parent"], handover["revision"]) == (parent, 2)
     [late] = handover["evidence"]
@@ -263,33 +307,53 @@ def test_memory_is_served_and_a_served_run_recalls_from_the_servers_store(server
         return client.runs.wait(client.threads.create()["thread_id"], "memory", input=request)
 
     note = "RST_CHK clk_en late after release: seen in R38, R40-R42; tracked as BUG-1234"
-    saved = memory_op(op="save", project="warrant-lab", text=note, signature="RST_CHK clk_en late")["result"]  # fmt: skip
+    saved = memory_op(op="save", project="warrant-lab", text=note, signature="RST_CHK clk_en late")[
+        "result"
+    ]
     assert saved["by"] == "client"  # the server's user, not the body's
     thread = client.threads.create()
-    handover = client.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42-memory"})["handover"]  # fmt: skip
+    handover = client.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42-memory"})[
+        "handover"
+    ]
     assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
-    assert [(m["ref"], m["note"], m["sha256"]) for m in handover["memory"]] == [("M1", saved["id"], saved["sha256"])]  # fmt: skip
-    assert memory_op(op="forget", project="warrant-lab", note=saved["id"])["result"]["state"] == "forgotten"  # fmt: skip
+    assert [(m["ref"], m["note"], m["sha256"]) for m in handover["memory"]] == [
+        ("M1", saved["id"], saved["sha256"])
+    ]
+    assert (
+        memory_op(op="forget", project="warrant-lab", note=saved["id"])["result"]["state"]
+        == "forgotten"
+    )
     assert memory_op(op="search", project="warrant-lab", query="RST_CHK")["result"] == []
     assert "not a memory request" in memory_op(op="drop", project="warrant-lab")["error"]
 
 
-def test_a_note_proposed_in_a_served_run_is_saved_only_when_a_person_approves_over_the_api(server_url, tmp_path):  # fmt: skip
+def test_a_note_proposed_in_a_served_run_is_saved_only_when_a_person_approves_over_the_api(
+    server_url, tmp_path
+):
     """R42-memory served with a file chooser proposing a note: the thread interrupts with a
     `remember` interaction, nothing is saved until the approval, and then the server's user is
     its author in the server's store."""
     client = get_sync_client(url=server_url)
     note = "reset_smoke R42: clk_en late (served proposal)"
     chooser = tmp_path / "remember.jsonl"
-    chooser.write_text(json.dumps({"summary": "keep it", "message": {"kind": "remember", "text": note}}) + f"\n{STOP}\n")  # fmt: skip
+    chooser.write_text(
+        json.dumps({"summary": "keep it", "message": {"kind": "remember", "text": note}})
+        + f"\n{STOP}\n"
+    )
     thread = client.threads.create()["thread_id"]
-    client.runs.wait(thread, "triage", input={"scenario": "R42-memory", "chooser": f"file:{chooser}"})  # fmt: skip
+    client.runs.wait(
+        thread, "triage", input={"scenario": "R42-memory", "chooser": f"file:{chooser}"}
+    )
     [pending] = client.threads.get_state(thread)["interrupts"]
     assert pending["value"]["kind"] == "remember"
     assert pending["value"]["action_requests"][0]["name"] == "remember"
 
     def search() -> list:
-        run = client.runs.wait(client.threads.create()["thread_id"], "memory", input={"op": "search", "project": "warrant-lab", "query": "served proposal"})  # fmt: skip
+        run = client.runs.wait(
+            client.threads.create()["thread_id"],
+            "memory",
+            input={"op": "search", "project": "warrant-lab", "query": "served proposal"},
+        )
         return run["result"]
 
     assert search() == []
@@ -309,10 +373,16 @@ def test_a_gated_call_approved_with_the_stock_hitl_reply_runs(server_url, by_id)
     client.runs.wait(thread_id, "triage", input={"scenario": "R42-gated"})
     [pending] = client.threads.get_state(thread_id)["interrupts"]
     stock = {"decisions": [{"type": "approve"}]}
-    final = client.runs.wait(thread_id, "triage", command={"resume": {pending["id"]: stock} if by_id else stock})  # fmt: skip
+    final = client.runs.wait(
+        thread_id, "triage", command={"resume": {pending["id"]: stock} if by_id else stock}
+    )
     handover = final["handover"]
     assert handover["status"] == "stopped" and handover["refusals"] == []
     assert ("E2", "readspec") in [(item["ref"], item["tool"]) for item in handover["evidence"]]
     [resumed] = [e for e in served_values(client, thread_id)["events"] if e["type"] == "resumed"]
     assert resumed["actor"] == "human:client"
-    assert resumed["payload"]["reply"] == {"interaction_id": pending["value"]["interaction_id"], "decision": "approve", "by": "client"}  # fmt: skip
+    assert resumed["payload"]["reply"] == {
+        "interaction_id": pending["value"]["interaction_id"],
+        "decision": "approve",
+        "by": "client",
+    }

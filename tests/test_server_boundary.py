@@ -41,13 +41,22 @@ def test_a_resume_that_widens_the_grant_is_refused_and_nothing_is_read(server_ur
     client = get_sync_client(url=server_url)
     thread_id, state = waiting_thread(client)
     grant = state["values"]["grant"]
-    outside = {**next(iter(grant["records"].values())), "id": "x", "kind": "spec", "path": str(OUTSIDE)}  # fmt: skip
+    outside = {
+        **next(iter(grant["records"].values())),
+        "id": "x",
+        "kind": "spec",
+        "path": str(OUTSIDE),
+    }
     widened = {**grant, "records": {**grant["records"], "x": outside}}
     [pending] = state["interrupts"]
     reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
-    detail = refused(lambda: client.runs.wait(
-        thread_id, "triage", command={"update": {"grant": widened}, "resume": {pending["id"]: reply}}
-    ))  # fmt: skip
+    detail = refused(
+        lambda: client.runs.wait(
+            thread_id,
+            "triage",
+            command={"update": {"grant": widened}, "resume": {pending["id"]: reply}},
+        )
+    )
     assert "only resume" in detail
     after = client.threads.get_state(thread_id)
     assert after["values"]["grant"] == grant and after["interrupts"] == state["interrupts"]
@@ -129,11 +138,18 @@ def test_a_config_is_not_input_a_lane_given_is_refused_and_the_run_still_waits(s
     [pending] = state["interrupts"]
     reply = {"interaction_id": pending["value"]["interaction_id"], "decision": "approve"}
     resume = {"resume": {pending["id"]: reply}}
-    for given in ({"config": {"configurable": {"warrant_lane": "t1"}}}, {"context": {"warrant_lane": "t1"}}):  # fmt: skip
+    for given in (
+        {"config": {"configurable": {"warrant_lane": "t1"}}},
+        {"context": {"warrant_lane": "t1"}},
+    ):
         detail = refused(lambda: client.runs.wait(thread_id, "triage", command=resume, **given))  # noqa: B023
         assert "'warrant_lane' is refused" in detail and "routing" in detail
     for configurable in ({"__pregel_resuming": True}, {"thread_id": "another"}):
-        assert "is refused" in refused(lambda: client.runs.wait(thread_id, "triage", command=resume, config={"configurable": configurable}))  # fmt: skip  # noqa: B023
+        assert "is refused" in refused(
+            lambda c=configurable: client.runs.wait(
+                thread_id, "triage", command=resume, config={"configurable": c}
+            )
+        )
     after = client.threads.get_state(thread_id)
     assert after["values"] == state["values"] and after["interrupts"] == state["interrupts"]
     final = client.runs.wait(thread_id, "triage", command=resume, headers={"x-warrant-lane": "t1"})

@@ -48,11 +48,17 @@ def test_notes_carry_the_bearers_identity_and_only_their_author_changes_them(url
     assert (mine["by"], theirs["by"]) == ("alice", "bob")
     for op, extra in (("correct", {"text": "not late"}), ("forget", {})):
         answer = memory_op(bob, op=op, project="lab", note=mine["id"], **extra)
-        assert answer["error"] == f"note {mine['id']} was saved by alice; only they may {op} it (or a memory admin)"  # fmt: skip
+        assert (
+            answer["error"]
+            == f"note {mine['id']} was saved by alice; only they may {op} it (or a memory admin)"
+        )
         assert "result" not in answer
     listed = memory_op(alice, op="list", project="lab")["result"]
     assert {note["id"]: note["version"] for note in listed} == {mine["id"]: 1, theirs["id"]: 1}
-    assert "may not write alice's notes" in memory_op(bob, op="save", project="lab", user="alice", text="x")["error"]  # fmt: skip
+    assert (
+        "may not write alice's notes"
+        in memory_op(bob, op="save", project="lab", user="alice", text="x")["error"]
+    )
     assert (
         memory_op(bob, op="save", project="lab", user="bob", text="mine")["result"]["by"] == "bob"
     )
@@ -63,7 +69,10 @@ def test_notes_carry_the_bearers_identity_and_only_their_author_changes_them(url
     gone = memory_op(carol, op="forget", project="lab", note=theirs["id"])["result"]  # an admin
     assert gone["state"] == "forgotten" and gone["by"] == "carol"
     shown = memory_op(alice, op="show", project="lab", note=mine["id"])["result"]
-    assert [(receipt["op"], receipt["by"]) for receipt in shown] == [("save", "alice"), ("correct", "alice")]  # fmt: skip
+    assert [(receipt["op"], receipt["by"]) for receipt in shown] == [
+        ("save", "alice"),
+        ("correct", "alice"),
+    ]
 
 
 def test_a_request_without_a_known_token_is_refused(url):
@@ -89,7 +98,10 @@ def test_a_fork_from_an_older_checkpoint_is_refused_at_once_with_the_fences_mess
         with pytest.raises(httpx.HTTPStatusError) as caught:
             client.runs.create(thread, "triage", input=None, **fork)
         assert caught.value.response.status_code == 403
-        assert FENCE_MESSAGE in caught.value.response.text and "never forked" in caught.value.response.text  # fmt: skip
+        assert (
+            FENCE_MESSAGE in caught.value.response.text
+            and "never forked" in caught.value.response.text
+        )
     assert client.threads.get_history(thread, limit=100) == history
     assert client.runs.list(thread)[0]["status"] == "success"
 
@@ -108,4 +120,6 @@ def test_a_run_is_continued_only_by_the_identity_that_started_it(url):
     alice.runs.wait(mine, "triage", input={"scenario": "R42", "parent": parent})
     handover = alice.threads.get_state(mine)["values"]["handover"]
     assert (handover["parent"], handover["revision"]) == (parent, 2)
-    assert [item.get("carried_from", {}).get("thread") for item in handover["evidence"]][:1] == [parent]  # fmt: skip
+    assert [item.get("carried_from", {}).get("thread") for item in handover["evidence"]][:1] == [
+        parent
+    ]

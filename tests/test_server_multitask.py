@@ -27,8 +27,11 @@ POINT = "before:execute@c1"
 def paused_server(tmp_path_factory, module_postgres_url) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("multitask")
     signal_file = folder / "pause"
-    env = {"WARRANT_DB": module_postgres_url, "WARRANT_PAUSE_AT": POINT,
-           "WARRANT_PAUSE_FILE": str(signal_file)}  # fmt: skip
+    env = {
+        "WARRANT_DB": module_postgres_url,
+        "WARRANT_PAUSE_AT": POINT,
+        "WARRANT_PAUSE_FILE": str(signal_file),
+    }
     with langgraph_dev(folder, env) as url:
         yield url, signal_file
 
@@ -68,8 +71,10 @@ def assert_promise_kept(values: dict) -> None:
     executed = Counter(e["payload"]["call_id"] for e in events if e["type"] == "executed")
     assert approved == ["c1", "c2", "c3"] and executed == Counter({"c1": 1, "c2": 1, "c3": 1})
     assert [(item["ref"], item["call_id"]) for item in values["handover"]["evidence"]] == [
-        ("E1", "c1"), ("E2", "c2"), ("E3", "c3")
-    ]  # fmt: skip
+        ("E1", "c1"),
+        ("E2", "c2"),
+        ("E3", "c3"),
+    ]
     assert values["handover"]["status"] == "stopped"
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
 
@@ -91,7 +96,9 @@ def test_interrupt_finishes_the_approved_call_instead_of_losing_it(paused_server
 def test_enqueue_lets_the_run_finish_then_refuses_the_second_input(paused_server):
     url, signal_file = paused_server
     client, thread = in_flight(url, signal_file)
-    second = client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="enqueue")  # fmt: skip
+    second = client.runs.create(
+        thread, "triage", input={"scenario": "R42"}, multitask_strategy="enqueue"
+    )
     release(signal_file)
     client.runs.join(thread, second["run_id"])
     values = wait_for_handover(client, thread)
@@ -119,7 +126,9 @@ def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
     assert thread_in_use(values) == 0
 
 
-def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(paused_server, module_postgres_url, tmp_path):  # fmt: skip
+def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(
+    paused_server, module_postgres_url, tmp_path
+):
     """The served run holds no lease; the checkpoint fence still lets only one of them write."""
     url, signal_file = paused_server
     client, thread = in_flight(url, signal_file)

@@ -96,24 +96,42 @@ def test_a_skill_for_another_profile_or_unknown_is_refused_in_one_line(scenario_
     assert escaping.returncode == 2 and "skills" in escaping.stderr
 
 
-def test_the_model_is_shown_the_skill_with_its_hash_and_the_handover_says_so(route_env, scenario_dir):  # fmt: skip
+def test_the_model_is_shown_the_skill_with_its_hash_and_the_handover_says_so(
+    route_env, scenario_dir
+):
     manifest = manifest_with_skill(scenario_dir)
-    server = FakeOpenAI([json.dumps({"summary": "s", "message": {"kind": "stop", "text": "done"}})])  # fmt: skip
+    server = FakeOpenAI([json.dumps({"summary": "s", "message": {"kind": "stop", "text": "done"}})])
     route_env(server)
     state = run_model(server, str(manifest))
     skill = load_scenario(manifest).skills[0]
     (prompt,) = server.prompts
     assert "## skills" in prompt and skill.text in prompt and "grant nothing" in prompt
     requested = next(e for e in state["events"] if e["type"] == "requested")
-    assert requested["payload"]["manifest"]["skills"] == [{"id": "team/fifo", "version": 3, "sha256": skill.sha256}]  # fmt: skip
-    assert state["handover"]["skills"] == [{"id": "team/fifo", "version": 3, "sha256": skill.sha256}]  # fmt: skip
+    assert requested["payload"]["manifest"]["skills"] == [
+        {"id": "team/fifo", "version": 3, "sha256": skill.sha256}
+    ]
+    assert state["handover"]["skills"] == [
+        {"id": "team/fifo", "version": 3, "sha256": skill.sha256}
+    ]
 
 
 def test_a_script_ignores_skills_and_the_handover_lists_none(scenario_dir, tmp_path):
     manifest = manifest_with_skill(scenario_dir)
     script = tmp_path / "s.jsonl"
-    script.write_text(json.dumps({"summary": "s", "message": {"kind": "stop", "text": "done"}}) + "\n")  # fmt: skip
-    result = warrant("run", str(manifest), "--chooser", f"file:{script}", "--db", "memory", "--json", "-q", cwd=tmp_path)  # fmt: skip
+    script.write_text(
+        json.dumps({"summary": "s", "message": {"kind": "stop", "text": "done"}}) + "\n"
+    )
+    result = warrant(
+        "run",
+        str(manifest),
+        "--chooser",
+        f"file:{script}",
+        "--db",
+        "memory",
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "skills" not in json.loads(result.stdout)
 
@@ -123,7 +141,11 @@ def test_the_shipped_skill_loads_against_r42(tmp_path):
     assert (SHIPPED / "triage" / "uvm-regression.md").is_file()
     lab = Path(__file__).resolve().parent.parent / "lab"
     manifest = tmp_path / "R42.toml"
-    manifest.write_text((lab / "R42.toml").read_text().replace('profile = "triage"', 'profile = "triage"\nskills = ["triage/uvm-regression"]'))  # fmt: skip
+    manifest.write_text(
+        (lab / "R42.toml")
+        .read_text()
+        .replace('profile = "triage"', 'profile = "triage"\nskills = ["triage/uvm-regression"]')
+    )
     for name in ("runs/R42", "spec", "history"):
         shutil.copytree(lab / name, tmp_path / name)
     assert [skill.id for skill in load_scenario(manifest).skills] == ["triage/uvm-regression"]

@@ -8,8 +8,11 @@ BEFORE, AFTER = "lab/sta/setup_before.rpt", "lab/sta/setup_after.rpt"
 def test_the_scripted_sta_baseline():
     state = run_embedded("STA1")
     assert [(item["ref"], item["tool"]) for item in state["evidence"]] == [
-        ("E1", "stasummary"), ("E2", "stasummary"), ("E3", "stadiff"), ("E4", "stapath"),
-    ]  # fmt: skip
+        ("E1", "stasummary"),
+        ("E2", "stasummary"),
+        ("E3", "stadiff"),
+        ("E4", "stapath"),
+    ]
     assert state["evidence"][2]["excerpt"][0]["text"].startswith(
         "[after] flipped MET→VIOLATED: u_core_clk/dst_reg[0]"
     )
@@ -21,15 +24,17 @@ def test_the_scripted_sta_baseline():
 
 
 def test_out_of_scope_sta_requests_are_refused(action_file):
-    chooser = action_file([
-        call("a", "stasummary", report="lab/sta/hold_after.rpt"),
-        call("b", "stasummary", report="lab/runs/R42/reset_smoke.log"),
-        call("c", "stadiff", before=BEFORE, after="../protected/design.txt"),
-        call("d", "searchlogs", path=AFTER, query="slack"),
-        call("e", "run_sta", script="report_checks -path_delay min"),
-        call("f", "stapaths", report=AFTER, limit=True),
-        stop(),
-    ])  # fmt: skip
+    chooser = action_file(
+        [
+            call("a", "stasummary", report="lab/sta/hold_after.rpt"),
+            call("b", "stasummary", report="lab/runs/R42/reset_smoke.log"),
+            call("c", "stadiff", before=BEFORE, after="../protected/design.txt"),
+            call("d", "searchlogs", path=AFTER, query="slack"),
+            call("e", "run_sta", script="report_checks -path_delay min"),
+            call("f", "stapaths", report=AFTER, limit=True),
+            stop(),
+        ]
+    )
     state = run_embedded("STA1", chooser)
     assert [(r["code"], r["owner"]) for r in state["refusals"]] == [
         ("unapproved_record", "tool:stasummary"),

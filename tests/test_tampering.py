@@ -59,9 +59,24 @@ def reject(_kind: str) -> dict[str, Any]:
 def forged_receipt(ref: str) -> dict[str, Any]:
     """A receipt as the store keeps it (its excerpt a body, by digest), with a seal the run's key
     never made."""
-    return {"ref": ref, "call_id": "x9", "kind": "observation", "tool": "searchlogs", "args": {},
-            "record": R42_LOG, "sha256": "0" * 64, "sources": [], "summary": "FORGED", "body": None,
-            "lines": 0, "truncated": False, "flags": [], "error": None, "turn": 1, "seal": "0" * 64}  # fmt: skip
+    return {
+        "ref": ref,
+        "call_id": "x9",
+        "kind": "observation",
+        "tool": "searchlogs",
+        "args": {},
+        "record": R42_LOG,
+        "sha256": "0" * 64,
+        "sources": [],
+        "summary": "FORGED",
+        "body": None,
+        "lines": 0,
+        "truncated": False,
+        "flags": [],
+        "error": None,
+        "turn": 1,
+        "seal": "0" * 64,
+    }
 
 
 def executed_calls(values: dict[str, Any]) -> list[str]:
@@ -82,13 +97,19 @@ def test_a_widened_grant_is_never_used(db):
         values = waiting_run(graph, "grant")
         grant = values["grant"]
         outside = dict(next(iter(grant["records"].values())))
-        outside.update(id="lab/protected/design.txt", kind="spec",
-                       path=str(LAB_DIR / "protected" / "design.txt"))  # fmt: skip
+        outside.update(
+            id="lab/protected/design.txt",
+            kind="spec",
+            path=str(LAB_DIR / "protected" / "design.txt"),
+        )
         widened = {**grant, "records": {**grant["records"], outside["id"]: outside}}
         [pending] = graph.get_state(config("grant")).interrupts
         reply = {"interaction_id": pending.value["interaction_id"], "decision": "approve"}
-        graph.invoke(Command(update={"grant": widened}, resume={pending.id: reply}),
-                     config("grant"), durability="sync")  # fmt: skip
+        graph.invoke(
+            Command(update={"grant": widened}, resume={pending.id: reply}),
+            config("grant"),
+            durability="sync",
+        )
         assert_refused_and_clean(graph.get_state(config("grant")).values)
 
 
@@ -124,11 +145,18 @@ def test_a_forged_receipt_in_the_store_never_reaches_the_chooser(db):
     context = WarrantContext(choosers={"watching": Watching(script)})
     with open_run(db, "sees") as storage:
         graph = compile_graph(*storage)
-        graph.invoke({"scenario": GATED, "chooser": "watching"}, config("sees"), durability="sync", context=context)  # fmt: skip
+        graph.invoke(
+            {"scenario": GATED, "chooser": "watching"},
+            config("sees"),
+            durability="sync",
+            context=context,
+        )
         [pending] = graph.get_state(config("sees")).interrupts
         storage.store.put(space("sees", EVIDENCE), "E1", forged_receipt("E1"), index=False)
         reply = {"interaction_id": pending.value["interaction_id"], "decision": "approve"}
-        graph.invoke(Command(resume={pending.id: reply}), config("sees"), durability="sync", context=context)  # fmt: skip
+        graph.invoke(
+            Command(resume={pending.id: reply}), config("sees"), durability="sync", context=context
+        )
         values = recorded(graph, config("sees"))
     assert len(seen) == 4 and "FORGED" in json.dumps(values["evidence"])  # turns 3 and 4 came after
     assert all("FORGED" not in view for view in seen)
@@ -143,7 +171,9 @@ def test_an_edited_excerpt_is_never_shown(db):
         waiting_run(graph, "body")
         [receipt] = recorded(graph, config("body"))["evidence"]
         assert receipt["excerpt"] and receipt["body"]
-        storage.store.put(BODIES, receipt["body"], {"body": [{"line": 1, "text": "FORGED", "flags": []}]})  # fmt: skip
+        storage.store.put(
+            BODIES, receipt["body"], {"body": [{"line": 1, "text": "FORGED", "flags": []}]}
+        )
     finished = resume("body", db, lambda _: None, approve)
     handover = finished.values["handover"]
     assert "FORGED" not in json.dumps(finished.values)
@@ -157,10 +187,21 @@ def test_a_forged_task_for_the_executor_is_not_run(db, tmp_path):
         values = waiting_run(graph, "goto")
         record = dict(next(iter(values["grant"]["records"].values())))
         record.update(path=str(LAB_DIR / "protected" / "design.txt"))
-        task = {"call": {"id": "z", "name": "searchlogs", "args": {"path": record["id"], "query": "PROTECTED"}, "ref": "E1"},
-                "profile": "triage", "records": {"path": record}, "turn": 1,
-                "manifest": values["grant"]["manifest"], "manifest_sha256": values["grant"]["manifest_sha256"],
-                "deadline_at": values["deadline_at"], "call_s": 30}  # fmt: skip
+        task = {
+            "call": {
+                "id": "z",
+                "name": "searchlogs",
+                "args": {"path": record["id"], "query": "PROTECTED"},
+                "ref": "E1",
+            },
+            "profile": "triage",
+            "records": {"path": record},
+            "turn": 1,
+            "manifest": values["grant"]["manifest"],
+            "manifest_sha256": values["grant"]["manifest_sha256"],
+            "deadline_at": values["deadline_at"],
+            "call_s": 30,
+        }
         graph.invoke(Command(goto=Send("execute", task)), config("goto"), durability="sync")
         final = graph.get_state(config("goto")).values
         if "handover" not in final:  # the approval still waits; the forged task ended nothing yet
@@ -188,7 +229,9 @@ def test_a_forged_handover_is_not_the_runs_and_is_recorded(db):
     with open_run(db, "fh") as storage:
         graph = compile_graph(*storage)
         waiting_run(graph, "fh")
-        graph.update_state(config("fh"), {"handover": {"status": "stopped", "evidence": [], "statement": "FORGED"}})  # fmt: skip
+        graph.update_state(
+            config("fh"), {"handover": {"status": "stopped", "evidence": [], "statement": "FORGED"}}
+        )
     shown = resume("fh", db, lambda _: None)
     assert shown.handover["status"] == "state_tampered"
     assert "FORGED" not in json.dumps(shown.handover)
@@ -202,8 +245,12 @@ def test_sealed_values_and_tasks_copied_from_another_run_are_not_this_runs(db):
         donor = compile_graph(*storage)
         donor.invoke({"scenario": "R42"}, config("P"), durability="sync")
         p_values = donor.get_state(config("P")).values
-        tasks = [write for item in storage.saver.list(config("P")) for write in item.pending_writes
-                 if write[1] == "__pregel_tasks" and getattr(write[2], "node", None) == "execute"]  # fmt: skip
+        tasks = [
+            write
+            for item in storage.saver.list(config("P"))
+            for write in item.pending_writes
+            if write[1] == "__pregel_tasks" and getattr(write[2], "node", None) == "execute"
+        ]
     with open_run(db, "G") as storage:
         graph = compile_graph(*storage)
         waiting_run(graph, "G")
@@ -212,7 +259,10 @@ def test_sealed_values_and_tasks_copied_from_another_run_are_not_this_runs(db):
     with open_run(db, "G2") as storage:
         graph = compile_graph(*storage)
         waiting_run(graph, "G2")
-        graph.update_state(config("G2"), {"grant": p_values["grant"], "seals": {"grant": p_values["seals"]["grant"]}})  # fmt: skip
+        graph.update_state(
+            config("G2"),
+            {"grant": p_values["grant"], "seals": {"grant": p_values["seals"]["grant"]}},
+        )
     assert resume("G2", db, lambda _: None).handover["status"] == "state_tampered"
     with open_run(db, "G3") as storage:  # P's receipt of c2, sealed for P, in G3's record
         graph = compile_graph(*storage)
@@ -221,7 +271,9 @@ def test_sealed_values_and_tasks_copied_from_another_run_are_not_this_runs(db):
         assert p_receipt["call_id"] == "c2"
         storage.store.put(space("G3", EVIDENCE), "E1", p_receipt, index=False)
     handover = resume("G3", db, lambda _: None, reject).handover  # c2 never runs in G3
-    assert handover["status"] == "state_tampered" and "c2" not in {e["call_id"] for e in handover["evidence"]}  # fmt: skip
+    assert handover["status"] == "state_tampered" and "c2" not in {
+        e["call_id"] for e in handover["evidence"]
+    }
 
 
 def test_a_forged_turn_never_reaches_the_record(db):
@@ -255,7 +307,9 @@ def test_the_runs_own_values_put_back_out_of_step_end_it(db):
         graph = compile_graph(*storage)
         waiting_run(graph, "old")
         history = list(graph.get_state_history(config("old")))
-        first = next(s.values for s in reversed(history) if (s.values.get("decision") or {}).get("turn") == 1)  # fmt: skip
+        first = next(
+            s.values for s in reversed(history) if (s.values.get("decision") or {}).get("turn") == 1
+        )
         graph.update_state(config("old"), {"decision": first["decision"]})
         graph.update_state(config("old"), {"seals": {"decision": first["seals"]["decision"]}})
     assert resume("old", db, lambda _: None).handover["status"] == "state_tampered"
@@ -265,15 +319,22 @@ def test_the_runs_own_values_put_back_out_of_step_end_it(db):
         waiting_run(graph, "turn-back")
         history = list(graph.get_state_history(config("turn-back")))
         first = next(s.values for s in reversed(history) if s.values.get("turn") == 1)
-        graph.update_state(config("turn-back"), {"turn": 1, "seals": {"turn": first["seals"]["turn"]}})  # fmt: skip
+        graph.update_state(
+            config("turn-back"), {"turn": 1, "seals": {"turn": first["seals"]["turn"]}}
+        )
     assert resume("turn-back", db, lambda _: None).handover["status"] == "state_tampered"
 
     with open_run(db, "again") as storage:
         graph = compile_graph(*storage)
         graph.invoke({"scenario": "R42"}, config("again"), durability="sync")
-        [task] = [write[2] for item in storage.saver.list(config("again")) for write in item.pending_writes
-                  if write[1] == "__pregel_tasks" and getattr(write[2], "node", None) == "execute"
-                  and write[2].arg["call"]["id"] == "c1"]  # fmt: skip
+        [task] = [
+            write[2]
+            for item in storage.saver.list(config("again"))
+            for write in item.pending_writes
+            if write[1] == "__pregel_tasks"
+            and getattr(write[2], "node", None) == "execute"
+            and write[2].arg["call"]["id"] == "c1"
+        ]
         graph.invoke(Command(goto=task), config("again"), durability="sync")
         values = recorded(graph, config("again"))
     assert values["handover"]["status"] == "state_tampered"
@@ -288,13 +349,22 @@ def arrivals_of(graph: Any, thread: str, call_id: str) -> list[dict[str, Any]]:
     return next(
         snapshot.values["arrivals"]
         for snapshot in graph.get_state_history(config(thread))
-        if any(item.get("evidence", {}).get("call_id") == call_id for item in snapshot.values.get("arrivals") or ())
-    )  # fmt: skip
+        if any(
+            item.get("evidence", {}).get("call_id") == call_id
+            for item in snapshot.values.get("arrivals") or ()
+        )
+    )
 
 
 def forged_arrivals(graph: Any, thread: str) -> list[dict[str, Any]]:
-    event = {"type": "executed", "time": "2026-01-01T00:00:00.000+00:00", "turn": 2, "actor": "tool:searchlogs",
-             "payload": {"call_id": "x9", "ref": "E2", "record": R42_LOG}, "seal": "0" * 64}  # fmt: skip
+    event = {
+        "type": "executed",
+        "time": "2026-01-01T00:00:00.000+00:00",
+        "turn": 2,
+        "actor": "tool:searchlogs",
+        "payload": {"call_id": "x9", "ref": "E2", "record": R42_LOG},
+        "seal": "0" * 64,
+    }
     return [
         {"evidence": forged_receipt("E2"), "seal": "0" * 64},
         {"event": event, "seal": "0" * 64},
@@ -344,7 +414,10 @@ def test_an_older_cursor_put_back_ends_the_run(db):
         history = list(graph.get_state_history(config("back")))
         older = next(s.values for s in reversed(history) if s.next == ("execute",))  # before c1 ran
         assert older["cursor"]["events"] < before["cursor"]["events"]
-        graph.update_state(config("back"), {"cursor": older["cursor"], "seals": {"cursor": older["seals"]["cursor"]}})  # fmt: skip
+        graph.update_state(
+            config("back"),
+            {"cursor": older["cursor"], "seals": {"cursor": older["seals"]["cursor"]}},
+        )
     finished = resume("back", db, lambda _: None)
     if finished.pending:  # asked again: approve, so that the run writes on
         finished = resume("back", db, lambda _: None, approve)
@@ -369,7 +442,10 @@ def test_a_forged_cursor_never_rewrites_the_record(db):
     finished = resume("fc", db, lambda _: None)
     assert finished.handover["status"] == "state_tampered"
     with open_run(db, "fc") as storage:
-        rows = [storage.store.get(space("fc", EVENTS), position(n)) for n in range(1, cursor["events"] + 1)]  # fmt: skip
+        rows = [
+            storage.store.get(space("fc", EVENTS), position(n))
+            for n in range(1, cursor["events"] + 1)
+        ]
     assert [row.value if row else None for row in rows] == before["events"]
 
 

@@ -54,7 +54,9 @@ def test_a_same_size_rewrite_with_the_old_mtime_is_refused_record_changed(scenar
         os.utime(log, ns=(seen.st_atime_ns, seen.st_mtime_ns))
         assert log.stat().st_size == seen.st_size
 
-    state = run_with(manifest, Tampering(forge, (call("c1", "searchlogs", path="cc/t.log", query="UVM"),)))  # fmt: skip
+    state = run_with(
+        manifest, Tampering(forge, (call("c1", "searchlogs", path="cc/t.log", query="UVM"),))
+    )
     [item] = state["evidence"]
     assert item["error"] == "record_changed"
     assert item["excerpt"] == [] and "FORGED" not in str(state["handover"])
@@ -70,7 +72,9 @@ def test_a_record_or_its_manifest_swapped_for_a_fifo_is_refused_at_once(scenario
         os.mkfifo(scenario_dir / swapped)
 
     # Opening a FIFO waits for a writer that never comes: a run that ends at all was not held
-    state = run_with(manifest, Tampering(swap, (call("c1", "searchlogs", path="cc/t.log", query="UVM"),)))  # fmt: skip
+    state = run_with(
+        manifest, Tampering(swap, (call("c1", "searchlogs", path="cc/t.log", query="UVM"),))
+    )
     [item] = state["evidence"]
     assert item["error"] == "record_unavailable" and "regular file" in item["summary"]
 
@@ -99,7 +103,10 @@ def test_a_gzip_history_is_capped_on_what_it_unpacks(scenario_dir):
     manifest = write_manifest(
         scenario_dir, '[[record]]\nid = "bomb"\nkind = "history"\npath = "bomb.csv"\n'
     )
-    state = run_with(manifest, Tampering(lambda: None, (call("c1", "getrunhistory", path="bomb", test="fifo_smoke"),)))  # fmt: skip
+    state = run_with(
+        manifest,
+        Tampering(lambda: None, (call("c1", "getrunhistory", path="bomb", test="fifo_smoke"),)),
+    )
     [item] = state["evidence"]
     assert item["error"] == "record_unavailable" and "more than 256 MiB" in item["summary"]
 

@@ -39,14 +39,19 @@ def test_one_span_per_run_turn_node_entry_and_call_with_refs_and_hashes(route_en
     (root,) = [span for span in spans if span.parent is None]
     assert all(span.parent.span_id in ids for span in spans if span is not root)
     assert {span.context.trace_id for span in spans} == {root.context.trace_id}
-    assert root.attributes["warrant.status"] == "stopped" and root.attributes["warrant.thread"] == "t1"  # fmt: skip
+    assert (
+        root.attributes["warrant.status"] == "stopped" and root.attributes["warrant.thread"] == "t1"
+    )
     calls = [span for span in spans if span.name == "warrant.call"]
     receipts = [(s.attributes["warrant.ref"], s.attributes["warrant.receipt"]) for s in calls]
     executed = [e["payload"] for e in state["events"] if e["type"] == "executed"]
     assert sorted(receipts) == [(p["ref"], p["receipt"]) for p in executed]
     assert all(span.end_time >= span.start_time for span in spans)
     # What reached the model: each request's section hashes, as its manifest recorded them.
-    requested = sorted((s for s in spans if s.name == "warrant.choose.requested"), key=lambda s: s.attributes["warrant.seq"])  # fmt: skip
+    requested = sorted(
+        (s for s in spans if s.name == "warrant.choose.requested"),
+        key=lambda s: s.attributes["warrant.seq"],
+    )
     manifests = [e["payload"]["manifest"] for e in state["events"] if e["type"] == "requested"]
     for span, manifest in zip(requested, manifests, strict=True):
         for section in manifest["sections"]:
@@ -57,7 +62,12 @@ def test_one_span_per_run_turn_node_entry_and_call_with_refs_and_hashes(route_en
 
 def test_no_span_carries_record_content(route_env, scenario_dir):
     manifest = local_only_log(scenario_dir)
-    server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop("overflow seen"))])  # fmt: skip
+    server = FakeOpenAI(
+        [
+            json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")),
+            json.dumps(stop("overflow seen")),
+        ]
+    )
     route_env(server, locality="remote")
     state = run_model(server, str(manifest))
     assert state["evidence"][0]["excerpt"]
@@ -71,7 +81,9 @@ def test_no_span_carries_record_content(route_env, scenario_dir):
 
 def test_warrant_trace_names_the_first_loss(route_env, scenario_dir):
     manifest = local_only_log(scenario_dir)
-    server = FakeOpenAI([json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())])  # fmt: skip
+    server = FakeOpenAI(
+        [json.dumps(call("c1", "searchlogs", path="cc/t.log", query="UVM")), json.dumps(stop())]
+    )
     route_env(server, locality="remote")
     state = run_model(server, str(manifest))
     flows = evidence_flow(state, state["events"])
@@ -104,9 +116,13 @@ def test_a_persons_answer_has_no_receipt_and_is_no_loss_for_it(action_file):
     )
     graph.invoke(answer, config, durability="sync")
     state = recorded(graph, config)
-    assert [(item["ref"], item["kind"], item["sha256"]) for item in state["evidence"]] == [("H1", "human_answer", None)]  # fmt: skip
+    assert [(item["ref"], item["kind"], item["sha256"]) for item in state["evidence"]] == [
+        ("H1", "human_answer", None)
+    ]
     flows = evidence_flow(state, state["events"])
-    assert [(flow.ref, flow.stored, flow.person, flow.cited) for flow in flows] == [("H1", False, True, True)]  # fmt: skip
+    assert [(flow.ref, flow.stored, flow.person, flow.cited) for flow in flows] == [
+        ("H1", False, True, True)
+    ]
     assert first_loss(flows) is None
 
 
@@ -125,7 +141,9 @@ def test_a_receipt_missing_from_an_observation_is_still_the_first_loss():
     assert [flow.person for flow in flows] == [True, True, False]
     assert first_loss(flows) == "E1 (turn 3) has no stored receipt"
     assert first_loss(flows[:2]) is None
-    assert first_loss([Flow("H2", 1, False, "never", True, person=True)]).startswith("H2 (turn 1) was stored but never sent")  # fmt: skip
+    assert first_loss([Flow("H2", 1, False, "never", True, person=True)]).startswith(
+        "H2 (turn 1) was stored but never sent"
+    )
 
 
 def test_warrant_trace_on_the_command_line(tmp_path):
@@ -133,7 +151,10 @@ def test_warrant_trace_on_the_command_line(tmp_path):
     assert warrant("run", "R42", "--db", db, "--thread", "r42", "-q", cwd=tmp_path).returncode == 0
     shown = warrant("trace", "r42", "--db", db, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
-    assert "E3" in shown.stdout and "first loss: E1 (turn 1) reached the chooser but no hypothesis cites it" in shown.stdout  # fmt: skip
+    assert (
+        "E3" in shown.stdout
+        and "first loss: E1 (turn 1) reached the chooser but no hypothesis cites it" in shown.stdout
+    )
     data = json.loads(warrant("trace", "r42", "--db", db, "--json", cwd=tmp_path).stdout)
     assert [flow["ref"] for flow in data["evidence"]] == ["E1", "E2", "E3"]
     missing = warrant("trace", "nope", "--db", db, cwd=tmp_path)
@@ -167,14 +188,22 @@ class Collector:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def spans(self) -> list:
-        return [span for request in self.requests for resource in request.resource_spans for scope in resource.scope_spans for span in scope.spans]  # fmt: skip
+        return [
+            span
+            for request in self.requests
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
 
 
 def test_a_run_exports_its_spans_over_otlp_when_configured(tmp_path):
     collector = Collector()
     try:
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url}
-        result = warrant("run", "R42", "--db", "memory", "--thread", "otlp", "-q", cwd=tmp_path, env=env)  # fmt: skip
+        result = warrant(
+            "run", "R42", "--db", "memory", "--thread", "otlp", "-q", cwd=tmp_path, env=env
+        )
         assert result.returncode == 0, result.stderr
         spans = collector.spans()
         assert [span.name for span in spans].count("warrant.call") == 3
@@ -196,7 +225,9 @@ def test_an_unreachable_collector_is_a_warning_and_the_run_stands(tmp_path):
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": collector.url}
     result = warrant("run", "R42", "--db", "memory", "--json", "-q", cwd=tmp_path, env=env)
     assert result.returncode == 0 and json.loads(result.stdout)["status"] == "stopped"
-    assert result.stderr.count("warning: trace not exported") == 1 and "Traceback" not in result.stderr  # fmt: skip
+    assert (
+        result.stderr.count("warning: trace not exported") == 1 and "Traceback" not in result.stderr
+    )
 
 
 class FakeLangSmith:
@@ -233,9 +264,25 @@ class FakeLangSmith:
 
 def test_langsmith_gets_warrants_metadata_and_no_record_content(tmp_path):
     langsmith = FakeLangSmith()
-    env = {"LANGSMITH_TRACING": "true", "LANGSMITH_ENDPOINT": langsmith.url, "LANGSMITH_API_KEY": "k"}  # fmt: skip
+    env = {
+        "LANGSMITH_TRACING": "true",
+        "LANGSMITH_ENDPOINT": langsmith.url,
+        "LANGSMITH_API_KEY": "k",
+    }
     try:
-        result = warrant("run", "R42", "--db", "memory", "--thread", "traced", "--json", "-q", cwd=tmp_path, env=env, subprocess_=True)  # fmt: skip
+        result = warrant(
+            "run",
+            "R42",
+            "--db",
+            "memory",
+            "--thread",
+            "traced",
+            "--json",
+            "-q",
+            cwd=tmp_path,
+            env=env,
+            subprocess_=True,
+        )
     finally:
         langsmith.server.shutdown()
     assert result.returncode == 0, result.stderr

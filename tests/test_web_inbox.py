@@ -30,7 +30,18 @@ def inbox(tmp_path) -> Iterator[tuple[Served, str]]:
     """Two runs waiting (a question, an approval) and the inbox serving their database, its
     replies signed alice."""
     db = str(tmp_path / "w.sqlite")
-    asked = warrant("run", "R42", "--chooser", "file:lab/choosers/r42_ask.jsonl", "--thread", "R42-ask", "--db", db, "-q", cwd=Path.cwd())  # fmt: skip
+    asked = warrant(
+        "run",
+        "R42",
+        "--chooser",
+        "file:lab/choosers/r42_ask.jsonl",
+        "--thread",
+        "R42-ask",
+        "--db",
+        db,
+        "-q",
+        cwd=Path.cwd(),
+    )
     gated = warrant("run", "R42-gated", "--thread", "R42-gate", "--db", db, "-q", cwd=Path.cwd())
     assert (asked.returncode, gated.returncode) == (3, 3), asked.stderr + gated.stderr
     with served_inbox(db, "--as", "alice") as served:
@@ -61,8 +72,13 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
             headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-        )  # fmt: skip
+            args=[
+                "--no-sandbox",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.goto(served.opening)
         assert page.url == f"{url}/"  # the key is not left in the address bar
@@ -70,11 +86,16 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/")
         assert page.locator("input[name=as]").count() == 0
         assert "Replies are signed alice" in page.locator("#user").inner_text()
-        assert page.locator(f"#{question} h2").inner_text() == "question: Did u_rst_ctrl change between R41 and R42?"  # fmt: skip
+        assert (
+            page.locator(f"#{question} h2").inner_text()
+            == "question: Did u_rst_ctrl change between R41 and R42?"
+        )
         assert page.locator(f"#{approval} h2").inner_text().startswith("approve call c2 readspec")
         shot(page, "inbox.png", tmp_path)
 
-        page.locator(f"#{question} textarea[name=answer]").fill("Yes: the synchronizer gained a stage in R41.")  # fmt: skip
+        page.locator(f"#{question} textarea[name=answer]").fill(
+            "Yes: the synchronizer gained a stage in R41."
+        )
         page.locator(f"#{question} button[value=answer]").click()
         page.wait_for_url(f"{url}/runs/R42-ask")
         handover = page.locator("#handover").inner_text()
@@ -88,8 +109,13 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         page.locator(f"#{approval} button[value=edit]").click()
         page.wait_for_url(f"{url}/runs/R42-gate")
         handover = page.locator("#handover").inner_text()
-        assert "`unapproved_record` · owner tool:readspec · call c2 `readspec`: 'lab/protected/design.txt' is not an approved record" in handover  # fmt: skip
-        assert "design.txt" not in "".join(line for line in handover.splitlines() if line.startswith("### "))  # fmt: skip
+        assert (
+            "`unapproved_record` · owner tool:readspec · call c2 `readspec`: 'lab/protected/design.txt' is not an approved record"
+            in handover
+        )
+        assert "design.txt" not in "".join(
+            line for line in handover.splitlines() if line.startswith("### ")
+        )
         page.goto(url)
         assert page.locator("#empty").inner_text() == "Nothing is waiting for a person."
         browser.close()
@@ -99,12 +125,19 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
 def test_a_reply_posted_without_the_inbox_token_is_refused(inbox):
     served, db = inbox
     row = pending(db)["R42-ask"]
-    form = {"thread": "R42-ask", "interaction": row["interaction_id"], "action": "answer", "answer": "x"}  # fmt: skip
+    form = {
+        "thread": "R42-ask",
+        "interaction": row["interaction_id"],
+        "action": "answer",
+        "answer": "x",
+    }
     with httpx.Client(timeout=30) as client:
         assert client.get(served.opening, follow_redirects=True).status_code == 200  # a session
         assert re.search(r'name="token" value="[^"]+"', client.get(served.url).text)
         for token in ({}, {"token": "not-this-one"}, {"token": "é"}):
-            refused = client.post(f"{served.url}/reply", data={**form, **token}, headers={"Origin": served.url})  # fmt: skip
+            refused = client.post(
+                f"{served.url}/reply", data={**form, **token}, headers={"Origin": served.url}
+            )
             assert refused.status_code == 403, refused.text
             assert "refused: this form was not made by this inbox" in refused.text
     assert "R42-ask" in pending(db)  # nothing was answered

@@ -30,11 +30,15 @@ def gated(scenario_dir, tmp_path, action_file) -> str:
     """A database holding run `g`, waiting for alice (the only approver) to approve call c1."""
     assert getpass.getuser() != "alice"
     manifest = write_manifest(scenario_dir)
-    text = manifest.read_text().replace('path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"')  # fmt: skip
+    text = manifest.read_text().replace(
+        'path = "logs/t.log"', 'path = "logs/t.log"\napproval = "human"'
+    )
     manifest.write_text(text.replace('goal = "Why', 'approvers = ["alice"]\ngoal = "Why', 1))
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
-    waiting = warrant("run", str(manifest), "--chooser", chooser, "--db", db, "--thread", "g", "-q", cwd=tmp_path)  # fmt: skip
+    waiting = warrant(
+        "run", str(manifest), "--chooser", chooser, "--db", db, "--thread", "g", "-q", cwd=tmp_path
+    )
     assert waiting.returncode == 3, waiting.stderr
     return db
 
@@ -55,7 +59,11 @@ def opened(served: Served) -> tuple[httpx.Client, dict[str, str]]:
     client = httpx.Client(timeout=30)
     first = client.get(served.opening, follow_redirects=False)
     assert (first.status_code, first.headers["location"]) == (303, "/")
-    assert set(first.headers["set-cookie"].split("; ")[1:]) == {"HttpOnly", "Path=/", "SameSite=strict"}  # fmt: skip
+    assert set(first.headers["set-cookie"].split("; ")[1:]) == {
+        "HttpOnly",
+        "Path=/",
+        "SameSite=strict",
+    }
     page = client.get(f"{served.url}/").text
     fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
     return client, {**fields, "action": "approve"}
@@ -69,7 +77,10 @@ def test_a_rebinding_page_can_read_nothing_and_approve_nothing(gated):
         for path in ("/", "/ok", f"/?key={served.opening.split('key=')[1]}", "/runs/g"):
             read = client.get(f"{served.url}{path}", headers=forged, follow_redirects=False)
             assert read.status_code == 403 and "set-cookie" not in read.headers
-            assert read.text == f"refused: Host '{FORGED}:{served.port}' is not this inbox's address (127.0.0.1:{served.port})\n"  # fmt: skip
+            assert (
+                read.text
+                == f"refused: Host '{FORGED}:{served.port}' is not this inbox's address (127.0.0.1:{served.port})\n"
+            )
         posted = client.post(f"{served.url}/reply", data=form, headers={**forged, **origin})
         assert posted.status_code == 403 and form["token"] not in posted.text
         client.close()
@@ -102,9 +113,12 @@ def test_a_post_without_the_session_cookie_is_refused(gated):
             for url in (f"{served.url}/", f"{served.url}/runs/g", f"{served.url}/?key=guessed"):
                 assert stranger.get(url, follow_redirects=False).status_code == 401
             stranger.cookies.set(f"warrant_inbox_{served.port}", "guessed")
-            posted = stranger.post(f"{served.url}/reply", data=form, headers={"Origin": served.url})  # fmt: skip
+            posted = stranger.post(f"{served.url}/reply", data=form, headers={"Origin": served.url})
         assert posted.status_code == 401
-        assert posted.text == f"refused: no session: open the URL `warrant inbox --serve` printed (http://127.0.0.1:{served.port}/?key=…)\n"  # fmt: skip
+        assert (
+            posted.text
+            == f"refused: no session: open the URL `warrant inbox --serve` printed (http://127.0.0.1:{served.port}/?key=…)\n"
+        )
     assert still_waiting(gated)
 
 
@@ -114,15 +128,20 @@ def test_a_form_cannot_choose_who_approves_and_ports_are_random(gated):
         client, form = opened(mine)
         origin = {"Origin": mine.url}
         for field in ("as", "by"):
-            posted = client.post(f"{mine.url}/reply", data={**form, field: "alice"}, headers=origin)  # fmt: skip
+            posted = client.post(f"{mine.url}/reply", data={**form, field: "alice"}, headers=origin)
             assert posted.status_code == 400
-            assert f"a form cannot name who replies; this inbox signs as {getpass.getuser()!r}" in html.unescape(posted.text)  # fmt: skip
+            assert (
+                f"a form cannot name who replies; this inbox signs as {getpass.getuser()!r}"
+                in html.unescape(posted.text)
+            )
         assert still_waiting(gated)
         signed = client.post(f"{mine.url}/reply", data=form, headers=origin)
         assert (signed.status_code, signed.headers["location"]) == (303, "/runs/g")
         [refused] = events(gated, "refused")  # signed by the OS user, who is no approver here
         assert refused["payload"]["code"] == "not_an_approver"
-        assert refused["payload"]["detail"].startswith(f"{getpass.getuser()!r} may not decide this call")  # fmt: skip
+        assert refused["payload"]["detail"].startswith(
+            f"{getpass.getuser()!r} may not decide this call"
+        )
         assert still_waiting(gated)
         client.close()
         client, form = opened(alices)

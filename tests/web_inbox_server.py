@@ -31,7 +31,12 @@ class Served:
 @contextmanager
 def served_inbox(db: str, *options: str) -> Iterator[Served]:
     """`warrant inbox --serve --db DB OPTIONS` until the block ends."""
-    server = subprocess.Popen([WARRANT, "inbox", "--serve", "--db", db, *options], stdout=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    server = subprocess.Popen(
+        [WARRANT, "inbox", "--serve", "--db", db, *options],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = first_line(server, timeout=90)
         found = OPENING.search(line)

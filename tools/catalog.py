@@ -133,7 +133,20 @@ STADIFF = ToolSpec(
     run=stadiff.stadiff,
 )
 
-_SPECS = {spec.name: spec for spec in (SEARCHLOGS, READLINES, LOGSUMMARY, READSPEC, GETRUNHISTORY, STASUMMARY, STAPATHS, STAPATH, STADIFF)}  # fmt: skip
+_SPECS = {
+    spec.name: spec
+    for spec in (
+        SEARCHLOGS,
+        READLINES,
+        LOGSUMMARY,
+        READSPEC,
+        GETRUNHISTORY,
+        STASUMMARY,
+        STAPATHS,
+        STAPATH,
+        STADIFF,
+    )
+}
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
     profile: tuple(_SPECS[name] for name in names) for profile, names in PROFILE_TOOLS.items()
 }

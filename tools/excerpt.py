@@ -157,7 +157,9 @@ def _sentence_end(texts: list[str], last: int) -> int:
     that ends mid-sentence, and each next line must go on with it in lower case; they count as far
     as the last that ends a sentence. A log line beside an injected one has its own prefix, or
     ends no sentence: it stays out."""
-    if last + 1 >= len(texts) or not _WORD.fullmatch(_after_shared_prefix(texts[last + 1], texts[last]).split(" ")[0]):  # fmt: skip
+    if last + 1 >= len(texts) or not _WORD.fullmatch(
+        _after_shared_prefix(texts[last + 1], texts[last]).split(" ")[0]
+    ):
         return last
     end = last
     for index in range(last + 1, len(texts)):

@@ -36,9 +36,16 @@ _INVISIBLE = dict.fromkeys(
 )
 
 TOOL_NAMES = (
-    "searchlogs", "readlines", "logsummary", "readspec", "getrunhistory",
-    "stasummary", "stapaths", "stapath", "stadiff",
-)  # fmt: skip
+    "searchlogs",
+    "readlines",
+    "logsummary",
+    "readspec",
+    "getrunhistory",
+    "stasummary",
+    "stapaths",
+    "stapath",
+    "stadiff",
+)
 """Every tool of both catalogs (a test holds this to `tools.catalog`)."""
 
 _PATTERNS = re.compile(
@@ -71,7 +78,7 @@ _LATIN_AI = (
     r"ki|ki-assistent|analyse-bot|sprachmodell|assistent(?:in)?|"
     r"ia|assistante|asistente|assistente|mod[eè]le de langage|modelo de (?:lenguaje|linguagem)|modello linguistico|"
     r"ии|нейросет\w*|ассистент\w*|помощник\w*|языков\w* модел\w*"
-)  # fmt: skip
+)
 _CJK = "[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 """Kana, CJK ideographs and Hangul, as characters (so that Hyperscan reads the class too)."""
 _CJK_AI = rf"人工智能|智能体|智能助手|助手|大模型|语言模型|アシスタント|エージェント|言語モデル|生成ai|어시스턴트|에이전트|인공지능|챗봇|도우미|ai(?={_CJK})|(?<={_CJK})ai"
@@ -86,7 +93,7 @@ _ADDRESS = (
     r"você|voce|caro|cara|gentile|ciao|sei|prezado|deve|devono|pode|può|"
     r"вы|ты|вас|тебя|пожалуйста|уважаем\w*|привет|долж\w*|может|нужно|для)\b|por favor|per favore|s'il (?:te|vous) pla[iî]t|"
     r"你|您|请|務必|务必|必须|应该|应当|可以|已获授权|致|あなた|ください|下さい|してね|てよい|こと|へ|様|당신|주세요|하세요|해야|해 ?줘|님|는"
-)  # fmt: skip
+)
 _VERBS = (
     r"(?<!not )(?<!n't )(?<!to )\b(?:open|read|cat|print|show|dump|display|send|upload|post|fetch|consult|"
     r"öffne|öffnen|lies|lese|lesen|zeige|anzeigen|sende|senden|"
@@ -95,49 +102,45 @@ _VERBS = (
     r"apri|aprire|leggi|leggere|invia|inviare|mostra|"
     r"открой\w*|открыть|прочитай\w*|прочитать|прочти|покажи|показать|отправ\w*|загрузи)\b|"
     r"打开|读取|阅读|查看|读一下|发送|发给|上传|開いて|開く|読んで|読み込んで|参照して|送信して|表示して|열어|읽어|보내|포함해"
-)  # fmt: skip
-_TARGET = (
-    r"(?:(?<![\w.-])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)*|[\w.-]+(?:/[\w.-]+)*\.(?:txt|key|pem|env|cfg|conf|ini|ya?ml|json|toml|md|csv|log|rpt|sv|vp?|py|sh|bin|netrc)\b|https?://)"
-)  # fmt: skip
+)
+_TARGET = r"(?:(?<![\w.-])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]*)*|[\w.-]+(?:/[\w.-]+)*\.(?:txt|key|pem|env|cfg|conf|ini|ya?ml|json|toml|md|csv|log|rpt|sv|vp?|py|sh|bin|netrc)\b|https?://)"
 _SECRET_FILES = r"~/\.ssh|\bid_(?:rsa|ed25519|ecdsa)\b|\.netrc\b|(?<![\w.])\.env\b|/etc/(?:passwd|shadow)\b|\bprivate key\b"
 _VERDICT = (
     r"(?:\b(?:change|changed|mark|report|set|flip|declare|record|als|ändern|geändert|melden|changer|en|como|marca|marque|registrar|come|segn\w+|dichiar\w+|на|как)\b|改为|改成|标记为|に変更|と報告|로)"
     r".{0,24}\b(?:pass(?:ed)?|success|ok|bestanden|réussi|succès|aprobad[ao]|éxito|superato|passato|aprovado|успех|пройден\w*)\b|"
     r"(?:改为|改成|标记为|报告为)\s*(?:通过|成功)|(?:合格|成功)に変更|통과로|(?:→|->)\s*pass\b"
-)  # fmt: skip
+)
 _GIVE_UP = (
     r"\b(?:skip|omit|bypass|ignore|überspringen|auslassen|omite|omitir|omettre|saltare|ignora|пропуст\w*)\b.{0,40}\b(?:checks?|coverage|assertions?|prüfungen|comprobaciones|vérifications|controlli|провер\w*)\b|"
     r"(?:跳过|省略|忽略).{0,10}(?:检查|チェック|验证)|(?:チェック|検査)を(?:省略|スキップ)|검사를 건너뛰|"
     r"\b(?:stop|terminate|end|finish|beenden|abbrechen|arrêter|arrête|terminer|termina\w*|interrompi|прекрат\w*|заверш\w*)\b.{0,24}\b(?:triage|analysis|investigation|analyse|análisis|analisi|investigación|анализ\w*)\b|"
     r"(?:结束|终止|停止)(?:分析|调查)|(?:分析|调查).{0,6}(?:结束|终止)|調査せずに終了|分析を終了|분석을 (?:중단|종료)"
-)  # fmt: skip
+)
 _ROOT_CAUSE = (
     r"(?:cause racine|causa ra[ií]z|causa principale|根本原因|根因|первопричин\w*|근본 원인)\s*(?:est|es|è|ist|是|为|為|は|:|：|—|это|은|는)|"
     r"原因はすでに特定|原因は.{0,10}です"
-)  # fmt: skip
+)
 _SHELL = r"\b(?:curl|wget)\s+(?:-\S+\s+)*https?://|\|\s*(?:ba|z)?sh\b|\brm\s+-rf\b"
 _TO_THE_READER = (
     r"(?:(?<![\w.-])(?:readers?|reviewers?|lecteurs?|leser|lector(?:es)?|lettor[ei]|lezers?|читател\w*|рецензент\w*)(?![\w-])|读者|审阅者|審閲者|読者|독자|검토자)"
     r".{0,40}(?:\b(?:should|must|is to|are to|shall|needs? to|soll|sollen|muss|müssen|doit|doivent|debe|deben|deve|devono|dient|moet|moeten|долж\w*|следует)\b|应|須|须|不得|ください|こと|해야|하십시오|:|：)"
-)  # fmt: skip
+)
 """Text telling whoever reads the record what to do ("the reader should…", "Reader: …")."""
 _AUTOMATED = r"\bautomat\w*\s+(?:reviewers?|readers?|systems?|system|analys[ie]s|tools?|triage)\b|\b(?:analyse|analysis|análisis|analisi) automati\w*|automatisches? system"
 _SEND_AWAY = (
     r"(?:\b(?:send|mail|e-?mail|forward|upload|sende|senden|schicke|envoie|envoyez|envoyer|envía|enviar|invia|inviare|stuur|verstuur|отправ\w*|перешли)\b|发送|发到|送信|アップロード|보내)"
     r".{0,100}(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://)"
-)  # fmt: skip
-_SECRETS = (
-    r"\b(?:credentials?|passwords?|api[ _-]?keys?|private keys?|secrets?|tokens?|env(?:ironment)? var\w*|zugangsdaten|passw[oö]rter|mots? de passe|contraseñas?|claves? privadas?|credenciales|wachtwoorden?|пароль\w*|ключ\w*)\b|密码|密钥|口令|环境变量|パスワード|秘密鍵|環境変数|비밀번호|환경 변수"
-)  # fmt: skip
+)
+_SECRETS = r"\b(?:credentials?|passwords?|api[ _-]?keys?|private keys?|secrets?|tokens?|env(?:ironment)? var\w*|zugangsdaten|passw[oö]rter|mots? de passe|contraseñas?|claves? privadas?|credenciales|wachtwoorden?|пароль\w*|ключ\w*)\b|密码|密钥|口令|环境变量|パスワード|秘密鍵|環境変数|비밀번호|환경 변수"
 _REVEAL = r"\b(?:include|reveal|print|show|send|paste|disclose|output|list|incluya|incluir|inclure|affiche|envoie|zeige|sende|gib|gebe|покажи|выведи|отправ\w*)\b|发送|发给|输出|显示|表示|送信|含め|포함|보내"
 _RUN = (
     r"(?:\b(?:execute|run|führe|ausführen|exécute[rz]?|ejecuta[r]?|esegui(?:re)?|voer|выполни\w*|запусти\w*)\b|执行|実行|실행)"
     r".{0,40}(?:\b(?:commands?|befehl\w*|commandes?|comandos?|comandi|opdrachten|команд\w*|bash|shell|sh -c)\b|命令|コマンド|명령)"
-)  # fmt: skip
+)
 _TAMPER = (
     r"(?:\b(?:remove|delete|omit|hide|rewrite|supprimer|supprimez|löschen|entfernen|umschreiben|eliminar|elimine|borrar|omitir|rimuovere|eliminare|verwijder\w*|удал\w*|исключ\w*)\b|删除|删去|改写|削除|書き換え|삭제|제외)"
     r".{0,60}(?:\b(?:reports?|summar(?:y|ies)|rapports?|berichts?|informes?|resumen|rapporto|verslag|отчёт\w*|отчет\w*|slack|verdicts?|results?)\b|报告|统计|摘要|レポート|要約|보고서|요약)"
-)  # fmt: skip
+)
 _STRUCTURAL_PARTS = (
     rf"(?:{_VERBS})\s*(?:\S+\s+){{0,6}}?\S*?{_TARGET}",
     _SECRET_FILES,
@@ -170,16 +173,53 @@ _TRIGGERS = re.compile(
     "|".join(
         re.escape(word)
         for word in (
-            "ignore", "disregard", "forget", "override", "you are now", "you must now", "act as",
-            "instruction", "system", "prompt", "developer", "note to", "assistant", "tool",
-            "readspec", "searchlogs", "getrunhistory", "stasummary", "stapath", "stadiff", "kind",
-            "readlines", "logsummary",
-            "approv", "permission", "authori", "im_start", "im_end", "inst]", "answer",
-            "root cause", "proven", "budget", "limit", "scenario", "stop now", "without asking",
-            "forever", "/etc/", "guard", "read it", "read this", "read that", "before anything",
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "you are now",
+            "you must now",
+            "act as",
+            "instruction",
+            "system",
+            "prompt",
+            "developer",
+            "note to",
+            "assistant",
+            "tool",
+            "readspec",
+            "searchlogs",
+            "getrunhistory",
+            "stasummary",
+            "stapath",
+            "stadiff",
+            "kind",
+            "readlines",
+            "logsummary",
+            "approv",
+            "permission",
+            "authori",
+            "im_start",
+            "im_end",
+            "inst]",
+            "answer",
+            "root cause",
+            "proven",
+            "budget",
+            "limit",
+            "scenario",
+            "stop now",
+            "without asking",
+            "forever",
+            "/etc/",
+            "guard",
+            "read it",
+            "read this",
+            "read that",
+            "before anything",
         )
     )
-)  # fmt: skip
+)
 """A word every pattern above needs (lower case): ASCII text without any of them cannot match,
 so most lines of a log skip the patterns' case-insensitive alternation."""
 
@@ -245,7 +285,11 @@ def instruction_spans(parts: Sequence[str]) -> list[tuple[int, int]]:
     spans = []
     for match in _PATTERNS.finditer(joined):
         first = _line_at(ends, match.start() + _leading_non_words(match[0]))
-        last = next(k for k in range(first, len(ends)) if k == len(ends) - 1 or _PATTERNS.match(joined, match.start(), ends[k]))  # fmt: skip
+        last = next(
+            k
+            for k in range(first, len(ends))
+            if k == len(ends) - 1 or _PATTERNS.match(joined, match.start(), ends[k])
+        )
         spans.append((first, last))
     return spans
 

@@ -66,7 +66,11 @@ def chosen_db(db: str | None) -> str:
 def where_runs_are_kept() -> str:
     """The paragraph of `warrant --help` that says which store is the default here, and why."""
     project = project_store()
-    here = f"the project's store {shown_db(str(project))}" if project else f"your user store {shown_db(str(user_store()))} (no .warrant/ folder in this folder or above)"  # fmt: skip
+    here = (
+        f"the project's store {shown_db(str(project))}"
+        if project
+        else f"your user store {shown_db(str(user_store()))} (no .warrant/ folder in this folder or above)"
+    )
     if named := os.environ.get("WARRANT_DB"):
         here = f"$WARRANT_DB, {shown_db(named)}"
     return (
@@ -90,7 +94,9 @@ def progress(quiet: bool) -> Any:
     def show(event: dict[str, Any]) -> None:
         if not quiet:
             lane = f"{event['lane']:>6} " if event.get("lane") else ""
-            line = Text.assemble((lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} ")  # fmt: skip
+            line = Text.assemble(
+                (lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} "
+            )
             stderr.print(line.append(event_summary(event)))
 
     return show

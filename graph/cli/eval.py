@@ -77,7 +77,9 @@ def eval_suite(
                 fail(2, "--rejudge reads the runs of an earlier eval: give its --db")
             judged = rejudge(loaded, chosen_db(db), grader)
         else:
-            settings = Settings(chosen_db(db or "memory"), parallel, _model_route(loaded, chooser), grader)  # fmt: skip
+            settings = Settings(
+                chosen_db(db or "memory"), parallel, _model_route(loaded, chooser), grader
+            )
             judged = evaluate(loaded, chooser, repeat, settings)
         rows = [row.summary() for row in judged]
         written = write_report(rows, _short, out) if out is not None else []

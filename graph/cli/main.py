@@ -113,7 +113,7 @@ def show(
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Print a run's handover (or the handover so far, when it waits for a person)."""  # fmt: skip
+    """Print a run's handover (or the handover so far, when it waits for a person)."""
     if revision is not None:
         thread_id = revision_of(thread_id, revision, db)
     result = stored_outcome(thread_id, db)
@@ -128,8 +128,15 @@ def show(
         return
     finish(result, json_output, waiting_code=0)
     if late:
-        lines = ["", f"## Late answers (after the run ended; `warrant continue {thread_id}` takes them in)", ""]  # fmt: skip
-        lines += [f"- {row['interaction_id']} · {row.get('by', 'a person')}: {row['answer']} (asked: {row['question']})" for row in late]  # fmt: skip
+        lines = [
+            "",
+            f"## Late answers (after the run ended; `warrant continue {thread_id}` takes them in)",
+            "",
+        ]
+        lines += [
+            f"- {row['interaction_id']} · {row.get('by', 'a person')}: {row['answer']} (asked: {row['question']})"
+            for row in late
+        ]
         sys.stdout.write("\n".join(map(escaped, lines)) + "\n")
 
 
@@ -181,7 +188,9 @@ def events(
     if json_output:
         print_json(ledger)
         return
-    table = Table("seq", "time", "lane", "turn", "actor", "type", "detail", box=None, show_edge=False)  # fmt: skip
+    table = Table(
+        "seq", "time", "lane", "turn", "actor", "type", "detail", box=None, show_edge=False
+    )
     for event in ledger:
         table.add_row(
             *cells(
@@ -208,8 +217,14 @@ def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> 
     )
     if broken is not None:
         fail(1, f"ledger of {thread_id!r} is broken: {broken}")
-    children = f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events, each receipt received as its child executed it)" if lanes else ""  # fmt: skip
-    print(f"ledger of {escaped(thread_id)!s}: {len(ledger)} events{children}, chain intact, every event sealed by this run")  # fmt: skip
+    children = (
+        f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events, each receipt received as its child executed it)"
+        if lanes
+        else ""
+    )
+    print(
+        f"ledger of {escaped(thread_id)!s}: {len(ledger)} events{children}, chain intact, every event sealed by this run"
+    )
 
 
 @app.command()
@@ -283,7 +298,9 @@ def scenario_new(
         scenario = admitted_draft(target, text)
     except (ValueError, OSError) as exc:
         fail(2, str(exc).splitlines()[0])
-    stderr.print(f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run")  # fmt: skip
+    stderr.print(
+        f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run"
+    )
     for line in left_out:
         stderr.print(f"left out: {escaped(line)}")
 

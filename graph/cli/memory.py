@@ -19,7 +19,9 @@ from nodes import memory
 from tools.validation import USER_NAME
 
 PROJECT_ENV = "WARRANT_PROJECT"
-memory_app = typer.Typer(help="A team's notes: history a model may be shown, never evidence.", no_args_is_help=True)  # fmt: skip
+memory_app = typer.Typer(
+    help="A team's notes: history a model may be shown, never evidence.", no_args_is_help=True
+)
 
 ProjectOption = Annotated[
     str | None,
@@ -50,7 +52,12 @@ def save(
     json_output: JsonOption = False,
 ) -> None:
     """Save a new note (version 1)."""
-    note = _apply(db, project, user, lambda store, scope: memory.save(store, scope, text, _who(by), time.time(), signature))  # fmt: skip
+    note = _apply(
+        db,
+        project,
+        user,
+        lambda store, scope: memory.save(store, scope, text, _who(by), time.time(), signature),
+    )
     _print_note(note, json_output)
 
 
@@ -65,7 +72,12 @@ def correct(
     json_output: JsonOption = False,
 ) -> None:
     """Replace a note's text with a new version (the old one stays in its history)."""
-    note = _apply(db, project, user, lambda store, scope: memory.correct(store, scope, note_id, text, _who(by), time.time()))  # fmt: skip
+    note = _apply(
+        db,
+        project,
+        user,
+        lambda store, scope: memory.correct(store, scope, note_id, text, _who(by), time.time()),
+    )
     _print_note(note, json_output)
 
 
@@ -79,7 +91,12 @@ def forget(
     json_output: JsonOption = False,
 ) -> None:
     """Forget a note for good: no model is shown it again, and its texts are erased."""
-    note = _apply(db, project, user, lambda store, scope: memory.forget(store, scope, note_id, _who(by), time.time()))  # fmt: skip
+    note = _apply(
+        db,
+        project,
+        user,
+        lambda store, scope: memory.forget(store, scope, note_id, _who(by), time.time()),
+    )
     _print_note(note, json_output)
 
 
@@ -104,7 +121,16 @@ def _print_notes(found: list[dict[str, Any]], json_output: bool) -> None:
         return
     table = Table("note", "version", "state", "by", "signature", "text", box=None, show_edge=False)
     for note in found:
-        table.add_row(*cells(note["id"], note["version"], note["state"], note["by"], note["signature"] or "-", note["text"] or "(erased)"))  # fmt: skip
+        table.add_row(
+            *cells(
+                note["id"],
+                note["version"],
+                note["state"],
+                note["by"],
+                note["signature"] or "-",
+                note["text"] or "(erased)",
+            )
+        )
     Console(highlight=False, soft_wrap=True).print(table if found else "No notes.")
 
 
@@ -118,7 +144,9 @@ def search(
     json_output: JsonOption = False,
 ) -> None:
     """The notes a run's `recall` with this query would find, newest first."""
-    found = _apply(db, project, user, lambda store, scope: memory.recall(store, [scope], query, limit))  # fmt: skip
+    found = _apply(
+        db, project, user, lambda store, scope: memory.recall(store, [scope], query, limit)
+    )
     _print_notes(found, json_output)
 
 
@@ -131,20 +159,33 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """Show a note's history: every version, who made it, when, and what it replaced."""
-    receipts = _apply(db, project, user, lambda store, scope: memory.history(store, scope, note_id))  # fmt: skip
+    receipts = _apply(db, project, user, lambda store, scope: memory.history(store, scope, note_id))
     if json_output:
         print_json(receipts)
         return
     table = Table("version", "op", "by", "at", "replaced", "text", box=None, show_edge=False)
     for receipt in receipts:
         at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(receipt["at"]))
-        table.add_row(*cells(receipt["version"], receipt["op"], receipt["by"], at, (receipt["previous"] or "-")[:12], receipt["text"] or "(erased)"))  # fmt: skip
+        table.add_row(
+            *cells(
+                receipt["version"],
+                receipt["op"],
+                receipt["by"],
+                at,
+                (receipt["previous"] or "-")[:12],
+                receipt["text"] or "(erased)",
+            )
+        )
     Console(highlight=False, soft_wrap=True).print(table)
 
 
-def _apply(db: str | None, project: str | None, user: str | None, operation: Callable[..., Any]) -> Any:  # fmt: skip
+def _apply(
+    db: str | None, project: str | None, user: str | None, operation: Callable[..., Any]
+) -> Any:
     try:
-        scope = memory.Scope(project or os.environ.get(PROJECT_ENV) or "default", user or memory.ANYONE)  # fmt: skip
+        scope = memory.Scope(
+            project or os.environ.get(PROJECT_ENV) or "default", user or memory.ANYONE
+        )
         with open_saver(chosen_db(db)) as storage:
             return operation(storage.store, scope)
     except memory.MemoryError as exc:

@@ -47,7 +47,9 @@ def prune(
     except RunError as exc:
         fail(exc.code, str(exc))
     if json_output:
-        print_json({"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies})  # fmt: skip
+        print_json(
+            {"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies}
+        )
     else:
         typer.echo(
             f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s);"

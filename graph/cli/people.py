@@ -100,7 +100,7 @@ def resume(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
 ) -> None:
-    """Continue a run: after a crash or a lost connection, or with a person's reply."""  # fmt: skip
+    """Continue a run: after a crash or a lost connection, or with a person's reply."""
     replying = (
         answer is not None or approve or reject or edit is not None or interaction is not None
     )
@@ -125,7 +125,14 @@ def resume(
                 return
         if reply is not None and (ended := finished_status(thread_id, chosen_db(db))):
             fail(2, not_recorded(thread_id, chosen_db(db), ended, answer is not None))
-        result = resume_run(thread_id, chosen_db(db), progress(quiet), reply, interaction, lane_calls=record is not None)  # fmt: skip
+        result = resume_run(
+            thread_id,
+            chosen_db(db),
+            progress(quiet),
+            reply,
+            interaction,
+            lane_calls=record is not None,
+        )
     except ValueError as exc:
         fail(2, str(exc))
     except RunError as exc:
@@ -150,18 +157,20 @@ def saved_line(thread_id: str, db: str, interaction: str) -> str:
     if (ended := finished_status(thread_id, db)) is None:
         return f"{saved}; the run takes it in at its next turn"
     thread = escaped(thread_id)
-    return f"{saved}, but run {thread!r} has finished ({ended}): no turn of it will take it in; `warrant continue {thread}` starts a run that does"  # fmt: skip
+    return f"{saved}, but run {thread!r} has finished ({ended}): no turn of it will take it in; `warrant continue {thread}` starts a run that does"
 
 
 def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
     """One line for a reply to a run that has ended: nothing was recorded, and how an answer to
     a question it left open can still be kept for a continuation."""
     thread = escaped(thread_id)
-    line = f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"  # fmt: skip
+    line = (
+        f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"
+    )
     left = open_questions(db, thread_id) if answering else []
     if left:
         ids = ", ".join(escaped(question["interaction_id"]) for question in left)
-        line += f"; to keep an answer for `warrant continue {thread}`, name the open question with --interaction ({ids})"  # fmt: skip
+        line += f"; to keep an answer for `warrant continue {thread}`, name the open question with --interaction ({ids})"
     return line
 
 
@@ -172,12 +181,22 @@ def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
 
     by = responder or os_user()
     if not USER_NAME.fullmatch(by):
-        fail(2, f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)")  # fmt: skip
+        fail(
+            2,
+            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+        )
     try:
         listener = loopback_socket(port or 0)
     except OSError as exc:
         fail(2, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
-    serve_on_loopback(db, by, listener, lambda url: typer.echo(f"inbox of {redact(db)}, replies signed {by}: open {url} (Ctrl-C stops it)"))  # fmt: skip
+    serve_on_loopback(
+        db,
+        by,
+        listener,
+        lambda url: typer.echo(
+            f"inbox of {redact(db)}, replies signed {by}: open {url} (Ctrl-C stops it)"
+        ),
+    )
 
 
 def inbox(
@@ -202,7 +221,7 @@ def inbox(
         ),
     ] = None,
 ) -> None:
-    """List the interactions waiting for a person, across runs."""  # fmt: skip
+    """List the interactions waiting for a person, across runs."""
     if serve:
         serve_inbox(chosen_db(db), responder, port)
         return
@@ -225,12 +244,15 @@ def inbox_entry(row: dict[str, Any]) -> list[tuple[int, str]]:
     cut to fit a column)."""
     interaction = row["interaction"]
     child = f"child {interaction['lane']} of " if interaction.get("lane") else ""
-    heading = f"{row['interaction_id']} · {row['scenario']} · {child}thread {row['thread']} · turn {row['turn']} · waiting {row['age_s']:.0f}s"  # fmt: skip
+    heading = f"{row['interaction_id']} · {row['scenario']} · {child}thread {row['thread']} · turn {row['turn']} · waiting {row['age_s']:.0f}s"
     if row["kind"] != InteractionKind.APPROVAL:
         return [(0, heading), (2, row["summary"])]
     call = interaction["call"]
     asked = f"approve call {call['id']} {call['name']} on {', '.join(interaction['records'])}?"
-    args = [(4, f"- {name}: {json.dumps(value, ensure_ascii=False)}") for name, value in call["args"].items()]  # fmt: skip
+    args = [
+        (4, f"- {name}: {json.dumps(value, ensure_ascii=False)}")
+        for name, value in call["args"].items()
+    ]
     return [(0, heading), (2, asked), *args]
 
 

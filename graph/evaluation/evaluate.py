@@ -45,7 +45,14 @@ class Row:
     def summary(self) -> dict[str, Any]:
         count = len(self.runs)
         tokens = [run.tokens for run in self.runs]
-        failing = sorted({f"{check.name} ({check.owner})" for run in self.runs for check in run.checks if check.outcome == FAIL})  # fmt: skip
+        failing = sorted(
+            {
+                f"{check.name} ({check.owner})"
+                for run in self.runs
+                for check in run.checks
+                if check.outcome == FAIL
+            }
+        )
         return {
             "case": self.case,
             "chooser": self.chooser,
@@ -83,16 +90,24 @@ class Settings:
     grader: Route | None = None
 
 
-def evaluate(suite: Suite, choosers: list[str] | None, repeat: int | None, settings: Settings) -> list[Row]:  # fmt: skip
+def evaluate(
+    suite: Suite, choosers: list[str] | None, repeat: int | None, settings: Settings
+) -> list[Row]:
     """Run and judge every case, k times per chooser (the case's own chooser unless given), in
     parallel where the route allows; rows in the suite's order whatever finished first."""
     model_slots = settings.model_route.concurrency if settings.model_route else 1
-    with ThreadPoolExecutor(settings.parallel) as pool, ThreadPoolExecutor(min(settings.parallel, model_slots)) as model_pool:  # fmt: skip
+    with (
+        ThreadPoolExecutor(settings.parallel) as pool,
+        ThreadPoolExecutor(min(settings.parallel, model_slots)) as model_pool,
+    ):
         planned: list[tuple[Row, list[Future[Judged]]]] = []
         for case in suite.case:
             for chooser in choosers or [case.chooser]:
                 runner = model_pool if chooser == "model" else pool
-                runs = [runner.submit(_judged, case, chooser, settings) for _ in range(repeat or case.repeat)]  # fmt: skip
+                runs = [
+                    runner.submit(_judged, case, chooser, settings)
+                    for _ in range(repeat or case.repeat)
+                ]
                 planned.append((Row(case.id, chooser), runs))
         for row, runs in planned:
             row.runs.extend(run.result() for run in runs)
@@ -118,11 +133,28 @@ def rejudge(suite: Suite, db: str, grader: Route | None = None) -> list[Row]:
     return rows
 
 
-def _of(case: Case, thread: str, values: dict[str, Any], handover: dict[str, Any], seconds: float, grader: Route | None) -> Judged:  # fmt: skip
+def _of(
+    case: Case,
+    thread: str,
+    values: dict[str, Any],
+    handover: dict[str, Any],
+    seconds: float,
+    grader: Route | None,
+) -> Judged:
     checks = judge(case.expect, handover)
     checks += [grade(rubric, handover, grader, RunFacts.of(values)) for rubric in case.rubric]
     calls = values.get("model_calls") or []
-    return Judged(case.id, values.get("chooser", "?"), thread, verdict(checks), checks, handover.get("turns", 0), len(calls), _tokens(calls), seconds)  # fmt: skip
+    return Judged(
+        case.id,
+        values.get("chooser", "?"),
+        thread,
+        verdict(checks),
+        checks,
+        handover.get("turns", 0),
+        len(calls),
+        _tokens(calls),
+        seconds,
+    )
 
 
 def _judged(case: Case, chooser: str, settings: Settings) -> Judged:

@@ -84,8 +84,12 @@ def grade(
     shown, taint = for_route(handover, run, route.locality)
     quoted = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
     if len(quoted) > MAX_HANDOVER_CHARS:
-        return Check(name, UNKNOWN, "grader", f"the handover is longer than {MAX_HANDOVER_CHARS} characters")  # fmt: skip
-    text = PROMPT.format(name=rubric.name, question=rubric.question, handover=quoted.replace("<<<", "‹‹‹"))  # fmt: skip
+        return Check(
+            name, UNKNOWN, "grader", f"the handover is longer than {MAX_HANDOVER_CHARS} characters"
+        )
+    text = PROMPT.format(
+        name=rubric.name, question=rubric.question, handover=quoted.replace("<<<", "‹‹‹")
+    )
     outbound = gate(text, route.locality, taint)
     reply = sender(route, outbound, schema=VERDICT_SCHEMA)
     record = {
@@ -115,7 +119,10 @@ class RunFacts:
         """From a run's state values (its `grant` and its pinned `route`)."""
         route = values.get("route") or {}
         locality = route.get("locality") if isinstance(route, Mapping) else None
-        return cls((values.get("grant") or {}).get("records") or {}, locality if locality in ("local", "remote") else None)  # fmt: skip
+        return cls(
+            (values.get("grant") or {}).get("records") or {},
+            locality if locality in ("local", "remote") else None,
+        )
 
 
 WITHHELD = "withheld here: derived from a record approved for local routes only (share = local)"
@@ -135,11 +142,18 @@ def for_route(
     refs = {item["ref"] for item in local}
     shown = dict(handover)
     shown["evidence"] = [_reference(item) if item["ref"] in refs else item for item in evidence]
-    shown["unknowns"] = [WITHHELD if about_ref(text, refs) else text for text in handover.get("unknowns") or ()]  # fmt: skip
+    shown["unknowns"] = [
+        WITHHELD if about_ref(text, refs) else text for text in handover.get("unknowns") or ()
+    ]
     named = local_records(run.records, "remote")
-    shown["refusals"] = [{**r, "detail": WITHHELD} if records_named(r.get("call"), named) else r for r in handover.get("refusals") or ()]  # fmt: skip
+    shown["refusals"] = [
+        {**r, "detail": WITHHELD} if records_named(r.get("call"), named) else r
+        for r in handover.get("refusals") or ()
+    ]
     if run.chooser_locality != "remote":  # the chooser read the local items: its words carry them
-        shown["hypotheses"] = [{**h, "statement": WITHHELD} for h in handover.get("hypotheses") or ()]  # fmt: skip
+        shown["hypotheses"] = [
+            {**h, "statement": WITHHELD} for h in handover.get("hypotheses") or ()
+        ]
         shown["chooser_stop_text"] = WITHHELD if handover.get("chooser_stop_text") else None
     held = [text for item in local for text in item_texts(item)]
     shared = [str(handover.get("goal") or "")]

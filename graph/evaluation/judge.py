@@ -35,7 +35,14 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
     checks = [_citations(handover), _no_root_cause(handover)]
     if expect.status is not None:
         ok = handover.get("status") == expect.status
-        checks.append(Check("status", PASS if ok else FAIL, status_owner(handover), f"{handover.get('status')}, expected {expect.status}"))  # fmt: skip
+        checks.append(
+            Check(
+                "status",
+                PASS if ok else FAIL,
+                status_owner(handover),
+                f"{handover.get('status')}, expected {expect.status}",
+            )
+        )
     for wanted in expect.consumed:
         checks.append(_consumed(wanted.tool, wanted.record, wanted.line, observed))
     for record in expect.never_read:
@@ -87,7 +94,11 @@ def verdict(checks: list[Check]) -> str:
 
 def _consumed(tool: str, record: str, line: int | None, observed: list[Mapping[str, Any]]) -> Check:
     name = f"consumed {tool} on {record}" + (f" line {line}" if line else "")
-    items = [item for item in observed if item.get("tool") == tool and item.get("record") == record and not item.get("error")]  # fmt: skip
+    items = [
+        item
+        for item in observed
+        if item.get("tool") == tool and item.get("record") == record and not item.get("error")
+    ]
     if not items:
         return Check(name, FAIL, "chooser", "no receipt")
     if line is None:
@@ -101,8 +112,15 @@ def _consumed(tool: str, record: str, line: int | None, observed: list[Mapping[s
 def _citations(handover: Mapping[str, Any]) -> Check:
     """Every hypothesis cites only refs the run holds (an unresolved citation is marked): its
     evidence, and the notes it recalled (history, cited apart)."""
-    refs = {item["ref"] for item in [*(handover.get("evidence") or ()), *(handover.get("memory") or ())]}  # fmt: skip
-    bad = [ref for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ()) if base_ref(ref) not in refs]  # fmt: skip
+    refs = {
+        item["ref"] for item in [*(handover.get("evidence") or ()), *(handover.get("memory") or ())]
+    }
+    bad = [
+        ref
+        for hypothesis in handover.get("hypotheses") or ()
+        for ref in hypothesis.get("refs", ())
+        if base_ref(ref) not in refs
+    ]
     return Check("hypotheses cite existing refs", FAIL if bad else PASS, "guard", ", ".join(bad))
 
 

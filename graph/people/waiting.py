@@ -26,7 +26,14 @@ def save_answer(
     is not an open question of the run."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(thread_id)).values
-        question = next((q for q in values.get("open_questions") or () if q["interaction_id"] == interaction_id), None)  # fmt: skip
+        question = next(
+            (
+                q
+                for q in values.get("open_questions") or ()
+                if q["interaction_id"] == interaction_id
+            ),
+            None,
+        )
         if question is None:
             return None
         try:
@@ -70,16 +77,18 @@ def waiting(db: str, at: float) -> list[dict[str, Any]]:
             unanswered = _unanswered(graph.store, thread_id, result.values)
             for interaction in [*result.pending, *unanswered]:
                 going_on = " (the run goes on)" if interaction.get("blocking") is False else ""
-                rows.append({
-                    "scenario": result.values.get("grant", {}).get("id", "?"),
-                    "thread": thread_id,
-                    "turn": interaction["turn"],
-                    "interaction_id": interaction["interaction_id"],
-                    "kind": interaction["kind"],
-                    "summary": interaction_summary(interaction) + going_on,
-                    "age_s": max(0.0, at - interaction["asked_at"]),
-                    "interaction": interaction,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "scenario": result.values.get("grant", {}).get("id", "?"),
+                        "thread": thread_id,
+                        "turn": interaction["turn"],
+                        "interaction_id": interaction["interaction_id"],
+                        "kind": interaction["kind"],
+                        "summary": interaction_summary(interaction) + going_on,
+                        "age_s": max(0.0, at - interaction["asked_at"]),
+                        "interaction": interaction,
+                    }
+                )
     return sorted(rows, key=lambda row: -row["age_s"])
 
 

@@ -90,15 +90,22 @@ def inbox_app(db: str, user: str, port: int, key: str) -> Starlette:
     async def listing(request: Request) -> HTMLResponse:
         rows = waiting(db, time.time())
         runs = {row["thread"]: stored_run(db, row["thread"]).handover for row in rows}
-        page = TEMPLATES.get_template("inbox.html").render(rows=rows, runs=runs, token=request.state.token, user=user)  # fmt: skip
+        page = TEMPLATES.get_template("inbox.html").render(
+            rows=rows, runs=runs, token=request.state.token, user=user
+        )
         return HTMLResponse(page)
 
     async def reply(request: Request) -> HTMLResponse | RedirectResponse:
         form = await request.form()
-        if not secrets.compare_digest(str(form.get("token", "")).encode(), request.state.token.encode()):  # fmt: skip
+        if not secrets.compare_digest(
+            str(form.get("token", "")).encode(), request.state.token.encode()
+        ):
             return _message("refused: this form was not made by this inbox", 403)
         if "as" in form or "by" in form:
-            return _message(f"refused: a form cannot name who replies; this inbox signs as {user!r} (warrant inbox --serve --as NAME)", 400)  # fmt: skip
+            return _message(
+                f"refused: a form cannot name who replies; this inbox signs as {user!r} (warrant inbox --serve --as NAME)",
+                400,
+            )
         thread, interaction = str(form.get("thread", "")), str(form.get("interaction", ""))
         try:
             made = _reply_maker(str(form.get("action", "")), form, user)
@@ -114,7 +121,9 @@ def inbox_app(db: str, user: str, port: int, key: str) -> Starlette:
             handover = stored_run(db, thread).handover
         except RunError as exc:
             return _message(str(exc), 404)
-        page = TEMPLATES.get_template("run.html").render(thread=thread, text=handover_markdown(handover), handover=handover)  # fmt: skip
+        page = TEMPLATES.get_template("run.html").render(
+            thread=thread, text=handover_markdown(handover), handover=handover
+        )
         return HTMLResponse(page)
 
     routes = [
@@ -141,7 +150,10 @@ def _guard(gate: Gate) -> Callable[[Request, Next], Awaitable[Response]]:
             return _opened(request, gate)
         token = gate.sessions.get(request.cookies.get(gate.cookie, ""))
         if token is None:
-            return _refused(f"no session: open the URL `warrant inbox --serve` printed (http://127.0.0.1:{gate.port}/?key=…)", 401)  # fmt: skip
+            return _refused(
+                f"no session: open the URL `warrant inbox --serve` printed (http://127.0.0.1:{gate.port}/?key=…)",
+                401,
+            )
         request.state.token = token
         response = await call_next(request)
         response.headers.update(HEADERS)
@@ -165,16 +177,22 @@ def _foreign(request: Request, gate: Gate) -> str | None:
         return None if origin.lower() == own else f"a post from {origin[:80]!r}, not from {own}"
     if request.headers.get("referer", "").lower().startswith(own + "/"):
         return None
-    return f"a post must come from this inbox's own page ({own}); it named no Origin or Referer of it"  # fmt: skip
+    return (
+        f"a post must come from this inbox's own page ({own}); it named no Origin or Referer of it"
+    )
 
 
 def _opened(request: Request, gate: Gate) -> Response:
     """The printed URL opened: a new session in an HttpOnly, SameSite=Strict cookie, and the key
     taken out of the address bar (a redirect to `/`)."""
     if not secrets.compare_digest(request.query_params["key"].encode(), gate.key.encode()):
-        return _refused("that key is not this inbox's: open the URL `warrant inbox --serve` printed", 401)  # fmt: skip
+        return _refused(
+            "that key is not this inbox's: open the URL `warrant inbox --serve` printed", 401
+        )
     response = RedirectResponse("/", status_code=303, headers=HEADERS)
-    response.set_cookie(gate.cookie, gate.open_session(), httponly=True, samesite="strict", path="/")  # fmt: skip
+    response.set_cookie(
+        gate.cookie, gate.open_session(), httponly=True, samesite="strict", path="/"
+    )
     return response
 
 
@@ -196,7 +214,9 @@ def loopback_socket(port: int) -> socket.socket:
     return listener
 
 
-def serve_on_loopback(db: str, user: str, listener: socket.socket, announce: Callable[[str], None]) -> None:  # fmt: skip
+def serve_on_loopback(
+    db: str, user: str, listener: socket.socket, announce: Callable[[str], None]
+) -> None:
     """Serve the inbox on `listener` until Ctrl-C; `announce` gets the URL that opens it (with a
     fresh key, told once: whoever has it can answer as `user`)."""
     port = listener.getsockname()[1]
@@ -214,7 +234,10 @@ def _reply_maker(action: str, form: Any, by: str) -> Any:
     edit = str(form.get("args", "")) if action == "edit" else None
     if action not in ("answer", "approve", "reject", "edit"):
         raise InteractionError(f"unknown action {action!r}")
-    return lambda kind: {**reply_from_options(kind, answer, action == "approve", action == "reject", edit), "by": by}  # fmt: skip
+    return lambda kind: {
+        **reply_from_options(kind, answer, action == "approve", action == "reject", edit),
+        "by": by,
+    }
 
 
 def _message(text: str, status: int) -> HTMLResponse:

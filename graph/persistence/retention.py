@@ -70,7 +70,9 @@ def forget_run(store: BaseStore, thread: str) -> None:
     prefix = space(thread, EVENTS)[:-1]
     doomed = [(item.namespace, item.key) for item in _all_items(store, prefix)]
     for start in range(0, len(doomed), _PAGE):
-        store.batch([PutOp(namespace, key, None) for namespace, key in doomed[start : start + _PAGE]])  # fmt: skip
+        store.batch(
+            [PutOp(namespace, key, None) for namespace, key in doomed[start : start + _PAGE]]
+        )
 
 
 def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
@@ -79,7 +81,7 @@ def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
     saver, store = storage
     referred: set[str] = set()
     for thread in threads:
-        referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}  # fmt: skip
+        referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}
         for call in _all_items(store, space(thread, MODEL_CALLS)):
             referred |= {call.value.get("request_body"), call.value.get("response_schema")}
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})

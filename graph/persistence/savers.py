@@ -190,7 +190,11 @@ def open_run(db: str, thread_id: str) -> Iterator[Storage]:
         with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as storage:
             yield storage
     else:
-        with _file_lease(Path(db), thread_id), _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:  # fmt: skip
+        with (
+            _file_lease(Path(db), thread_id),
+            _sqlite_saver(Path(db)) as saver,
+            sqlite_store(Path(db)) as store,
+        ):
             yield Storage(saver, store)
 
 

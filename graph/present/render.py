@@ -15,7 +15,10 @@ _ESCAPES = {
     code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code != 0x09
 }
 _ESCAPES |= {0x0A: "\\n", 0x0D: "\\r"}
-_ESCAPES |= {code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}  # fmt: skip
+_ESCAPES |= {
+    code: f"\\u{code:04x}"
+    for code in (0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def escaped(text: str) -> str:
@@ -72,12 +75,15 @@ def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, An
         lines += ["", "## Historical notes (memory, not evidence)", ""]
         lines += ["Recalled from the team's memory; nothing here was observed in this run.", ""]
         for note in notes:
-            about = f"{_anchor(note['ref'])}**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"  # fmt: skip
+            about = f"{_anchor(note['ref'])}**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"
             said = note["forgotten"] if note.get("forgotten") else f"“{note['text']}”"
             lines.append(f"- {about}: {said}")
     if saved:
         lines += ["", "## Saved to memory by people", ""]
-        lines += [f"- note {note['note']} v{note['version']} in {note['project']}, {'edited and ' if note['edited'] else ''}approved by {note['by']}" for note in saved]  # fmt: skip
+        lines += [
+            f"- note {note['note']} v{note['version']} in {note['project']}, {'edited and ' if note['edited'] else ''}approved by {note['by']}"
+            for note in saved
+        ]
     return lines
 
 
@@ -125,7 +131,10 @@ def interaction_summary(interaction: Mapping[str, Any]) -> str:
 def _line_targets(handover: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
     """Each resolved line citation of the statements → the item and the line its link opens (the
     first line of it the item shows)."""
-    shown = {item["ref"]: [line["line"] for line in item.get("excerpt") or ()] for item in handover["evidence"]}  # fmt: skip
+    shown = {
+        item["ref"]: [line["line"] for line in item.get("excerpt") or ()]
+        for item in handover["evidence"]
+    }
     targets = {}
     for hypothesis in handover.get("hypotheses") or ():
         for ref in hypothesis.get("refs", ()):
@@ -178,7 +187,10 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
         return []
     by = ", ".join(shown["by"])
     if "withheld" in shown:
-        return ["", f"*The model was shown no body of it (post-call hooks {by}): {shown['withheld']}.*"]  # fmt: skip
+        return [
+            "",
+            f"*The model was shown no body of it (post-call hooks {by}): {shown['withheld']}.*",
+        ]
     lines = [
         "",
         f"*What the model was shown (narrowed by {by}):* {shown['summary']}",
@@ -209,7 +221,9 @@ def _revision_lines(handover: Mapping[str, Any]) -> list[str]:
     """A continuation's place in its report: which revision, continuing which run."""
     if not handover.get("parent"):
         return []
-    return [f"**Revision:** {handover['revision']} of report {handover['report']} (continues {handover['parent']})"]  # fmt: skip
+    return [
+        f"**Revision:** {handover['revision']} of report {handover['report']} (continues {handover['parent']})"
+    ]
 
 
 def _anchor(ref: str) -> str:
@@ -343,8 +357,12 @@ def _event_summary(event: Mapping[str, Any]) -> str:
     if kind == EventKind.EXECUTING:
         return f"{payload['call_id']} {payload['tool']} → {payload['ref']} · dispatched"
     if kind == EventKind.EXECUTED:
-        again = f" · attempt {payload['attempt']}: may have run before" if payload.get("attempt", 1) > 1 else ""  # fmt: skip
-        return f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}{again}"  # fmt: skip
+        again = (
+            f" · attempt {payload['attempt']}: may have run before"
+            if payload.get("attempt", 1) > 1
+            else ""
+        )
+        return f"{payload['call_id']} → {payload['ref']} · {payload['record']} · {payload['outcome']}{again}"
     if kind == EventKind.REQUESTED:
         manifest = payload["manifest"]
         used = sum(section["tokens"] for section in manifest["sections"])
@@ -367,10 +385,15 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         by = f" · by {reply['by']}" if reply.get("by") else ""
         return f"{payload['interaction_id']} · {str(said)[:100]}{by}"
     if kind == EventKind.RECALLED:
-        found = ", ".join(f"{note['ref']} {note['note']} v{note['version']}" for note in payload["found"]) or "no notes"  # fmt: skip
+        found = (
+            ", ".join(
+                f"{note['ref']} {note['note']} v{note['version']}" for note in payload["found"]
+            )
+            or "no notes"
+        )
         return f"{payload['call_id']} recall {payload['query'][:80]!r} → {found}"
     if kind == EventKind.REMEMBERED:
-        return f"{payload['interaction_id']} → note {payload['note']} v{payload['version']} saved in {payload['project']} · by {payload['by']}"  # fmt: skip
+        return f"{payload['interaction_id']} → note {payload['note']} v{payload['version']} saved in {payload['project']} · by {payload['by']}"
     if kind == EventKind.ADOPTED:
         return f"{payload['interaction_id']} → {payload['ref']}"
     if kind == EventKind.UNPARKED:
@@ -381,10 +404,10 @@ def _event_summary(event: Mapping[str, Any]) -> str:
     if kind == EventKind.DELEGATED:
         task = payload["task"]
         budget = task["budget"]
-        return f"{task['id']} · {len(task['records'])} record(s) · {budget['steps']} steps, {budget['evidence']} evidence · {task['goal'][:100]}"  # fmt: skip
+        return f"{task['id']} · {len(task['records'])} record(s) · {budget['steps']} steps, {budget['evidence']} evidence · {task['goal'][:100]}"
     if kind == EventKind.HANDED_OFF:
         spent = payload["spent"]
-        return f"{payload['lane']} · {payload['status']} · {payload['evidence']} evidence item(s) · {spent['steps']} step(s) spent"  # fmt: skip
+        return f"{payload['lane']} · {payload['status']} · {payload['evidence']} evidence item(s) · {spent['steps']} step(s) spent"
     if kind == EventKind.HANDOVER:
         return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
     if kind == EventKind.STOPPED:

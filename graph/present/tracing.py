@@ -37,7 +37,32 @@ NODE_OF = {
     EventKind.HANDOVER: "runtime",
 }
 """The node an entry comes from; any other entry is the guard's or a person's (by its actor)."""
-SAFE_KEYS = ("call_id", "ref", "tool", "record", "outcome", "attempt", "receipt", "sha256", "request_sha256", "replay_key", "model", "request_id", "code", "owner", "status", "interaction_id", "task_id", "lane", "evidence", "refusals", "revision", "scenario", "profile", "chooser")  # fmt: skip
+SAFE_KEYS = (
+    "call_id",
+    "ref",
+    "tool",
+    "record",
+    "outcome",
+    "attempt",
+    "receipt",
+    "sha256",
+    "request_sha256",
+    "replay_key",
+    "model",
+    "request_id",
+    "code",
+    "owner",
+    "status",
+    "interaction_id",
+    "task_id",
+    "lane",
+    "evidence",
+    "refusals",
+    "revision",
+    "scenario",
+    "profile",
+    "chooser",
+)
 """Payload fields a span may carry: identifiers, hashes, counts and codes."""
 ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
@@ -57,7 +82,9 @@ def nanos(time: str) -> int:
     return int(datetime.fromisoformat(time).timestamp() * 1_000_000_000)
 
 
-def span_specs(thread: str, values: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]) -> list[SpanSpec]:  # fmt: skip
+def span_specs(
+    thread: str, values: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]
+) -> list[SpanSpec]:
     """The run's spans, parents first (pure: the same ledger gives the same spans)."""
     if not ledger:
         return []
@@ -70,19 +97,35 @@ def span_specs(thread: str, values: Mapping[str, Any], ledger: Sequence[Mapping[
         key = (lane, event["turn"])
         if key not in turns:
             turns[key] = len(specs)
-            specs.append(SpanSpec("warrant.turn", at, _turn_end(ledger, times, key), 0, {"warrant.turn": event["turn"], "warrant.lane": lane}))  # fmt: skip
+            specs.append(
+                SpanSpec(
+                    "warrant.turn",
+                    at,
+                    _turn_end(ledger, times, key),
+                    0,
+                    {"warrant.turn": event["turn"], "warrant.lane": lane},
+                )
+            )
         parent = turns[key]
-        specs.append(SpanSpec(f"warrant.{_node(event)}.{event['type']}", at, at, parent, _attributes(event)))  # fmt: skip
+        specs.append(
+            SpanSpec(f"warrant.{_node(event)}.{event['type']}", at, at, parent, _attributes(event))
+        )
         call = event["payload"].get("call_id")
         if event["type"] == EventKind.EXECUTING and call:
             started[(lane, call)] = at
         elif event["type"] == EventKind.EXECUTED and (lane, call) in started:
-            specs.append(SpanSpec("warrant.call", started.pop((lane, call)), at, parent, _attributes(event)))  # fmt: skip
+            specs.append(
+                SpanSpec("warrant.call", started.pop((lane, call)), at, parent, _attributes(event))
+            )
     return specs
 
 
 def _turn_end(ledger: Sequence[Mapping[str, Any]], times: list[int], key: tuple[str, int]) -> int:
-    return max(at for event, at in zip(ledger, times, strict=True) if ((event.get("lane") or "main"), event["turn"]) == key)  # fmt: skip
+    return max(
+        at
+        for event, at in zip(ledger, times, strict=True)
+        if ((event.get("lane") or "main"), event["turn"]) == key
+    )
 
 
 def _node(event: Mapping[str, Any]) -> str:
@@ -96,7 +139,11 @@ def _attributes(event: Mapping[str, Any]) -> dict[str, Any]:
     found = {f"warrant.{key}": payload[key] for key in SAFE_KEYS if _plain(payload.get(key))}
     call = payload.get("call")
     if isinstance(call, Mapping):  # approved/refused: the call's id, tool and the ref, not its args
-        found |= {f"warrant.call.{key}": call[key] for key in ("id", "name", "ref") if _plain(call.get(key))}  # fmt: skip
+        found |= {
+            f"warrant.call.{key}": call[key]
+            for key in ("id", "name", "ref")
+            if _plain(call.get(key))
+        }
     manifest = payload.get("manifest")
     if isinstance(manifest, Mapping):  # what reached the model: section hashes, not their text
         for section in manifest.get("sections", ()):
@@ -106,12 +153,20 @@ def _attributes(event: Mapping[str, Any]) -> dict[str, Any]:
             found["warrant.response_schema"] = manifest["response_schema"]
     usage = payload.get("usage")
     if isinstance(usage, Mapping):
-        found |= {f"warrant.usage.{key}": value for key, value in usage.items() if isinstance(value, int)}  # fmt: skip
-    return found | {"warrant.seq": event["seq"], "warrant.actor": event.get("actor", ""), "warrant.seal": event.get("seal", "")}  # fmt: skip
+        found |= {
+            f"warrant.usage.{key}": value for key, value in usage.items() if isinstance(value, int)
+        }
+    return found | {
+        "warrant.seq": event["seq"],
+        "warrant.actor": event.get("actor", ""),
+        "warrant.seal": event.get("seal", ""),
+    }
 
 
 def _plain(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool) and not (isinstance(value, str) and len(value) > 300)  # fmt: skip
+    return isinstance(value, str | int | float | bool) and not (
+        isinstance(value, str) and len(value) > 300
+    )
 
 
 def _run_attributes(thread: str, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -130,7 +185,9 @@ def emit(specs: Sequence[SpanSpec], provider: TracerProvider) -> None:
     spans: list[Any] = []
     for spec in specs:
         context = trace.set_span_in_context(spans[spec.parent]) if spec.parent is not None else None
-        span = tracer.start_span(spec.name, context=context, start_time=spec.start, attributes=spec.attributes)  # fmt: skip
+        span = tracer.start_span(
+            spec.name, context=context, start_time=spec.start, attributes=spec.attributes
+        )
         spans.append(span)
     for span, spec in reversed(list(zip(spans, specs, strict=True))):
         span.end(end_time=spec.end)
@@ -194,8 +251,13 @@ def _langsmith(thread_id: str, run_input: object) -> Iterator[None]:
     from langsmith import Client, tracing_context
 
     known = run_input if isinstance(run_input, Mapping) else {}
-    metadata = {"warrant_thread": thread_id} | {f"warrant_{key}": known[key] for key in ("scenario", "chooser") if _plain(known.get(key))}  # fmt: skip
-    tags = ["warrant", *(f"{key}:{known[key]}" for key in ("scenario", "chooser") if _plain(known.get(key)))]  # fmt: skip
+    metadata = {"warrant_thread": thread_id} | {
+        f"warrant_{key}": known[key] for key in ("scenario", "chooser") if _plain(known.get(key))
+    }
+    tags = [
+        "warrant",
+        *(f"{key}:{known[key]}" for key in ("scenario", "chooser") if _plain(known.get(key))),
+    ]
     client = Client(hide_inputs=hidden, hide_outputs=hidden)
     with tracing_context(client=client, metadata=metadata, tags=tags):
         yield
@@ -229,7 +291,10 @@ def hidden(data: Mapping[str, Any]) -> dict[str, Any]:
     of the other keys, and a digest of the whole."""
     text = json.dumps(data, sort_keys=True, default=repr)
     kept = {key: data[key] for key in KEPT_IN_LANGSMITH if _plain(data.get(key))}
-    return kept | {"hidden_keys": sorted(str(key) for key in data if key not in kept), "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}  # fmt: skip
+    return kept | {
+        "hidden_keys": sorted(str(key) for key in data if key not in kept),
+        "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+    }
 
 
 @dataclass(frozen=True)
@@ -251,13 +316,26 @@ class Flow:
 def evidence_flow(handover: Mapping[str, Any], ledger: Sequence[Mapping[str, Any]]) -> list[Flow]:
     """For each evidence item of the main lane: stored, sent to the model, cited."""
     requests = [e for e in ledger if e["type"] == EventKind.REQUESTED and not e.get("lane")]
-    cited = {base_ref(ref) for hypothesis in handover.get("hypotheses") or () for ref in hypothesis.get("refs", ())}  # fmt: skip
+    cited = {
+        base_ref(ref)
+        for hypothesis in handover.get("hypotheses") or ()
+        for ref in hypothesis.get("refs", ())
+    }
     flows = []
     for item in handover.get("evidence") or ():
         turn = item.get("turn", 0)
         later = [e for e in requests if e["turn"] > turn]
         person = item["ref"].startswith("H") or item.get("kind") == "human_answer"
-        flows.append(Flow(item["ref"], turn, bool(item.get("sha256")), _sent(item["ref"], later, bool(requests)), item["ref"] in cited, person))  # fmt: skip
+        flows.append(
+            Flow(
+                item["ref"],
+                turn,
+                bool(item.get("sha256")),
+                _sent(item["ref"], later, bool(requests)),
+                item["ref"] in cited,
+                person,
+            )
+        )
     return flows
 
 
@@ -281,7 +359,7 @@ def first_loss(flows: Sequence[Flow]) -> str | None:
         if not flow.stored and not flow.person:
             return f"{flow.ref} (turn {flow.turn}) has no stored receipt"
         if flow.sent not in ("in full", "not a model run"):
-            return f"{flow.ref} (turn {flow.turn}) was stored but never sent to the model in full: {flow.sent}"  # fmt: skip
+            return f"{flow.ref} (turn {flow.turn}) was stored but never sent to the model in full: {flow.sent}"
     for flow in flows:
         if not flow.cited:
             return f"{flow.ref} (turn {flow.turn}) reached the chooser but no hypothesis cites it"

@@ -42,9 +42,9 @@ class Lane:
         if broken := chain_break(self.events, head):
             return f"lane {self.name}: {broken}"
         if self.cursor is not None and len(self.events) != self.cursor.get("events", 0):
-            return f"lane {self.name}: the store holds {len(self.events)} of the {self.cursor.get('events', 0)} events its handoff recorded"  # fmt: skip
+            return f"lane {self.name}: the store holds {len(self.events)} of the {self.cursor.get('events', 0)} events its handoff recorded"
         if foreign := sealed_or_not(self.events, self.scope, EVENTS)[1]:
-            return f"lane {self.name}: event {foreign[0].get('seq')} was not written by this child"  # fmt: skip
+            return f"lane {self.name}: event {foreign[0].get('seq')} was not written by this child"
         return None
 
 
@@ -64,9 +64,13 @@ def _lanes(
     handed = {document["lane"] for document in received}
     for document in received:
         lane = Lane(document["lane"], child_scope(thread, document["lane"]), [], document["cursor"])
-        lane = Lane(lane.name, lane.scope, new_events(store, lane.scope, 0, lane.cursor), lane.cursor)  # fmt: skip
+        lane = Lane(
+            lane.name, lane.scope, new_events(store, lane.scope, 0, lane.cursor), lane.cursor
+        )
         yield lane
-        yield from _lanes(store, thread, lane.scope, cursor_of({"cursor": lane.cursor}), lane.events)  # fmt: skip
+        yield from _lanes(
+            store, thread, lane.scope, cursor_of({"cursor": lane.cursor}), lane.events
+        )
     parent = scope.partition("\x00")[2]
     for event in ledger:
         if event.get("type") != EventKind.DELEGATED:
@@ -103,7 +107,7 @@ def handoff_break(receipts: list[dict[str, Any]], lanes: list[Lane]) -> str | No
             continue  # main's own receipt, or a person's answer a child passed on
         recorded = executed.get((item["lane"], item.get("lane_ref")))
         if recorded is None or receipt_digest(as_child_had_it(item)) != recorded:
-            return f"receipt {item.get('ref')} is not the one lane {item['lane']} recorded as {item.get('lane_ref')}"  # fmt: skip
+            return f"receipt {item.get('ref')} is not the one lane {item['lane']} recorded as {item.get('lane_ref')}"
     return None
 
 

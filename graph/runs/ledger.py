@@ -39,19 +39,23 @@ def ledger_break(thread_id: str, values: dict[str, Any]) -> str | None:
     ledger = values.get("events", [])
     cursor = values.get("cursor") or {}
     if ledger and not channel_is_sealed(values, thread_id, "cursor"):
-        return "the run's cursor (its count of events and the last one's digest) was not written by this run"  # fmt: skip
+        return "the run's cursor (its count of events and the last one's digest) was not written by this run"
     if broken := chain_break(ledger, cursor.get("head")):
         return broken
     if len(ledger) != cursor.get("events", 0):
-        return f"the store holds {len(ledger)} of the {cursor.get('events', 0)} events the run committed"  # fmt: skip
+        return f"the store holds {len(ledger)} of the {cursor.get('events', 0)} events the run committed"
     if foreign := sealed_or_not(ledger, thread_id, EVENTS)[1]:
-        return f"event {foreign[0].get('seq')} was not written by this run (its seal does not match)"  # fmt: skip
+        return (
+            f"event {foreign[0].get('seq')} was not written by this run (its seal does not match)"
+        )
     receipts = {item.get("ref"): item for item in values.get("evidence", [])}
     if foreign := sealed_or_not(list(receipts.values()), thread_id, EVIDENCE)[1]:
-        return f"receipt {foreign[0].get('ref')} was not written by this run (its seal does not match)"  # fmt: skip
+        return (
+            f"receipt {foreign[0].get('ref')} was not written by this run (its seal does not match)"
+        )
     for event in ledger:
         recorded = event["payload"].get("receipt") if event["type"] == EventKind.EXECUTED else None
         item = receipts.get(event["payload"].get("ref"))
         if recorded and (item is None or receipt_digest(item) != recorded):
-            return f"receipt {event['payload'].get('ref')} is not the one event {event['seq']} recorded"  # fmt: skip
+            return f"receipt {event['payload'].get('ref')} is not the one event {event['seq']} recorded"
     return None

@@ -91,7 +91,11 @@ class Outcome:
             status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
             own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
             shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
-            return {**build_handover(shown, self.thread, own), **self._notes_now(), "pending": self.pending}  # fmt: skip
+            return {
+                **build_handover(shown, self.thread, own),
+                **self._notes_now(),
+                "pending": self.pending,
+            }
         return {**self.values["handover"], **self._notes_now(), "pending": []}
 
     def _notes_now(self) -> dict[str, Any]:
@@ -174,7 +178,9 @@ def continuation(
             carried(graph.store, parent, values["grant"]["manifest_sha256"])
         except NotContinuable as exc:
             raise RunError(2, f"{exc}; resume it instead (`warrant resume {parent}`)") from None
-    request = admit_request(values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id)  # fmt: skip
+    request = admit_request(
+        values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id
+    )
     return replace(request, parent=parent)
 
 
@@ -215,10 +221,17 @@ def outcome(graph: CompiledStateGraph, config: dict[str, Any], lane_calls: bool 
 
 def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[dict[str, Any]]:
     """The model attempts of the finished children of a model run, lane by lane."""
-    if not values.get("delegated") or values.get("chooser", "").partition(":")[0] not in MODEL_KINDS:  # fmt: skip
+    if (
+        not values.get("delegated")
+        or values.get("chooser", "").partition(":")[0] not in MODEL_KINDS
+    ):
         return []
     lanes = [lane for lane in child_lanes(store, thread, values) if lane.cursor is not None]
-    return [{**call, "lane": lane.name} for lane in lanes for call in model_calls(store, lane.scope, lane.cursor)]  # fmt: skip
+    return [
+        {**call, "lane": lane.name}
+        for lane in lanes
+        for call in model_calls(store, lane.scope, lane.cursor)
+    ]
 
 
 def lanes_of(db: str, thread_id: str) -> list[Lane]:
@@ -328,7 +341,14 @@ def carry_on(
     advance(graph, None, config, thread_id, on_event, context)
     snapshot = graph.get_state(config)
     if is_unfinished(snapshot) and not snapshot.next:
-        advance(graph, Command(goto=next_step(snapshot.values, thread_id)), config, thread_id, on_event, context)  # fmt: skip
+        advance(
+            graph,
+            Command(goto=next_step(snapshot.values, thread_id)),
+            config,
+            thread_id,
+            on_event,
+            context,
+        )
 
 
 def next_step(values: dict[str, Any], thread_id: str) -> Any:
@@ -357,9 +377,13 @@ def advance(
         reporter = Reporter.at(graph, thread_id, on_event)
         with langsmith_context(thread_id, run_input):
             for namespace, update in graph.stream(
-                run_input, config, stream_mode="updates", durability="sync", context=context or WarrantContext(),
+                run_input,
+                config,
+                stream_mode="updates",
+                durability="sync",
+                context=context or WarrantContext(),
                 subgraphs=True,
-            ):  # fmt: skip
+            ):
                 for node_update in update.values():
                     # an interrupt arrives as a tuple, not an update
                     cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
@@ -399,7 +423,9 @@ class Reporter:
     def at(cls, graph: CompiledStateGraph, thread: str, on_event: OnEvent) -> Reporter:
         values = materialized(graph.store, thread, graph.get_state(config_of(thread)).values)
         reported = {thread: cursor_of(values)["events"]}
-        reported |= {lane.scope: len(lane.events) for lane in child_lanes(graph.store, thread, values)}  # fmt: skip
+        reported |= {
+            lane.scope: len(lane.events) for lane in child_lanes(graph.store, thread, values)
+        }
         return cls(graph, thread, on_event, reported, {(): ""})
 
     def report(self, namespace: tuple[str, ...], cursor: dict[str, Any]) -> None:
@@ -412,7 +438,9 @@ class Reporter:
 
     def _lane(self, namespace: tuple[str, ...]) -> str:
         if namespace not in self.lanes:
-            config = {"configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(namespace)}}  # fmt: skip
+            config = {
+                "configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(namespace)}
+            }
             child = self.graph.get_state(config).values.get("child") or {}
             self.lanes[namespace] = str(child.get("lane", "?"))
         return self.lanes[namespace]

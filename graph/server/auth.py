@@ -50,13 +50,24 @@ TOKENS_ENV = "WARRANT_API_TOKENS"
 ADMINS_ENV = "WARRANT_MEMORY_ADMINS"
 CLIENT = "client"
 """The identity of every caller when no token is configured, and of `WARRANT_API_TOKEN`'s bearer."""
-SERVER_KEYS = frozenset({
-    "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions",
-    "langgraph_request_id", "__after_seconds__", "__request_start_time_ms__",
-    "__langsmith_project__", "__langsmith_example_id__", "__context_provided__",
-    "__otel_traceparent__", "__otel_tracestate__", "__dd_trace_headers__",
-    "__event_streaming_v2", "cron_id",
-})  # fmt: skip
+SERVER_KEYS = frozenset(
+    {
+        "langgraph_auth_user",
+        "langgraph_auth_user_id",
+        "langgraph_auth_permissions",
+        "langgraph_request_id",
+        "__after_seconds__",
+        "__request_start_time_ms__",
+        "__langsmith_project__",
+        "__langsmith_example_id__",
+        "__context_provided__",
+        "__otel_traceparent__",
+        "__otel_tracestate__",
+        "__dd_trace_headers__",
+        "__event_streaming_v2",
+        "cron_id",
+    }
+)
 """The `configurable` keys the server itself writes before a run's auth handler runs
 (`langgraph_api.models.run.create_valid_run`, its event-streaming caller): the user, the request,
 timing, tracing. Besides them it copies the request's headers (`x-…`, `user-agent`,
@@ -88,7 +99,9 @@ def bearers(environ: Mapping[str, str]) -> dict[str, str]:
     for number, entry in enumerate(entries, 1):
         identity, _, token = entry.partition(":")
         if not NAME.fullmatch(identity) or not token or token in found:
-            raise ValueError(f"{TOKENS_ENV}: entry {number} is not identity:token (a name of letters, digits, . @ + - _ and a token of its own)")  # fmt: skip
+            raise ValueError(
+                f"{TOKENS_ENV}: entry {number} is not identity:token (a name of letters, digits, . @ + - _ and a token of its own)"
+            )
         found[token] = identity
     if single := environ.get(TOKEN_ENV):
         found.setdefault(single, CLIENT)
@@ -113,9 +126,15 @@ async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
         raise Auth.exceptions.HTTPException(status_code=500, detail=str(exc)) from None
     identity = bearer_of(authorization, known) if known else CLIENT
     if identity is None:
-        raise Auth.exceptions.HTTPException(status_code=401, detail="a valid bearer token is required")  # fmt: skip
+        raise Auth.exceptions.HTTPException(
+            status_code=401, detail="a valid bearer token is required"
+        )
     admins = {name.strip() for name in os.environ.get(ADMINS_ENV, "").split(",")}
-    return {"identity": identity, "is_authenticated": True, "permissions": [MEMORY_ADMIN] if identity in admins else []}  # fmt: skip
+    return {
+        "identity": identity,
+        "is_authenticated": True,
+        "permissions": [MEMORY_ADMIN] if identity in admins else [],
+    }
 
 
 @auth.on
@@ -171,11 +190,21 @@ def config_problem(kwargs: Mapping[str, Any], thread_id: object = None) -> str |
         return FORK_REFUSED
     if parts := sorted(set(config) - LABELS):
         return f"a Warrant run takes no config from its client ({', '.join(parts)} is refused)"
-    own = {"thread_id"} if thread_id is not None and str(given.get("thread_id")) == str(thread_id) else set()  # fmt: skip
-    foreign = [key for key in keys if not (key in SERVER_KEYS or key in own or key.startswith(HEADER_KEYS))]  # fmt: skip
+    own = (
+        {"thread_id"}
+        if thread_id is not None and str(given.get("thread_id")) == str(thread_id)
+        else set()
+    )
+    foreign = [
+        key for key in keys if not (key in SERVER_KEYS or key in own or key.startswith(HEADER_KEYS))
+    ]
     if not foreign:
         return None
-    why = "Warrant's routing (lanes, scopes) never comes from a request" if any(key.startswith("warrant_") for key in foreign) else "the server sets what a run is configured with"  # fmt: skip
+    why = (
+        "Warrant's routing (lanes, scopes) never comes from a request"
+        if any(key.startswith("warrant_") for key in foreign)
+        else "the server sets what a run is configured with"
+    )
     return f"a Warrant run takes no config from its client: {foreign[0][:80]!r} is refused ({why})"
 
 
@@ -190,13 +219,22 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any
         raise _forbidden(problem, value)
     command = kwargs.get("command")
     if command is not None:
-        if not isinstance(command, dict) or command.get("update") is not None or command.get("goto") is not None:  # fmt: skip
-            raise _forbidden("a command to a Warrant run may only resume an interaction (no update, no goto)", value)  # fmt: skip
+        if (
+            not isinstance(command, dict)
+            or command.get("update") is not None
+            or command.get("goto") is not None
+        ):
+            raise _forbidden(
+                "a command to a Warrant run may only resume an interaction (no update, no goto)",
+                value,
+            )
         if command.get("resume") is None:
             raise _forbidden("a command to a Warrant run must carry a reply to resume with", value)
     for part, given in (("input", kwargs.get("input")), ("resume", (command or {}).get("resume"))):
         if problem := storable_problem(given):  # it would be saved before any node could refuse it
-            raise _forbidden(f"the run's {part} is refused: {problem.replace('the document ', '')}", value)  # fmt: skip
+            raise _forbidden(
+                f"the run's {part} is refused: {problem.replace('the document ', '')}", value
+            )
     kwargs["durability"] = "sync"  # each step on disk before the next: no call runs twice unseen
     kwargs["checkpoint_during"] = True
 
@@ -211,13 +249,17 @@ async def only_replies_to_open_questions(
     """The one store write a client may make: a reply to a run's open (non-blocking) question,
     under that run's `replies`, signed by the authenticated user and timed by the server; the run
     checks it against its own question before adopting it (`nodes.questions`)."""
-    namespace, key, item = tuple(value.get("namespace") or ()), value.get("key"), value.get("value")  # fmt: skip
+    namespace, key, item = tuple(value.get("namespace") or ()), value.get("key"), value.get("value")
     if len(namespace) != 4 or namespace[:2] != ("warrant", "runs") or namespace[3] != "replies":
         raise _forbidden("store writes are refused, but for a reply under a run's replies", value)
     if not isinstance(key, str) or not REPLY_KEY.fullmatch(key) or not isinstance(item, dict):
         raise _forbidden("a reply is stored under its interaction id (ix-…) as an object", value)
     reply = item.get("reply")
-    if not isinstance(reply, dict) or reply.get("interaction_id") != key or not isinstance(reply.get("answer"), str):  # fmt: skip
+    if (
+        not isinstance(reply, dict)
+        or reply.get("interaction_id") != key
+        or not isinstance(reply.get("answer"), str)
+    ):
         raise _forbidden('a reply is {"reply": {"interaction_id": …, "answer": "…"}}', value)
     if problem := storable_problem(reply):
         raise _forbidden(f"the reply is refused: {problem.replace('the document ', '')}", value)

@@ -114,12 +114,14 @@ def not_theirs(store: BaseStore, request: MemoryRequest, user: ServedUser) -> st
     if request.op == "save":
         return None
     scope = memory.Scope(request.project, request.user)
-    note = store.get(scope.notes(), request.note) if memory.NOTE_ID.fullmatch(request.note) else None  # fmt: skip
+    note = (
+        store.get(scope.notes(), request.note) if memory.NOTE_ID.fullmatch(request.note) else None
+    )
     if note is None or note.value.get("state") != "active":
         return None  # missing, or already forgotten: the operation says so itself, changing nothing
     owner = memory.history(store, scope, request.note)[0].get("by")
     if owner != user.identity:
-        return f"note {request.note} was saved by {owner}; only they may {request.op} it (or a memory admin)"  # fmt: skip
+        return f"note {request.note} was saved by {owner}; only they may {request.op} it (or a memory admin)"
     return None
 
 

@@ -103,7 +103,9 @@ def supervise(replicas: list[Replica], report: Callable[[str], None]) -> int:
         while running:
             for replica in [each for each in running if each.process.poll() is not None]:
                 running.remove(replica)
-                report(f"replica {replica.number} (pid {replica.process.pid}) exited with code {replica.process.returncode}; {len(running)} still serving")  # fmt: skip
+                report(
+                    f"replica {replica.number} (pid {replica.process.pid}) exited with code {replica.process.returncode}; {len(running)} still serving"
+                )
             time.sleep(0.5)
     except KeyboardInterrupt:
         stop(running)
@@ -131,14 +133,19 @@ def _wait_ready(replica: Replica) -> None:
     deadline = time.monotonic() + READY_S
     while time.monotonic() < deadline:
         if replica.process.poll() is not None:
-            raise ServeError(f"replica {replica.number} exited with code {replica.process.returncode} before it served (its log is above)", 4)  # fmt: skip
+            raise ServeError(
+                f"replica {replica.number} exited with code {replica.process.returncode} before it served (its log is above)",
+                4,
+            )
         try:
             with urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as answer:
                 if answer.status == 200:
                     return
         except OSError:
             time.sleep(0.3)
-    raise ServeError(f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s", 4)  # fmt: skip
+    raise ServeError(
+        f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s", 4
+    )
 
 
 def _taken(host: str, port: int) -> bool:

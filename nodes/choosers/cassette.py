@@ -90,7 +90,9 @@ def _recorded(path: Path, number: int, line: str) -> RecordedCall:
             f"cassette {path} line {number} is not a recorded attempt: {detail}"
         ) from None
     if problem := storable_problem(recorded.reply.to_dict()):  # no checkpoint could keep it
-        raise CassetteError(f"cassette {path} line {number} is refused: {problem.replace('the document ', '')}")  # fmt: skip
+        raise CassetteError(
+            f"cassette {path} line {number} is refused: {problem.replace('the document ', '')}"
+        )
     return recorded
 
 
@@ -99,7 +101,9 @@ def recorded_locality(path: Path) -> Literal["local", "remote"]:
     return read_cassette(path, up_to=1)[0].locality
 
 
-def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None, lane: str = "") -> Reply:  # fmt: skip
+def replay(
+    cassette: Path, attempt: int, turn: int, replay_key: str | None, lane: str = ""
+) -> Reply:
     """The `attempt`-th (0-based) recorded response of `lane` (the run's own: empty) in a
     cassette, with no network, provided it answered the same request. A cassette that cannot answer this attempt ends the run: its next
     line answers another attempt of the recorded run, so retrying could only replay a reply to a
@@ -110,14 +114,22 @@ def replay(cassette: Path, attempt: int, turn: int, replay_key: str | None, lane
         return Reply(None, error=str(exc), retryable=False)
     if len(recorded) <= attempt:
         where = f" of lane {lane}" if lane else ""
-        return Reply(None, error=f"cassette {cassette} has no response for attempt {attempt + 1}{where}",
-                     retryable=False)  # fmt: skip
+        return Reply(
+            None,
+            error=f"cassette {cassette} has no response for attempt {attempt + 1}{where}",
+            retryable=False,
+        )
     call = recorded[attempt]
     if call.replay_key != replay_key:
-        return Reply(None, retryable=False, error=(
-            f"replay diverged at turn {turn} (attempt {attempt + 1}): the request is not the one "
-            f"recorded (key {str(replay_key)[:12]}…, recorded {call.replay_key[:12]}…); the "
-            "scenario, goal, evidence or prompt differ: record a new cassette"))  # fmt: skip
+        return Reply(
+            None,
+            retryable=False,
+            error=(
+                f"replay diverged at turn {turn} (attempt {attempt + 1}): the request is not the one "
+                f"recorded (key {str(replay_key)[:12]}…, recorded {call.replay_key[:12]}…); the "
+                "scenario, goal, evidence or prompt differ: record a new cassette"
+            ),
+        )
     reply = call.reply
     if reply.content is not None and len(reply.content) > RECORDED_CHARS:  # a hand-made cassette
         return Reply(**{**reply.to_dict(), **recorded_text(reply.content)})

@@ -141,7 +141,9 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
         "egress": {"locality": route.locality, "withheld_spans": outbound.withheld},
     }
     if view.skills:  # which methods reached the model, by version and hash
-        manifest["skills"] = [{key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills]  # fmt: skip
+        manifest["skills"] = [
+            {key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills
+        ]
     return Request(outbound=outbound, sha256=digest(outbound.text), manifest=manifest)
 
 
@@ -179,7 +181,10 @@ grant nothing: only the grant above says what may be read, and the guard decides
 
 
 def _skills_text(skills: tuple[dict[str, Any], ...]) -> str:
-    blocks = [f"### {skill['title']} ({skill['id']} v{skill['version']}, sha256 {skill['sha256'][:16]})\n{skill['text']}" for skill in skills]  # fmt: skip
+    blocks = [
+        f"### {skill['title']} ({skill['id']} v{skill['version']}, sha256 {skill['sha256'][:16]})\n{skill['text']}"
+        for skill in skills
+    ]
     return "\n\n".join([SKILLS, *blocks])
 
 
@@ -217,9 +222,11 @@ def _note_text(note: dict[str, Any]) -> str:
     if note.get("forgotten"):
         return f"[{about}; {note['forgotten']}.]"
     if "text" not in note:
-        return f"[{about}; text not included ({note['omitted']}); sha256 {note['sha256'][:16]}. You may cite {note['ref']}.]"  # fmt: skip
+        return f"[{about}; text not included ({note['omitted']}); sha256 {note['sha256'][:16]}. You may cite {note['ref']}.]"
     signature = f" signature={defang(note['signature'])!r}" if note.get("signature") else ""
-    return "\n".join([f"<<<NOTE {about}{signature}>>>", defang(note["text"]), f"<<<END NOTE {note['ref']}>>>"])  # fmt: skip
+    return "\n".join(
+        [f"<<<NOTE {about}{signature}>>>", defang(note["text"]), f"<<<END NOTE {note['ref']}>>>"]
+    )
 
 
 def _by_reference(note: dict[str, Any]) -> dict[str, Any]:
@@ -233,11 +240,19 @@ def _handoffs_text(handoffs: tuple[dict[str, Any], ...], local_refs: frozenset[s
     (its unknowns quote its summaries; its statements may quote its excerpts) is withheld, counted."""
     blocks = []
     for child in handoffs:
-        lines = [f"child {child['lane']} ({child['status']}, {child['spent']['steps']} of {child['budget']['steps']} steps): {child['goal']}"]  # fmt: skip
-        lines += [f"- {read['ref']}: {read['record']}, lines {read['lines']}" for read in child["read"]]  # fmt: skip
+        lines = [
+            f"child {child['lane']} ({child['status']}, {child['spent']['steps']} of {child['budget']['steps']} steps): {child['goal']}"
+        ]
+        lines += [
+            f"- {read['ref']}: {read['record']}, lines {read['lines']}" for read in child["read"]
+        ]
         if any(read["ref"] in local_refs for read in child["read"]):
             said = len(child["unknowns"]) + len(child["statements"]) + bool(child["stop_text"])
-            lines += [f"- {said} unknown(s) and statement(s) of the child withheld here ({LOCAL_ONLY})"] if said else []  # fmt: skip
+            lines += (
+                [f"- {said} unknown(s) and statement(s) of the child withheld here ({LOCAL_ONLY})"]
+                if said
+                else []
+            )
             blocks.append("\n".join(lines))
             continue
         lines += [f"- could not obtain: {unknown}" for unknown in child["unknowns"]]

@@ -59,11 +59,21 @@ def response_schema(
         messages.append(_remember(refs))
     outcomes = [{"message": {"anyOf": messages}}]
     if tools:
-        calls = [{"anyOf": [_call(call_id, tool) for tool in tools]} for call_id in fresh_ids(turn, "c", MAX_CALLS_PER_TURN)]  # fmt: skip
+        calls = [
+            {"anyOf": [_call(call_id, tool) for tool in tools]}
+            for call_id in fresh_ids(turn, "c", MAX_CALLS_PER_TURN)
+        ]
         outcomes.insert(0, {"tool_calls": _positions(calls)})
     if memory:
         recall = (RECALL, server_safe(RecallArgs.model_json_schema()))
-        outcomes.insert(1, {"tool_calls": _positions([_call(call_id, recall) for call_id in fresh_ids(turn, "r", 2)])})  # fmt: skip
+        outcomes.insert(
+            1,
+            {
+                "tool_calls": _positions(
+                    [_call(call_id, recall) for call_id in fresh_ids(turn, "r", 2)]
+                )
+            },
+        )
     return {"anyOf": [_object({"summary": TEXT, **outcome}) for outcome in outcomes]}
 
 
@@ -72,7 +82,9 @@ def fresh_ids(turn: int, kind: str, count: int) -> list[str]:
     return [f"t{turn}{kind}{index}" for index in range(1, count + 1)]
 
 
-def _tool(spec: ToolSpec, records: Sequence[Mapping[str, str]]) -> tuple[str, dict[str, Any]] | None:  # fmt: skip
+def _tool(
+    spec: ToolSpec, records: Sequence[Mapping[str, str]]
+) -> tuple[str, dict[str, Any]] | None:
     """A tool's name and argument schema, its record arguments limited to the granted records of
     its kind; None when no granted record is of that kind (no call of it could be allowed)."""
     ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
@@ -99,7 +111,9 @@ def _stop(refs: Sequence[str]) -> dict[str, Any]:
 def _remember(refs: Sequence[str]) -> dict[str, Any]:
     cited = _array({"enum": list(refs)}, 0, 20) if refs else _array({"type": "string"}, 0, 0)
     signature = {"type": "string", "maxLength": 200}
-    return _object({"kind": {"const": REMEMBER}, "text": TEXT, "signature": signature, "refs": cited})  # fmt: skip
+    return _object(
+        {"kind": {"const": REMEMBER}, "text": TEXT, "signature": signature, "refs": cited}
+    )
 
 
 def _ask_user() -> dict[str, Any]:
@@ -179,7 +193,9 @@ def _small_range_as_enum(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     if not 0 <= high - low <= MAX_ENUM_RANGE:
         return schema
-    return {key: value for key, value in schema.items() if key not in ("minimum", "maximum")} | {"enum": list(range(low, high + 1))}  # fmt: skip
+    return {key: value for key, value in schema.items() if key not in ("minimum", "maximum")} | {
+        "enum": list(range(low, high + 1))
+    }
 
 
 def _properties(properties: Any) -> Any:

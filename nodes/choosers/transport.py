@@ -101,7 +101,10 @@ def send(
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
     its own and is given up when the time is over (it ends on its own later; its reply is dropped)."""
     if outbound.locality != route.locality:
-        return Reply(None, error=f"egress refused: a request gated for a {outbound.locality} route is not sent to a {route.locality} one")  # fmt: skip
+        return Reply(
+            None,
+            error=f"egress refused: a request gated for a {outbound.locality} route is not sent to a {route.locality} one",
+        )
     text = outbound.text
     timeout = route.timeout_s if timeout_s is None else timeout_s
     replies: queue.SimpleQueue[Reply] = queue.SimpleQueue()
@@ -238,9 +241,14 @@ def _cut_short(completion: Any, finish: str, error: str) -> Reply:
     usage = getattr(completion, "usage", None)
     raw_usage = usage.model_dump() if isinstance(usage, BaseModel) else None
     fields = recorded_text(content) if isinstance(content, str) else {"content": None}
-    return Reply(**fields, finish_reason=finish, usage=usage_of(raw_usage), error=error,
-                 model=_name(getattr(completion, "model", None)),
-                 request_id=_name(getattr(completion, "id", None)))  # fmt: skip
+    return Reply(
+        **fields,
+        finish_reason=finish,
+        usage=usage_of(raw_usage),
+        error=error,
+        model=_name(getattr(completion, "model", None)),
+        request_id=_name(getattr(completion, "id", None)),
+    )
 
 
 def _status_error(exc: openai.APIStatusError, route: Route) -> Reply:
@@ -249,9 +257,14 @@ def _status_error(exc: openai.APIStatusError, route: Route) -> Reply:
     error = f"HTTP {status} from the model endpoint" + (
         f" (not retried: {hint.format(key=route.api_key_env)})" if hint else ""
     )
-    return Reply(None, error=error, status=status, request_id=_name(exc.request_id),
-                 retry_after_s=retry_after(exc.response.headers.get("retry-after")),
-                 retryable=hint is None)  # fmt: skip
+    return Reply(
+        None,
+        error=error,
+        status=status,
+        request_id=_name(exc.request_id),
+        retry_after_s=retry_after(exc.response.headers.get("retry-after")),
+        retryable=hint is None,
+    )
 
 
 def _unusable(exc: Exception, responses: list[httpx.Response]) -> str:

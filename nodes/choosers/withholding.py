@@ -38,8 +38,16 @@ def taint(
     if not local and not local_notes and all(not block.local for block in evidence):
         return Taint(frozenset())
     held = [text for block in evidence if block.local for text in item_texts(block.item)]
-    held += [str(refusal.get("detail", "")) for refusal in view.refusals if records_named(refusal.get("call"), local)]  # fmt: skip
-    held += [f"{note.get('text', '')} {note.get('signature', '')}" for note in view.notes if note.get("share", "any") != "any"]  # fmt: skip
+    held += [
+        str(refusal.get("detail", ""))
+        for refusal in view.refusals
+        if records_named(refusal.get("call"), local)
+    ]
+    held += [
+        f"{note.get('text', '')} {note.get('signature', '')}"
+        for note in view.notes
+        if note.get("share", "any") != "any"
+    ]
     shared = [
         *shared,
         *(text for block in evidence if not block.local for text in item_texts(block.item)),
@@ -74,7 +82,10 @@ def unknowns_shown(
             replaced |= {text: (block.ref, note) for text in quoting(block.item)}
         elif "summary" in shown:
             narrowed = quoting({**block.item, "summary": shown["summary"]})
-            replaced |= {text: (block.ref, new) for text, new in zip(quoting(block.item), narrowed, strict=True)}  # fmt: skip
+            replaced |= {
+                text: (block.ref, new)
+                for text, new in zip(quoting(block.item), narrowed, strict=True)
+            }
     local_refs = [block.ref for block in evidence if block.local]
     kept = []
     for unknown in view.unknowns:
@@ -101,8 +112,12 @@ def refusals_shown(
             shown.append(refusal)
             continue
         detail = str(refusal.get("detail", ""))
-        shown.append({**refusal, "detail": f"withheld here: the call names {named[0]} ({LOCAL_ONLY})"})  # fmt: skip
-        held.append({"refusal_turn": refusal.get("turn"), "sha256": digest(detail), "chars": len(detail)})  # fmt: skip
+        shown.append(
+            {**refusal, "detail": f"withheld here: the call names {named[0]} ({LOCAL_ONLY})"}
+        )
+        held.append(
+            {"refusal_turn": refusal.get("turn"), "sha256": digest(detail), "chars": len(detail)}
+        )
     return shown
 
 
@@ -110,7 +125,9 @@ def records_named(call: Any, local: AbstractSet[str]) -> list[str]:
     """The local record ids a proposed call's arguments name (any string among its values)."""
     if not local or not isinstance(call, dict) or not isinstance(call.get("args"), dict):
         return []
-    return sorted({value for value in call["args"].values() if isinstance(value, str) and value in local})  # fmt: skip
+    return sorted(
+        {value for value in call["args"].values() if isinstance(value, str) and value in local}
+    )
 
 
 LOCAL_ONLY = "its record is approved for local routes only, share = local"
@@ -130,7 +147,9 @@ class EvidenceBlock:
         self.omission: dict[str, Any] | None = None
         self.text = ""
         if local:
-            self.replace_by_reference(f"record {local} is approved for local routes only (share = local)")  # fmt: skip
+            self.replace_by_reference(
+                f"record {local} is approved for local routes only (share = local)"
+            )
         else:
             self.text = body
 

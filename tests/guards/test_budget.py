@@ -19,11 +19,17 @@ def test_the_step_budget_is_spent_after_the_last_choice_and_before_the_deadline_
 
 
 @given(
-    steps=st.integers(1, 100), turn=st.integers(1, 120),
-    deadline_at=st.floats(0, 1e6), now=st.floats(0, 1e6),
-)  # fmt: skip
-def test_a_choice_ends_the_run_exactly_past_the_steps_or_at_the_deadline(steps, turn, deadline_at, now):  # fmt: skip
-    end = budget_left(steps=steps, evidence=1, turn=turn, observations=0, deadline_at=deadline_at, now=now).end  # fmt: skip
+    steps=st.integers(1, 100),
+    turn=st.integers(1, 120),
+    deadline_at=st.floats(0, 1e6),
+    now=st.floats(0, 1e6),
+)
+def test_a_choice_ends_the_run_exactly_past_the_steps_or_at_the_deadline(
+    steps, turn, deadline_at, now
+):
+    end = budget_left(
+        steps=steps, evidence=1, turn=turn, observations=0, deadline_at=deadline_at, now=now
+    ).end
     if turn > steps:
         assert end is Status.STEP_BUDGET_EXHAUSTED
     elif now >= deadline_at:

@@ -59,13 +59,15 @@ def test_each_refusal_has_the_owner_of_design_section_3(ctx, proposal, expected)
 
 def test_a_bad_citation_is_recorded_and_marked_but_takes_no_statement_with_it(ctx):
     decision = decide(
-        stop(hypotheses=[
-            {"statement": "clk_en rises late", "refs": ["E1", "E9"]},
-            {"statement": "seen in R40", "refs": ["E7", "E9"]},
-            {"statement": "the checker fired", "refs": ["E1"]},
-        ]),
+        stop(
+            hypotheses=[
+                {"statement": "clk_en rises late", "refs": ["E1", "E9"]},
+                {"statement": "seen in R40", "refs": ["E7", "E9"]},
+                {"statement": "the checker fired", "refs": ["E1"]},
+            ]
+        ),
         replace(ctx, evidence_refs=frozenset({"E1"})),
-    )  # fmt: skip
+    )
     assert decision.outcome == "stop" and codes(decision) == [("unknown_reference", "guard")]
     assert "E7, E9" in decision.refusals[0].detail
     assert decision.hypotheses == (

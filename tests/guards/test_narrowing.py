@@ -11,7 +11,21 @@ from guards.redaction import BUILTINS, _compiled, mask_labels, masked
 
 LABELS = frozenset({"email"})
 
-TOKENS = st.sampled_from(["slack", "-0.25", "12", "u_core/reg[3]", "2026-11-27", "12:30:45", "é", "[X]", "a@b.io", "VIOLATED", "(MET)"])  # fmt: skip
+TOKENS = st.sampled_from(
+    [
+        "slack",
+        "-0.25",
+        "12",
+        "u_core/reg[3]",
+        "2026-11-27",
+        "12:30:45",
+        "é",
+        "[X]",
+        "a@b.io",
+        "VIOLATED",
+        "(MET)",
+    ]
+)
 SPACES = st.sampled_from([" ", "  ", "\t", ": ", ", "])
 MASKS = st.sampled_from(["█", "███", "[redacted]", "[redacted:email]"])
 

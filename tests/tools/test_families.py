@@ -42,14 +42,23 @@ def test_each_matching_file_is_a_record_under_its_relative_path(tmp_path):
         for path in (tmp_path / "runs" / "R42").iterdir()
         if path.suffix == ".log" and path.is_file()
     )
-    assert sorted(scenario.records) == expected == [
-        "runs/R42/dma_burst.log", "runs/R42/fifo_basic.log", "runs/R42/reset_smoke.log",
-    ]  # fmt: skip
+    assert (
+        sorted(scenario.records)
+        == expected
+        == [
+            "runs/R42/dma_burst.log",
+            "runs/R42/fifo_basic.log",
+            "runs/R42/reset_smoke.log",
+        ]
+    )
     assert {record.kind for record in scenario.records.values()} == {"log"}
 
 
 def test_families_and_single_records_mix_and_an_id_may_not_appear_twice(tmp_path):
-    tables = FAMILY + '[[record]]\nid = "runs/R42/reset_smoke.log"\npath = "runs/R41/reset_smoke.log"\nkind = "log"\n'  # fmt: skip
+    tables = (
+        FAMILY
+        + '[[record]]\nid = "runs/R42/reset_smoke.log"\npath = "runs/R41/reset_smoke.log"\nkind = "log"\n'
+    )
     with pytest.raises(ManifestError, match="appears twice"):
         load_scenario(regression(tmp_path, tables))
 
@@ -82,7 +91,9 @@ def test_a_symlink_out_of_the_folder_is_refused_not_skipped(tmp_path):
 
 def test_a_table_with_a_glob_and_a_path_says_what_is_extra(tmp_path):
     tables = '[[record]]\nglob = "runs/R42/*.log"\npath = "x"\nkind = "log"\n'
-    with pytest.raises(ManifestError, match=r"record\.0\.family\.path: Extra inputs are not permitted"):  # fmt: skip
+    with pytest.raises(
+        ManifestError, match=r"record\.0\.family\.path: Extra inputs are not permitted"
+    ):
         load_scenario(regression(tmp_path, tables))
 
 

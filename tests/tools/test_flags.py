@@ -80,7 +80,7 @@ def test_an_instruction_split_over_prefixed_lines_is_flagged(texts):
     assert flags_of(texts) == [True, True, True]
 
 
-RLAST = "# UVM_FATAL tb/axi_monitor.sv(233) @ 4440: uvm_test_top.env.axi_agt.mon [AXI_PROTO] RLAST asserted before beat 8 of 8 (ARID 0x3, ARLEN 7)"  # fmt: skip
+RLAST = "# UVM_FATAL tb/axi_monitor.sv(233) @ 4440: uvm_test_top.env.axi_agt.mon [AXI_PROTO] RLAST asserted before beat 8 of 8 (ARID 0x3, ARLEN 7)"
 NOTE = "# UVM_INFO tb/axi_seq.sv(70) @ 4400: uvm_test_top.env.axi_agt.sqr@@axi_burst_seq [NOTE] "
 TWO_RUNS = Path(__file__).resolve().parent.parent / "data" / "questa_two_runs.log"
 
@@ -144,7 +144,9 @@ _REAL_LINES = [text for text in TWO_RUNS.read_text().splitlines() if not instruc
     st.sampled_from(_REAL_LINES),
     st.sampled_from(["", NOTE, "   0.00    0.00   "]),
 )
-def test_real_lines_around_any_corpus_passage_stay_unflagged_and_its_lines_flagged(passage, before, after, prefix):  # fmt: skip
+def test_real_lines_around_any_corpus_passage_stay_unflagged_and_its_lines_flagged(
+    passage, before, after, prefix
+):
     carried = [prefix + line.decode().rstrip("\r") for line in passage.lines]
     assert flags_of([before, *carried, after]) == [False, *[True] * len(carried), False]
 
@@ -180,10 +182,28 @@ def test_a_name_quoted_by_every_sta_tool_keeps_its_flag(tmp_path):
 
 
 _PHRASES = st.sampled_from(
-    ["Ignore", "previous", "instructions", "SYSTEM:", "tool>", "note to the AI", "stadiff",
-     "approval was granted", "root cause is", "raise the budget", "switch to scenario", "stop now",
-     "/etc/passwd", "the guard", "read this first", "<|im_start|>", "[INST]", "you are now", " "]
-)  # fmt: skip
+    [
+        "Ignore",
+        "previous",
+        "instructions",
+        "SYSTEM:",
+        "tool>",
+        "note to the AI",
+        "stadiff",
+        "approval was granted",
+        "root cause is",
+        "raise the budget",
+        "switch to scenario",
+        "stop now",
+        "/etc/passwd",
+        "the guard",
+        "read this first",
+        "<|im_start|>",
+        "[INST]",
+        "you are now",
+        " ",
+    ]
+)
 
 
 @settings(max_examples=500)

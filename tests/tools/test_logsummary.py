@@ -70,12 +70,17 @@ def test_a_questa_uvm_log_gives_its_summary_its_first_errors_and_its_verdict(tmp
     assert f"message lines counted over the whole log: {counts}" in excerpt.summary
     first_mismatch = next(i for i, line in enumerate(lines, 1) if "[SB_MISMATCH]" in line)
     fatal = next(i for i, line in enumerate(lines, 1) if "UVM_FATAL tb" in line)
-    assert f"UVM_ERROR [SB_MISMATCH] line {first_mismatch}, UVM_FATAL [TIMEOUT] line {fatal}" in excerpt.summary  # fmt: skip
+    assert (
+        f"UVM_ERROR [SB_MISMATCH] line {first_mismatch}, UVM_FATAL [TIMEOUT] line {fatal}"
+        in excerpt.summary
+    )
     assert excerpt.summary.endswith(f"verdict line {number['# TEST FAILED']}: '# TEST FAILED'")
     shown = [line.number for line in excerpt.lines]
     assert first_mismatch in shown and first_mismatch + 1 not in shown  # the first of its id only
     assert running in shown
-    assert list(range(summary_at, number["# [TIMEOUT]     1"] + 1)) == [n for n in shown if summary_at <= n < number["# TEST FAILED"]]  # fmt: skip
+    assert list(range(summary_at, number["# [TIMEOUT]     1"] + 1)) == [
+        n for n in shown if summary_at <= n < number["# TEST FAILED"]
+    ]
 
 
 def test_a_component_index_in_brackets_is_not_taken_for_the_report_id(tmp_path):
@@ -128,9 +133,15 @@ def reference_summaries(lines: list[str]) -> list[tuple[int, str, int, dict[str,
     found = []
     for at, line in enumerate(lines, 1):
         if line == "# --- UVM Report Summary ---":
-            running = [(n, text) for n, text in enumerate(lines[:at], 1) if "[RNTST] Running test " in text][-1]  # fmt: skip
+            running = [
+                (n, text) for n, text in enumerate(lines[:at], 1) if "[RNTST] Running test " in text
+            ][-1]
             block = lines[at : at + 8]
-            counts = {m[1]: int(m[2]) for text in block if (m := re.fullmatch(r"# (UVM_\w+) :\s+(\d+)", text))}  # fmt: skip
+            counts = {
+                m[1]: int(m[2])
+                for text in block
+                if (m := re.fullmatch(r"# (UVM_\w+) :\s+(\d+)", text))
+            }
             test = re.search(r"Running test (\w+)", running[1])[1]
             found.append((at, test, running[0], counts))
     return found
@@ -146,14 +157,19 @@ def test_every_summary_of_a_transcript_with_two_runs_is_named_with_its_line_test
     text = TWO_RUNS.read_text()
     lines = text.splitlines()
     excerpt = summarize(tmp_path, text)
-    (first, test1, running1, reported1), (second, test2, running2, reported2) = reference_summaries(lines)  # fmt: skip
+    (first, test1, running1, reported1), (second, test2, running2, reported2) = reference_summaries(
+        lines
+    )
     assert (reported1["UVM_ERROR"], reported2["UVM_ERROR"], reported2["UVM_FATAL"]) == (3, 2, 1)
     run1, run2 = reference_counts(lines[: first - 1]), reference_counts(lines[first : second - 1])
-    assert f"UVM report summary 1 of 2 at line {first} (test {test1} at line {running1}): {listed(reported1)} (counted in lines 1–{first - 1}: {listed(run1)});" in excerpt.summary  # fmt: skip
+    assert (
+        f"UVM report summary 1 of 2 at line {first} (test {test1} at line {running1}): {listed(reported1)} (counted in lines 1–{first - 1}: {listed(run1)});"
+        in excerpt.summary
+    )
     assert re.search(
         rf"UVM report summary 2 of 2 at line {second} \(test {test2} at line {running2}\): {listed(reported2)} \(counted in lines \d+–{second - 1}: {listed(run2)}\);",
         excerpt.summary,
-    )  # fmt: skip
+    )
     whole = reference_counts(lines)
     assert whole["UVM_ERROR"] == reported1["UVM_ERROR"] + reported2["UVM_ERROR"]
     assert f"message lines counted over the whole log (2 runs): {listed(whole)};" in excerpt.summary
@@ -169,9 +185,15 @@ def test_report_ids_with_spaces_or_none_are_counted(tmp_path):
     assert sum("[Questa UVM]" in line for line in lines) == 2 + 2 + 2  # messages, then each summary
     assert sum(" [] " in line for line in lines) == 5 + 2
     excerpt = summarize(tmp_path, text)
-    assert f"message lines counted over the whole log (2 runs): {listed(reference_counts(lines))};" in excerpt.summary  # fmt: skip
-    error = "# UVM_ERROR verilog_src/questa_uvm_pkg.sv(301) @ 0: reporter [Questa UVM] no +UVM_TESTNAME\n"  # fmt: skip
-    assert "first error per report id: UVM_ERROR [Questa UVM] line 2;" in summarize(tmp_path, "#\n" + error).summary  # fmt: skip
+    assert (
+        f"message lines counted over the whole log (2 runs): {listed(reference_counts(lines))};"
+        in excerpt.summary
+    )
+    error = "# UVM_ERROR verilog_src/questa_uvm_pkg.sv(301) @ 0: reporter [Questa UVM] no +UVM_TESTNAME\n"
+    assert (
+        "first error per report id: UVM_ERROR [Questa UVM] line 2;"
+        in summarize(tmp_path, "#\n" + error).summary
+    )
 
 
 _IDS = st.text(
@@ -189,9 +211,14 @@ _MESSAGES = st.tuples(
 
 
 @given(st.lists(_MESSAGES, max_size=12), st.booleans())
-def test_each_message_line_is_counted_once_whatever_its_file_reporter_or_id(tmp_path_factory, messages, questa):  # fmt: skip
+def test_each_message_line_is_counted_once_whatever_its_file_reporter_or_id(
+    tmp_path_factory, messages, questa
+):
     prefix = "# " if questa else ""
-    text = "".join(f"{prefix}{severity} {file}@ {time}: {reporter} [{report}] {message}\n" for severity, file, time, reporter, report, message in messages)  # fmt: skip
+    text = "".join(
+        f"{prefix}{severity} {file}@ {time}: {reporter} [{report}] {message}\n"
+        for severity, file, time, reporter, report, message in messages
+    )
     made = {severity: sum(m[0] == severity for m in messages) for severity in SEVERITIES}
     excerpt = summarize(tmp_path_factory.mktemp("log"), text.encode("utf-8", "surrogateescape"))
     if messages:

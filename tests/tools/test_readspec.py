@@ -196,12 +196,46 @@ def test_a_section_name_without_letters_or_digits_finds_nothing(tmp_path, sectio
 
 _BLOCK_PARSER = MarkdownIt("commonmark").disable("inline")
 _FRAGMENTS = [
-    "# Top", "## Reset release", "### clk_en ###", "####### seven", "#nospace", "text",
-    "more text", "", "===", "---", "--- ", " ===", "- item", "* item", "+ plus", "1. one", "2. two",
-    "1) x", "  - nested", "> quote", "```", "~~~", "```py", "    code", "\tcode", "    # not heading",
-    "***", "_ _ _", "Title\n===", "<div>", "</div>", "<!-- ## a comment -->", "<!--", "-->",
-    "<pre>", "</pre>", "<span>", "<?php", "?>",
-]  # fmt: skip
+    "# Top",
+    "## Reset release",
+    "### clk_en ###",
+    "####### seven",
+    "#nospace",
+    "text",
+    "more text",
+    "",
+    "===",
+    "---",
+    "--- ",
+    " ===",
+    "- item",
+    "* item",
+    "+ plus",
+    "1. one",
+    "2. two",
+    "1) x",
+    "  - nested",
+    "> quote",
+    "```",
+    "~~~",
+    "```py",
+    "    code",
+    "\tcode",
+    "    # not heading",
+    "***",
+    "_ _ _",
+    "Title\n===",
+    "<div>",
+    "</div>",
+    "<!-- ## a comment -->",
+    "<!--",
+    "-->",
+    "<pre>",
+    "</pre>",
+    "<span>",
+    "<?php",
+    "?>",
+]
 """Lines of the block kinds that decide where a heading is; a GFM table's end, and a list
 item's content past a nested heading's lazy lines, are not modelled (a table ends at a blank line
 here; markdown-it also ends it at an indented line)."""
@@ -211,10 +245,13 @@ def _headings_by_reference(text: str) -> dict[int, tuple[int, str]]:
     """Line → (level, text) of each heading outside any container, as markdown-it-py finds it."""
     tokens = _BLOCK_PARSER.parse(text)
     return {
-        token.map[0] + 1: (int(token.tag[1]), " ".join(line.strip() for line in tokens[i + 1].content.split("\n")))
+        token.map[0] + 1: (
+            int(token.tag[1]),
+            " ".join(line.strip() for line in tokens[i + 1].content.split("\n")),
+        )
         for i, token in enumerate(tokens)
         if token.type == "heading_open" and token.map and token.level == 0
-    }  # fmt: skip
+    }
 
 
 def _headings(text: str) -> dict[int, tuple[int, str]]:

@@ -141,7 +141,26 @@ def test_a_row_left_open_at_max_row_lines_says_so(tmp_path):
 
 # Rows as Python's csv module reads them (the reference), short of the bounds it lacks.
 
-_CELLS = st.sampled_from(['a', 'reset_smoke', '', '"q"', '"a,b"', '"a;b"', '"a\tb"', 'x,y', 'x;y', '"x""y"', '"two\nlines"', '"\n"', 'b"c', '"p"q', '"""', '"'])  # fmt: skip
+_CELLS = st.sampled_from(
+    [
+        "a",
+        "reset_smoke",
+        "",
+        '"q"',
+        '"a,b"',
+        '"a;b"',
+        '"a\tb"',
+        "x,y",
+        "x;y",
+        '"x""y"',
+        '"two\nlines"',
+        '"\n"',
+        'b"c',
+        '"p"q',
+        '"""',
+        '"',
+    ]
+)
 
 
 def _csv_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]]:

@@ -323,11 +323,19 @@ def test_count_says_how_many_lines_match_in_all(tmp_path):
     content = "".join(f"{n} {'UVM_ERROR x' if n % 3 == 0 else 'ok'}\n" for n in range(1, 3001))
     record = one_record(tmp_path, "run.log", "log", content)
     expected = sum("UVM_ERROR" in line for line in content.splitlines())  # 1000
-    counted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5), {"path": record})  # fmt: skip
-    assert counted.summary == f"{expected} line(s) contain 'UVM_ERROR' (counted to the end of the log); the first 5 are shown"  # fmt: skip
+    counted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5), {"path": record})
+    assert (
+        counted.summary
+        == f"{expected} line(s) contain 'UVM_ERROR' (counted to the end of the log); the first 5 are shown"
+    )
     assert len(counted.lines) == 5 and counted.truncated
-    uncounted = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=5, count=False), {"path": record})  # fmt: skip
-    assert uncounted.summary == "5 line(s) contain 'UVM_ERROR'; more lines match beyond the limit of 5 (not counted: count=false)"  # fmt: skip
+    uncounted = searchlogs.run(
+        SearchLogsArgs(path="r", query="UVM_ERROR", limit=5, count=False), {"path": record}
+    )
+    assert (
+        uncounted.summary
+        == "5 line(s) contain 'UVM_ERROR'; more lines match beyond the limit of 5 (not counted: count=false)"
+    )
     assert uncounted.lines == counted.lines
 
 
@@ -335,4 +343,12 @@ def test_arguments_at_their_defaults_are_not_recorded():
     plain = SearchLogsArgs(path="r", query="x")
     assert plain.model_dump() == {"path": "r", "query": "x", "limit": 20}
     asked = SearchLogsArgs(path="r", query="x", count=False, regex=True, context=2, after_line=9)
-    assert asked.model_dump() == {"path": "r", "query": "x", "limit": 20, "count": False, "regex": True, "context": 2, "after_line": 9}  # fmt: skip
+    assert asked.model_dump() == {
+        "path": "r",
+        "query": "x",
+        "limit": 20,
+        "count": False,
+        "regex": True,
+        "context": 2,
+        "after_line": 9,
+    }

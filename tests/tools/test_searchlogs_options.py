@@ -22,7 +22,11 @@ SMALL = Sizes(chunk=5, reserve=40)
 
 
 def found_lines(data: bytes, args: SearchLogsArgs, sizes: Sizes = SMALL) -> list[tuple[int, str]]:
-    found = search(io.BytesIO(data), Search(args.pattern, args.limit, args.count, args.after_line, args.context), sizes)  # fmt: skip
+    found = search(
+        io.BytesIO(data),
+        Search(args.pattern, args.limit, args.count, args.after_line, args.context),
+        sizes,
+    )
     return [(number, found.lines[number].text) for number in sorted(found.lines)]
 
 
@@ -122,11 +126,21 @@ def test_context_shows_the_lines_grep_c_shows(data, limit, context):
 
 def test_context_agrees_with_grep_itself(tmp_path):
     log = tmp_path / "a.log"
-    log.write_bytes(b"".join(b"%d %s\n" % (n, b"UVM_ERROR" if n % 40 == 0 else b"ok") for n in range(1, 400)))  # fmt: skip
-    grep = subprocess.run(["grep", "-n", "-F", "-m", "3", "-C", "2", "UVM_ERROR", str(log)], capture_output=True, check=True)  # fmt: skip
-    expected = [int(re.match(rb"(\d+)[:-]", line)[1]) for line in grep.stdout.splitlines() if line != b"--"]  # fmt: skip
+    log.write_bytes(
+        b"".join(b"%d %s\n" % (n, b"UVM_ERROR" if n % 40 == 0 else b"ok") for n in range(1, 400))
+    )
+    grep = subprocess.run(
+        ["grep", "-n", "-F", "-m", "3", "-C", "2", "UVM_ERROR", str(log)],
+        capture_output=True,
+        check=True,
+    )
+    expected = [
+        int(re.match(rb"(\d+)[:-]", line)[1]) for line in grep.stdout.splitlines() if line != b"--"
+    ]
     record = one_record(tmp_path, "b.log", "log", log.read_bytes())
-    excerpt = searchlogs.run(SearchLogsArgs(path="r", query="UVM_ERROR", limit=3, context=2), {"path": record})  # fmt: skip
+    excerpt = searchlogs.run(
+        SearchLogsArgs(path="r", query="UVM_ERROR", limit=3, context=2), {"path": record}
+    )
     assert [line.number for line in excerpt.lines] == expected
     assert excerpt.summary.startswith("9 line(s) contain 'UVM_ERROR' (counted to the end")
 
@@ -136,9 +150,14 @@ def test_after_line_continues_past_the_hits_already_seen(tmp_path):
     record = one_record(tmp_path, "a.log", "log", data)
     first = searchlogs.run(SearchLogsArgs(path="r", query="hit", limit=3), {"path": record})
     assert [line.number for line in first.lines] == [10, 20, 30]
-    rest = searchlogs.run(SearchLogsArgs(path="r", query="hit", limit=3, after_line=30), {"path": record})  # fmt: skip
+    rest = searchlogs.run(
+        SearchLogsArgs(path="r", query="hit", limit=3, after_line=30), {"path": record}
+    )
     assert [line.number for line in rest.lines] == [40, 50, 60]
-    assert rest.summary == "7 line(s) after line 30 contain 'hit' (counted to the end of the log); the first 3 are shown"  # fmt: skip
+    assert (
+        rest.summary
+        == "7 line(s) after line 30 contain 'hit' (counted to the end of the log); the first 3 are shown"
+    )
     for sizes in (SMALL, Sizes(chunk=1, reserve=8)):
         found = search(io.BytesIO(data), Search(Pattern("hit"), 3, after_line=35), sizes)
         assert found.hits == [40, 50, 60] and found.matching == 7

@@ -78,7 +78,9 @@ def test_the_summary_shows_a_hold_table_apart_from_the_setup_one(tmp_path):
         f"end table max_delay/setup group core_clk: 3 row(s), {violating} violating, worst slack "
         f"-0.25 at u_core/acc_reg[3]/D (DFF_X1), TNS {tns:.2f}"
     )
-    assert lines[1].startswith("end table min_delay/hold group core_clk: 1 row(s), 1 violating, worst slack -0.03")  # fmt: skip
+    assert lines[1].startswith(
+        "end table min_delay/hold group core_clk: 1 row(s), 1 violating, worst slack -0.03"
+    )
 
 
 def test_summary_rows_are_read_by_their_columns_with_the_slack_alone():
@@ -91,7 +93,9 @@ def test_summary_rows_are_read_by_their_columns_with_the_slack_alone():
 
 def test_a_summary_table_without_met_or_violated_counts_negative_slack_and_says_so(tmp_path):
     [line] = summary(tmp_path, SUMMARY).lines
-    assert line.text.startswith("summary table: 2 row(s), 1 with negative slack (no MET/VIOLATED given), worst slack -0.25")  # fmt: skip
+    assert line.text.startswith(
+        "summary table: 2 row(s), 1 with negative slack (no MET/VIOLATED given), worst slack -0.25"
+    )
 
 
 def test_slack_only_rows_are_shown_as_reported(tmp_path):
@@ -109,8 +113,10 @@ def test_slack_only_rows_are_shown_as_reported(tmp_path):
 def test_short_paths_one_after_another_are_each_complete():
     paths = [item for item in parse_text(SHORT * 3) if isinstance(item, StaPath)]
     assert [(path.short, path.truncated, path.first_line) for path in paths] == [
-        (True, False, 1), (True, False, 6), (True, False, 11),
-    ]  # fmt: skip
+        (True, False, 1),
+        (True, False, 6),
+        (True, False, 11),
+    ]
 
 
 def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
@@ -132,7 +138,11 @@ def test_a_short_path_is_complete_and_the_table_after_it_is_read(tmp_path):
 
 
 def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
-    text = "OpenROAD 2.0 banner\nreport_checks -format json\n" + '{"checks": [\n{"slack": "late"}\n]}\n\n' + SLACK_ONLY  # fmt: skip
+    text = (
+        "OpenROAD 2.0 banner\nreport_checks -format json\n"
+        + '{"checks": [\n{"slack": "late"}\n]}\n\n'
+        + SLACK_ONLY
+    )
     said = [item for item in parse_text(text) if isinstance(item, Unrecognised)]
     assert said == [
         Unrecognised(1, 2, 2),
@@ -148,7 +158,19 @@ def test_what_no_reader_understands_is_said_with_its_lines(tmp_path):
 
 def test_the_fast_scan_reads_these_formats_as_the_line_parser_does():
     pt = primetime_path("u_core/acc_reg", "2.30", "1.90", "-0.40", "VIOLATED")
-    data = (SHORT + END_TABLES + "junk\n" + SUMMARY + SLACK_ONLY + SHORT + pt + OPENLANE_SUMMARY + CHECK_TYPES + JSON_REPORT + "tail\n").encode()  # fmt: skip
+    data = (
+        SHORT
+        + END_TABLES
+        + "junk\n"
+        + SUMMARY
+        + SLACK_ONLY
+        + SHORT
+        + pt
+        + OPENLANE_SUMMARY
+        + CHECK_TYPES
+        + JSON_REPORT
+        + "tail\n"
+    ).encode()
     for chunk in (64, 257, 4096, 1 << 20):
         assert fast(data, chunk) == reference(data)
 
@@ -233,7 +255,9 @@ def test_a_primetime_pair_with_a_flip_is_read_as_a_flip(tmp_path):
         for name, text in (("b", before), ("a", after))
         if (tmp_path / name).mkdir() is None
     }
-    excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]})  # fmt: skip
+    excerpt = stadiff.stadiff(
+        stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]}
+    )
     assert excerpt.summary.startswith("1 flipped, 0 unconstrained, 0 added, 0 removed, 0 changed")
     assert "MET→VIOLATED" in excerpt.lines[0].text and "-0.50" in excerpt.lines[0].text
 
@@ -286,7 +310,7 @@ def test_check_types_sections_are_violations_of_their_own_kind(tmp_path):
         "max fanout: 1 pin(s), 1 violating, first at rst_n (limit checks, as reported)",
         "max capacitance: 1 pin(s), 1 violating, worst slack -0.07 at rst_n (limit checks, as reported)",
         "min pulse width: 2 pin(s), 1 violating, worst slack -0.01 at u_core/acc_reg[3]/CK (high) (limit checks, as reported)",
-    ]  # fmt: skip
+    ]
     assert "not recognised" not in excerpt.summary
 
 
@@ -339,16 +363,18 @@ JSON_REPORT = """\
 
 def test_a_json_report_is_read_in_ns_with_the_slacks_sign(tmp_path):
     paths = [item for item in parse_text(JSON_REPORT) if isinstance(item, StaPath)]
-    assert [(path.endpoint, path.slack, path.status, path.arrival, path.required) for path in paths] == [
+    assert [
+        (path.endpoint, path.slack, path.status, path.arrival, path.required) for path in paths
+    ] == [
         ("u_core/acc_reg[3]/D", -0.25, "VIOLATED", 2.35, 2.1),
         ("dout[0]", 7.0, "MET", 1.0, 8.0),
-    ]  # fmt: skip
+    ]
     last = len(JSON_REPORT.splitlines())  # the document's closing line
     assert all(path.from_json and (path.first_line, path.last_line) == (1, last) for path in paths)
     excerpt = summary(tmp_path, JSON_REPORT)
     assert [line.text for line in excerpt.lines] == [
         "json group core_clk type max: 2 path(s), 1 violating, worst slack -0.25 at u_core/acc_reg[3]/D, TNS -0.25 (json paths)"
-    ]  # fmt: skip
+    ]
     assert (
         "2 path(s) from -format json" in excerpt.summary and "not recognised" not in excerpt.summary
     )
@@ -361,7 +387,9 @@ def test_a_diff_says_what_it_did_not_compare(tmp_path):
     for name, text in (("b", SHORT + JSON_REPORT), ("a", SHORT + JSON_REPORT + SLACK_ONLY)):
         (tmp_path / name).mkdir()
         records[name] = one_record(tmp_path / name, "r.rpt", "sta_report", text)
-    excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]})  # fmt: skip
+    excerpt = stadiff.stadiff(
+        stadiff.DiffArgs(before="r", after="r"), {"before": records["b"], "after": records["a"]}
+    )
     assert excerpt.summary.endswith(
         "; not compared (only text paths are): before: 1 short path(s), 2 json path(s); "
         "after: 1 short path(s), 2 json path(s), 2 table row(s)"

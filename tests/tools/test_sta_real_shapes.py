@@ -68,7 +68,9 @@ def per_corner_fanout(text: str) -> dict[str, tuple[list[str], list[tuple[int, i
             found.setdefault(corner, ([], []))
         elif re.fullmatch(r"(max|min) (slew|fanout|capacitance)", line):
             section = line
-        elif section == "max fanout" and (row := re.fullmatch(r"(\S+)\s+\d+\s+\d+\s+\(VIOLATED\)", line)):  # fmt: skip
+        elif section == "max fanout" and (
+            row := re.fullmatch(r"(\S+)\s+\d+\s+\d+\s+\(VIOLATED\)", line)
+        ):
             found[corner][0].append(row[1])
         elif count := re.fullmatch(r"max fanout violation count (\d+)", line):
             found[corner][1].append((number, int(count[1])))
@@ -86,11 +88,16 @@ def test_three_corners_keep_their_design_rule_sections_apart():
             for t in said
         )
         for number, value in counts:  # the report's own count, at its line, in its corner
-            assert texts[number].startswith(f"max fanout violation count {value} (as reported, in corner {corner}'s section)")  # fmt: skip
+            assert texts[number].startswith(
+                f"max fanout violation count {value} (as reported, in corner {corner}'s section)"
+            )
             assert texts[number].endswith(f"show {len(pins)} violating pin(s): agrees")
     rows = sum(len(pins) for pins, _ in truth.values())
     distinct = len({pin for pins, _ in truth.values() for pin in pins})
-    assert f"max fanout across 3 corners: {rows} pin rows, {distinct} distinct pins, {distinct} distinct violating (limit checks, as reported)" in said  # fmt: skip
+    assert (
+        f"max fanout across 3 corners: {rows} pin rows, {distinct} distinct pins, {distinct} distinct violating (limit checks, as reported)"
+        in said
+    )
     assert not any(t.startswith(f"max fanout: {rows} pin(s)") for t in said)  # never merged
 
 
@@ -104,7 +111,10 @@ def test_corners_with_different_violators_are_each_their_own_and_a_wrong_count_i
     assert value == 4 and texts[number].endswith(
         f"show {len(truth[CORNERS[2]][0])} violating pin(s): DISAGREES (report 4, listed 1)"
     )
-    assert f"1 of the report's own figures DISAGREE with its listing, at L{number}" in summary(text).summary  # fmt: skip
+    assert (
+        f"1 of the report's own figures DISAGREE with its listing, at L{number}"
+        in summary(text).summary
+    )
 
 
 def test_openlanes_counts_after_every_corner_are_across_corners():
@@ -118,13 +128,19 @@ def test_openlanes_counts_after_every_corner_are_across_corners():
     )
     text = sections + f"\n{EQ_TOP}\nmax fanout violation count {len(PINS)}\n{EQ_BOTTOM}\n"
     lines = text.splitlines()
-    named = [n for n, line in enumerate(lines, 1) if re.fullmatch(r"max fanout violations count \S+: \d+", line)]  # fmt: skip
+    named = [
+        n
+        for n, line in enumerate(lines, 1)
+        if re.fullmatch(r"max fanout violations count \S+: \d+", line)
+    ]
     [total] = [
         n for n, line in enumerate(lines, 1) if line.startswith("max fanout violation count")
     ]
     texts = {line.number: line.text for line in summary(text).lines}
     for number, corner in zip(named, CORNERS, strict=True):
-        assert texts[number].endswith(f"rows in corner {corner} show {len(PINS)} violating pin(s): agrees")  # fmt: skip
+        assert texts[number].endswith(
+            f"rows in corner {corner} show {len(PINS)} violating pin(s): agrees"
+        )
     assert texts[total] == (
         f"max fanout violation count {len(PINS)} (as reported, after 3 corner sections: across "
         f"corners); listed max fanout rows show {len(PINS)} violating pin(s): agrees"
@@ -134,7 +150,7 @@ def test_openlanes_counts_after_every_corner_are_across_corners():
 def capacitance_rows(pins: list[str]) -> str:
     """OpenSTA (2025) prints a blank line after each `max capacitance` row."""
     header = "Pin                                    Limit     Cap   Slack\n" + "-" * 60 + "\n"
-    rows = "".join(f"{pin:<38}{0.05:>6.2f}{0.12:>8.2f}{-0.07:>8.2f} (VIOLATED)\n\n" for pin in pins)  # fmt: skip
+    rows = "".join(f"{pin:<38}{0.05:>6.2f}{0.12:>8.2f}{-0.07:>8.2f} (VIOLATED)\n\n" for pin in pins)
     return "max capacitance\n\n" + header + rows
 
 
@@ -225,13 +241,18 @@ def orfs_report(setup_count: int = 68) -> str:
 
 def listed_violating_endpoints(text: str, path_type: str) -> int:
     """Reference: distinct endpoints with a VIOLATED path of this type, by regex."""
-    paths = re.findall(r"^Endpoint: (\S+).*?^Path Type: (\w+)$.*?slack \((MET|VIOLATED)\)", text, re.M | re.S)  # fmt: skip
+    paths = re.findall(
+        r"^Endpoint: (\S+).*?^Path Type: (\w+)$.*?slack \((MET|VIOLATED)\)", text, re.M | re.S
+    )
     return len({end for end, kind, status in paths if kind == path_type and status == "VIOLATED"})
 
 
 def test_an_orfs_reports_own_counts_are_shown_with_their_lines_and_a_disagreement_said():
     text = orfs_report()
-    counts = {m[1]: (text[: m.start()].count("\n") + 1, int(m[2])) for m in re.finditer(r"^(setup|hold) violation count (\d+)$", text, re.M)}  # fmt: skip
+    counts = {
+        m[1]: (text[: m.start()].count("\n") + 1, int(m[2]))
+        for m in re.finditer(r"^(setup|hold) violation count (\d+)$", text, re.M)
+    }
     excerpt = summary(text)
     texts = {line.number: line.text for line in excerpt.lines}
     (setup_line, setup), (hold_line, hold) = counts["setup"], counts["hold"]
@@ -241,7 +262,9 @@ def test_an_orfs_reports_own_counts_are_shown_with_their_lines_and_a_disagreemen
         f"setup violation count {setup} (as reported); listed max paths show {listed} violating "
         f"endpoint(s): DISAGREES (report {setup}, listed {listed})"
     )
-    assert texts[hold_line].endswith(f"show {listed_violating_endpoints(text, 'min')} violating endpoint(s): agrees")  # fmt: skip
+    assert texts[hold_line].endswith(
+        f"show {listed_violating_endpoints(text, 'min')} violating endpoint(s): agrees"
+    )
     assert hold == 0
     assert f"L{setup_line}" in excerpt.summary.split("DISAGREE with its listing, at ")[1]
     [tns_line] = [n for n, line in enumerate(text.splitlines(), 1) if line.startswith("tns max")]
@@ -252,7 +275,9 @@ def test_an_orfs_reports_own_counts_are_shown_with_their_lines_and_a_disagreemen
 def test_an_orfs_report_whose_count_matches_its_listing_says_it_agrees():
     text = orfs_report(setup_count=listed_violating_endpoints(orfs_report(), "max"))
     excerpt = summary(text)
-    assert all("DISAGREES" not in line.text for line in excerpt.lines if "violation count" in line.text)  # fmt: skip
+    assert all(
+        "DISAGREES" not in line.text for line in excerpt.lines if "violation count" in line.text
+    )
 
 
 def unread_lines(excerpt: Excerpt) -> tuple[list[int], int, int, bool]:
@@ -260,7 +285,10 @@ def unread_lines(excerpt: Excerpt) -> tuple[list[int], int, int, bool]:
     the report's length, the lines said read, and whether ranges were joined to stay short."""
     if excerpt.summary.endswith("; the report is empty"):
         return [], 0, 0, False
-    found = re.search(r"; (?:(\d+) of (\d+) line\(s\) not recognised.*?, at (.*?)( \(joined .*?inside them\))?; the other (\d+) line\(s\) read|all (\d+) line\(s\) read)", excerpt.summary)  # fmt: skip
+    found = re.search(
+        r"; (?:(\d+) of (\d+) line\(s\) not recognised.*?, at (.*?)( \(joined .*?inside them\))?; the other (\d+) line\(s\) read|all (\d+) line\(s\) read)",
+        excerpt.summary,
+    )
     assert found, excerpt.summary
     if found[6] is not None:
         return [], int(found[6]), int(found[6]), False
@@ -361,7 +389,9 @@ header = st.tuples(
 @given(st.lists(header, min_size=1, max_size=6), st.integers(0, 2), st.booleans())
 def test_short_paths_are_read_as_paths_with_their_slack_unknown(headers, blanks, tail):
     text = short_paths(headers, blanks, tail)
-    truth = re.findall(r"^Startpoint: (\S+).*\nEndpoint: (\S+).*\nPath Group: (\S+)\nPath Type: (\S+)$", text, re.M)  # fmt: skip
+    truth = re.findall(
+        r"^Startpoint: (\S+).*\nEndpoint: (\S+).*\nPath Group: (\S+)\nPath Type: (\S+)$", text, re.M
+    )
     excerpt = summary(text)
     assert f"{len(truth)} path(s) in -format short" in excerpt.summary
     assert "truncated" not in excerpt.summary and not excerpt.truncated
@@ -380,7 +410,16 @@ def test_stapaths_and_stapath_say_what_short_paths_do_not_print(tmp_path):
         "0 of 0 matching path(s), worst first; 2 -format short path(s) not ranked: their slack "
         "is not printed, so unknown"
     )
-    one = sta.stapath(sta.PathArgs(report="r", endpoint="u_b/q2", path_type="min"), {"report": record})  # fmt: skip
-    first = text.splitlines().index("Startpoint: u_a/r2 (rising edge-triggered flip-flop clocked by clk)") + 1  # fmt: skip
-    assert one.summary.startswith("u_b/q2 · slack and arrival unknown (-format short prints neither) · clk min")  # fmt: skip
+    one = sta.stapath(
+        sta.PathArgs(report="r", endpoint="u_b/q2", path_type="min"), {"report": record}
+    )
+    first = (
+        text.splitlines().index(
+            "Startpoint: u_a/r2 (rising edge-triggered flip-flop clocked by clk)"
+        )
+        + 1
+    )
+    assert one.summary.startswith(
+        "u_b/q2 · slack and arrival unknown (-format short prints neither) · clk min"
+    )
     assert [line.number for line in one.lines][:4] == list(range(first, first + 4))

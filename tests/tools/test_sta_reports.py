@@ -12,11 +12,20 @@ from tools.sta import summary as sta
 EXACT = "Δ = after − before, exact decimal on the reports' digits"
 
 
-def block(endpoint: str, slack: str, *, kind: str = "max", corner: str | None = None,
-          mode: str | None = None, start: str = "u/src_reg") -> str:  # fmt: skip
+def block(
+    endpoint: str,
+    slack: str,
+    *,
+    kind: str = "max",
+    corner: str | None = None,
+    mode: str | None = None,
+    start: str = "u/src_reg",
+) -> str:
     """One `report_checks` path; the slack is written exactly as given."""
     status = "VIOLATED" if slack.startswith("-") else "MET"
-    fields = "".join(f"{name}: {value}\n" for name, value in (("Mode", mode), ("Corner", corner)) if value)  # fmt: skip
+    fields = "".join(
+        f"{name}: {value}\n" for name, value in (("Mode", mode), ("Corner", corner)) if value
+    )
     return (
         f"Startpoint: {start} (rising edge-triggered flip-flop clocked by clk)\n"
         f"Endpoint: {endpoint} (rising edge-triggered flip-flop clocked by clk)\n"
@@ -66,17 +75,25 @@ def test_setup_and_hold_and_each_mode_are_summarised_apart(tmp_path):
 
 
 def test_tns_and_violations_count_each_endpoints_worst_path_once(tmp_path):
-    text = block("e_multi", "-0.200") + block("e_multi", "-0.100", start="u/other") + block("e_unc", "-0.300")  # fmt: skip
+    text = (
+        block("e_multi", "-0.200")
+        + block("e_multi", "-0.100", start="u/other")
+        + block("e_unc", "-0.300")
+    )
     excerpt = summary(report(tmp_path, text))
     assert (
         "3 paths to 2 endpoints, 2 violating, WNS -0.30 at e_unc, TNS -0.50"
         in excerpt.lines[0].text
     )
-    assert excerpt.summary.startswith("3 constrained paths to 2 endpoint(s) in 1 group/corner/mode/path type(s)")  # fmt: skip
+    assert excerpt.summary.startswith(
+        "3 constrained paths to 2 endpoint(s) in 1 group/corner/mode/path type(s)"
+    )
 
 
 def test_stapath_shows_the_worst_corner_unless_one_is_named(tmp_path):
-    text = block("data_reg[12]/D", "0.85", corner="fast") + block("data_reg[12]/D", "-0.05", corner="slow")  # fmt: skip
+    text = block("data_reg[12]/D", "0.85", corner="fast") + block(
+        "data_reg[12]/D", "-0.05", corner="slow"
+    )
     record = report(tmp_path, text)
 
     def path(**narrowed):
@@ -182,7 +199,9 @@ def test_a_pin_moved_to_another_pin_of_its_instance_is_removed_and_added(tmp_pat
 
 
 def test_stapath_takes_a_pin_or_its_instance_but_not_a_name_below_it(tmp_path):
-    text = pin_block("reg3", "D", "0.50") + pin_block("reg3", "E", "-0.10") + block("reg3/x", "-0.90")  # fmt: skip
+    text = (
+        pin_block("reg3", "D", "0.50") + pin_block("reg3", "E", "-0.10") + block("reg3/x", "-0.90")
+    )
     record = report(tmp_path, text)
 
     def path(endpoint: str) -> sta.Excerpt:

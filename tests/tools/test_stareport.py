@@ -108,8 +108,9 @@ def test_a_header_and_a_blank_line_before_a_new_startpoint_is_a_short_path():
     header = "\n".join(FULL_PATH.splitlines()[:6]) + "\n"  # -format short prints this
     items = paths(header + FULL_PATH)
     assert [(path.short, path.truncated, path.slack) for path in items] == [
-        (True, False, None), (False, False, 9.86),
-    ]  # fmt: skip
+        (True, False, None),
+        (False, False, 9.86),
+    ]
 
 
 def test_no_paths_found_warnings_crlf_and_negative_zero():
@@ -227,7 +228,15 @@ def test_rendered_paths_parse_back_to_the_same_records(specs):
 
 
 def test_two_pins_of_one_instance_are_two_endpoints():
-    base = dict(startpoint="reg1", endpoint="reg3", start_reason="rising edge-triggered flip-flop clocked by clk", end_reason="rising edge-triggered flip-flop clocked by clk", group="clk", path_type="max", required=9.95)  # fmt: skip
+    base = dict(
+        startpoint="reg1",
+        endpoint="reg3",
+        start_reason="rising edge-triggered flip-flop clocked by clk",
+        end_reason="rising edge-triggered flip-flop clocked by clk",
+        group="clk",
+        path_type="max",
+        required=9.95,
+    )
     text = "".join(
         render_path(PathSpec(**base, arrival=arrival, pin=pin))
         for arrival, pin in ((1.0, "D"), (2.0, "E"), (3.0, None))

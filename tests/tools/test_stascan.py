@@ -32,20 +32,42 @@ def _project_path(path: StaPath) -> tuple:
     def raw(text):
         return None if text is None else text.encode("utf-8", "surrogateescape")
 
-    key = (raw(path.corner), raw(path.mode), raw(path.path_type), raw(path.group), raw(path.endpoint))  # fmt: skip
-    return (key, raw(path.startpoint), path.slack, raw(path.status), path.truncated,
-            path.unconstrained, path.first_line)  # fmt: skip
+    key = (
+        raw(path.corner),
+        raw(path.mode),
+        raw(path.path_type),
+        raw(path.group),
+        raw(path.endpoint),
+    )
+    return (
+        key,
+        raw(path.startpoint),
+        path.slack,
+        raw(path.status),
+        path.truncated,
+        path.unconstrained,
+        path.first_line,
+    )
 
 
 def fast(data: bytes, chunk_bytes: int = 1 << 20) -> list[tuple]:
-    return [item[:-1] if isinstance(item, Row) else item
-            for item in scan(io.BytesIO(data), chunk_bytes)]  # fmt: skip
+    return [
+        item[:-1] if isinstance(item, Row) else item for item in scan(io.BytesIO(data), chunk_bytes)
+    ]
 
 
 def spec(**changes) -> PathSpec:
-    base = PathSpec("u/src_reg[0]", "u/dst_reg[0]", "rising edge-triggered flip-flop clocked by clk",
-                    "rising edge-triggered flip-flop clocked by clk", "clk", "max", 2.5, 9.95,
-                    corner="ss_0p72v_125c")  # fmt: skip
+    base = PathSpec(
+        "u/src_reg[0]",
+        "u/dst_reg[0]",
+        "rising edge-triggered flip-flop clocked by clk",
+        "rising edge-triggered flip-flop clocked by clk",
+        "clk",
+        "max",
+        2.5,
+        9.95,
+        corner="ss_0p72v_125c",
+    )
     return PathSpec(**{**base.__dict__, **changes})
 
 
@@ -100,7 +122,9 @@ def test_the_lab_pair_and_hard_cases_read_alike():
     expected = reference(data)
     assert [item[4:6] for item in expected if isinstance(item, tuple)].count((True, False)) == 1
     # the indented Startpoint's header, then blank lines and another Startpoint: -format short
-    assert [item.first_line for item in expected if isinstance(item, StaPath) and item.short] == [290]  # fmt: skip
+    assert [item.first_line for item in expected if isinstance(item, StaPath) and item.short] == [
+        290
+    ]
     for chunk in (64, 97, 4096, 1 << 20):
         assert fast(data, chunk) == expected, chunk
     rows = [item for item in scan(io.BytesIO(data), 97) if isinstance(item, Row)]
@@ -121,8 +145,12 @@ def test_canonical_rows_carry_exact_fields():
     assert extent == Extent(CANONICAL.count("\n"))
     assert row.key == (b"ss_0p72v_125c", None, b"max", b"clk", b"u/dst_reg[0]")
     assert (row.start, row.slack, row.status, row.line, row.offset) == (
-        b"u/src_reg[0]", 7.45, b"MET", 1, 0,
-    )  # fmt: skip
+        b"u/src_reg[0]",
+        7.45,
+        b"MET",
+        1,
+        0,
+    )
 
 
 blocks = st.lists(

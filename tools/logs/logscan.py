@@ -171,7 +171,9 @@ class _Scan:
         if self.long is not None:
             position = self._finish_long(window, buffer, origin)
         if self.owed:
-            self._pay_context(window, buffer, origin, position, first + count_newlines(window[:position]))  # fmt: skip
+            self._pay_context(
+                window, buffer, origin, position, first + count_newlines(window[:position])
+            )
         skip = self._skip_to(window, position)
         if skip is not None:
             self._matches(window, buffer, origin, skip)
@@ -245,10 +247,15 @@ class _Scan:
         """Context before a hit: from its window, and from the lines kept of the windows before."""
         wanted = self.request.context
         spans = _lines_back(buffer, origin, origin + line_start - 1, wanted)
-        lines = [_context_line(number - 1 - index, buffer[begin:stop]) for index, (begin, stop) in enumerate(spans)]  # fmt: skip
+        lines = [
+            _context_line(number - 1 - index, buffer[begin:stop])
+            for index, (begin, stop) in enumerate(spans)
+        ]
         if len(lines) < wanted:
             first = number - len(lines)
-            lines += [line for line in reversed(self.tail) if line.number < first][: wanted - len(lines)]  # fmt: skip
+            lines += [line for line in reversed(self.tail) if line.number < first][
+                : wanted - len(lines)
+            ]
         for line in lines:
             self._show_context(line)
 
@@ -270,7 +277,10 @@ class _Scan:
         """The last `context` lines so far (the window's, then the windows' before)."""
         wanted = self.request.context
         spans = _lines_back(buffer, origin, end - 1, wanted)  # from the window's last newline
-        lines = [_context_line(self.line - 1 - index, buffer[begin:stop]) for index, (begin, stop) in enumerate(spans)]  # fmt: skip
+        lines = [
+            _context_line(self.line - 1 - index, buffer[begin:stop])
+            for index, (begin, stop) in enumerate(spans)
+        ]
         missing = wanted - len(lines)
         self.tail = (self.tail[-missing:] if missing else []) + lines[::-1]
 

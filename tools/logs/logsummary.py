@@ -157,7 +157,10 @@ def _scan(numbered: Iterable[tuple[int, bytes]]) -> _Found:
         if _SUMMARY_START.match(line):
             if block is not None:
                 _close(block, found, number)
-            block, section = _Summary([make_line(number, raw)], found.run_first, found.test, found.run), b""  # fmt: skip
+            block, section = (
+                _Summary([make_line(number, raw)], found.run_first, found.test, found.run),
+                b"",
+            )
             continue
         if block is not None:
             if not line.strip() or _in_summary(line, section, block):
@@ -236,17 +239,27 @@ def _summary(found: _Found) -> str:
         over = f" ({runs} runs)" if runs > 1 else ""
         parts.append(f"message lines counted over the whole log{over}: {_counts(found.counted)}")
     if found.firsts:
-        firsts = ", ".join(f"{severity} [{report}] line {line.number}" for (severity, report), line in list(found.firsts.items())[:MAX_FIRSTS])  # fmt: skip
+        firsts = ", ".join(
+            f"{severity} [{report}] line {line.number}"
+            for (severity, report), line in list(found.firsts.items())[:MAX_FIRSTS]
+        )
         parts.append(f"first error per report id: {firsts}")
     if found.verilator:
-        parts.append("Verilator: " + ", ".join(f"{kind} {count}" for kind, count in sorted(found.verilator.items())))  # fmt: skip
+        parts.append(
+            "Verilator: "
+            + ", ".join(f"{kind} {count}" for kind, count in sorted(found.verilator.items()))
+        )
     for line in found.tools:
         parts.append(f"line {line.number}: {line.text.strip()}")
     if found.verdict:
         parts.append(f"verdict line {found.verdict.number}: {found.verdict.text.strip()!r}")
     elif parts:
         parts.append("no verdict line found")
-    return "; ".join(parts) if parts else "no summary found (no UVM, Verilator, cocotb or pytest summary, no verdict line)"  # fmt: skip
+    return (
+        "; ".join(parts)
+        if parts
+        else "no summary found (no UVM, Verilator, cocotb or pytest summary, no verdict line)"
+    )
 
 
 def _summaries(found: _Found) -> list[str]:
@@ -261,9 +274,11 @@ def _summaries(found: _Found) -> list[str]:
         f"UVM report summary {index} of {total} at line {summary.number} ({_test(summary)}):"
         f" {_reported(summary)} (counted in {_span(summary)}: {_counts(summary.counted)})"
         for index, summary in enumerate(found.summaries, 1)
-    ]  # fmt: skip
+    ]
     if found.more_summaries:
-        parts.append(f"{found.more_summaries} more UVM report summaries not named, the last at line {found.last_summary}")  # fmt: skip
+        parts.append(
+            f"{found.more_summaries} more UVM report summaries not named, the last at line {found.last_summary}"
+        )
     return parts
 
 
@@ -284,7 +299,9 @@ def _span(summary: _Summary) -> str:
 
 
 def _reported(summary: _Summary) -> str:
-    reported = ", ".join(f"{name} {summary.reported[name]}" for name in SEVERITIES if name in summary.reported)  # fmt: skip
+    reported = ", ".join(
+        f"{name} {summary.reported[name]}" for name in SEVERITIES if name in summary.reported
+    )
     return reported or "no counts"
 
 

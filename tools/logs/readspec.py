@@ -46,13 +46,15 @@ _BREAK = re.compile(rb"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _LIST_ITEM = re.compile(rb"^( {0,3})([-+*]|\d{1,9}[.)])(?:[ \t]+|$)")
 _QUOTE = re.compile(rb"^ {0,3}>")
 _HTML_CLOSED = (
-    (re.compile(rb"<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
-     re.compile(rb"</(?:script|pre|style|textarea)>", re.I)),
+    (
+        re.compile(rb"<(?:script|pre|style|textarea)(?:[ \t>]|$)", re.I),
+        re.compile(rb"</(?:script|pre|style|textarea)>", re.I),
+    ),
     (re.compile(rb"<!--"), re.compile(rb"-->")),
     (re.compile(rb"<\?"), re.compile(rb"\?>")),
     (re.compile(rb"<![A-Za-z]"), re.compile(rb">")),
     (re.compile(rb"<!\[CDATA\["), re.compile(rb"\]\]>")),
-)  # fmt: skip
+)
 """HTML blocks that end at a line holding their end marker (it may be the first line)."""
 _HTML_BLOCK_TAG = re.compile(
     rb"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd"
@@ -126,7 +128,9 @@ def github_anchor(text: str) -> str:
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     wanted = slug(args.section.strip().lstrip("#"))
     if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
-        return make_excerpt(f"no section {args.section!r}: a section name needs a letter or digit", (), False)  # fmt: skip
+        return make_excerpt(
+            f"no section {args.section!r}: a section name needs a letter or digit", (), False
+        )
     with open_record(records["path"]) as stream:
         found = _find_section(_marked(without_bom(iter_lines(stream))), wanted)
     section = found.lines
@@ -201,7 +205,9 @@ def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     first = list(islice(lines, 1))
     if first and first[0][1].rstrip() == b"---":
         held = [*first, *islice(lines, MAX_FRONT_MATTER_LINES)]
-        end = next((i for i, (_, raw) in enumerate(held) if i and raw.rstrip() in (b"---", b"...")), 0)  # fmt: skip
+        end = next(
+            (i for i, (_, raw) in enumerate(held) if i and raw.rstrip() in (b"---", b"...")), 0
+        )
         yield from _plain(held[: end + 1] if end else [])
         first = held[end + 1 :] if end else held
     yield from _blocks(chain(first, lines))

@@ -60,7 +60,7 @@ class SearchLogsArgs(ToolArgs):
             try:
                 compiled(Pattern(query, regex=True))
             except PatternError as error:
-                raise ValueError(f"not a regular expression searchlogs can run: {error}") from None  # fmt: skip
+                raise ValueError(f"not a regular expression searchlogs can run: {error}") from None
         return query
 
     @property
@@ -103,7 +103,9 @@ def summarize(args: SearchLogsArgs, found: Found) -> str:
     else:
         summary = f"{shown} line(s){where} {what}"
         if found.more:
-            summary += f"; more lines match beyond the limit of {args.limit} (not counted: count=false)"  # fmt: skip
+            summary += (
+                f"; more lines match beyond the limit of {args.limit} (not counted: count=false)"
+            )
     if args.context and len(found.lines) >= MAX_SHOWN_LINES:
         summary += f"; context stopped at {MAX_SHOWN_LINES} lines shown"
     return summary

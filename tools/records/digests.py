@@ -42,7 +42,9 @@ _WRITING = threading.Lock()
 
 
 def identity_of(found: os.stat_result) -> FileIdentity:
-    return FileIdentity(found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)  # fmt: skip
+    return FileIdentity(
+        found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+    )
 
 
 def remember(before: FileIdentity, after: FileIdentity, sha256: str, hashed_from_ns: int) -> None:

@@ -25,11 +25,16 @@ from tools.records.delimited import missing_columns
 from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
 
 KINDS = {
-    ".log": "log", ".out": "log", ".txt": "log",
+    ".log": "log",
+    ".out": "log",
+    ".txt": "log",
     ".md": "spec",
-    ".csv": "history", ".tsv": "history",
-    ".rpt": "sta_report", ".sta": "sta_report", ".timing": "sta_report",
-}  # fmt: skip
+    ".csv": "history",
+    ".tsv": "history",
+    ".rpt": "sta_report",
+    ".sta": "sta_report",
+    ".timing": "sta_report",
+}
 MAX_FILES = 100_000
 """Files looked at; a larger folder is refused (draft a manifest per sub-folder)."""
 
@@ -111,7 +116,9 @@ def _files(folder: Path) -> tuple[list[str], list[str]]:
             elif path.is_file():
                 files.append(relative)
             if len(files) + len(links) > MAX_FILES:
-                raise ValueError(f"{folder} holds more than {MAX_FILES} files; draft per sub-folder")  # fmt: skip
+                raise ValueError(
+                    f"{folder} holds more than {MAX_FILES} files; draft per sub-folder"
+                )
     return sorted(files), sorted(links)
 
 
@@ -150,11 +157,22 @@ def _toml(
         # A family only where its glob matches these files alone: not beside a symlink.
         singles = files if len(files) == 1 or (parent, ending) in linked else []
         for file in singles:
-            lines += ["", "[[record]]", f"id = {_quoted(file)}", f"path = {_quoted(file)}", f"kind = {_quoted(kind)}"]  # fmt: skip
+            lines += [
+                "",
+                "[[record]]",
+                f"id = {_quoted(file)}",
+                f"path = {_quoted(file)}",
+                f"kind = {_quoted(kind)}",
+            ]
         if not singles:
             folder = "" if parent == "." else f"{_glob_escaped(parent)}/"
             glob = _quoted(f"{folder}*{_glob_escaped(ending)}")
-            lines += ["", "[[record]]", f"glob = {glob}  # {len(files)} files", f"kind = {_quoted(kind)}"]  # fmt: skip
+            lines += [
+                "",
+                "[[record]]",
+                f"glob = {glob}  # {len(files)} files",
+                f"kind = {_quoted(kind)}",
+            ]
     return "\n".join(lines) + "\n"
 
 

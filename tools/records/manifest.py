@@ -55,7 +55,9 @@ class RecordFamily(_Strict):
     share: Literal["any", "local"] = "any"
 
     def entry(self, relative: str) -> RecordEntry:
-        return RecordEntry(id=relative, kind=self.kind, path=relative, approval=self.approval, share=self.share)  # fmt: skip
+        return RecordEntry(
+            id=relative, kind=self.kind, path=relative, approval=self.approval, share=self.share
+        )
 
 
 def _record_kind_of(table: Any) -> str:

@@ -100,7 +100,9 @@ def open_record(record: Record) -> Iterator[io.BufferedIOBase]:
                 yield plain
                 return
             cap = MAX_RECORD_BYTES.get(record.kind, MAX_STREAMED_BYTES)
-            with io.BufferedReader(_Capped(gzip.GzipFile(fileobj=plain), record, cap, session)) as unpacked:  # fmt: skip
+            with io.BufferedReader(
+                _Capped(gzip.GzipFile(fileobj=plain), record, cap, session)
+            ) as unpacked:
                 yield unpacked
     finally:
         if session is None:
@@ -223,7 +225,9 @@ class _HashedFile(io.RawIOBase):
         """The whole file as read through this descriptor has the admitted sha256 and size."""
         if self._trusted:
             if identity_of(os.fstat(self._fd)) != self._identity:
-                raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"{self._record.id} changed while it was read")  # fmt: skip
+                raise RecordRefusal(
+                    RefusalCode.RECORD_CHANGED, f"{self._record.id} changed while it was read"
+                )
             return
         self._hash_until(None)
         if (self._position, self._digest.hexdigest()) != (self._record.size, self._record.sha256):

@@ -147,7 +147,9 @@ def load_scenario(manifest_path: Path) -> Scenario:
     )
 
 
-def _skills(document: ManifestFile, manifest: Path, records: dict[str, Record]) -> tuple[Skill, ...]:  # fmt: skip
+def _skills(
+    document: ManifestFile, manifest: Path, records: dict[str, Record]
+) -> tuple[Skill, ...]:
     """The manifest's skills, checked against its profile's catalog and its records."""
     if not document.skills:
         return ()
@@ -205,7 +207,9 @@ def _parse_or_refuse(path: Path, raw: bytes) -> ManifestFile:
     except ValidationError as exc:
         raise ManifestError(f"{path}: {describe_validation_error(exc)}") from None
     if "\\u0000" in document.model_dump_json():
-        raise ManifestError(f"{path}: the manifest contains a NUL character (\\u0000), which no store keeps")  # fmt: skip
+        raise ManifestError(
+            f"{path}: the manifest contains a NUL character (\\u0000), which no store keeps"
+        )
     return document
 
 
@@ -226,14 +230,21 @@ def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Reco
     except ManifestError as exc:
         raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, str(exc)) from None
     if hashlib.sha256(raw).hexdigest() != manifest_sha256:
-        raise RecordRefusal(RefusalCode.RECORD_CHANGED, f"the manifest {path.name} changed after the run was admitted")  # fmt: skip
+        raise RecordRefusal(
+            RefusalCode.RECORD_CHANGED,
+            f"the manifest {path.name} changed after the run was admitted",
+        )
     try:
         document = _parse_or_refuse(path, raw)
         [entry] = _entries_named(document, admitted.id)
         resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
     except (ManifestError, ValueError):
-        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest") from None  # fmt: skip
-    return admitted.model_copy(update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind})  # fmt: skip
+        raise RecordRefusal(
+            RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest"
+        ) from None
+    return admitted.model_copy(
+        update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind}
+    )
 
 
 def _resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
@@ -284,7 +295,9 @@ def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -
     digest = hashlib.file_digest(handle, "sha256").hexdigest()
     after = identity_of(os.fstat(handle.fileno()))
     if after != before:
-        raise ManifestError(f"{where}: the file changed while it was admitted; admit a finished record")  # fmt: skip
+        raise ManifestError(
+            f"{where}: the file changed while it was admitted; admit a finished record"
+        )
     remember(before, after, digest, started)
     return digest
 

@@ -28,7 +28,10 @@ SHIPPED = Path(__file__).resolve().parents[2] / "lab" / "skills"
 FOLDER_ENV = "WARRANT_SKILLS"
 MAX_SKILL_BYTES = 32 * 1024
 MAX_SKILLS = 8
-SkillId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$", max_length=200)]  # fmt: skip
+SkillId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)*$", max_length=200),
+]
 RECORD_LIKE = re.compile(r"(?<![\w:/])[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][\w]*")
 """A path-like mention (`lab/runs/R42/reset_smoke.log`): it must be an approved record."""
 
@@ -76,7 +79,11 @@ def skill_folders(manifest: Path) -> list[Path]:
     """Where a manifest's skills are looked up, in order: its own folder's `skills/`, then
     `$WARRANT_SKILLS`, then the shipped ones."""
     configured = os.environ.get(FOLDER_ENV)
-    return [manifest.resolve().parent / "skills", *([Path(configured)] if configured else []), SHIPPED]  # fmt: skip
+    return [
+        manifest.resolve().parent / "skills",
+        *([Path(configured)] if configured else []),
+        SHIPPED,
+    ]
 
 
 def load_skills(
@@ -95,7 +102,9 @@ def load_skills(
     for skill_id in ids:
         path = index.get(skill_id)
         if path is None:
-            raise ManifestError(f"{manifest}: unknown skill {skill_id!r} (known: {', '.join(sorted(index)) or 'none'})")  # fmt: skip
+            raise ManifestError(
+                f"{manifest}: unknown skill {skill_id!r} (known: {', '.join(sorted(index)) or 'none'})"
+            )
         skills.append(_checked(skill_id, path, profile, catalog, every_tool, records))
     return tuple(skills)
 
@@ -117,13 +126,23 @@ def _checked(
         raise ManifestError(f"skill {skill_id} ({path}): not UTF-8 (byte {exc.start})") from None
     front, body, body_line = _split(skill_id, path, text)
     if front.profile != profile:
-        raise ManifestError(f"skill {skill_id} ({path}): it is for profile {front.profile!r}, the scenario's is {profile!r}")  # fmt: skip
+        raise ManifestError(
+            f"skill {skill_id} ({path}): it is for profile {front.profile!r}, the scenario's is {profile!r}"
+        )
     if stray := [tool for tool in front.tools if tool not in catalog]:
-        raise ManifestError(f"skill {skill_id} ({path}): tools {stray} are not in profile {profile}'s catalog")  # fmt: skip
+        raise ManifestError(
+            f"skill {skill_id} ({path}): tools {stray} are not in profile {profile}'s catalog"
+        )
     for number, line in enumerate(body.splitlines(), start=body_line):
         if problem := _line_problem(line, profile, catalog, every_tool, records):
             raise ManifestError(f"skill {skill_id} ({path}) line {number}: {problem}")
-    return Skill(id=skill_id, version=front.version, title=front.title, text=body.strip(), sha256=hashlib.sha256(raw).hexdigest())  # fmt: skip
+    return Skill(
+        id=skill_id,
+        version=front.version,
+        title=front.title,
+        text=body.strip(),
+        sha256=hashlib.sha256(raw).hexdigest(),
+    )
 
 
 def _split(skill_id: str, path: Path, text: str) -> tuple[FrontMatter, str, int]:
@@ -139,11 +158,19 @@ def _split(skill_id: str, path: Path, text: str) -> tuple[FrontMatter, str, int]
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"skill {skill_id} ({path}): front matter: {exc}") from None
     except ValidationError as exc:
-        raise ManifestError(f"skill {skill_id} ({path}): front matter: {describe_validation_error(exc)}") from None  # fmt: skip
+        raise ManifestError(
+            f"skill {skill_id} ({path}): front matter: {describe_validation_error(exc)}"
+        ) from None
     return front, "".join(lines[end + 1 :]), end + 2
 
 
-def _line_problem(line: str, profile: str, catalog: Collection[str], every_tool: Collection[str], records: Collection[str]) -> str | None:  # fmt: skip
+def _line_problem(
+    line: str,
+    profile: str,
+    catalog: Collection[str],
+    every_tool: Collection[str],
+    records: Collection[str],
+) -> str | None:
     """What a line of a method asks for that the grant does not give: another profile's tool, or
     a record the grant does not approve."""
     for word in re.findall(r"[A-Za-z_]\w*", line):

@@ -48,7 +48,9 @@ def metric_text(metric: Metric, worst: Worst) -> tuple[str, bool | None]:
     label, own = _own_figure(metric.name, [_slack(row) for row in rows.values()])
     agree = difference(metric.value, float(own)) == 0
     scope = _scope(metric.path_type + " paths", metric.corner)
-    verdict = "agrees" if agree else f"DISAGREES (report {figure(metric.value)}, listed {figure(own)})"  # fmt: skip
+    verdict = (
+        "agrees" if agree else f"DISAGREES (report {figure(metric.value)}, listed {figure(own)})"
+    )
     return f"{text}; listed {scope} give {label} {figure(own)}: {verdict}", agree
 
 
@@ -72,10 +74,17 @@ def count_text(
         if not rows:
             return f"{text}; no {path_type} paths are listed to compare it with", None
         own = sum(row.status == b"VIOLATED" for row in rows.values())
-        listed = f"listed {_scope(path_type + ' paths', count.corner)} show {own} violating endpoint(s)"  # fmt: skip
+        listed = (
+            f"listed {_scope(path_type + ' paths', count.corner)} show {own} violating endpoint(s)"
+        )
     else:
-        pins = {row.pin for row in limits if row.check == count.kind and row.status == "VIOLATED"
-                and (count.corner is None or row.corner == count.corner)}  # fmt: skip
+        pins = {
+            row.pin
+            for row in limits
+            if row.check == count.kind
+            and row.status == "VIOLATED"
+            and (count.corner is None or row.corner == count.corner)
+        }
         own = len(pins)
         listed = f"listed {_scope(count.kind + ' rows', count.corner)} show {own} violating pin(s)"
     agree = own == count.value

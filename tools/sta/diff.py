@@ -130,7 +130,11 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
 def _changes(before: Index, after: Index, after_loose: Index) -> dict[str, list[Change]]:
     """Every change, by kind."""
     changes: dict[str, list[Change]] = {kind: [] for kind in KINDS}
-    flipped, added, changed = changes["flipped"].append, changes["added"].append, changes["changed"].append  # fmt: skip
+    flipped, added, changed = (
+        changes["flipped"].append,
+        changes["added"].append,
+        changes["changed"].append,
+    )
     matched = before.get
     for key, new in after.items():
         old = matched(key)

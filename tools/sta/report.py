@@ -269,7 +269,16 @@ class Parser:
         if self.table == "limit" and not _RULE.match(text):
             if self.check and (found := _LIMIT_ROW.match(text)):
                 slack = float(found[4]) if found[4] is not None else None
-                return LimitRow(self.check, found[1], float(found[2]), float(found[3]), slack, found[5], number, self.corner)  # fmt: skip
+                return LimitRow(
+                    self.check,
+                    found[1],
+                    float(found[2]),
+                    float(found[3]),
+                    slack,
+                    found[5],
+                    number,
+                    self.corner,
+                )
             self.table = None  # a limit table ends at its first line that is no row nor rule
         if found := _METRIC.match(text):
             return self._metric(found[1], found[2], found[3], number)
@@ -292,7 +301,11 @@ class Parser:
             self.table = "limit"
             self.check = "min pulse width" if "Width" in text else self.check
             return True
-        if text.startswith("Endpoint") and "Slack" in text and ("Arrival" in text or "Delay" in text):  # fmt: skip
+        if (
+            text.startswith("Endpoint")
+            and "Slack" in text
+            and ("Arrival" in text or "Delay" in text)
+        ):
             self.table = "end"
             return True
         if text.startswith("Startpoint") and "Endpoint" in text and "Slack" in text:
@@ -301,7 +314,9 @@ class Parser:
         if text.startswith("Group") and text.split() == ["Group", "Slack"]:
             self.table = "slack_only"
             return True
-        if _RULE.match(text) or (text.startswith("Required") and text.split() == ["Required", "Actual"]):  # fmt: skip
+        if _RULE.match(text) or (
+            text.startswith("Required") and text.split() == ["Required", "Actual"]
+        ):
             return True
         if self.table == "end" and (found := _END_ROW.match(text)):
             values = float(found[2]), float(found[3]), float(found[4])
@@ -360,7 +375,9 @@ class Parser:
         if 0 < column < len(line) and line[column - 1] == " " and line[:column].strip():
             found = _SUMMARY_END.match(line[column:].strip())
             if found:
-                return SummaryRow(line[:column].strip(), found[1], float(found[2]), found[3], number)  # fmt: skip
+                return SummaryRow(
+                    line[:column].strip(), found[1], float(found[2]), found[3], number
+                )
         if found := _SUMMARY_ROW.match(text):
             return SummaryRow(found[1], found[2], float(found[3]), found[4], number)
         return None
@@ -382,9 +399,14 @@ class Parser:
             fields = self.path
             arrival, required = fields.pop("arrival", None), fields.pop("required", None)
             self.items.append(
-                StaPath(**fields, arrival=arrival, required=required,
-                        truncated=truncated and not short, short=short)
-            )  # fmt: skip
+                StaPath(
+                    **fields,
+                    arrival=arrival,
+                    required=required,
+                    truncated=truncated and not short,
+                    short=short,
+                )
+            )
         self.path, self.pending = None, None
 
     def interrupted(self) -> None:

@@ -213,8 +213,9 @@ class _Reader:
         line numbers and offsets are running sums of each block's newlines and length."""
         gaps = map(add, map(bytes.count, blocks[:-1], repeat(b"\n")), repeat(1))
         lines = list(accumulate(gaps, initial=self.line))
-        offsets = list(accumulate(map(add, map(len, blocks[:-1]), repeat(len(SEPARATOR))),
-                                  initial=self.offset))  # fmt: skip
+        offsets = list(
+            accumulate(map(add, map(len, blocks[:-1]), repeat(len(SEPARATOR))), initial=self.offset)
+        )
         last = blocks[-1]
         self.line = lines[-1] + last.count(b"\n") + (not last.endswith(b"\n"))
         self.offset = offsets[-1] + len(LABEL) + len(last)
@@ -331,8 +332,16 @@ def _canonical_row(
 ) -> Row:
     """The row of a canonical match; `share` keeps one copy of each repeated value."""
     start, _, group, path_type, mode, corner, slack, status = fields
-    key = (share(corner, corner), share(mode, mode), share(path_type, path_type), share(group, group), endpoint)  # fmt: skip
-    return _new_row(Row, (key, start, float(slack), share(status, status), False, False, line, offset))  # fmt: skip
+    key = (
+        share(corner, corner),
+        share(mode, mode),
+        share(path_type, path_type),
+        share(group, group),
+        endpoint,
+    )
+    return _new_row(
+        Row, (key, start, float(slack), share(status, status), False, False, line, offset)
+    )
 
 
 _new_row = tuple.__new__
@@ -340,11 +349,23 @@ _new_row = tuple.__new__
 
 
 def _row_of_path(path: StaPath, offset: int) -> Row:
-    key = (encoded(path.corner), encoded(path.mode), encoded(path.path_type), encoded(path.group), encoded(path.endpoint))  # fmt: skip
+    key = (
+        encoded(path.corner),
+        encoded(path.mode),
+        encoded(path.path_type),
+        encoded(path.group),
+        encoded(path.endpoint),
+    )
     return Row(
-        key, encoded(path.startpoint), path.slack, encoded(path.status), path.truncated,
-        path.unconstrained, path.first_line, offset,
-    )  # fmt: skip
+        key,
+        encoded(path.startpoint),
+        path.slack,
+        encoded(path.status),
+        path.truncated,
+        path.unconstrained,
+        path.first_line,
+        offset,
+    )
 
 
 def describe(rows: Iterable[Row], stream: io.BufferedIOBase) -> dict[int, StaPath]:

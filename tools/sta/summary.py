@@ -231,10 +231,24 @@ def _group_order(key: GroupKey) -> tuple[bytes, ...]:
 
 def _summary_of(report: _Report, disagreeing: list[int]) -> str:
     paths = sum(stats.paths for stats in report.groups.values())
-    if not (paths or report.truncated or report.unconstrained or report.metrics or report.notices
-            or report.end_rows or report.summary_rows or report.slack_only or report.short
-            or report.limits or report.json_paths or report.counts):  # fmt: skip
-        return "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices" + _unread(report)  # fmt: skip
+    if not (
+        paths
+        or report.truncated
+        or report.unconstrained
+        or report.metrics
+        or report.notices
+        or report.end_rows
+        or report.summary_rows
+        or report.slack_only
+        or report.short
+        or report.limits
+        or report.json_paths
+        or report.counts
+    ):
+        return (
+            "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices"
+            + _unread(report)
+        )
     endpoints = sum(len(stats.worst) for stats in report.groups.values())
     summary = (
         f"{paths} constrained paths to {endpoints} endpoint(s) in {len(report.groups)} "
@@ -257,15 +271,15 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
             + (f" (the first {MAX_SHORT} listed)" if report.short > MAX_SHORT else "")
         )
     if report.counts:
-        summary += f"; {len(report.counts)} count(s) the report prints of itself, shown beside the listing's"  # fmt: skip
+        summary += f"; {len(report.counts)} count(s) the report prints of itself, shown beside the listing's"
     if disagreeing:
         at, widened = _widened(_spans(disagreeing), MAX_RANGES)
         joined = " (ranges joined: not every line inside them disagrees)" if widened else ""
-        summary += f"; {len(disagreeing)} of the report's own figures DISAGREE with its listing, at {_ranges(at)}{joined}"  # fmt: skip
+        summary += f"; {len(disagreeing)} of the report's own figures DISAGREE with its listing, at {_ranges(at)}{joined}"
     if len(report.metrics) + len(report.counts) > MAX_FIGURES:
-        summary += f"; the first {MAX_FIGURES} of {len(report.metrics) + len(report.counts)} reported figures shown"  # fmt: skip
+        summary += f"; the first {MAX_FIGURES} of {len(report.metrics) + len(report.counts)} reported figures shown"
     if report.json_paths:
-        summary += f"; {len(report.json_paths)} path(s) from -format json (seconds shown in ns; MET/VIOLATED from the slack's sign)"  # fmt: skip
+        summary += f"; {len(report.json_paths)} path(s) from -format json (seconds shown in ns; MET/VIOLATED from the slack's sign)"
     if report.notices:
         summary += f"; {len(report.notices)} warning/notice line(s)"
     return summary + _unread(report)
@@ -286,7 +300,7 @@ def _unread(report: _Report) -> str:
     blanks = f" ({blank} of them blank)" if blank else ""
     text = f"; {unread} of {report.extent} line(s) not recognised{blanks}, at {_ranges(shown)}"
     if widened:
-        text += f" (joined over {widened} read line(s) to stay within {MAX_RANGES} ranges; every unrecognised line is inside them)"  # fmt: skip
+        text += f" (joined over {widened} read line(s) to stay within {MAX_RANGES} ranges; every unrecognised line is inside them)"
     return text + f"; the other {report.extent - unread} line(s) read"
 
 
@@ -392,9 +406,13 @@ def _limit_line(check: str, corner: str | None, rows: list[LimitRow]) -> Line:
     violating = [row for row in rows if row.status == "VIOLATED"]
     graded = [row for row in rows if row.slack is not None]
     worst = min(graded, key=SLACK) if graded else rows[0]
-    where = f"worst slack {figure(worst.slack)} at {worst.pin}" if worst.slack is not None else f"first at {worst.pin}"  # fmt: skip
+    where = (
+        f"worst slack {figure(worst.slack)} at {worst.pin}"
+        if worst.slack is not None
+        else f"first at {worst.pin}"
+    )
     name = f"{check} (corner {corner})" if corner else check
-    text = f"{name}: {len(rows)} pin(s), {len(violating)} violating, {where} (limit checks, as reported)"  # fmt: skip
+    text = f"{name}: {len(rows)} pin(s), {len(violating)} violating, {where} (limit checks, as reported)"
     return make_line(worst.line, text)
 
 
@@ -443,7 +461,9 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
                 short += group is None or encoded(item.group) == group
             elif not isinstance(item, Row) or item.slack is None:
                 continue
-            elif (group is None or item.group == group) and (status is None or item.status == status):  # fmt: skip
+            elif (group is None or item.group == group) and (
+                status is None or item.status == status
+            ):
                 matching += 1
                 yield item
 
@@ -535,8 +555,11 @@ def _pins_of(record: Record, instance: str, rows: list[Row]) -> list[Row]:
     """The rows whose endpoint is a pin of `instance` (its `Endpoint:` line names it): asked for
     an instance, `stapath` shows the worst of its pins, never a pinless endpoint below it."""
     prefix = encoded(instance) + b"/"
-    candidates = [row for row in rows if row.endpoint.startswith(prefix)
-                  and b"/" not in row.endpoint[len(prefix):]]  # fmt: skip
+    candidates = [
+        row
+        for row in rows
+        if row.endpoint.startswith(prefix) and b"/" not in row.endpoint[len(prefix) :]
+    ]
     paths = described(record, candidates)
     return [row for row in candidates if paths[row.line].instance == instance]
 
@@ -547,7 +570,11 @@ KEY_FIELDS = itemgetter(0, 1, 2, 4)
 
 
 def _selection(args: PathArgs) -> str:
-    given = [f"{name} {value!r}" for name, value in (("corner", args.corner), ("mode", args.mode)) if value]  # fmt: skip
+    given = [
+        f"{name} {value!r}"
+        for name, value in (("corner", args.corner), ("mode", args.mode))
+        if value
+    ]
     return f"{args.path_type} path" + (f" in {' and '.join(given)}" if given else "")
 
 

@@ -69,7 +69,9 @@ def _reason(message: str) -> str:
 
 def scratch(database: hyperscan.Database) -> hyperscan.Scratch:
     """This thread's scratch space for the database."""
-    held: dict[int, tuple[hyperscan.Database, hyperscan.Scratch]] = _scratches.__dict__.setdefault("held", {})  # fmt: skip
+    held: dict[int, tuple[hyperscan.Database, hyperscan.Scratch]] = _scratches.__dict__.setdefault(
+        "held", {}
+    )
     found = held.get(id(database))
     if found is None or found[0] is not database:
         if len(held) >= MAX_SCRATCHES:
