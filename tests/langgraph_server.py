@@ -16,7 +16,7 @@ from typing import Any
 
 from nodes.record import EVENTS, space
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.langgraph_server import free_port, wait_until_up
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 SERVER_PYTHON = ROOT / ".venv-llm" / "bin" / "python"
 CACHE = Path(os.environ.get("WARRANT_CACHE") or Path.home() / ".cache" / "warrant")
 GGUF = CACHE / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"

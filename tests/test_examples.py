@@ -14,7 +14,7 @@ from graph.build import compile_graph
 from graph.persistence.savers import open_saver
 from graph.runs.runner import config_of, outcome
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def example(name: str, *args: str, cwd: Path) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 from graph.diagram import DIAGRAMS, README, diagram_block, readme_block
 from tools.records.registry import load_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 ELIDED = "…"
 """A line of a console block that stands for output left out."""
 

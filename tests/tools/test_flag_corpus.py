@@ -9,7 +9,7 @@ import pytest
 
 from tools.flags import instruction_flags
 
-CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "injections"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "injections"
 
 
 def lines(name: str) -> list[dict[str, str]]:

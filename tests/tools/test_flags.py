@@ -82,7 +82,7 @@ def test_an_instruction_split_over_prefixed_lines_is_flagged(texts):
 
 RLAST = "# UVM_FATAL tb/axi_monitor.sv(233) @ 4440: uvm_test_top.env.axi_agt.mon [AXI_PROTO] RLAST asserted before beat 8 of 8 (ARID 0x3, ARLEN 7)"
 NOTE = "# UVM_INFO tb/axi_seq.sv(70) @ 4400: uvm_test_top.env.axi_agt.sqr@@axi_burst_seq [NOTE] "
-TWO_RUNS = Path(__file__).resolve().parent.parent / "data" / "questa_two_runs.log"
+TWO_RUNS = Path(__file__).resolve().parents[1] / "data" / "questa_two_runs.log"
 
 
 @pytest.mark.parametrize(
