@@ -1,0 +1,505 @@
+"""One member of a record family read once: its verdict as the log states it, its first error,
+and that error's signature. The worker `triage` and `searchfamily` run in a process pool, so this
+module imports nothing heavy (no pydantic, no NumPy): a worker starts in a few milliseconds.
+
+**Reading.** A member is opened without following a last symlink and without blocking; anything
+but a regular file is refused. It is read up to the size it had when opened: a member still being
+written is read that far and the scan says so (`grown`). A gzip member (by its magic bytes) is
+decompressed as it is read. A member whose first 8 KiB (decompressed) hold a NUL byte is refused
+as binary, as `grep` calls a file binary: it is that member's unknown, never the family's end.
+
+**One pass.** Each window of whole lines (`CHUNK_BYTES` read at a time, the unfinished last line
+carried over) goes through one Hyperscan database holding every trigger at once (`TRIGGERS`); only
+the lines a trigger fires on are decoded and read by the rules below. A line longer than
+`CHUNK_BYTES` is scanned in pieces (a trigger across two pieces is missed; the scan says so).
+
+**The rules** (`tools/logs/logsummary.py`'s, line by line; Questa's `# ` transcript prefix is read
+through):
+
+- a UVM message line, `UVM_ERROR|UVM_FATAL [file(line)] @ time: reporter [ID] message`, is an
+  *error*; a report summary's count line (`UVM_ERROR :    3`) is never one: after a
+  `--- UVM Report Summary ---` line it is the summary's count, and a count of errors or fatals
+  above zero states *fail*, counts of zero state *pass*;
+- a Verilator `%Error…:` line is an error and states *fail*;
+- a cocotb log line at level `ERROR` or `CRITICAL` (`  1000.00ns ERROR    logger  message`) is an
+  error; cocotb's `** TESTS=n PASS=p FAIL=f SKIP=s` states *fail* when `FAIL` is above zero, else
+  *pass*;
+- a pytest summary line (`=== 2 passed, 1 failed in 0.12s ===`) states *fail* when it counts a
+  failure or an error, else *pass*;
+- a verdict line, `TEST|SIMULATION PASSED|FAILED|PASS|FAIL` anywhere in a line that is not one of
+  the above (case-insensitive), states what it says; inside a UVM message (`UVM_INFO … TEST
+  PASSED`) it is not a verdict.
+
+A member *fails* when any statement says fail, *passes* when statements say only pass, and has
+*no verdict* when nothing states one (never guessed from its errors).
+
+**Signatures** (`signature`, `mask`): the first error line, the `# ` prefix dropped, reduced to
+`SEVERITY ID message` for UVM (file, line, time and reporter dropped), `%Error[-CODE]: message` for
+Verilator, `LEVEL logger message` for cocotb; a message that starts with the test's name and a
+colon loses it; then masked, in this order:
+
+1. the member's test name (its file name without `.log`/`.txt`/`.out`/`.gz`), alone or followed
+   by `_test` → `<test>`;
+2. a seed, `seed` then an optional `=`/`:` then a number → `seed <seed>`;
+3. a path, any token holding a `/` → `<path>`;
+4. hex: `0x…`, a Verilog based literal (`8'hff`, `1'b1`), a word of 6 or more hex digits holding
+   both a digit and a letter → `<hex>`;
+5. a time, a number followed by `fs|ps|ns|us|ms|s` → `<time>`;
+6. a number not inside a word (`agt[3]`, `burst 7 of 16`; not `fifo0`) → `<n>`;
+7. runs of blanks made one space; at most `MAX_SIGNATURE_CHARS` characters kept.
+
+So `# UVM_ERROR tb/sb.sv(91) @ 1200: uvm_test_top.env.sb [SB_MISMATCH] exp 0x5 got 0x4` has the
+signature `UVM_ERROR SB_MISMATCH exp <hex> got <hex>`, with or without the prefix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import stat
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import PurePosixPath
+from typing import Literal, cast
+
+import hyperscan
+
+from tools.stream.patterns import scratch
+
+CHUNK_BYTES = 4 << 20
+"""Read at a time (a smaller member is read whole, in one read)."""
+BINARY_PROBE = 8 << 10
+"""A NUL byte in this many first bytes makes a member binary."""
+MAX_LINE_BYTES = 64 << 10
+"""Of a triggered line, the bytes the rules read (as `tools.stream.lines` cuts a line)."""
+MAX_KEPT_CHARS = 1000
+"""Of a cited line, the characters kept in a member's result (an excerpt clips it further)."""
+MAX_SIGNATURE_CHARS = 300
+GZIP_MAGIC = b"\x1f\x8b"
+TEST_SUFFIXES = (".gz", ".log", ".txt", ".out")
+
+Verdict = Literal["pass", "fail"]
+
+_PREFIX = re.compile(rb"^# ?")
+_MESSAGE = re.compile(
+    rb"^(UVM_(?:INFO|WARNING|ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]"
+)
+"""As `tools.logs.logsummary._MESSAGE`: `UVM_X [file(line)] @ time: reporter [ID]`."""
+_SUMMARY_START = re.compile(rb"^-+ UVM Report Summary -+\s*$")
+_SEVERITY_COUNT = re.compile(rb"^(UVM_(?:INFO|WARNING|ERROR|FATAL))\s*:\s*(\d+)\s*$")
+_VERDICT = re.compile(rb"\b(?:TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", re.IGNORECASE)
+_VERILATOR = re.compile(rb"^%(Error)(-[\w]+)?:\s*(.*)$")
+_COCOTB_SUMMARY = re.compile(rb"\*\* TESTS=(\d+) PASS=(\d+) FAIL=(\d+) SKIP=(\d+)")
+_COCOTB_ERROR = re.compile(
+    rb"^\s*\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s|step)?\s+(ERROR|CRITICAL)\s+(\S+)\s*(.*)$"
+)
+_PYTEST = re.compile(rb"^=+ (.*\b(?:passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
+_PYTEST_FAILED = re.compile(rb"\b(?:failed|error|errors)\b")
+
+TRIGGERS: tuple[tuple[bytes, int], ...] = (
+    (rb"UVM_ERROR", 0),
+    (rb"UVM_FATAL", 0),
+    (rb"%Error", 0),
+    (rb"UVM Report Summary", 0),
+    (rb"\*\* TESTS=", 0),
+    (rb"^=+ [^\n]* in [0-9.]+s", hyperscan.HS_FLAG_MULTILINE),
+    (rb"(?:TEST|SIMULATION)[ \t\r\f\v]+(?:PASS|FAIL)", hyperscan.HS_FLAG_CASELESS),
+    (rb"[0-9](?:fs|ps|ns|us|ms|s|step)?[ \t]+(?:ERROR|CRITICAL)[ \t]", 0),
+)
+"""What makes a line worth reading: a superset of every rule's lines (each rule decides)."""
+
+
+@cache
+def _triggers() -> hyperscan.Database:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=[expression for expression, _ in TRIGGERS],
+        ids=list(range(len(TRIGGERS))),
+        elements=len(TRIGGERS),
+        flags=[flags for _, flags in TRIGGERS],
+    )
+    return database
+
+
+@dataclass(frozen=True, order=True)
+class Cited:
+    """One line of one member: enough to cite it and for a reader to open it."""
+
+    member: str
+    number: int
+    text: str
+
+
+@dataclass(frozen=True)
+class MemberScan:
+    """What one member says, kept small whatever its size."""
+
+    member: str
+    test: str
+    verdict: Verdict | None = None
+    stated: Cited | None = None
+    """The line that states the verdict (the last statement that agrees with it)."""
+    first_error: Cited | None = None
+    signature: str | None = None
+    errors: int = 0
+    """Error lines counted (by the rules above) to the end of the member."""
+    unread: str | None = None
+    """Why the member was not read (binary, not a regular file, unreadable): its unknown."""
+    notes: tuple[str, ...] = ()
+    """What limits the reading (grown while read, cut gzip, long lines)."""
+    size: int = 0
+    """Bytes read (decompressed)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """A family member: its id (as cited) and its file."""
+
+    id: str
+    path: str
+
+
+def test_name(member: str) -> str:
+    """A member's test: its file name without `TEST_SUFFIXES` (`runs/R44/reset_smoke.log.gz` →
+    `reset_smoke`)."""
+    name = PurePosixPath(member).name
+    changed = True
+    while changed:
+        changed = False
+        for suffix in TEST_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name, changed = name[: -len(suffix)], True
+    return name
+
+
+# Reading.
+
+
+class Unread(Exception):
+    """A member that cannot be read as text: the reason is its unknown."""
+
+
+class _Bounded(io.RawIOBase):
+    """At most `limit` bytes of a descriptor: the member as it was when opened."""
+
+    def __init__(self, fd: int, limit: int) -> None:
+        super().__init__()
+        self._fd, self._left = fd, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        if self._left <= 0:
+            return 0
+        view = memoryview(buffer)
+        count = os.readv(self._fd, [view[: min(len(view), self._left)]])
+        self._left -= count
+        return count
+
+
+def read_chunks(path: str, visit: Callable[[bytearray, int], None]) -> tuple[int, list[str]]:
+    """Feed the member's bytes (decompressed) to `visit`, a buffer and the count of its first
+    bytes that are the next chunk; the bytes read and the notes on the reading. Raises `Unread`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as error:
+        raise Unread(f"cannot be opened: {error.strerror or error}") from None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise Unread("is not a regular file")
+        size = found.st_size
+        notes: list[str] = []
+        total = _feed(_Bounded(fd, size), size, visit, notes)
+        now = os.fstat(fd).st_size
+        if now > size:
+            notes.append(
+                f"grew while it was read: read up to {size} bytes, its size when opened (now {now})"
+            )
+        return total, notes
+    finally:
+        os.close(fd)
+
+
+def _feed(
+    raw: _Bounded, size: int, visit: Callable[[bytearray, int], None], notes: list[str]
+) -> int:
+    buffer = bytearray(min(size, CHUNK_BYTES) + 1)
+    count = raw.readinto(buffer)
+    if buffer[:2] == GZIP_MAGIC and count >= 2:
+        return _feed_gzip(bytes(buffer[:count]), raw, visit, notes)
+    total = 0
+    while count:
+        total += count
+        visit(buffer, count)
+        if len(buffer) < CHUNK_BYTES:
+            buffer = bytearray(CHUNK_BYTES)
+        count = raw.readinto(buffer)
+    return total
+
+
+class _Prefixed(io.RawIOBase):
+    """The bytes already read, then the rest of the descriptor."""
+
+    def __init__(self, head: bytes, rest: _Bounded) -> None:
+        super().__init__()
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        if self._head:
+            count = min(len(buffer), len(self._head))
+            memoryview(buffer)[:count] = self._head[:count]
+            self._head = self._head[count:]
+            return count
+        return self._rest.readinto(buffer)
+
+
+def _feed_gzip(
+    head: bytes, raw: _Bounded, visit: Callable[[bytearray, int], None], notes: list[str]
+) -> int:
+    source = io.BufferedReader(_Prefixed(head, raw), 1 << 20)
+    total = 0
+    buffer = bytearray(CHUNK_BYTES)
+    with gzip.GzipFile(fileobj=source) as unpacked:
+        while True:
+            try:
+                count = unpacked.readinto(buffer)
+            except EOFError:
+                notes.append(f"its gzip stream ends early: read {total} decompressed bytes")
+                return total
+            except (OSError, zlib.error) as error:
+                if not total:
+                    raise Unread(f"is not a readable gzip file ({error})") from None
+                notes.append(f"its gzip stream is damaged after {total} decompressed bytes")
+                return total
+            if not count:
+                return total
+            total += count
+            visit(buffer, count)
+
+
+# Scanning.
+
+
+@dataclass
+class _State:
+    member: str
+    test: str
+    line: int = 1
+    """The number of the line that starts the next window."""
+    carry: bytes = b""
+    first: bool = True
+    summary: int = 0
+    """The line of the report summary whose counts are being read (0: none)."""
+    summaries: dict[int, tuple[int, Cited]] = field(default_factory=dict)
+    """Each report summary's errors and fatals, with its last count line, by its first line."""
+    statements: list[tuple[Verdict, Cited]] = field(default_factory=list)
+    first_error: Cited | None = None
+    first_error_raw: bytes = b""
+    errors: int = 0
+    long_lines: int = 0
+
+
+def scan_member(member: Member) -> MemberScan:
+    """Read one member once: its verdict, first error and signature; an unreadable member is
+    returned with the reason as `unread`, never raised."""
+    test = test_name(member.id)
+    state = _State(member.id, test)
+
+    def visit(buffer: bytearray, count: int) -> None:
+        if state.first:
+            state.first = False
+            if buffer.find(b"\x00", 0, min(count, BINARY_PROBE)) >= 0:
+                raise Unread(f"is binary (a NUL byte in its first {BINARY_PROBE} bytes): not read")
+        _window(state, buffer, count)
+
+    try:
+        size, notes = read_chunks(member.path, visit)
+    except Unread as why:
+        return MemberScan(member.id, test, unread=f"{member.id} {why}")
+    if state.carry:  # a last line without a newline
+        _scan(state, state.carry, len(state.carry))
+    if state.long_lines:
+        notes.append(
+            f"{state.long_lines} line(s) longer than {CHUNK_BYTES} bytes scanned in pieces"
+        )
+    return _result(state, size, notes)
+
+
+def _result(state: _State, size: int, notes: list[str]) -> MemberScan:
+    summaries: list[tuple[Verdict, Cited]] = [
+        ("fail" if counted else "pass", cited) for counted, cited in state.summaries.values()
+    ]
+    statements = sorted([*state.statements, *summaries], key=lambda said: said[1].number)
+    verdicts = {said for said, _ in statements}
+    verdict: Verdict | None = "fail" if "fail" in verdicts else "pass" if verdicts else None
+    stated = next((cited for said, cited in reversed(statements) if said == verdict), None)
+    signature = error_signature(state.first_error_raw, state.test) if state.first_error else None
+    return MemberScan(
+        member=state.member,
+        test=state.test,
+        verdict=verdict,
+        stated=stated,
+        first_error=state.first_error,
+        signature=signature,
+        errors=state.errors,
+        notes=tuple(notes),
+        size=size,
+    )
+
+
+def _window(state: _State, buffer: bytearray, count: int) -> None:
+    """The carried bytes and the chunk, scanned up to the chunk's last newline; the rest carried."""
+    data: bytes | bytearray = state.carry + buffer[:count] if state.carry else buffer
+    size = len(state.carry) + count if state.carry else count
+    cut = data.rfind(b"\n", 0, size) + 1
+    if not cut and size > CHUNK_BYTES:  # a line longer than a chunk: scanned in pieces
+        state.long_lines += 1
+        cut = size
+    if cut:
+        _scan(state, data, cut)
+    state.carry = bytes(data[cut:size])
+
+
+def _scan(state: _State, data: bytes | bytearray, size: int) -> None:
+    """The lines of `data[:size]` (whole lines from line `state.line`) the triggers fire on, read
+    by the rules; a line holds one hit however many triggers fire on it."""
+    ends: list[int] = []
+
+    def hit(ident: int, start: int, end: int, flags: int, context: object) -> None:
+        ends.append(end)
+
+    database = _triggers()
+    window = memoryview(data)[:size]
+    database.scan(cast(bytes, window), match_event_handler=hit, scratch=scratch(database))
+    number, counted_to, decided = state.line, 0, -1
+    for end in sorted(ends):
+        if end <= decided:
+            continue
+        start = data.rfind(b"\n", 0, max(end - 1, 0)) + 1
+        stop = data.find(b"\n", max(end - 1, 0), size)
+        stop = size if stop == -1 else stop
+        decided = stop
+        number += data.count(b"\n", counted_to, start)
+        counted_to = start
+        raw = bytes(data[start : min(stop, start + MAX_LINE_BYTES)]).rstrip(b"\r")
+        read_line(state, number, raw)
+    state.line += data.count(b"\n", 0, size)
+
+
+def read_line(state: _State, number: int, raw: bytes) -> None:
+    """One triggered line, read by the rules (module docstring)."""
+    line = _PREFIX.sub(b"", raw, count=1)
+    if _SUMMARY_START.match(line):
+        state.summary = number
+        return
+    if count := _SEVERITY_COUNT.match(line):
+        if state.summary and count[1] in (b"UVM_ERROR", b"UVM_FATAL"):
+            counted, _ = state.summaries.get(state.summary, (0, None))
+            state.summaries[state.summary] = (
+                counted + int(count[2]),
+                _cite(state, number, raw),
+            )
+        return
+    state.summary = 0
+    if message := _MESSAGE.match(line):
+        if message[1] in (b"UVM_ERROR", b"UVM_FATAL"):
+            _error(state, number, raw)
+        return
+    if _VERILATOR.match(line):
+        _error(state, number, raw)
+        state.statements.append(("fail", _cite(state, number, raw)))
+        return
+    if _COCOTB_ERROR.match(line):
+        _error(state, number, raw)
+        return
+    said: Verdict
+    if cocotb := _COCOTB_SUMMARY.search(line):
+        said = "fail" if int(cocotb[3]) else "pass"
+        state.statements.append((said, _cite(state, number, raw)))
+    elif pytest := _PYTEST.match(line):
+        said = "fail" if _PYTEST_FAILED.search(pytest[1]) else "pass"
+        state.statements.append((said, _cite(state, number, raw)))
+    if verdict_line := _VERDICT.search(line):
+        said = "fail" if verdict_line[1].upper().startswith(b"FAIL") else "pass"
+        state.statements.append((said, _cite(state, number, raw)))
+
+
+def _error(state: _State, number: int, raw: bytes) -> None:
+    state.errors += 1
+    if state.first_error is None:
+        state.first_error = _cite(state, number, raw)
+        state.first_error_raw = raw
+
+
+def _cite(state: _State, number: int, raw: bytes) -> Cited:
+    return Cited(state.member, number, raw[:MAX_KEPT_CHARS].decode("utf-8", "replace"))
+
+
+# Signatures.
+
+_UVM_TEXT = re.compile(
+    r"^(UVM_(?:ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$"
+)
+_VERILATOR_TEXT = re.compile(r"^%(Error(?:-[\w]+)?):\s*(.*)$")
+_COCOTB_TEXT = re.compile(
+    r"^\s*\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s|step)?\s+(ERROR|CRITICAL)\s+(\S+)\s*(.*)$"
+)
+_TEXT_PREFIX = re.compile(r"^# ?")
+_SEED = re.compile(r"(?i)\bseed\b\s*[=:]?\s*-?\d+")
+_PATH = re.compile(r"[^\s()\[\]{}<>,;'\"`]*/[^\s()\[\]{}<>,;'\"`]*")
+_HEX = re.compile(
+    r"\b0[xX][0-9a-fA-F_]+\b"
+    r"|(?<![\w'])\d*'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ?]+\b"
+    r"|\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,}\b"
+)
+_TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s)\b")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
+_BLANKS = re.compile(r"\s+")
+
+
+def mask(text: str, test: str = "") -> str:
+    """The masking rules 1–7 (module docstring), in order."""
+    if test:
+        text = re.sub(rf"(?<![\w]){re.escape(test)}(?:_test)?(?![\w])", "<test>", text)
+    text = _SEED.sub("seed <seed>", text)
+    text = _PATH.sub("<path>", text)
+    text = _HEX.sub("<hex>", text)
+    text = _TIME.sub("<time>", text)
+    text = _NUMBER.sub("<n>", text)
+    return _BLANKS.sub(" ", text).strip()[:MAX_SIGNATURE_CHARS]
+
+
+def without_test(message: str, test: str) -> str:
+    """A message that starts with the test's name (or `<name>_test`) and a colon, without it."""
+    if test:
+        return re.sub(rf"^{re.escape(test)}(?:_test)?\s*:\s*", "", message)
+    return message
+
+
+def error_signature(raw: bytes, test: str = "") -> str:
+    """The signature of an error line (module docstring)."""
+    text = _TEXT_PREFIX.sub("", raw.decode("utf-8", "replace"), count=1).strip()
+    if uvm := _UVM_TEXT.match(text):
+        shape = f"{uvm[1]} {uvm[2]} {without_test(uvm[3], test)}"
+    elif verilator := _VERILATOR_TEXT.match(text):
+        shape = f"%{verilator[1]}: {without_test(verilator[2], test)}"
+    elif cocotb := _COCOTB_TEXT.match(text):
+        shape = f"{cocotb[1]} {cocotb[2]} {without_test(cocotb[3], test)}"
+    else:
+        shape = text
+    return mask(shape, test)
+
+
+def cell_signature(cell: str, test: str = "") -> str:
+    """A history row's `signature` cell, normalized as an error line's message is."""
+    text = _TEXT_PREFIX.sub("", cell, count=1).strip()
+    return mask(without_test(text, test), test)
