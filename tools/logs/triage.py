@@ -1,0 +1,516 @@
+"""triage: one call over a record family — every member's verdict, its failures bucketed by
+signature, and, with a run history, each bucket new or known and each flaky test named.
+
+For every member (`tools/logs/familyscan.py` reads it, and holds the rules): the verdict as the log
+states it (a member with none is counted and named as *no verdict*, never guessed), the first
+error or fatal line, and that line's signature (numbers, hex, times, seeds, paths and the test's
+own name masked). Failing members are bucketed by signature, each bucket with its count, its tests
+and its first example (the smallest member id, then line); a failing member with no error line is
+bucketed as `(no error line)` with the line that states its failure.
+
+With a history (`read_history`: the `getrunhistory` format, read by its own parsing): a bucket is
+**known** when a history row's `signature` cell, normalized as a signature is
+(`familyscan.cell_signature`), is contained in the bucket's signature, either as written or with
+the row's own test name masked when the row is a failure of one of the bucket's tests; the first
+such row (file order) names the run and date it was first seen. Otherwise it is **new**, and an
+earlier failure of one of its tests under another signature is named beside it. Rows of the run
+being triaged (`run=`) are left out. A test of the family is **flaky** when its statuses over its
+last `FLAKY_RUNS` history rows, with today's verdict after them, change between pass and fail at
+least twice.
+
+Members are scanned in parallel (`scan_family`: a process pool sized to the cores, chunks of
+members), results kept per member small and folded as they arrive, so memory does not grow with
+a member's size; the order is by member id, whatever the workers' order. A shard's
+`FamilyResult` merges into the whole family's (`merge`: associative, commutative, idempotent on a
+member seen twice, but for the bytes read). The excerpt is bounded: the `MAX_BUCKETS` largest buckets (count, then
+signature), each cited by its first example as `member:line`; further buckets, and names past
+`MAX_NAMED`, are counted and said.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from itertools import chain, pairwise
+from typing import Literal, TypeVar
+
+from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.logs.familyscan import Cited, Member, MemberScan, cell_signature, scan_member
+from tools.logs.runhistory import _cells, _rows
+from tools.records.delimited import delimiter_for
+from tools.records.reading import open_record
+from tools.records.registry import HISTORY_COLUMNS, Record
+from tools.stream.lines import iter_lines, without_bom
+
+MAX_BUCKETS = 10
+"""Buckets shown (the largest); the rest are counted."""
+MAX_NAMED = 20
+"""Members or tests named in one list of the summary; the rest are counted."""
+FLAKY_RUNS = 6
+"""History rows of a test read for flakiness (its last ones, in file order)."""
+SERIAL_BELOW = 16
+"""Families smaller than this are scanned in the caller's process (a pool costs more)."""
+NO_ERROR = "(no error line)"
+
+Status = Literal["pass", "fail", "none", "unread"]
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+# The shard result and its merge.
+
+
+@dataclass(frozen=True)
+class Bucket:
+    signature: str
+    members: tuple[str, ...]
+    """Sorted member ids (its count is their number)."""
+    tests: tuple[str, ...]
+    """Sorted, each once."""
+    example: Cited
+    """The first example: the smallest member id, then line."""
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    """What a set of members (a family, or a shard of one) says; every field in a canonical
+    order, so that `merge` of shards in any grouping and order is the whole family's result."""
+
+    outcomes: tuple[tuple[str, str, Status], ...] = ()
+    """(member, test, status), sorted by member."""
+    buckets: tuple[Bucket, ...] = ()
+    """Sorted by signature."""
+    unread: tuple[tuple[str, str], ...] = ()
+    """(member, why), sorted."""
+    notes: tuple[tuple[str, str], ...] = ()
+    """(member, note), sorted."""
+    size: int = 0
+    """Bytes read (decompressed)."""
+
+    @property
+    def members(self) -> int:
+        return len(self.outcomes)
+
+
+@dataclass
+class _Fold:
+    """Results folded one by one (dictionaries keyed by member: a member seen twice is one)."""
+
+    outcomes: dict[str, tuple[str, Status]] = field(default_factory=dict)
+    buckets: dict[str, tuple[set[str], set[str], Cited]] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)
+    notes: set[tuple[str, str]] = field(default_factory=set)
+    size: int = 0
+
+    def add_scan(self, scan: MemberScan) -> None:
+        status: Status = (
+            "unread" if scan.unread else "none" if scan.verdict is None else scan.verdict
+        )
+        self.outcomes[scan.member] = (scan.test, status)
+        self.size += scan.size
+        if scan.unread:
+            self.unread[scan.member] = scan.unread
+        self.notes.update((scan.member, note) for note in scan.notes)
+        if scan.verdict == "fail":
+            example = scan.first_error or scan.stated or Cited(scan.member, 0, "")
+            self._bucket(scan.signature or NO_ERROR, {scan.member}, {scan.test}, example)
+
+    def _bucket(self, signature: str, members: set[str], tests: set[str], example: Cited) -> None:
+        held = self.buckets.get(signature)
+        if held is None:
+            self.buckets[signature] = (set(members), set(tests), example)
+            return
+        held[0].update(members)
+        held[1].update(tests)
+        if example < held[2]:
+            self.buckets[signature] = (held[0], held[1], example)
+
+    def add_result(self, result: FamilyResult) -> None:
+        for member, test, status in result.outcomes:
+            self.outcomes[member] = (test, status)
+        self.unread.update(result.unread)
+        self.notes.update(result.notes)
+        for bucket in result.buckets:
+            self._bucket(bucket.signature, set(bucket.members), set(bucket.tests), bucket.example)
+        self.size += result.size
+
+    def result(self) -> FamilyResult:
+        return FamilyResult(
+            outcomes=tuple(
+                (member, test, status) for member, (test, status) in sorted(self.outcomes.items())
+            ),
+            buckets=tuple(
+                Bucket(signature, tuple(sorted(members)), tuple(sorted(tests)), example)
+                for signature, (members, tests, example) in sorted(self.buckets.items())
+            ),
+            unread=tuple(sorted(self.unread.items())),
+            notes=tuple(sorted(self.notes)),
+            size=self.size,
+        )
+
+
+def fold(scans: Iterable[MemberScan]) -> FamilyResult:
+    """The result of these members' scans."""
+    folded = _Fold()
+    for scan in scans:
+        folded.add_scan(scan)
+    return folded.result()
+
+
+def merge(results: Iterable[FamilyResult]) -> FamilyResult:
+    """Shards' results as one: associative and order-independent; disjoint shards give exactly
+    the whole family's result (a member in two shards counts once, but its bytes twice)."""
+    folded = _Fold()
+    for result in results:
+        folded.add_result(result)
+    return folded.result()
+
+
+# Scanning members in parallel.
+
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def pool(workers: int | None = None) -> Executor:
+    """A process pool of `workers` (the cores by default), started once and kept: the next call
+    finds its workers warm. Forkserver, not fork: the caller may hold threads (a server)."""
+    count = workers or os.cpu_count() or 1
+    found = _POOLS.get(count)
+    if found is None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["tools.logs.familyscan"])
+        found = _POOLS[count] = ProcessPoolExecutor(max_workers=count, mp_context=context)
+    return found
+
+
+def parallel_map(
+    work: Callable[[T], R], items: Sequence[T], workers: int | None = None
+) -> Iterator[R]:
+    """`work` over `items` in their order: in this process for a few, else in chunks of items
+    over the pool (a few chunks per worker, so a slow member does not hold the rest back)."""
+    count = workers or os.cpu_count() or 1
+    if len(items) < SERIAL_BELOW or count == 1:
+        return map(work, items)
+    chunk = max(1, math.ceil(len(items) / (count * 8)))
+    return pool(count).map(work, items, chunksize=chunk)
+
+
+def scan_family(members: Sequence[Member], workers: int | None = None) -> FamilyResult:
+    """Every member scanned (a shard: any subset), folded as results arrive."""
+    ordered = sorted(members, key=lambda member: member.id)
+    return fold(parallel_map(scan_member, ordered, workers))
+
+
+def members_of(records: Iterable[Record]) -> list[Member]:
+    """Approved `log` records as family members, by id."""
+    return sorted((Member(record.id, record.path) for record in records), key=lambda m: m.id)
+
+
+# History.
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    line: int
+    """The row's first line in the history (the header is line 1)."""
+    run: str
+    date: str
+    test: str
+    status: str
+    signature: str
+
+    @property
+    def verdict(self) -> Literal["pass", "fail"] | None:
+        status = self.status.strip().upper()
+        if status in ("PASS", "PASSED"):
+            return "pass"
+        if status in ("FAIL", "FAILED", "ERROR"):
+            return "fail"
+        return None
+
+
+def read_history(stream: io.BufferedIOBase) -> list[HistoryRow]:
+    """A run history's rows (`getrunhistory`'s format and parsing), in file order."""
+    lines = without_bom(iter_lines(stream))
+    opening = next(lines, None)
+    if opening is None:
+        return []
+    delimiter = delimiter_for(opening[1].decode("utf-8", "replace"), HISTORY_COLUMNS)
+    rows = _rows(chain([opening], lines), delimiter)
+    header = [cell.lower() for cell in _cells(next(rows), delimiter)]
+    column = {
+        name: header.index(name) for name in (*HISTORY_COLUMNS, "signature") if name in header
+    }
+
+    def cell(cells: list[str], name: str) -> str:
+        index = column.get(name, -1)
+        return cells[index] if 0 <= index < len(cells) else ""
+
+    found = []
+    for row in rows:
+        cells = _cells(row, delimiter)
+        found.append(
+            HistoryRow(
+                row[0][0],
+                *(cell(cells, name) for name in ("run", "date", "test", "status", "signature")),
+            )
+        )
+    return found
+
+
+def history_of(record: Record) -> list[HistoryRow]:
+    with open_record(record) as stream:
+        return read_history(stream)
+
+
+# The report.
+
+
+@dataclass(frozen=True)
+class BucketReport:
+    label: str
+    """`B1`, `B2`, … by rank: what a statement cites."""
+    bucket: Bucket
+    status: Literal["new", "known"] | None
+    """None without a history."""
+    first_seen: HistoryRow | None = None
+    """Known: the first history row with its signature."""
+    failed_before: HistoryRow | None = None
+    """New: the first earlier failure of one of its tests, under another signature."""
+
+
+@dataclass(frozen=True)
+class Flaky:
+    test: str
+    statuses: str
+    """Oldest first, `P`/`F`, today's verdict last."""
+
+
+@dataclass(frozen=True)
+class Triage:
+    result: FamilyResult
+    buckets: tuple[BucketReport, ...]
+    """The `MAX_BUCKETS` largest."""
+    more_buckets: int
+    more_failures: int
+    """Failing members in the buckets not shown."""
+    flaky: tuple[Flaky, ...]
+    history: bool
+    unknowns: tuple[str, ...]
+    """What the triage could not tell: no-verdict members, members not read, buckets not shown."""
+
+    def count(self, status: Status) -> int:
+        return sum(1 for _, _, said in self.result.outcomes if said == status)
+
+    def named(self, status: Status) -> list[str]:
+        return [member for member, _, said in self.result.outcomes if said == status]
+
+
+def triage(
+    family: Sequence[Member],
+    history: Sequence[HistoryRow] | None = None,
+    *,
+    run: str | None = None,
+    workers: int | None = None,
+) -> Triage:
+    """The family triaged: `scan_family` then `report`."""
+    return report(scan_family(family, workers), history, run=run)
+
+
+def report(
+    result: FamilyResult, history: Sequence[HistoryRow] | None = None, *, run: str | None = None
+) -> Triage:
+    """A (merged) family result read against the history (rows of `run` left out)."""
+    rows = [row for row in history or () if run is None or row.run != run]
+    ranked = sorted(result.buckets, key=lambda bucket: (-bucket.count, bucket.signature))
+    shown = ranked[:MAX_BUCKETS]
+    reports = tuple(
+        _bucket_report(f"B{rank}", bucket, rows if history is not None else None)
+        for rank, bucket in enumerate(shown, 1)
+    )
+    more = ranked[MAX_BUCKETS:]
+    flaky = _flaky(result, rows) if history is not None else ()
+    more_failures = sum(bucket.count for bucket in more)
+    return Triage(
+        result=result,
+        buckets=reports,
+        more_buckets=len(more),
+        more_failures=more_failures,
+        flaky=flaky,
+        history=history is not None,
+        unknowns=_unknowns(result, len(more), more_failures),
+    )
+
+
+def known_rows(bucket: Bucket, rows: Sequence[HistoryRow]) -> list[HistoryRow]:
+    """The history rows whose signature the bucket's contains (module docstring), file order."""
+    tests = set(bucket.tests)
+    found = []
+    for row in rows:
+        if not row.signature.strip():
+            continue
+        as_written = cell_signature(row.signature)
+        if as_written and as_written in bucket.signature:
+            found.append(row)
+            continue
+        if row.test in tests and row.verdict == "fail":
+            own = cell_signature(row.signature, row.test)
+            if own and own in bucket.signature:
+                found.append(row)
+    return found
+
+
+def _bucket_report(label: str, bucket: Bucket, rows: list[HistoryRow] | None) -> BucketReport:
+    if rows is None:
+        return BucketReport(label, bucket, None)
+    known = known_rows(bucket, rows)
+    if known:
+        return BucketReport(label, bucket, "known", first_seen=known[0])
+    tests = set(bucket.tests)
+    before = next((row for row in rows if row.test in tests and row.verdict == "fail"), None)
+    return BucketReport(label, bucket, "new", failed_before=before)
+
+
+def _flaky(result: FamilyResult, rows: Sequence[HistoryRow]) -> tuple[Flaky, ...]:
+    today: dict[str, str] = {}
+    for _, test, status in result.outcomes:
+        if status in ("pass", "fail"):
+            today[test] = "F" if status == "fail" or today.get(test) == "F" else "P"
+    past: dict[str, list[str]] = {}
+    for row in rows:
+        if row.test in today and row.verdict is not None:
+            past.setdefault(row.test, []).append("F" if row.verdict == "fail" else "P")
+    flaky = []
+    for test in sorted(today):
+        statuses = "".join(past.get(test, [])[-FLAKY_RUNS:]) + today[test]
+        if sum(a != b for a, b in pairwise(statuses)) >= 2:
+            flaky.append(Flaky(test, statuses))
+    return tuple(flaky)
+
+
+def _unknowns(result: FamilyResult, more_buckets: int, more_failures: int) -> tuple[str, ...]:
+    unknowns = []
+    if none := [member for member, _, status in result.outcomes if status == "none"]:
+        unknowns.append(
+            f"the verdict of {len(none)} member(s) whose log states none: {_names(none)}"
+        )
+    for member, why in result.unread[:MAX_NAMED]:
+        unknowns.append(f"what {member} says: it {why.removeprefix(member).strip()}")
+    if len(result.unread) > MAX_NAMED:
+        unknowns.append(f"what {len(result.unread) - MAX_NAMED} more unread member(s) say")
+    if more_buckets:
+        unknowns.append(
+            f"the signatures of {more_failures} failing member(s) in"
+            f" {more_buckets} smaller bucket(s) not shown"
+        )
+    return tuple(unknowns)
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
+def summarize(triaged: Triage) -> str:
+    result = triaged.result
+    failed = triaged.count("fail")
+    parts = [
+        f"{result.members} member(s): {triaged.count('pass')} pass, {failed} fail,"
+        f" {triaged.count('none')} with no verdict, {triaged.count('unread')} not read"
+    ]
+    if result.buckets:
+        parts.append(
+            f"{failed} failure(s) in {len(result.buckets)} signature bucket(s)"
+            + (
+                f"; the {len(triaged.buckets)} largest shown, {triaged.more_buckets} more"
+                f" ({triaged.more_failures} failure(s)) counted, not shown"
+                if triaged.more_buckets
+                else ""
+            )
+        )
+    for shown in triaged.buckets:
+        bucket = shown.bucket
+        where = f"{bucket.example.member}:{bucket.example.number}"
+        tests = _names(list(bucket.tests))
+        part = f"{shown.label} ×{bucket.count} [{tests}] {bucket.signature!r}, first at {where}"
+        if shown.status == "known" and (seen := shown.first_seen):
+            part += f"; known: first seen in run {seen.run} ({seen.date}, history line {seen.line})"
+        elif shown.status == "new":
+            part += "; new"
+            if before := shown.failed_before:
+                part += (
+                    f" (its test {before.test} failed before with another signature: run"
+                    f" {before.run} {before.date}, history line {before.line})"
+                )
+        parts.append(part)
+    if triaged.history:
+        parts.append(
+            "flaky: "
+            + ", ".join(f"{flaky.test} ({flaky.statuses})" for flaky in triaged.flaky[:MAX_NAMED])
+            + (
+                f" and {len(triaged.flaky) - MAX_NAMED} more"
+                if len(triaged.flaky) > MAX_NAMED
+                else ""
+            )
+            if triaged.flaky
+            else f"no test alternates pass and fail in its last {FLAKY_RUNS} runs"
+        )
+    if none := triaged.named("none"):
+        parts.append(f"no verdict: {_names(none)}")
+    for _, why in result.unread[:MAX_NAMED]:
+        parts.append(f"not read: {why}")
+    if len(result.unread) > MAX_NAMED:
+        parts.append(f"{len(result.unread) - MAX_NAMED} more member(s) not read")
+    notes = Counter(member for member, _ in result.notes)
+    for member, note in result.notes[:MAX_NAMED]:
+        parts.append(f"{member} {note}")
+    if len(result.notes) > MAX_NAMED:
+        parts.append(f"{len(result.notes) - MAX_NAMED} more note(s) on {len(notes)} member(s)")
+    return "; ".join(parts)
+
+
+def excerpt(triaged: Triage) -> Excerpt:
+    """The bounded excerpt: the summary, and each shown bucket's first example as
+    `B1 member:line: text` (numbered with its line in its member)."""
+    lines: list[Line] = [
+        make_line(
+            shown.bucket.example.number,
+            f"{shown.label} {shown.bucket.example.member}:{shown.bucket.example.number}:"
+            f" {shown.bucket.example.text}",
+        )
+        for shown in triaged.buckets
+    ]
+    truncated = (
+        bool(triaged.more_buckets)
+        or triaged.count("none") > MAX_NAMED
+        or len(triaged.result.unread) > MAX_NAMED
+        or len(triaged.result.notes) > MAX_NAMED
+        or any(len(shown.bucket.tests) > MAX_NAMED for shown in triaged.buckets)
+        or len(triaged.flaky) > MAX_NAMED
+    )
+    return make_excerpt(summarize(triaged), lines, truncated=truncated)
+
+
+def run_family(
+    members: Sequence[Record],
+    history: Record | None = None,
+    run: str | None = None,
+    workers: int | None = None,
+) -> Excerpt:
+    """The tool's body for approved records (the catalog's wiring names the family's records)."""
+    rows = history_of(history) if history is not None else None
+    return excerpt(triage(members_of(members), rows, run=run, workers=workers))
+
+
+def records_in(records: Mapping[str, Record], kind: str = "log") -> list[Record]:
+    return [record for record in records.values() if record.kind == kind]
