@@ -183,7 +183,7 @@ class Unread(Exception):
     """A member that cannot be read as text: the reason is its unknown."""
 
 
-class _Bounded(io.RawIOBase):
+class Bounded(io.RawIOBase):
     """At most `limit` bytes of a descriptor: the member as it was when opened."""
 
     def __init__(self, fd: int, limit: int) -> None:
@@ -215,7 +215,7 @@ def read_chunks(path: str, visit: Callable[[bytearray, int], None]) -> tuple[int
             raise Unread("is not a regular file")
         size = found.st_size
         notes: list[str] = []
-        total = _feed(_Bounded(fd, size), size, visit, notes)
+        total = _feed(Bounded(fd, size), size, visit, notes)
         now = os.fstat(fd).st_size
         if now > size:
             notes.append(
@@ -227,7 +227,7 @@ def read_chunks(path: str, visit: Callable[[bytearray, int], None]) -> tuple[int
 
 
 def _feed(
-    raw: _Bounded, size: int, visit: Callable[[bytearray, int], None], notes: list[str]
+    raw: Bounded, size: int, visit: Callable[[bytearray, int], None], notes: list[str]
 ) -> int:
     buffer = bytearray(min(size, CHUNK_BYTES) + 1)
     count = raw.readinto(buffer)
@@ -246,7 +246,7 @@ def _feed(
 class _Prefixed(io.RawIOBase):
     """The bytes already read, then the rest of the descriptor."""
 
-    def __init__(self, head: bytes, rest: _Bounded) -> None:
+    def __init__(self, head: bytes, rest: Bounded) -> None:
         super().__init__()
         self._head, self._rest = head, rest
 
@@ -263,7 +263,7 @@ class _Prefixed(io.RawIOBase):
 
 
 def _feed_gzip(
-    head: bytes, raw: _Bounded, visit: Callable[[bytearray, int], None], notes: list[str]
+    head: bytes, raw: Bounded, visit: Callable[[bytearray, int], None], notes: list[str]
 ) -> int:
     source = io.BufferedReader(_Prefixed(head, raw), 1 << 20)
     total = 0
