@@ -59,6 +59,7 @@ import io
 import os
 import re
 import stat
+import threading
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -95,7 +96,7 @@ _VERDICT = re.compile(rb"\b(?:TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", r
 _VERILATOR = re.compile(rb"^%(Error)(-[\w]+)?:\s*(.*)$")
 _COCOTB_SUMMARY = re.compile(rb"\*\* TESTS=(\d+) PASS=(\d+) FAIL=(\d+) SKIP=(\d+)")
 _COCOTB_ERROR = re.compile(
-    rb"^\s*\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s|step)?\s+(ERROR|CRITICAL)\s+(\S+)\s*(.*)$"
+    rb"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
 )
 _PYTEST = re.compile(rb"^=+ (.*\b(?:passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
 _PYTEST_FAILED = re.compile(rb"\b(?:failed|error|errors)\b")
@@ -105,12 +106,19 @@ TRIGGERS: tuple[tuple[bytes, int], ...] = (
     (rb"UVM_FATAL", 0),
     (rb"%Error", 0),
     (rb"UVM Report Summary", 0),
-    (rb"\*\* TESTS=", 0),
-    (rb"^=+ [^\n]* in [0-9.]+s", hyperscan.HS_FLAG_MULTILINE),
-    (rb"(?:TEST|SIMULATION)[ \t\r\f\v]+(?:PASS|FAIL)", hyperscan.HS_FLAG_CASELESS),
-    (rb"[0-9](?:fs|ps|ns|us|ms|s|step)?[ \t]+(?:ERROR|CRITICAL)[ \t]", 0),
+    (rb"PASS", hyperscan.HS_FLAG_CASELESS),
+    (rb"FAIL", hyperscan.HS_FLAG_CASELESS),
+    (rb"error", 0),
+    (rb" ERROR", 0),
+    (rb"\tERROR", 0),
+    (rb" CRITICAL", 0),
+    (rb"\tCRITICAL", 0),
 )
-"""What makes a line worth reading: a superset of every rule's lines (each rule decides)."""
+r"""What makes a line worth reading: literals, a superset of every rule's lines (each rule then
+decides): a verdict line, cocotb's summary and pytest's `passed`/`failed` hold `PASS` or `FAIL` in
+some case; pytest's `error` is lower case; a cocotb level follows a space or a tab. Literals only:
+Hyperscan runs them at several GB/s, where a regex such as `(?i)TEST\s+PASS` fires on every
+`uvm_test_top`."""
 
 
 @cache
@@ -142,7 +150,7 @@ class MemberScan:
     test: str
     verdict: Verdict | None = None
     stated: Cited | None = None
-    """The line that states the verdict (the last statement that agrees with it)."""
+    """A failing member with no error line: the last line that states its failure."""
     first_error: Cited | None = None
     signature: str | None = None
     errors: int = 0
@@ -202,9 +210,10 @@ class Bounded(io.RawIOBase):
         return count
 
 
-def read_chunks(path: str, visit: Callable[[bytearray, int], None]) -> tuple[int, list[str]]:
-    """Feed the member's bytes (decompressed) to `visit`, a buffer and the count of its first
-    bytes that are the next chunk; the bytes read and the notes on the reading. Raises `Unread`."""
+def read_chunks(path: str, visit: Callable[[bytearray, int, bool], None]) -> tuple[int, list[str]]:
+    """Feed the member's bytes (decompressed) to `visit`: a buffer, the count of its first bytes
+    that are the next chunk, and whether it is known to be the last; the bytes read and the notes
+    on the reading. Raises `Unread`."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError as error:
@@ -227,20 +236,32 @@ def read_chunks(path: str, visit: Callable[[bytearray, int], None]) -> tuple[int
 
 
 def _feed(
-    raw: Bounded, size: int, visit: Callable[[bytearray, int], None], notes: list[str]
+    raw: Bounded, size: int, visit: Callable[[bytearray, int, bool], None], notes: list[str]
 ) -> int:
-    buffer = bytearray(min(size, CHUNK_BYTES) + 1)
+    buffer = _buffer()
     count = raw.readinto(buffer)
     if buffer[:2] == GZIP_MAGIC and count >= 2:
-        return _feed_gzip(bytes(buffer[:count]), raw, visit, notes)
+        return _feed_gzip(bytes(buffer[:count]), raw, buffer, visit, notes)
     total = 0
     while count:
         total += count
-        visit(buffer, count)
-        if len(buffer) < CHUNK_BYTES:
-            buffer = bytearray(CHUNK_BYTES)
+        visit(buffer, count, total >= size)
+        if total >= size:  # the whole member, as it was at open
+            return total
         count = raw.readinto(buffer)
     return total
+
+
+_BUFFERS = threading.local()
+
+
+def _buffer() -> bytearray:
+    """This thread's read buffer, reused member after member: a fresh one would cost its page
+    faults again for every member (most are read in one read)."""
+    found: bytearray | None = getattr(_BUFFERS, "buffer", None)
+    if found is None:
+        found = _BUFFERS.buffer = bytearray(CHUNK_BYTES)
+    return found
 
 
 class _Prefixed(io.RawIOBase):
@@ -263,11 +284,14 @@ class _Prefixed(io.RawIOBase):
 
 
 def _feed_gzip(
-    head: bytes, raw: Bounded, visit: Callable[[bytearray, int], None], notes: list[str]
+    head: bytes,
+    raw: Bounded,
+    buffer: bytearray,
+    visit: Callable[[bytearray, int, bool], None],
+    notes: list[str],
 ) -> int:
     source = io.BufferedReader(_Prefixed(head, raw), 1 << 20)
     total = 0
-    buffer = bytearray(CHUNK_BYTES)
     with gzip.GzipFile(fileobj=source) as unpacked:
         while True:
             try:
@@ -283,7 +307,7 @@ def _feed_gzip(
             if not count:
                 return total
             total += count
-            visit(buffer, count)
+            visit(buffer, count, False)
 
 
 # Scanning.
@@ -297,15 +321,23 @@ class _State:
     """The number of the line that starts the next window."""
     carry: bytes = b""
     first: bool = True
-    summary: int = 0
-    """The line of the report summary whose counts are being read (0: none)."""
-    summaries: dict[int, tuple[int, Cited]] = field(default_factory=dict)
-    """Each report summary's errors and fatals, with its last count line, by its first line."""
+    in_summary: bool = False
+    """The last triggered line was a report summary's first line or one of its counts."""
     statements: list[tuple[Verdict, Cited]] = field(default_factory=list)
+    """Statements of the windows before, numbered."""
+    pending: list[tuple[Verdict, int, bytes]] = field(default_factory=list)
+    """Statements of this window: verdict, offset of the line, the line."""
+    said: set[Verdict] = field(default_factory=set)
+    """Every verdict stated so far (numbered or not)."""
     first_error: Cited | None = None
+    pending_error: tuple[int, bytes] | None = None
     first_error_raw: bytes = b""
     errors: int = 0
     long_lines: int = 0
+
+    @property
+    def verdict(self) -> Verdict | None:
+        return "fail" if "fail" in self.said else "pass" if self.said else None
 
 
 def scan_member(member: Member) -> MemberScan:
@@ -314,19 +346,20 @@ def scan_member(member: Member) -> MemberScan:
     test = test_name(member.id)
     state = _State(member.id, test)
 
-    def visit(buffer: bytearray, count: int) -> None:
+    def visit(buffer: bytearray, count: int, last: bool) -> None:
         if state.first:
             state.first = False
             if buffer.find(b"\x00", 0, min(count, BINARY_PROBE)) >= 0:
                 raise Unread(f"is binary (a NUL byte in its first {BINARY_PROBE} bytes): not read")
-        _window(state, buffer, count)
+        _window(state, buffer, count, last)
 
     try:
         size, notes = read_chunks(member.path, visit)
     except Unread as why:
         return MemberScan(member.id, test, unread=f"{member.id} {why}")
-    if state.carry:  # a last line without a newline
-        _scan(state, state.carry, len(state.carry))
+    if state.carry:  # a last line without a newline, after a window not known to be the last
+        carry = state.carry
+        _scan(state, carry, len(carry), last=True)
     if state.long_lines:
         notes.append(
             f"{state.long_lines} line(s) longer than {CHUNK_BYTES} bytes scanned in pieces"
@@ -335,13 +368,10 @@ def scan_member(member: Member) -> MemberScan:
 
 
 def _result(state: _State, size: int, notes: list[str]) -> MemberScan:
-    summaries: list[tuple[Verdict, Cited]] = [
-        ("fail" if counted else "pass", cited) for counted, cited in state.summaries.values()
-    ]
-    statements = sorted([*state.statements, *summaries], key=lambda said: said[1].number)
-    verdicts = {said for said, _ in statements}
-    verdict: Verdict | None = "fail" if "fail" in verdicts else "pass" if verdicts else None
-    stated = next((cited for said, cited in reversed(statements) if said == verdict), None)
+    verdict = state.verdict
+    stated = None
+    if verdict == "fail" and state.first_error is None:
+        stated = next(cited for said, cited in reversed(state.statements) if said == "fail")
     signature = error_signature(state.first_error_raw, state.test) if state.first_error else None
     return MemberScan(
         member=state.member,
@@ -356,22 +386,25 @@ def _result(state: _State, size: int, notes: list[str]) -> MemberScan:
     )
 
 
-def _window(state: _State, buffer: bytearray, count: int) -> None:
-    """The carried bytes and the chunk, scanned up to the chunk's last newline; the rest carried."""
+def _window(state: _State, buffer: bytearray, count: int, last: bool) -> None:
+    """The carried bytes and the chunk, scanned up to the chunk's last newline (to its end when
+    it is the member's last); the rest carried."""
     data: bytes | bytearray = state.carry + buffer[:count] if state.carry else buffer
     size = len(state.carry) + count if state.carry else count
-    cut = data.rfind(b"\n", 0, size) + 1
+    cut = size if last else data.rfind(b"\n", 0, size) + 1
     if not cut and size > CHUNK_BYTES:  # a line longer than a chunk: scanned in pieces
         state.long_lines += 1
         cut = size
-    if cut:
-        _scan(state, data, cut)
     state.carry = bytes(data[cut:size])
+    if cut:
+        _scan(state, data, cut, last)
 
 
-def _scan(state: _State, data: bytes | bytearray, size: int) -> None:
+def _scan(state: _State, data: bytes | bytearray, size: int, last: bool) -> None:
     """The lines of `data[:size]` (whole lines from line `state.line`) the triggers fire on, read
-    by the rules; a line holds one hit however many triggers fire on it."""
+    by the rules; a line holds one hit however many triggers fire on it. Newlines are counted
+    only as far as a line number is needed: the first error's, and in the member's last window
+    no further (a failure's statement is numbered only for a failing member with no error)."""
     ends: list[int] = []
 
     def hit(ident: int, start: int, end: int, flags: int, context: object) -> None:
@@ -380,7 +413,7 @@ def _scan(state: _State, data: bytes | bytearray, size: int) -> None:
     database = _triggers()
     window = memoryview(data)[:size]
     database.scan(cast(bytes, window), match_event_handler=hit, scratch=scratch(database))
-    number, counted_to, decided = state.line, 0, -1
+    decided = -1
     for end in sorted(ends):
         if end <= decided:
             continue
@@ -388,55 +421,86 @@ def _scan(state: _State, data: bytes | bytearray, size: int) -> None:
         stop = data.find(b"\n", max(end - 1, 0), size)
         stop = size if stop == -1 else stop
         decided = stop
-        number += data.count(b"\n", counted_to, start)
-        counted_to = start
-        raw = bytes(data[start : min(stop, start + MAX_LINE_BYTES)]).rstrip(b"\r")
-        read_line(state, number, raw)
-    state.line += data.count(b"\n", 0, size)
+        read_line(state, start, bytes(data[start : min(stop, start + MAX_LINE_BYTES)]))
+    _number(state, data, size, last)
 
 
-def read_line(state: _State, number: int, raw: bytes) -> None:
-    """One triggered line, read by the rules (module docstring)."""
+def _number(state: _State, data: bytes | bytearray, size: int, last: bool) -> None:
+    """Line numbers for what needs them, by one count of newlines in order."""
+    wanted: list[tuple[int, int]] = []  # (offset, which: -1 the first error, else a statement)
+    if state.pending_error is not None:
+        wanted.append((state.pending_error[0], -1))
+    if not last:
+        wanted += [(offset, index) for index, (_, offset, _) in enumerate(state.pending)]
+    elif state.verdict == "fail" and state.first_error is None and state.pending_error is None:
+        index = (
+            max(i for i, (said, _, _) in enumerate(state.pending) if said == "fail")
+            if any(said == "fail" for said, _, _ in state.pending)
+            else None
+        )
+        if index is not None:
+            wanted.append((state.pending[index][1], index))
+    line, counted = state.line, 0
+    numbers: dict[int, int] = {}
+    for offset, which in sorted(wanted):
+        line += data.count(b"\n", counted, offset)
+        counted = offset
+        numbers[which] = line
+    if state.pending_error is not None:
+        offset, raw = state.pending_error
+        state.first_error = _cite(state, numbers[-1], raw)
+        state.pending_error = None
+    state.statements += [
+        (said, _cite(state, numbers[index], raw))
+        for index, (said, _, raw) in enumerate(state.pending)
+        if index in numbers
+    ]
+    state.pending = []
+    if not last:
+        state.line = line + data.count(b"\n", counted, size)
+
+
+def read_line(state: _State, offset: int, raw: bytes) -> None:
+    """One triggered line (at `offset` in its window), read by the rules (module docstring)."""
+    _read_line(state, offset, raw)
+    state.said.update(said for said, _, _ in state.pending[-1:])
+
+
+def _read_line(state: _State, offset: int, raw: bytes) -> None:
+    raw = raw.rstrip(b"\r")
     line = _PREFIX.sub(b"", raw, count=1)
     if _SUMMARY_START.match(line):
-        state.summary = number
+        state.in_summary = True
         return
     if count := _SEVERITY_COUNT.match(line):
-        if state.summary and count[1] in (b"UVM_ERROR", b"UVM_FATAL"):
-            counted, _ = state.summaries.get(state.summary, (0, None))
-            state.summaries[state.summary] = (
-                counted + int(count[2]),
-                _cite(state, number, raw),
-            )
+        if state.in_summary and count[1] in (b"UVM_ERROR", b"UVM_FATAL"):
+            state.pending.append(("fail" if int(count[2]) else "pass", offset, raw))
         return
-    state.summary = 0
+    state.in_summary = False
     if message := _MESSAGE.match(line):
         if message[1] in (b"UVM_ERROR", b"UVM_FATAL"):
-            _error(state, number, raw)
+            _error(state, offset, raw)
         return
     if _VERILATOR.match(line):
-        _error(state, number, raw)
-        state.statements.append(("fail", _cite(state, number, raw)))
+        _error(state, offset, raw)
+        state.pending.append(("fail", offset, raw))
         return
     if _COCOTB_ERROR.match(line):
-        _error(state, number, raw)
+        _error(state, offset, raw)
         return
-    said: Verdict
     if cocotb := _COCOTB_SUMMARY.search(line):
-        said = "fail" if int(cocotb[3]) else "pass"
-        state.statements.append((said, _cite(state, number, raw)))
+        state.pending.append(("fail" if int(cocotb[3]) else "pass", offset, raw))
     elif pytest := _PYTEST.match(line):
-        said = "fail" if _PYTEST_FAILED.search(pytest[1]) else "pass"
-        state.statements.append((said, _cite(state, number, raw)))
+        state.pending.append(("fail" if _PYTEST_FAILED.search(pytest[1]) else "pass", offset, raw))
     if verdict_line := _VERDICT.search(line):
-        said = "fail" if verdict_line[1].upper().startswith(b"FAIL") else "pass"
-        state.statements.append((said, _cite(state, number, raw)))
+        said: Verdict = "fail" if verdict_line[1].upper().startswith(b"FAIL") else "pass"
+        state.pending.append((said, offset, raw))
 
 
-def _error(state: _State, number: int, raw: bytes) -> None:
+def _error(state: _State, offset: int, raw: bytes) -> None:
     state.errors += 1
-    if state.first_error is None:
-        state.first_error = _cite(state, number, raw)
+    if state.first_error is None and state.pending_error is None:
+        state.pending_error = (offset, raw)
         state.first_error_raw = raw
 
 
@@ -451,7 +515,7 @@ _UVM_TEXT = re.compile(
 )
 _VERILATOR_TEXT = re.compile(r"^%(Error(?:-[\w]+)?):\s*(.*)$")
 _COCOTB_TEXT = re.compile(
-    r"^\s*\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s|step)?\s+(ERROR|CRITICAL)\s+(\S+)\s*(.*)$"
+    r"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
 )
 _TEXT_PREFIX = re.compile(r"^# ?")
 _SEED = re.compile(r"(?i)\bseed\b\s*[=:]?\s*-?\d+")
