@@ -46,7 +46,7 @@ BASES = (
 )
 PIPELINE = (
     "grep -H -E 'UVM_(ERROR|FATAL) |%Error|TEST (PASSED|FAILED)' *.log"
-    " | awk '{ sub(/^[^:]*:/, \"\"); gsub(/[0-9]+/, \"N\"); print }' | sort | uniq -c"
+    ' | awk \'{ sub(/^[^:]*:/, ""); gsub(/[0-9]+/, "N"); print }\' | sort | uniq -c'
 )
 
 
@@ -270,7 +270,9 @@ def main() -> None:
     print(f"## triage: {count} logs, {size / 2**20:.0f} MiB, {os.cpu_count()} cores\n")
     print("| what | seconds | × pipeline |")
     print("| --- | --- | --- |")
-    print(f"| shell pipeline (grep -E … \\| awk \\| sort \\| uniq -c), median of {args.reps} | {pipe:.3f} | 1.00 |")
+    print(
+        f"| shell pipeline (grep -E … \\| awk \\| sort \\| uniq -c), median of {args.reps} | {pipe:.3f} | 1.00 |"
+    )
     print(f"| triage, pool warm, median of {args.reps} | {warm:.3f} | {warm / pipe:.2f} |")
     print(f"| triage, first call (starts the pool) | {cold_s:.3f} | {cold_s / pipe:.2f} |")
     print()
