@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
 from tools.records.manifest import RecordId as RecordId
+from tools.strict import StrictModel
 
 
-class ToolArgs(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+# No docstring: a model's docstring is its JSON schema's description, shown to choosers.
+class ToolArgs(StrictModel):
+    pass
 
 
 def _printable(value: str) -> str:

@@ -13,21 +13,24 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError, model_validator
+from pydantic import ConfigDict, StringConstraints, ValidationError, model_validator
 
 from guards.action import storable_problem
 from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
 from tools.records.files import open_regular
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
-class RecordedCall(BaseModel):
+class RecordedCall(StrictModel):
     """One cassette line: a recorded attempt (other recorded fields, such as the turn, are kept
     in the file but not needed to replay it)."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore")
+    """Strict and frozen like every model, but a line's other fields (the turn, the request's
+    manifest, …) are passed over rather than refused: the writer records more than a replay reads."""
 
     lane: str = ""
     """The child lane that made the attempt (`t1`, `t1/t2`); empty for the run itself."""

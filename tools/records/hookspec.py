@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, model_validator
+
+from tools.strict import StrictModel
 
 Builtin = Literal["secrets", "emails", "ips", "patterns"]
 """Built-in post-call hooks: masks for secrets, e-mail addresses, IP addresses, and the
 manifest's own `[[redact]]` patterns."""
 
 
-class HookEntry(BaseModel):
+class HookEntry(StrictModel):
     """One `[[hook]]` table: `entry = "module:function"` (trusted code, like a tool) or a
     `builtin`, run `when` a call is about to run, after it ran, or at the run's end."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     when: Literal["pre_call", "post_call", "end"]
     entry: Annotated[str, StringConstraints(min_length=3, max_length=200)] | None = None
@@ -41,11 +41,9 @@ class HookEntry(BaseModel):
         return self.name or self.builtin or (self.entry or "").rpartition(":")[2]
 
 
-class RedactEntry(BaseModel):
+class RedactEntry(StrictModel):
     """One `[[redact]]` table: a pattern (RE2 syntax, linear time) masked as `[redacted:label]`
     by the `patterns` builtin."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     pattern: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     label: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{1,32}$")] = "custom"

@@ -4,14 +4,15 @@
 these models only say what a manifest may hold, and refuse anything else.
 """
 
+# ruff: noqa: RUF012  # pydantic copies a field's default per instance; ruff cannot tell that
+# `StrictModel` (another module) is a pydantic model, as it can for a direct `BaseModel` subclass.
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     StringConstraints,
@@ -20,6 +21,7 @@ from pydantic import (
 
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.skills import MAX_SKILLS, SkillId
+from tools.strict import StrictModel
 from tools.validation import USER_NAME
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
@@ -29,11 +31,7 @@ ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.
 RecordId = Annotated[str, StringConstraints(min_length=1, max_length=300)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-class RecordEntry(_Strict):
+class RecordEntry(StrictModel):
     """One `[[record]]` table as written by the user."""
 
     id: RecordId
@@ -45,7 +43,7 @@ class RecordEntry(_Strict):
     """`local`: the content is never sent to a remote model route."""
 
 
-class RecordFamily(_Strict):
+class RecordFamily(StrictModel):
     """One `[[record]]` table naming files by a glob (`tools/records/families.py`): each file it matches
     is a record whose id is its path relative to the manifest."""
 
@@ -73,7 +71,7 @@ RecordItem = Annotated[
 """A `[[record]]` table: one file (`id` and `path`) or a family of files (`glob`)."""
 
 
-class Budget(_Strict):
+class Budget(StrictModel):
     """Limits enforced by the guard."""
 
     steps: Annotated[int, Field(ge=1, le=1000)] = 8
@@ -100,7 +98,7 @@ class Budget(_Strict):
         return self.refusals if self.refusals is not None else self.steps
 
 
-class Children(_Strict):
+class Children(StrictModel):
     """The manifest's `[children]` table: how a run may delegate child investigations."""
 
     max: Annotated[int, Field(ge=1, le=16)] = 4
@@ -118,7 +116,7 @@ class Children(_Strict):
 Approver = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 
 
-class Memory(_Strict):
+class Memory(StrictModel):
     """Whose notes a run may recall and propose (`nodes/memory.py`): a project's, and where a
     user is given, that user's own notes in it too (proposed notes go to the project's)."""
 
@@ -126,7 +124,7 @@ class Memory(_Strict):
     user: Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")] | None = None
 
 
-class ManifestFile(_Strict):
+class ManifestFile(StrictModel):
     """The manifest document as written by the user."""
 
     id: ScenarioId

@@ -9,6 +9,9 @@ skill must be for the scenario's profile, may name only that profile's tools, an
 records the grant approves; otherwise admission is refused with the file and line.
 """
 
+# ruff: noqa: RUF012  # pydantic copies a field's default per instance; ruff cannot tell that
+# `StrictModel` (another module) is a pydantic model, as it can for a direct `BaseModel` subclass.
+
 from __future__ import annotations
 
 import hashlib
@@ -22,6 +25,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from tools.errors import ManifestError
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error
 
 SHIPPED = Path(__file__).resolve().parents[2] / "lab" / "skills"
@@ -36,9 +40,7 @@ RECORD_LIKE = re.compile(r"(?<![\w:/])[\w.-]+(?:/[\w.-]+)+\.[A-Za-z][\w]*")
 """A path-like mention (`lab/runs/R42/reset_smoke.log`): it must be an approved record."""
 
 
-class FrontMatter(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
+class FrontMatter(StrictModel):
     version: Annotated[int, Field(ge=1)]
     profile: str
     title: Annotated[str, StringConstraints(min_length=1, max_length=200)]
