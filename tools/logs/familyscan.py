@@ -171,7 +171,7 @@ class Member:
     path: str
 
 
-def test_name(member: str) -> str:
+def member_test(member: str) -> str:
     """A member's test: its file name without `TEST_SUFFIXES` (`runs/R44/reset_smoke.log.gz` →
     `reset_smoke`)."""
     name = PurePosixPath(member).name
@@ -343,7 +343,7 @@ class _State:
 def scan_member(member: Member) -> MemberScan:
     """Read one member once: its verdict, first error and signature; an unreadable member is
     returned with the reason as `unread`, never raised."""
-    test = test_name(member.id)
+    test = member_test(member.id)
     state = _State(member.id, test)
 
     def visit(buffer: bytearray, count: int, last: bool) -> None:

@@ -193,6 +193,13 @@ def pool(workers: int | None = None) -> Executor:
     return found
 
 
+def shutdown_pools() -> None:
+    """Stop the kept pools (their workers and the thread that feeds them)."""
+    while _POOLS:
+        _, executor = _POOLS.popitem()
+        executor.shutdown(wait=True)
+
+
 def parallel_map(
     work: Callable[[T], R], items: Sequence[T], workers: int | None = None
 ) -> Iterator[R]:

@@ -1,0 +1,193 @@
+"""An independent reference for `triage`: plain Python `re` over each member's whole text,
+written from the rules in `tools/logs/familyscan.py`'s and `tools/logs/triage.py`'s docstrings,
+importing nothing from `tools/`. Slow and simple on purpose: every line is read, no trigger, no
+pool, no chunks.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PREFIX = re.compile(r"^# ?")
+SUMMARY = re.compile(r"^-+ UVM Report Summary -+\s*$")
+COUNT = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL)\s*:\s*(\d+)\s*$")
+UVM = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL) (.*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$")
+VERILATOR = re.compile(r"^%(Error(-\w+)?):\s*(.*)$")
+COCOTB_ERROR = re.compile(
+    r"^[ \t]*\d+(\.\d+)?[ \t]*(fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
+)
+COCOTB_SUMMARY = re.compile(r"\*\* TESTS=\d+ PASS=\d+ FAIL=(\d+) SKIP=\d+")
+PYTEST = re.compile(r"^=+ (.*\b(passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
+VERDICT = re.compile(r"\b(TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", re.IGNORECASE)
+
+
+@dataclass
+class Member:
+    name: str
+    test: str
+    verdict: str = "none"  # pass, fail, none, unread
+    error_line: int = 0
+    signature: str = ""
+
+
+@dataclass
+class Expected:
+    members: dict[str, Member] = field(default_factory=dict)
+    buckets: dict[str, list[str]] = field(default_factory=dict)
+    """Signature → failing member names."""
+
+
+def test_of(name: str) -> str:
+    stem = Path(name).name
+    while True:
+        for suffix in (".gz", ".log", ".txt", ".out"):
+            if stem.endswith(suffix) and len(stem) > len(suffix):
+                stem = stem[: -len(suffix)]
+                break
+        else:
+            return stem
+
+
+def mask(text: str, test: str) -> str:
+    if test:
+        text = re.sub(r"(?<!\w)" + re.escape(test) + r"(_test)?(?!\w)", "<test>", text)
+    text = re.sub(r"(?i)\bseed\b\s*[=:]?\s*-?\d+", "seed <seed>", text)
+    words = []
+    for word in re.split(r"(\s+)", text):  # a path: a token holding a slash
+        words.append(
+            re.sub(r"[^\s()\[\]{}<>,;'\"`]*/[^\s()\[\]{}<>,;'\"`]*", "<path>", word)
+            if "/" in word
+            else word
+        )
+    text = "".join(words)
+    text = re.sub(r"\b0[xX][0-9a-fA-F_]+\b", "<hex>", text)
+    text = re.sub(r"(?<![\w'])\d*'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ?]+\b", "<hex>", text)
+    text = re.sub(
+        r"\b[0-9a-fA-F]{6,}\b",
+        lambda m: "<hex>" if re.search(r"\d", m[0]) and re.search(r"[a-fA-F]", m[0]) else m[0],
+        text,
+    )
+    text = re.sub(r"(?<![\w.])\d+(\.\d+)?\s*(fs|ps|ns|us|ms|s)\b", "<time>", text)
+    text = re.sub(r"(?<![\w.])[-+]?\d+(\.\d+)?(?!\w)", "<n>", text)
+    return re.sub(r"\s+", " ", text).strip()[:300]
+
+
+def drop_test(message: str, test: str) -> str:
+    return re.sub("^" + re.escape(test) + r"(_test)?\s*:\s*", "", message) if test else message
+
+
+def signature(line: str, test: str) -> str:
+    text = PREFIX.sub("", line, count=1).strip()
+    if m := UVM.match(text):
+        return mask(f"UVM_{m[1]} {m[3]} {drop_test(m[4], test)}", test)
+    if m := VERILATOR.match(text):
+        return mask(f"%{m[1]}: {drop_test(m[3], test)}", test)
+    if m := COCOTB_ERROR.match(text):
+        return mask(f"{m[3]} {m[4]} {drop_test(m[5], test)}", test)
+    return mask(text, test)
+
+
+def read_member(path: Path, name: str) -> Member:
+    member = Member(name, test_of(name))
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    if b"\x00" in data[:8192]:
+        member.verdict = "unread"
+        return member
+    said: set[str] = set()
+    in_summary = False
+    first_error = None
+    for number, raw in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+        raw = raw.rstrip("\r")
+        line = PREFIX.sub("", raw, count=1)
+        if SUMMARY.match(line):
+            in_summary = True
+            continue
+        if m := COUNT.match(line):
+            if in_summary and m[1] in ("ERROR", "FATAL"):
+                said.add("fail" if int(m[2]) else "pass")
+            continue
+        if m := UVM.match(line):
+            if m[1] in ("ERROR", "FATAL") and first_error is None:
+                first_error = (number, raw)
+            continue
+        if VERILATOR.match(line):
+            said.add("fail")
+            if first_error is None:
+                first_error = (number, raw)
+            continue
+        if COCOTB_ERROR.match(line):
+            if first_error is None:
+                first_error = (number, raw)
+            continue
+        if m := COCOTB_SUMMARY.search(line):
+            said.add("fail" if int(m[1]) else "pass")
+        elif m := PYTEST.match(line):
+            said.add("fail" if re.search(r"\b(failed|error|errors)\b", m[1]) else "pass")
+        if m := VERDICT.search(line):
+            said.add("fail" if m[2].upper().startswith("FAIL") else "pass")
+    member.verdict = "fail" if "fail" in said else "pass" if said else "none"
+    if first_error:
+        member.error_line = first_error[0]
+        member.signature = signature(first_error[1], member.test)
+    elif member.verdict == "fail":
+        member.signature = "(no error line)"
+    return member
+
+
+def expected(paths: dict[str, Path]) -> Expected:
+    """Member name → file."""
+    found = Expected()
+    for name in sorted(paths):
+        member = read_member(paths[name], name)
+        found.members[name] = member
+        if member.verdict == "fail":
+            found.buckets.setdefault(member.signature, []).append(name)
+    return found
+
+
+def history_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return [
+            {k.lower(): (v or "").strip() for k, v in row.items()} for row in csv.DictReader(handle)
+        ]
+
+
+def status_of(bucket: str, tests: set[str], rows: list[dict[str, str]]) -> tuple[str, str]:
+    """`known` with the first run, or `new`."""
+    for row in rows:
+        cell = row.get("signature", "")
+        if not cell:
+            continue
+        if (plain := mask(drop_test(PREFIX.sub("", cell).strip(), ""), "")) and plain in bucket:
+            return "known", row["run"]
+        failed = row["status"].upper() in ("FAIL", "FAILED", "ERROR")
+        if row["test"] in tests and failed:
+            own = mask(drop_test(PREFIX.sub("", cell).strip(), row["test"]), row["test"])
+            if own and own in bucket:
+                return "known", row["run"]
+    return "new", ""
+
+
+def flaky(found: Expected, rows: list[dict[str, str]], window: int = 6) -> dict[str, str]:
+    today: dict[str, str] = {}
+    for member in found.members.values():
+        if member.verdict in ("pass", "fail"):
+            mark = "F" if member.verdict == "fail" else "P"
+            today[member.test] = "F" if today.get(member.test) == "F" else mark
+    result = {}
+    for test, mark in today.items():
+        past = []
+        for row in rows:
+            status = row["status"].upper()
+            if row["test"] == test and status in ("PASS", "PASSED", "FAIL", "FAILED", "ERROR"):
+                past.append("P" if status.startswith("PASS") else "F")
+        statuses = "".join(past[-window:]) + mark
+        if sum(1 for i in range(1, len(statuses)) if statuses[i] != statuses[i - 1]) >= 2:
+            result[test] = statuses
+    return result
