@@ -1,4 +1,4 @@
-"""Run-scoped configuration that is not state: the clock and its sleep (injectable for tests)."""
+"""Run-scoped configuration that is not state: the clocks and the sleep (injectable for tests)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
 from contract.shapes import Event
@@ -23,6 +24,9 @@ class WarrantContext:
     sleep: Callable[[float], None] = time.sleep
     """How the run waits out time (a retry's backoff, the rest of its deadline): with a fake
     `clock`, a test passes a `sleep` that moves it, so no test waits for time to pass."""
+    monotonic: Callable[[], float] = time.monotonic
+    """Seconds on a clock that never goes back, for how long something took: a model stream's
+    whole-response timeout (`nodes.choosers.transport`)."""
 
 
 def context_of(runtime: Runtime[WarrantContext] | None) -> WarrantContext:
@@ -32,6 +36,14 @@ def context_of(runtime: Runtime[WarrantContext] | None) -> WarrantContext:
 
 def now(runtime: Runtime[WarrantContext] | None) -> float:
     return context_of(runtime).clock()
+
+
+def store_of(runtime: Runtime[WarrantContext]) -> BaseStore:
+    """The store a node's runtime holds: the governed wrapper (`graph.governed`) always gives one
+    (the step's staged writes); none is a wiring mistake, not a run's failure."""
+    if runtime.store is None:
+        raise RuntimeError("a Warrant node runs with a store (graph.build.compile_graph binds one)")
+    return runtime.store
 
 
 def event(kind: EventKind, turn: int, actor: str, at: float, **payload: Any) -> Event:

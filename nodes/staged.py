@@ -9,18 +9,21 @@ leaves nothing of the step in the store; the step runs again and writes the same
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 
 class StagedWrites(BaseStore):
-    """A store whose writes wait for `flush`; reads see them first, then the store beneath."""
+    """A store whose writes wait for `flush`; reads see them first, then the store beneath.
+    `clock` (seconds since the epoch; the run's, `WarrantContext.clock`) stamps a staged item read
+    back before the flush."""
 
-    def __init__(self, store: BaseStore) -> None:
+    def __init__(self, store: BaseStore, clock: Callable[[], float] = time.time) -> None:
         self._store = store
+        self._clock = clock
         self._puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -31,7 +34,7 @@ class StagedWrites(BaseStore):
             if isinstance(op, PutOp):
                 self._puts[(op.namespace, op.key)] = op
             elif isinstance(op, GetOp) and (op.namespace, op.key) in self._puts:
-                results[index] = _as_item(self._puts[(op.namespace, op.key)])
+                results[index] = _as_item(self._puts[(op.namespace, op.key)], self._clock())
             else:
                 passed.append((index, op))
         if passed:
@@ -50,9 +53,9 @@ class StagedWrites(BaseStore):
             self._puts.clear()
 
 
-def _as_item(put: PutOp) -> Item | None:
+def _as_item(put: PutOp, at: float) -> Item | None:
     if put.value is None:
         return None
-    now = datetime.now(UTC)
-    value: dict[str, Any] = put.value
+    now = datetime.fromtimestamp(at, UTC)
+    value = put.value if isinstance(put.value, dict) else dict(put.value)  # a dict, as put
     return Item(value=value, key=put.key, namespace=put.namespace, created_at=now, updated_at=now)

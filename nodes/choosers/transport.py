@@ -18,6 +18,7 @@ import queue
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -94,9 +95,10 @@ def send(
     outbound: Outbound,
     timeout_s: float | None = None,
     schema: dict[str, Any] | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> Reply:
     """One attempt against the route's endpoint, over in `timeout_s` (default: the route's) at
-    most. The text is taken only as the egress gate let it out for this route's locality
+    most, as `monotonic` counts it (the run's, `WarrantContext.monotonic`). The text is taken only as the egress gate let it out for this route's locality
     (`guards.egress`): a request gated for a local route is never sent to a remote one. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
     its own and is given up when the time is over (it ends on its own later; its reply is dropped)."""
@@ -111,7 +113,7 @@ def send(
 
     def attempt() -> None:
         try:
-            replies.put(_attempt(route, text, timeout, schema))
+            replies.put(_attempt(route, text, timeout, schema, monotonic))
         except BaseException as exc:  # never lost: the waiting node would only see a timeout
             replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
 
@@ -136,7 +138,13 @@ def response_format(route: Route, schema: dict[str, Any] | None) -> dict[str, An
     return {"type": "json_object", "schema": schema}
 
 
-def _attempt(route: Route, text: str, timeout: float, schema: dict[str, Any] | None) -> Reply:
+def _attempt(
+    route: Route,
+    text: str,
+    timeout: float,
+    schema: dict[str, Any] | None,
+    monotonic: Callable[[], float],
+) -> Reply:
     import openai
     from langchain_openai import ChatOpenAI
 
@@ -161,7 +169,7 @@ def _attempt(route: Route, text: str, timeout: float, schema: dict[str, Any] | N
             with warnings.catch_warnings():  # a bad usage count is our error, not a stderr warning
                 warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning)
                 message = (
-                    _streamed(client, messages, timeout)
+                    _streamed(client, http, messages, timeout, monotonic)
                     if route.stream
                     else client.invoke(messages)
                 )
@@ -187,19 +195,26 @@ def _output_limit(route: Route) -> dict[str, Any]:
     return {"max_tokens": route.max_output_tokens}  # sent as max_completion_tokens
 
 
-def _streamed(client: ChatOpenAI, messages: list[HumanMessage], timeout: float) -> AIMessage:
-    """The merged stream; `timeout` bounds the whole stream, not only the wait between chunks."""
+def _streamed(
+    client: ChatOpenAI,
+    http: openai.DefaultHttpxClient,
+    messages: list[HumanMessage],
+    timeout: float,
+    monotonic: Callable[[], float],
+) -> AIMessage:
+    """The merged stream; `timeout` bounds the whole stream, not only the wait between chunks.
+    The errors' request is built by the SDK's own client (whichever HTTP library it uses)."""
     import openai
 
-    ends = time.monotonic() + timeout
+    ends = monotonic() + timeout
     merged = None
     for chunk in client.stream(messages):
         merged = chunk if merged is None else merged + chunk
-        if time.monotonic() > ends:
-            raise openai.APITimeoutError(request=httpx.Request("POST", "stream"))
+        if monotonic() > ends:
+            raise openai.APITimeoutError(request=http.build_request("POST", "stream"))
     if merged is None:
         raise openai.APIConnectionError(
-            message="the stream carried no data", request=httpx.Request("POST", "stream")
+            message="the stream carried no data", request=http.build_request("POST", "stream")
         )
     return merged
 
