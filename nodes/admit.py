@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
+from graph.state import WarrantState
 from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline
@@ -20,7 +21,7 @@ from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
-from nodes.context import WarrantContext, context_of, event, now
+from nodes.context import WarrantContext, context_of, event, now, store_of
 from nodes.continuation import carried
 from nodes.human import served_identity
 from nodes.integrity import run_scope
@@ -113,7 +114,7 @@ def children_spec(
     return admit_spec(given, scenario, extra_choosers, served)
 
 
-def admit_child(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def admit_child(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     """A child investigation's admission: its task as the delegating run pinned it (the task's
     payload was sealed by that run and checked before this graph started). Given its input again
     (its graph called once more after a crash) it admits nothing twice."""
@@ -156,11 +157,11 @@ def request_digest(scenario: str, goal: str, chooser: str, parent: str | None = 
 
 
 def admit(
-    state: dict[str, Any], runtime: Runtime[WarrantContext], served: bool = False
+    state: WarrantState, runtime: Runtime[WarrantContext], served: bool = False
 ) -> dict[str, Any]:
     """`served`: the graph the LangGraph server runs, whose inputs come from its API's callers."""
     if state.get("grant"):
-        return refused_input(event_at(runtime.store, run_scope(), 1) or {}, state, now(runtime))
+        return refused_input(event_at(store_of(runtime), run_scope(), 1) or {}, state, now(runtime))
     extra = context_of(runtime).choosers
     reference, goal, chooser = checked_input(state)
     pinned = admission(reference, goal, chooser, extra, served)
@@ -169,7 +170,7 @@ def admit(
     parent = state.get("parent")
     caller = served_identity() if served else None
     continued = (
-        {"parent": parent, **carried(runtime.store, parent, grant["manifest_sha256"], caller)}
+        {"parent": parent, **carried(store_of(runtime), parent, grant["manifest_sha256"], caller)}
         if parent
         else {}
     )
@@ -183,7 +184,8 @@ def admit(
         **({"started_by": caller} if caller else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
-    given = {name: state[name] for name in ("scenario", "message_id", "parent") if name in state}
+    values: Mapping[str, Any] = state
+    given = {name: values[name] for name in ("scenario", "message_id", "parent") if name in values}
     return {
         **given,
         **pinned,
@@ -226,27 +228,30 @@ def admitted_event(
     )
 
 
-def checked_input(state: dict[str, Any]) -> tuple[str, str | None, str | None]:
+def checked_input(state: WarrantState) -> tuple[str, str | None, str | None]:
     """The run input's scenario, goal and chooser, each a string if given; else a ValueError
     naming the field (the server passes JSON through as it came)."""
-    fields = {
+    given: dict[str, object] = {  # as the caller sent them: not yet checked
         name: state.get(name) for name in ("scenario", "goal", "chooser", "message_id", "parent")
     }
-    if not isinstance(fields["scenario"], str) or not fields["scenario"].strip():
+    scenario = given["scenario"]
+    if not isinstance(scenario, str) or not scenario.strip():
         raise ValueError(
             "the run input needs scenario: a built-in id or a manifest path (a string)"
         )
-    for name, value in fields.items():
+    fields: dict[str, str | None] = {}
+    for name, value in given.items():
         if value is not None and not isinstance(value, str):
             raise ValueError(f"the run input's {name} must be a string, not {type(value).__name__}")
         if value is not None and (problem := shape_problem(value)):
             raise ValueError(
                 f"the run input's {name} is refused: {problem.replace('the document ', '')}"
             )
-    return fields["scenario"], fields["goal"], fields["chooser"]
+        fields[name] = value
+    return scenario, fields["goal"], fields["chooser"]
 
 
-def refused_input(admitted: dict[str, Any], state: dict[str, Any], at: float) -> dict[str, Any]:
+def refused_input(admitted: dict[str, Any], state: WarrantState, at: float) -> dict[str, Any]:
     """A new input on a thread that already has a run: the input is refused and recorded, and the
     run's own scenario, goal, chooser and message id (from its `admitted` event), which the input
     overwrote, are put back."""

@@ -11,12 +11,13 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
+from graph.state import WarrantState
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from guards.budget import BudgetLeft
 from guards.recall import catalog_entry
 from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
-from nodes.context import WarrantContext, context_of, event, now
+from nodes.context import WarrantContext, context_of, event, now, store_of
 from nodes.integrity import run_scope
 from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
@@ -37,12 +38,13 @@ from tools.catalog import describe
 from tools.validation import storable_text
 
 
-def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     turn = state.get("turn", 0) + 1
     at = now(runtime)
-    view = view_of(state, turn, at, runtime.store, run_scope())
+    store = store_of(runtime)
+    view = view_of(state, turn, at, store, run_scope())
     if state["chooser"].partition(":")[0] in MODEL_KINDS:
-        return prepare(view, state, at, runtime.store)
+        return prepare(view, state, at, store)
     chooser = chooser_for(state["chooser"], state["grant"]["script"], context_of(runtime).choosers)
     raw = recordable(chooser.choose(view))
     proposal = {"turn": turn, "actor": chooser.actor, "raw": raw}
@@ -53,9 +55,7 @@ def choose(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
     }
 
 
-def view_of(
-    state: dict[str, Any], turn: int, at: float, store: BaseStore, scope: str
-) -> ChooserView:
+def view_of(state: WarrantState, turn: int, at: float, store: BaseStore, scope: str) -> ChooserView:
     """The chooser's view, read from the grant pinned at admission (already validated there) and
     from the run's record, which is read only if the chooser looks at it."""
     grant = state["grant"]

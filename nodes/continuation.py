@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import ANSWER, OBSERVATION, EventKind
+from contract.shapes import Interaction
 from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.evidence import answer_item
@@ -45,7 +46,7 @@ def carried(
     ended = ledger[-1]["payload"]
     receipts = [_carried(item, parent) for item in _receipts(store, parent)]
     answered = {item["call_id"] for item in receipts if item["ref"].startswith(ANSWER)}
-    asked = {
+    asked: dict[str, Interaction] = {  # as the ledger recorded them
         event["payload"]["interaction"]["interaction_id"]: event["payload"]["interaction"]
         for event in ledger
         if event.get("type") == EventKind.ASKED
@@ -86,7 +87,7 @@ def _receipts(store: BaseStore, parent: str) -> list[dict[str, Any]]:
     return found
 
 
-def _late(question: dict[str, Any], reply: dict[str, Any], ref: str, parent: str) -> dict[str, Any]:
+def _late(question: Interaction, reply: dict[str, Any], ref: str, parent: str) -> dict[str, Any]:
     return with_body_ref(answer_item(question, reply, ref)) | {"late_for": parent}
 
 
@@ -96,8 +97,8 @@ def _carried(item: dict[str, Any], parent: str) -> dict[str, Any]:
 
 
 def _late_answers(
-    store: BaseStore, parent: str, asked: dict[str, dict[str, Any]], adopted: set[str]
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    store: BaseStore, parent: str, asked: dict[str, Interaction], adopted: set[str]
+) -> list[tuple[Interaction, dict[str, Any]]]:
     """Replies saved for questions the parent's ledger shows it asked without waiting and never
     adopted, each checked against that question (a saved reply is data), oldest first."""
     found = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.shapes import EvidenceItem, Interaction
+from contract.shapes import EvidenceItem, ExcerptLine, Interaction
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records.registry import Record
@@ -31,7 +31,7 @@ def evidence_item(
     """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen."""
     primary = next(iter(records.values()))
     sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
-    base = {
+    base: EvidenceItem = {
         "ref": call["ref"],
         "kind": "observation",
         "call_id": call["id"],
@@ -51,7 +51,9 @@ def evidence_item(
             "flags": [],
             "error": error.code,
         }
-    lines = [
+    if excerpt is None:
+        raise TypeError("a read that did not fail has an excerpt")
+    lines: list[ExcerptLine] = [
         {"line": line.number, "text": line.text, "flags": list(line.flags)}
         for line in excerpt.lines
     ]
@@ -88,5 +90,6 @@ def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> Evide
         "truncated": False,
         "flags": sorted({flag for line in lines for flag in line.flags}),
         "error": None,
-        **({"by": reply["by"]} if reply.get("by") else {}),
+        # Who answered: `contract.shapes.EvidenceItem` has no `by` field yet (its owner is told).
+        **({"by": reply["by"]} if reply.get("by") else {}),  # type: ignore[typeddict-unknown-key]
     }

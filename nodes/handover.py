@@ -6,20 +6,22 @@ evidence; they are not findings, and the handover has no root-cause field.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from langgraph.config import RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
-from contract.shapes import Handover
+from contract.shapes import EvidenceItem, Handover
+from graph.state import WarrantState
 from guards.citations import bind_lines
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
-from nodes.context import WarrantContext, event, now
+from nodes.context import WarrantContext, event, now, store_of
 from nodes.continuation import publish_revision
 from nodes.integrity import (
     TAMPERED,
@@ -49,14 +51,17 @@ from tools.records.registry import Scenario
 
 
 def handover(
-    state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
+    state: WarrantState, config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
     thread = scope_in(config["configurable"])  # a child's lane included: its record's scope
+    store = store_of(runtime)
     at, turn = now(runtime), trusted_turn(state, thread)
-    record = run_record(runtime.store, thread, state)
-    found = unsealed_fields(state, thread) or out_of_step(state, runtime.store, thread)
+    record = run_record(store, thread, state)
+    found = unsealed_fields(state, thread) or out_of_step(state, store, thread)
     found += ["evidence"] if record.foreign else []
-    recorded = tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
+    recorded: dict[str, Any] = (
+        tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
+    )
     if found or state.get("tampered"):
         state = {**trusted_view(state, thread, record.admitted), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
@@ -66,7 +71,7 @@ def handover(
     report = build_handover(
         {**state, "status": status}, thread, record.evidence, record.handoffs, record.memory
     )
-    observed = _end_hooks(state, report, runtime.store, thread) if status != TAMPERED else []
+    observed = _end_hooks(state, report, store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
         event(EventKind.STOPPED, turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
@@ -83,12 +88,12 @@ def handover(
         ),
     ]
     if "report" in report and status != TAMPERED:  # a continuation: its report's next revision
-        publish_revision(runtime.store, report["report"], report["revision"], thread)
+        publish_revision(store, report["report"], report["revision"], thread)
     return {**recorded, "status": status, "handover": report, "events": events}
 
 
 def _end_hooks(
-    state: dict[str, Any], report: dict[str, Any], store: BaseStore, thread: str
+    state: WarrantState, report: Handover, store: BaseStore, thread: str
 ) -> list[dict[str, str]]:
     """The scenario's end hooks, each on read-only copies of the handover and the ledger; what
     each did is recorded in the `handover` event, and nothing it returns is used. (A crash
@@ -113,7 +118,7 @@ class RunRecord:
     """The notes the run recalled (its own, sealed): ids, versions, digests, never text."""
 
 
-def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecord:
+def run_record(store: BaseStore, thread: str, state: WarrantState) -> RunRecord:
     cursor = cursor_of(trusted(state, thread))
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
     first = event_at(store, thread, 1) if cursor["events"] else None
@@ -124,14 +129,16 @@ def run_record(store: BaseStore, thread: str, state: dict[str, Any]) -> RunRecor
 
 def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:
     """The payload of a run's first event if it is the run's own `admitted` event, else nothing."""
-    own = first is not None and sealed_or_not([first], thread, EVENTS)[0]
-    return first.get("payload", {}) if own and first.get("type") == EventKind.ADMITTED else {}
+    if first is None or not sealed_or_not([first], thread, EVENTS)[0]:
+        return {}
+    payload: dict[str, Any] = first.get("payload", {})
+    return payload if first.get("type") == EventKind.ADMITTED else {}
 
 
-def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -> dict[str, Any]:
+def trusted_view(state: WarrantState, thread: str, admitted: dict[str, Any]) -> WarrantState:
     """Only what the run wrote itself; the grant and goal, if their fields were replaced, as the
     sealed ledger recorded them at admission (`admitted`: that event's payload)."""
-    kept = trusted(state, thread)
+    kept = cast(WarrantState, trusted(state, thread))  # values this run sealed: its nodes' own
     kept.setdefault("goal", admitted.get("goal", ""))
     kept.setdefault(
         "grant",
@@ -145,10 +152,15 @@ def trusted_view(state: dict[str, Any], thread: str, admitted: dict[str, Any]) -
     return kept
 
 
-def unsealed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Items as a report shows them: their seals are the run's bookkeeping, and the handover
-    itself is sealed whole."""
-    return [{key: value for key, value in item.items() if key != SEAL} for item in items]
+Item = TypeVar("Item", bound=Mapping[str, Any])
+
+
+def unsealed(items: Iterable[Item]) -> list[Item]:
+    """Items as a report shows them: their seals are the run's bookkeeping (no shape has a field
+    for one), and the handover itself is sealed whole."""
+    return [
+        cast(Item, {key: value for key, value in item.items() if key != SEAL}) for item in items
+    ]
 
 
 def _recalled(note: dict[str, Any]) -> dict[str, Any]:
@@ -158,7 +170,7 @@ def _recalled(note: dict[str, Any]) -> dict[str, Any]:
     return {key: note[key] for key in ("ref", "note", "version", "sha256", "query", "turn")}
 
 
-def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
+def skills_sent(state: WarrantState) -> list[dict[str, Any]]:
     """The skill versions that reached a model: every model request carries the grant's skills,
     so all of them once the run asked a model, none for a script or a file (they ignore skills)."""
     if not state.get("request"):
@@ -169,7 +181,7 @@ def skills_sent(state: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _lines_shown(evidence: list[dict[str, Any]]) -> dict[str, frozenset[int]]:
+def _lines_shown(evidence: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[int]]:
     """Each item's ref → the line numbers its excerpt shows (what a line citation can open)."""
     return {
         item["ref"]: frozenset(line["line"] for line in item.get("excerpt") or ())
@@ -178,7 +190,7 @@ def _lines_shown(evidence: list[dict[str, Any]]) -> dict[str, frozenset[int]]:
 
 
 def build_handover(
-    state: dict[str, Any],
+    state: WarrantState,
     thread_id: str,
     evidence: list[dict[str, Any]],
     children: list[dict[str, Any]] | None = None,
@@ -188,7 +200,8 @@ def build_handover(
     handoffs; pure. A child's statements stay in its handoff, marked as the child's: they are
     never the run's hypotheses."""
     grant = state["grant"]
-    shown = unsealed(evidence)
+    # The receipts as committed and read back (`nodes.record.evidence`): the run's evidence items.
+    shown = cast(list[EvidenceItem], unsealed(evidence))
     thread, lane = thread_and_lane(thread_id)
     return {
         "thread_id": thread,

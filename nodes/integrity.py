@@ -108,7 +108,7 @@ def seal_update(update: dict[str, Any], scope: str) -> dict[str, Any]:
 
 
 def unsealed_fields(
-    state: dict[str, Any], scope: str, skip: frozenset[str] = frozenset()
+    state: Mapping[str, Any], scope: str, skip: frozenset[str] = frozenset()
 ) -> list[str]:
     """The state's fields holding a value this run did not write itself."""
     seals = state.get(SEALS) or {}
@@ -128,7 +128,7 @@ def unsealed_fields(
     return found
 
 
-def out_of_step(state: dict[str, Any], store: Any = None, scope: str = "") -> list[str]:
+def out_of_step(state: Mapping[str, Any], store: Any = None, scope: str = "") -> list[str]:
     """Fields whose sealed values do not belong together: the run's own values put back out of
     order (a seal proves who wrote a value, not when). A receipt arriving twice (a task
     replayed), a turn behind the ledger's, or people asked about calls of another decision (an
@@ -170,12 +170,12 @@ def _ref_number(item: dict[str, Any]) -> int:
     return int(ref[1:]) if isinstance(ref, str) and ref[1:].isdigit() else 0
 
 
-def handover_is_sealed(state: dict[str, Any], scope: str) -> bool:
+def handover_is_sealed(state: Mapping[str, Any], scope: str) -> bool:
     """The state holds a handover, written by this run's own handover node."""
     return channel_is_sealed(state, scope, "handover")
 
 
-def channel_is_sealed(state: dict[str, Any], scope: str, name: str) -> bool:
+def channel_is_sealed(state: Mapping[str, Any], scope: str, name: str) -> bool:
     """The state holds a value of channel `name`, written by this run."""
     seals = state.get(SEALS) or {}
     return name in state and _intact(label(scope, name), state[name], seals.get(name))
@@ -207,7 +207,7 @@ def tampering(where: str, fields: list[str], turn: int, at: float) -> dict[str, 
     }
 
 
-def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
+def trusted(state: Mapping[str, Any], scope: str) -> dict[str, Any]:
     """The state with every value this run did not write left out (lists keep their sealed
     items)."""
     seals = state.get(SEALS) or {}
@@ -225,10 +225,14 @@ def trusted(state: dict[str, Any], scope: str) -> dict[str, Any]:
     return kept
 
 
-def trusted_turn(state: dict[str, Any], scope: str) -> int:
+def trusted_turn(state: Mapping[str, Any], scope: str) -> int:
     """The run's turn as it wrote it, else the turn of its sealed cursor."""
     seals = state.get(SEALS) or {}
-    for name, read in (("turn", lambda value: value), ("cursor", lambda value: value.get("turn"))):
+    readers: tuple[tuple[str, Callable[[Any], object]], ...] = (
+        ("turn", lambda value: value),
+        ("cursor", lambda value: value.get("turn")),
+    )
+    for name, read in readers:
         value = state.get(name)
         if value is not None and _intact(label(scope, name), value, seals.get(name)):
             turn = read(value) if isinstance(value, dict) or name == "turn" else None

@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from nodes.record import INTENTS, space, text_key
+from nodes.record import INTENTS, got, space, text_key
 
 
 def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
@@ -22,7 +22,7 @@ def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
     per run (a search would read every namespace of an in-memory store, a cost that grows with
     the run)."""
     key = text_key(call_id)
-    found = store.batch([GetOp(space(scope, INTENTS), key)])[0]
+    found = got(store, [GetOp(space(scope, INTENTS), key)])[0]
     attempt = _attempts_before(found.value) + 1 if found else 1
     mark = {"call_id": call_id, "attempts": attempt, "at": at}
     store.batch([PutOp(space(scope, INTENTS), key, mark, index=False)])

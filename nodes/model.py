@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
+from graph.state import WarrantState
 from guards.egress import Outbound
 from guards.egress import recorded as recorded_outbound
 from nodes.choosers.cassette import replay
@@ -30,7 +31,7 @@ from nodes.choosers.response_schema import response_schema
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext, context_of, event
+from nodes.context import WarrantContext, context_of, event, store_of
 from nodes.integrity import run_scope
 from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.catalog import tools_of
@@ -42,9 +43,7 @@ MIN_ATTEMPT_S = 0.1
 """An attempt with less time than this before the deadline could not complete: it is not sent."""
 
 
-def prepare(
-    view: ChooserView, state: dict[str, Any], at: float, store: BaseStore
-) -> dict[str, Any]:
+def prepare(view: ChooserView, state: WarrantState, at: float, store: BaseStore) -> dict[str, Any]:
     """The choose node's update for a model turn: the recorded request, or the end of the run."""
     turn = view.turn
     if left_at(state, turn, at).end is not None:
@@ -105,18 +104,19 @@ def not_asked(turn: int, at: float, why: str) -> dict[str, Any]:
     return {"proposal": proposal, "events": [event(EventKind.PROPOSED, turn, ACTOR, at, raw=None)]}
 
 
-def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def model(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     request, turn = state["request"], state["turn"]
     cursor = cursor_of(state)
     route = Route.model_validate(state["route"])
-    clock, sleep = context_of(runtime).clock, context_of(runtime).sleep
+    context = context_of(runtime)
+    clock, sleep = context.clock, context.sleep
     kind, _, cassette = state["chooser"].partition(":")
     waited = 0.0
     if kind == "replay":  # no network, so nothing to wait for
         lane = (state.get("child") or {}).get("lane", "")
         reply = replay(Path(cassette), cursor["model_calls"], turn, request.get("replay_key"), lane)
     else:
-        store, scope = runtime.store, run_scope()
+        store, scope = store_of(runtime), run_scope()
         recent = model_calls(store, scope, cursor, last=route.max_attempts)
         waited = wait_to_retry(recent, turn, route, state["deadline_at"], clock, sleep)
         left = state["deadline_at"] - clock()
@@ -125,7 +125,8 @@ def model(state: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, 
             return not_asked(turn, clock(), "the deadline has passed")
         text, schema = _request_of(store, scope, request)
         outbound = _as_gated(text, request)
-        reply = send(route, outbound, timeout_s=min(route.timeout_s, left), schema=schema)
+        timeout_s = min(route.timeout_s, left)
+        reply = send(route, outbound, timeout_s, schema, context.monotonic)
     return recorded(state, route, reply, clock(), waited)
 
 
@@ -133,7 +134,9 @@ def _as_gated(text: str, request: dict[str, Any]) -> Outbound:
     """The recorded request as the egress gate let it out at `prepare` (a request recorded with no
     gate's word is taken as gated for a local route only, so a remote route refuses it)."""
     gated = request.get("manifest", {}).get("egress") or {}
-    locality = "remote" if gated.get("locality") == "remote" else "local"
+    locality: Literal["local", "remote"] = (
+        "remote" if gated.get("locality") == "remote" else "local"
+    )
     return recorded_outbound(text, locality, int(gated.get("withheld_spans") or 0))
 
 
@@ -150,7 +153,7 @@ def _request_of(
 
 
 def recorded(
-    state: dict[str, Any], route: Route, reply: Reply, at: float, waited: float
+    state: WarrantState, route: Route, reply: Reply, at: float, waited: float
 ) -> dict[str, Any]:
     """The update for one attempt: the call recorded, then a proposal, a retry or the end."""
     request, turn = state["request"], state["turn"]

@@ -20,6 +20,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import ANSWER, EventKind
+from contract.shapes import Event
 from guards.human import check_reply
 from guards.refusals import Refusal
 from nodes.context import event
@@ -51,7 +52,9 @@ def adopted(
     open_questions = state.get("open_questions") or []
     if not open_questions:
         return {}
-    evidence, events, still_open = [], [], []
+    evidence: list[dict[str, Any]] = []
+    events: list[Event] = []
+    still_open: list[dict[str, Any]] = []
     for question in open_questions:
         saved = store.get(space(scope, REPLIES), question["interaction_id"])
         reply = check_reply(question, saved.value.get("reply")) if saved is not None else None

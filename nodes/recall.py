@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import RECOLLECTION, EventKind
+from graph.state import WarrantState
 from guards.recall import query_key
 from nodes import memory
 from nodes.context import event
@@ -40,7 +41,7 @@ def scopes_of(grant: Mapping[str, Any]) -> list[memory.Scope]:
 
 
 def recall_update(
-    store: BaseStore, state: dict[str, Any], scope: str, recalls: list[dict[str, Any]], at: float
+    store: BaseStore, state: WarrantState, scope: str, recalls: list[dict[str, Any]], at: float
 ) -> dict[str, Any]:
     """The notes each approved recall finds, as new M refs (a version recalled before keeps its
     ref), with one `recalled` event per call."""

@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, OBSERVATION, RECOLLECTION
 from guards.budget import BudgetLeft, budget_left
@@ -125,10 +125,15 @@ def put_body(store: BaseStore, body: Any) -> str:
     return digest
 
 
+def got(store: BaseStore, ops: list[GetOp]) -> list[Item | None]:
+    """The items `ops` read, in one batch (a `GetOp`'s result is an item or none)."""
+    return [result if isinstance(result, Item) else None for result in store.batch(ops)]
+
+
 def bodies(store: BaseStore, digests: Iterable[str | None]) -> dict[str, Any]:
     """The bodies found for `digests` whose content still has that digest."""
     wanted = sorted({digest for digest in digests if digest})
-    found = store.batch([GetOp(BODIES, digest) for digest in wanted])
+    found = got(store, [GetOp(BODIES, digest) for digest in wanted])
     return {
         digest: item.value["body"]
         for digest, item in zip(wanted, found, strict=True)
@@ -136,7 +141,7 @@ def bodies(store: BaseStore, digests: Iterable[str | None]) -> dict[str, Any]:
     }
 
 
-def with_body_ref(item: dict[str, Any]) -> dict[str, Any]:
+def with_body_ref(item: Mapping[str, Any]) -> dict[str, Any]:
     """A receipt with the digest and count of its excerpt lines beside them. `commit` writes the
     lines once as a body, in the batch that records the receipt, and stores the receipt without
     them: a receipt and its body are in the store together or not at all."""
@@ -261,7 +266,7 @@ def _ref_number(item: Mapping[str, Any]) -> int:
 
 
 def _items(store: BaseStore, scope: str, kind: str, keys: list[str]) -> list[Any]:
-    found = store.batch([GetOp(space(scope, kind), key) for key in keys])
+    found = got(store, [GetOp(space(scope, kind), key) for key in keys])
     return [item.value if item is not None else None for item in found]
 
 
@@ -356,7 +361,7 @@ def _indexed(
     entries found for `wanted`; one store batch for all."""
     committed = cursor_of({CURSOR: cursor})["observations"]
     asked = [(kind, text) for kind, texts in wanted.items() for text in sorted(set(texts))]
-    found = store.batch([GetOp(space(scope, kind), text_key(text)) for kind, text in asked])
+    found = got(store, [GetOp(space(scope, kind), text_key(text)) for kind, text in asked])
     result: dict[str, dict[str, str]] = {kind: {} for kind in wanted}
     for (kind, text), item in zip(asked, found, strict=True):
         entry = item.value if item is not None else None
@@ -375,7 +380,8 @@ def sealed_or_not(
     """The items this run wrote, and those it did not."""
     ignore = EVENT_FIELDS_ADDED if kind == EVENTS else frozenset()
     body_fields = frozenset({"excerpt", "body_missing"}) if kind == EVIDENCE else frozenset()
-    own, foreign = [], []
+    own: list[dict[str, Any]] = []
+    foreign: list[dict[str, Any]] = []
     for item in items:
         intact = item_intact(label(scope, kind), item, ignore | body_fields)
         (own if intact else foreign).append(item)
@@ -389,7 +395,7 @@ def receipt_digest(item: Mapping[str, Any]) -> str:
     )
 
 
-def without_seal(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def without_seal(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{key: value for key, value in item.items() if key != SEAL} for item in items]
 
 
@@ -420,7 +426,8 @@ def commit_arrivals(
     state: dict[str, Any], store: BaseStore, scope: str, skip: bool = False
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The state with the last step's arrivals committed (only those this run sealed; none when
-    they were found out of step), and the update that clears them."""
+    they were found out of step), and the update that clears them. The state as the governed
+    wrapper (`graph.governed`) has it, before any of its values is trusted: a plain dict."""
     arrivals = state.get(ARRIVALS)
     if not arrivals:
         return state, {}

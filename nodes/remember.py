@@ -8,11 +8,12 @@ expired, nothing is saved and the refusal says why. Either way the chooser takes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Outcome
+from graph.state import WarrantState
 from guards.egress import local_records
 from guards.human import NoteEdit
 from guards.refusals import HUMAN, Refusal, RefusalCode
@@ -24,7 +25,7 @@ from nodes.recall import scope_of
 
 def remembered(
     store: BaseStore,
-    state: dict[str, Any],
+    state: WarrantState,
     interaction: dict[str, Any],
     reply: dict[str, Any],
     at: float,
@@ -50,7 +51,7 @@ def remembered(
     by = reply.get("by") or PERSON
     note_id = memory.note_id_for(interaction["interaction_id"])
     existing = store.get(where.notes(), note_id)  # saved before a crash: never written again
-    share = (
+    share: Literal["any", "local"] = (
         "local" if local_records(state["grant"]["records"], "remote") else "any"
     )  # the run may have read them
     saved = (

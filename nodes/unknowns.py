@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contract.codes import RefusalCode, Status
@@ -20,7 +20,7 @@ _STATUS_NOTES = {
 }
 
 
-def unknowns_of(state: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> list[str]:
+def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]) -> list[str]:
     """The unknowns to show a chooser or a person, in a stable order, from the run's state and its
     evidence (read from the store)."""
     grant = state.get("grant", {})
@@ -77,7 +77,7 @@ def _may_have_run(item: Mapping[str, Any]) -> str:
     )
 
 
-def _unread_records(grant: Mapping[str, Any], evidence: list[Mapping[str, Any]]) -> list[str]:
+def _unread_records(grant: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]) -> list[str]:
     read = {source["record"] for item in evidence for source in item.get("sources", ())}
     return [
         f"Approved {record['kind']} record {record_id} was not examined."

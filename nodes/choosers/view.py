@@ -7,9 +7,21 @@ import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 Proposal = str | Mapping[str, Any]
+
+
+class _Frozen(TypedDict):
+    """What `make_view` snapshots (a pickle of it) for the chooser's own copies."""
+
+    catalog: tuple[dict[str, Any], ...]
+    records: tuple[dict[str, str], ...]
+    delegation: dict[str, Any] | None
+    skills: tuple[dict[str, Any], ...]
+    memory: bool
+
+
 """JSON text or an already-decoded document; the guard parses both the same way."""
 
 
@@ -30,14 +42,18 @@ class ChooserView:
     _record: Callable[[], Mapping[str, Sequence[Any]]] = field(repr=False, compare=False)
 
     @cached_property
-    def _thawed(self) -> dict[str, tuple[Any, ...]]:
-        return pickle.loads(self._frozen)
+    def _thawed(self) -> _Frozen:
+        thawed: _Frozen = pickle.loads(self._frozen)
+        return thawed
 
     @cached_property
     def _read(self) -> dict[str, tuple[Any, ...]]:
         # A copy through pickle: a store may hand back its own objects (LangGraph's in-memory store).
         read = {name: tuple(items) for name, items in self._record().items()}
-        return pickle.loads(pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL))
+        copied: dict[str, tuple[Any, ...]] = pickle.loads(
+            pickle.dumps(read, protocol=pickle.HIGHEST_PROTOCOL)
+        )
+        return copied
 
     @property
     def catalog(self) -> tuple[dict[str, Any], ...]:
@@ -118,7 +134,10 @@ def make_view(
 
 
 class Chooser(Protocol):
-    actor: str
-    """Who is proposing, as recorded in the ledger (`chooser:scripted`, `chooser:file`)."""
+    @property
+    def actor(self) -> str:
+        """Who is proposing, as recorded in the ledger (`chooser:scripted`, `chooser:file`); read
+        only, so a frozen dataclass's field or a plain class attribute serves."""
+        ...
 
     def choose(self, view: ChooserView) -> Proposal: ...

@@ -101,7 +101,7 @@ def unknowns_shown(
 
 
 def refusals_shown(
-    view: ChooserView, local: set[str], held: list[dict[str, Any]]
+    view: ChooserView, local: AbstractSet[str], held: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The refusals, the detail of one whose call names a local record withheld (a tool's error
     on that record may quote it)."""
