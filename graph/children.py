@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langgraph.config import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from contract.codes import EventKind
+from graph.governed import Graph, bound_store
+from graph.state import WarrantState
 from guards.action import DelegateTask
 from guards.delegation import child_scenario
 from nodes.context import WarrantContext, event, now
@@ -32,7 +33,7 @@ CHILD = "child"
 
 
 def child_tasks(
-    state: dict[str, Any], tasks: list[dict[str, Any]], scope: str | None = None
+    state: WarrantState, tasks: list[dict[str, Any]], scope: str | None = None
 ) -> list[Send]:
     """One `child` task per delegated task, sealed for this run."""
     scope = run_scope() if scope is None else scope
@@ -60,7 +61,7 @@ def child_tasks(
 
 
 def run_child(
-    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph
+    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: Graph
 ) -> dict[str, Any]:
     """Run one child on the child `graph` to its end (or its first wait for a person, which
     interrupts the run) and return its handoff."""
@@ -69,7 +70,7 @@ def run_child(
 
 
 async def arun_child(
-    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: CompiledStateGraph
+    task: dict[str, Any], runtime: Runtime[WarrantContext], graph: Graph
 ) -> dict[str, Any]:
     """`run_child` for a run advanced asynchronously (the LangGraph server, whose checkpointer
     is asynchronous only); the store is read on a worker thread, as a synchronous node would."""
@@ -87,7 +88,9 @@ def handed_off(
     """The child's handoff and its `handed_off` event, from its final state and its record."""
     thread, _ = thread_and_lane(run_scope())
     scope = child_scope(thread, task["lane"])
-    own, _ = sealed_or_not(evidence(runtime.store, scope, cursor_of(values)), scope, EVIDENCE)
+    own, _ = sealed_or_not(
+        evidence(bound_store(runtime.store), scope, cursor_of(values)), scope, EVIDENCE
+    )
     handoff = handoff_of(task, values, own)
     handed = event(
         EventKind.HANDED_OFF,

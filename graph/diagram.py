@@ -37,12 +37,33 @@ def readme_block(text: str) -> str | None:
     return found[0] if found else None
 
 
+class MissingBlock(ValueError):
+    """A file to draw in that has no diagram block (its markers were removed or mistyped)."""
+
+
+def redrawn(text: str, xray: int, name: str) -> str:
+    """The text with its diagram block drawn again; a text without one is `MissingBlock`."""
+    if readme_block(text) is None:
+        raise MissingBlock(f"{name} has no {START} … {END} block")
+    block = diagram_block(xray)
+    return _BLOCK.sub(lambda _: block, text)
+
+
+def rewrite(diagrams: dict[Path, int] = DIAGRAMS) -> None:
+    """Every file's diagram block drawn again; a file without one is `MissingBlock`, and then no
+    file is written."""
+    texts = {path: path.read_text(encoding="utf-8") for path in diagrams}
+    drawn = {path: redrawn(texts[path], xray, str(path)) for path, xray in diagrams.items()}
+    for path, text in drawn.items():
+        path.write_text(text, encoding="utf-8")
+
+
 def main() -> None:
-    for path, xray in DIAGRAMS.items():
-        text = path.read_text(encoding="utf-8")
-        if readme_block(text) is None:
-            raise SystemExit(f"{path} has no {START} … {END} block")
-        path.write_text(_BLOCK.sub(lambda _, x=xray: diagram_block(x), text), encoding="utf-8")
+    """`python -m graph.diagram`: a missing block is one line and exit 1."""
+    try:
+        rewrite()
+    except MissingBlock as exc:
+        raise SystemExit(str(exc)) from None
 
 
 if __name__ == "__main__":

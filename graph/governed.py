@@ -7,15 +7,17 @@ otherwise. `graph/build.py` wires these into the graph."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeAlias, cast
 
-from langgraph.config import RunnableConfig
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
 from graph import crashpoints
-from graph.state import apply_update
+from graph.state import ChildInput, RunInput, WarrantState, apply_update
 from nodes.context import WarrantContext, now
 from nodes.integrity import (
     INPUTS,
@@ -33,8 +35,29 @@ from nodes.record import as_arrivals, commit_arrivals, committed
 from nodes.staged import StagedWrites
 
 State = dict[str, Any]
+"""A state or an update as the node layer (`nodes/`) takes and returns it."""
+Graph: TypeAlias = CompiledStateGraph[
+    WarrantState, WarrantContext, RunInput | ChildInput, WarrantState
+]
+"""The governed loop compiled (`graph.build`), main's or a child's. Its context is a
+`WarrantContext` in process (the CLI, tests, embedded use); the LangGraph server gives none
+(`nodes.context.context_of` falls back to the real clock)."""
 Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
-Route = Callable[[State], Any]
+Route = Callable[[WarrantState], Any]
+"""A router (`graph.build`): the next step, read from the state a node's update leaves."""
+
+
+def as_state(values: Mapping[str, Any]) -> WarrantState:
+    """Values the graph holds, read as its state. The seam between the two typings of one dict:
+    LangGraph keeps `WarrantState`'s channels only, and the node layer (`nodes/`, `graph.governed`)
+    takes and returns a state as `dict[str, Any]`; no copy is made."""
+    return cast(WarrantState, values)
+
+
+def node_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The state, or one of its typed values (a decision's call), as the node layer's functions
+    take it (`as_state`'s other side); no copy."""
+    return cast(dict[str, Any], values)
 
 
 def stage(name: str, node: Callable[..., State]) -> Stage:
@@ -49,7 +72,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         scope = scope_of(config)
         found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
-        staged = StagedWrites(runtime.store)  # the step's writes, in one batch at its end
+        staged = StagedWrites(bound_store(runtime.store))  # the step's writes, in one batch
         runtime = runtime.override(store=staged)
         given = {"config": config, "runtime": runtime}
         # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
@@ -123,17 +146,28 @@ def _unsealed_task(name: str, scope: str, runtime: Runtime[WarrantContext]) -> S
     return seal_update(as_arrivals(tampering(name, ["task"], 0, now(runtime))), scope)
 
 
+def bound_store(store: BaseStore | None) -> BaseStore:
+    """The store a node's runtime or a compiled graph holds: `graph.build.compile_graph` binds
+    one (an in-memory one if none is given), the LangGraph server its own; none is a wiring
+    mistake, not a run's failure."""
+    if store is None:
+        raise RuntimeError("the graph runs without a store: compile it with graph.build")
+    return store
+
+
 def scope_of(config: RunnableConfig) -> str:
     return scope_in(config["configurable"])
 
 
-def routed(main: Stage, route: Route) -> Callable[..., Command]:
+def routed(main: Stage, route: Route) -> Callable[..., Command[str]]:
     """The node's update and its next step, read from the state that update leaves."""
 
-    def node(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> Command:
+    def node(
+        state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]
+    ) -> Command[str]:
         update = main(state, config, runtime)
         if update.get("status") == TAMPERED:
             return Command(update=update, goto="handover")
-        return Command(update=update, goto=route(apply_update(state, update)))
+        return Command(update=update, goto=route(as_state(apply_update(state, update))))
 
     return node

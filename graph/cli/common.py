@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from graph.errors import ErrorKind, KindedError
 from graph.persistence.savers import (
     checked_db,
     default_db,
@@ -44,9 +45,29 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No per-turn pr
 ThreadArgument = Annotated[str, typer.Argument(metavar="THREAD")]
 
 
-def fail(code: int, message: str) -> NoReturn:
+EXIT_CODES: dict[ErrorKind, int] = {
+    ErrorKind.BROKEN_LEDGER: 1,
+    ErrorKind.BAD_INPUT: 2,
+    ErrorKind.NOT_FOUND: 2,
+    ErrorKind.CONFLICT: 2,
+    ErrorKind.BUSY: 2,
+    ErrorKind.REPLY_REFUSED: 2,
+    ErrorKind.UNREACHABLE: 4,
+}
+"""The exit code of each kind of failure, the only place one is chosen (docs/cli.md): 1 a ledger
+that does not hold, 2 bad input or a conflict (nothing started), 4 storage, the chooser or an
+endpoint unreachable (the run can be resumed). 3, waiting for a person, is no failure (`finish`)."""
+
+
+def fail(kind: ErrorKind, message: str) -> NoReturn:
+    """One line on stderr, and the exit code of its kind."""
     typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
+    raise typer.Exit(EXIT_CODES[kind])
+
+
+def failed(error: KindedError) -> NoReturn:
+    """A library's failure (`RunError`, `ServeError`, …) as the command's one line and exit code."""
+    fail(error.kind, str(error))
 
 
 def chosen_db(db: str | None) -> str:
@@ -57,9 +78,9 @@ def chosen_db(db: str | None) -> str:
     try:
         chosen = checked_db(given or default_db())
     except ValueError as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     if given and (unreachable := missing_folder(chosen)):
-        fail(4, unreachable)
+        fail(ErrorKind.UNREACHABLE, unreachable)
     return chosen
 
 
@@ -117,7 +138,7 @@ def stored_outcome(thread_id: str, db: str | None) -> Outcome:
     try:
         return stored_run(chosen_db(db), thread_id)
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
 
 
 RecordOption = Annotated[

@@ -9,7 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
+from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, failed, print_json
+from graph.errors import ErrorKind
 from graph.evaluation.evaluate import Settings, evaluate, rejudge
 from graph.evaluation.grader import grader_route
 from graph.evaluation.report import COLUMNS, row_cells, write_report
@@ -74,7 +75,10 @@ def eval_suite(
         grader = grader_route()
         if rejudge_runs:
             if db is None:
-                fail(2, "--rejudge reads the runs of an earlier eval: give its --db")
+                fail(
+                    ErrorKind.BAD_INPUT,
+                    "--rejudge reads the runs of an earlier eval: give its --db",
+                )
             judged = rejudge(loaded, chosen_db(db), grader)
         else:
             settings = Settings(
@@ -84,11 +88,11 @@ def eval_suite(
         rows = [row.summary() for row in judged]
         written = write_report(rows, _short, out) if out is not None else []
     except (ValueError, RouteError) as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     except OSError as exc:
-        fail(4, f"cannot write the report to {out}: {exc.strerror or exc}")
+        fail(ErrorKind.UNREACHABLE, f"cannot write the report to {out}: {exc.strerror or exc}")
     if json_output:
         print_json(rows)
     else:

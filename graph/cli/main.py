@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from graph.build import store_of
 from graph.cli import eval as cli_eval
 from graph.cli import memory as cli_memory
 from graph.cli import ops as cli_ops
@@ -32,6 +33,7 @@ from graph.cli.common import (
     check_record_path,
     chosen_db,
     fail,
+    failed,
     finish,
     print_json,
     progress,
@@ -40,6 +42,7 @@ from graph.cli.common import (
     stored_outcome,
     where_runs_are_kept,
 )
+from graph.errors import ErrorKind
 from graph.people.waiting import late_answers, open_questions
 from graph.present.render import escaped, event_summary
 from graph.runs.identity import check_message_id
@@ -88,9 +91,9 @@ def run(
         request = admit_request(scenario, goal, chooser, thread, message_id)
         result = start(request, chosen_db(db), progress(quiet), lane_calls=record is not None)
     except ValueError as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     record_cassette(record, result)
     cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)
@@ -119,7 +122,7 @@ def show(
     result = stored_outcome(thread_id, db)
     if "handover" not in result.values and not result.pending:
         fail(
-            2,
+            ErrorKind.NOT_FOUND,
             f"run {thread_id!r} has no handover yet (turn {result.values.get('turn', 0)}); `warrant resume {thread_id}`",
         )
     late = late_answers(chosen_db(db), thread_id) if "handover" in result.values else []
@@ -154,11 +157,11 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     report = values.get("report") or thread_id
     try:
         with reading_graph(chosen_db(db)) as graph:
-            found = revision_thread(graph.store, report, revision)
+            found = revision_thread(store_of(graph), report, revision)
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     if found is None:
-        fail(2, f"report {escaped(report)!r} has no revision {revision}")
+        fail(ErrorKind.NOT_FOUND, f"report {escaped(report)!r} has no revision {revision}")
     return found
 
 
@@ -180,7 +183,7 @@ def events(
     try:
         lanes = lanes_of(chosen_db(db), thread_id)
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     if verify:
         verify_ledger(thread_id, values, lanes)
         return
@@ -216,7 +219,7 @@ def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> 
         or handoff_break(values.get("evidence", []), lanes)
     )
     if broken is not None:
-        fail(1, f"ledger of {thread_id!r} is broken: {broken}")
+        fail(ErrorKind.BROKEN_LEDGER, f"ledger of {thread_id!r} is broken: {broken}")
     children = (
         f" and {len(lanes)} child lane(s) ({sum(len(lane.events) for lane in lanes)} events, each receipt received as its child executed it)"
         if lanes
@@ -282,12 +285,18 @@ def scenario_new(
     """Write a manifest approving a folder's records by kind, for you to review before a run:
     files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
     if not folder.is_dir():
-        fail(2, f"{folder} is not a folder")
+        fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
     target = output or folder / "scenario.toml"
     if target.exists() and not force:
-        fail(2, f"{target} exists; give --force to overwrite it or --output to write elsewhere")
+        fail(
+            ErrorKind.BAD_INPUT,
+            f"{target} exists; give --force to overwrite it or --output to write elsewhere",
+        )
     if target.resolve().parent != folder.resolve():
-        fail(2, f"{target} must be in {folder}: a manifest's records are relative to its folder")
+        fail(
+            ErrorKind.BAD_INPUT,
+            f"{target} must be in {folder}: a manifest's records are relative to its folder",
+        )
     name = (
         scenario_id
         or re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.")
@@ -297,7 +306,7 @@ def scenario_new(
         text, left_out = draft_manifest(folder, name)
         scenario = admitted_draft(target, text)
     except (ValueError, OSError) as exc:
-        fail(2, str(exc).splitlines()[0])
+        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])
     stderr.print(
         f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run"
     )

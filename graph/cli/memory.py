@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
+from graph.errors import ErrorKind
 from graph.persistence.savers import StorageUnavailable, open_saver
 from graph.runs.interactions import os_user
 from nodes import memory
@@ -189,15 +190,15 @@ def _apply(
         with open_saver(chosen_db(db)) as storage:
             return operation(storage.store, scope)
     except memory.MemoryError as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     except StorageUnavailable as exc:
-        fail(4, str(exc))
+        fail(ErrorKind.UNREACHABLE, str(exc))
 
 
 def _who(by: str | None) -> str:
     name = by or os_user()
     if not USER_NAME.fullmatch(name):
-        fail(2, f"--as {name[:40]!r} is not a name (letters, digits, . @ + - _)")
+        fail(ErrorKind.BAD_INPUT, f"--as {name[:40]!r} is not a name (letters, digits, . @ + - _)")
     return name
 
 

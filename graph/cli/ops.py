@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from graph.cli.common import DbOption, JsonOption, chosen_db, fail, print_json
+from graph.build import saver_of, store_of
+from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
+from graph.errors import ErrorKind
 from graph.persistence.retention import prune as prune_runs
 from graph.persistence.savers import Storage, redact
 from graph.runs.runner import RunError, reading_graph
@@ -35,17 +37,17 @@ def prune(
 ) -> None:
     """Delete old runs and drop superseded checkpoints."""
     if not keep_latest and older_than is None:
-        fail(2, "say what to prune: --keep-latest, --older-than DAYS, or both")
+        fail(ErrorKind.BAD_INPUT, "say what to prune: --keep-latest, --older-than DAYS, or both")
     try:
         with reading_graph(chosen_db(db)) as graph:
             report = prune_runs(
-                Storage(graph.checkpointer, graph.store),
+                Storage(saver_of(graph), store_of(graph)),
                 keep_latest=keep_latest,
                 older_than_days=older_than,
                 now=time.time(),
             )
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     if json_output:
         print_json(
             {"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies}
@@ -96,7 +98,7 @@ def serve(
         replica_set.prepare(env)
         started = replica_set.start(replicas, host, port, env)
     except replica_set.ServeError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     for replica in started:
         typer.echo(f"replica {replica.number}  {replica.url}  pid {replica.process.pid}")
     typer.echo(

@@ -19,15 +19,17 @@ from graph.cli.common import (
     ThreadArgument,
     check_record_path,
     chosen_db,
-    escaped,
     fail,
+    failed,
     finish,
     print_json,
     progress,
     record_cassette,
 )
+from graph.errors import ErrorKind
 from graph.people.waiting import open_questions, save_answer, waiting
 from graph.persistence.savers import redact, shown_db
+from graph.present.render import escaped
 from graph.runs.identity import check_message_id
 from graph.runs.interactions import os_user, reply_from_options
 from graph.runs.runner import RunError, continuation, start, stored_run
@@ -67,9 +69,9 @@ def continue_run(
         request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
         result = start(request, chosen_db(db), progress(quiet))
     except ValueError as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     finish(result, json_output)
 
 
@@ -107,7 +109,7 @@ def resume(
     by = responder or os_user()
     if not USER_NAME.fullmatch(by):
         fail(
-            2,
+            ErrorKind.BAD_INPUT,
             f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
         )
     reply = (
@@ -119,12 +121,15 @@ def resume(
         if record is not None:
             check_record_path(record)
         if reply is not None and interaction is not None:
-            saved = save_answer(thread_id, chosen_db(db), interaction, reply)
+            saved = save_answer(thread_id, chosen_db(db), interaction, reply, time.time())
             if saved is not None:  # an open question: the run adopts the answer at its next turn
                 typer.echo(saved_line(thread_id, chosen_db(db), interaction))
                 return
         if reply is not None and (ended := finished_status(thread_id, chosen_db(db))):
-            fail(2, not_recorded(thread_id, chosen_db(db), ended, answer is not None))
+            fail(
+                ErrorKind.REPLY_REFUSED,
+                not_recorded(thread_id, chosen_db(db), ended, answer is not None),
+            )
         result = resume_run(
             thread_id,
             chosen_db(db),
@@ -134,9 +139,9 @@ def resume(
             lane_calls=record is not None,
         )
     except ValueError as exc:
-        fail(2, str(exc))
+        fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     record_cassette(record, result)
     finish(result, json_output)
 
@@ -182,13 +187,13 @@ def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
     by = responder or os_user()
     if not USER_NAME.fullmatch(by):
         fail(
-            2,
+            ErrorKind.BAD_INPUT,
             f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
         )
     try:
         listener = loopback_socket(port or 0)
     except OSError as exc:
-        fail(2, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
+        fail(ErrorKind.BAD_INPUT, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
     serve_on_loopback(
         db,
         by,
@@ -228,7 +233,7 @@ def inbox(
     try:
         rows = waiting(chosen_db(db), time.time())
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
     if json_output:
         print_json(rows)
         return

@@ -17,10 +17,12 @@ from graph.cli.common import (
     cells,
     chosen_db,
     fail,
+    failed,
     print_json,
     stderr,
     stored_outcome,
 )
+from graph.errors import ErrorKind
 from graph.present.tracing import (
     evidence_flow,
     export_otlp,
@@ -55,11 +57,11 @@ def trace(
     if export:
         if not otlp_configured():
             fail(
-                2,
+                ErrorKind.BAD_INPUT,
                 "--export needs OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
             )
         if problem := export_otlp(finished_spans(span_specs(thread_id, outcome.values, ledger))):
-            fail(4, problem)
+            fail(ErrorKind.UNREACHABLE, problem)
     if json_output:
         print_json(
             {
@@ -95,7 +97,7 @@ def _ledger(thread_id: str, db: str | None, values: dict[str, Any]) -> list[dict
     try:
         return laned(values.get("events", []), lanes_of(chosen_db(db), thread_id))
     except RunError as exc:
-        fail(exc.code, str(exc))
+        failed(exc)
 
 
 def _yes(value: bool) -> str:

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from graph.build import saver_of
 from graph.evaluation.grader import RunFacts, grade
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, verdict
 from graph.evaluation.suite import Case, Suite
@@ -118,8 +119,8 @@ def rejudge(suite: Suite, db: str, grader: Route | None = None) -> list[Row]:
     """Judge again, against the suite's expectations as they are now, the runs an earlier
     `warrant eval` left in `db` (threads `eval-<case>-…`), without running anything."""
     with reading_graph(db) as graph:
-        threads = thread_ids(graph.checkpointer)
-    rows = []
+        threads = thread_ids(saver_of(graph))
+    rows: list[Row] = []
     for case in suite.case:
         by_chooser: dict[str, Row] = {}
         for thread in (t for t in threads if t.startswith(f"eval-{case.id}-")):
@@ -169,7 +170,8 @@ def _judged(case: Case, chooser: str, settings: Settings) -> Judged:
 def _tokens(calls: list[dict[str, Any]]) -> int | None:
     """Tokens the model calls used, if every one reported its usage; else unknown."""
     used = [((call.get("reply") or {}).get("usage") or {}).get("total_tokens") for call in calls]
-    return None if any(value is None for value in used) else sum(used)
+    counted = [value for value in used if isinstance(value, int)]
+    return sum(counted) if len(counted) == len(used) else None
 
 
 __all__ = ["Judged", "Row", "RunError", "Settings", "evaluate", "rejudge"]

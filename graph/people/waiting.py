@@ -4,9 +4,10 @@ run ended (`warrant continue` takes them in)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
+from graph.build import saver_of, store_of
+from graph.errors import ErrorKind
 from graph.persistence.retention import thread_ids
 from graph.present.render import interaction_summary
 from graph.runs.interactions import InteractionError
@@ -19,11 +20,11 @@ from nodes.record import space
 
 
 def save_answer(
-    thread_id: str, db: str, interaction_id: str, make_reply: Reply
+    thread_id: str, db: str, interaction_id: str, make_reply: Reply, at: float
 ) -> dict[str, Any] | None:
-    """A reply to one of the run's open (non-blocking) questions, saved for the run to adopt at its
-    next turn, without its lease (the run may be advancing elsewhere); None when `interaction_id`
-    is not an open question of the run."""
+    """A reply to one of the run's open (non-blocking) questions, saved at `at` (seconds since the
+    epoch) for the run to adopt at its next turn, without its lease (the run may be advancing
+    elsewhere); None when `interaction_id` is not an open question of the run."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(thread_id)).values
         question = next(
@@ -39,11 +40,11 @@ def save_answer(
         try:
             body = {**make_reply(question["kind"]), "interaction_id": interaction_id}
         except InteractionError as exc:
-            raise RunError(2, str(exc)) from None
+            raise RunError(ErrorKind.REPLY_REFUSED, str(exc)) from None
         scope = child_scope(thread_id, question["lane"]) if question.get("lane") else thread_id
-        saved = save_reply(graph.store, scope, question, body, time.time())
+        saved = save_reply(store_of(graph), scope, question, body, at)
     if isinstance(saved, Refusal):
-        raise RunError(2, f"the reply is refused: {saved.detail}")
+        raise RunError(ErrorKind.REPLY_REFUSED, f"the reply is refused: {saved.detail}")
     return saved
 
 
@@ -53,7 +54,9 @@ def late_answers(db: str, thread_id: str) -> list[dict[str, Any]]:
     with reading_graph(db) as graph:
         grant = graph.get_state(config_of(thread_id)).values.get("grant") or {}
         try:
-            found = carried(graph.store, thread_id, grant.get("manifest_sha256", ""))["evidence"]
+            found = carried(store_of(graph), thread_id, grant.get("manifest_sha256", ""))[
+                "evidence"
+            ]
         except NotContinuable:
             return []
     return [
@@ -69,12 +72,12 @@ def late_answers(db: str, thread_id: str) -> list[dict[str, Any]]:
 
 
 def waiting(db: str, at: float) -> list[dict[str, Any]]:
-    """Every interaction waiting for a person in the store, oldest first."""
+    """Every interaction waiting for a person in the store, oldest first, with its age at `at`."""
     rows = []
     with reading_graph(db) as graph:
-        for thread_id in thread_ids(graph.checkpointer):
+        for thread_id in thread_ids(saver_of(graph)):
             result = outcome(graph, config_of(thread_id))
-            unanswered = _unanswered(graph.store, thread_id, result.values)
+            unanswered = _unanswered(store_of(graph), thread_id, result.values)
             for interaction in [*result.pending, *unanswered]:
                 going_on = " (the run goes on)" if interaction.get("blocking") is False else ""
                 rows.append(
@@ -97,7 +100,7 @@ def open_questions(db: str, thread_id: str) -> list[dict[str, Any]]:
     without an interrupt, so a run's `pending` (its interrupts) does not hold them."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(thread_id)).values
-        return _unanswered(graph.store, thread_id, values)
+        return _unanswered(store_of(graph), thread_id, values)
 
 
 def _unanswered(store: Any, thread_id: str, values: dict[str, Any]) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from graph.people.waiting import save_answer, waiting
 from graph.present.render import handover_markdown
 from graph.runs.interactions import InteractionError, reply_from_options
 from graph.runs.runner import RunError, resume, stored_run
+from nodes.context import WarrantContext
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).with_name("templates")),
@@ -83,12 +84,15 @@ class Gate:
         return session
 
 
-def inbox_app(db: str, user: str, port: int, key: str) -> Starlette:
+def inbox_app(
+    db: str, user: str, port: int, key: str, clock: Callable[[], float] = time.time
+) -> Starlette:
     """The inbox of the runs in `db` served on 127.0.0.1:`port`, opened with `key`; every reply is
-    signed `user`."""
+    signed `user`. Each request reads `clock` once (seconds since the epoch): the waiting ages,
+    when a reply is saved, which interactions have expired."""
 
     async def listing(request: Request) -> HTMLResponse:
-        rows = waiting(db, time.time())
+        rows = waiting(db, clock())
         runs = {row["thread"]: stored_run(db, row["thread"]).handover for row in rows}
         page = TEMPLATES.get_template("inbox.html").render(
             rows=rows, runs=runs, token=request.state.token, user=user
@@ -109,8 +113,9 @@ def inbox_app(db: str, user: str, port: int, key: str) -> Starlette:
         thread, interaction = str(form.get("thread", "")), str(form.get("interaction", ""))
         try:
             made = _reply_maker(str(form.get("action", "")), form, user)
-            if save_answer(thread, db, interaction, made) is None:
-                resume(thread, db, lambda event: None, made, interaction)
+            if save_answer(thread, db, interaction, made, clock()) is None:
+                context = WarrantContext(clock=clock)  # the run goes on on the inbox's clock
+                resume(thread, db, lambda event: None, made, interaction, context=context)
         except (RunError, InteractionError) as exc:
             return _message(str(exc), 400)
         return RedirectResponse(f"/runs/{thread}", status_code=303)

@@ -31,7 +31,7 @@ def pending_of(snapshot: StateSnapshot) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def expiry_command(snapshot: StateSnapshot, now: float) -> Command | None:
+def expiry_command(snapshot: StateSnapshot, now: float) -> Command[str] | None:
     """The `Command` that lets every pending interaction past its reply time expire (each human
     task records it as expired, whatever the resume value), or None when none is overdue."""
     overdue = {
@@ -44,7 +44,7 @@ def expiry_command(snapshot: StateSnapshot, now: float) -> Command | None:
 
 def resume_command(
     snapshot: StateSnapshot, make_reply: Callable[[str], dict[str, Any]], interaction_id: str | None
-) -> Command:
+) -> Command[str]:
     """The `Command` delivering a reply to the named (or the only) pending interaction;
     `make_reply` builds the reply's body for the interaction's kind (`question`, `approval`)."""
     pending = pending_of(snapshot)

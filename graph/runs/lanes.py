@@ -63,10 +63,9 @@ def _lanes(
     received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
     handed = {document["lane"] for document in received}
     for document in received:
-        lane = Lane(document["lane"], child_scope(thread, document["lane"]), [], document["cursor"])
-        lane = Lane(
-            lane.name, lane.scope, new_events(store, lane.scope, 0, lane.cursor), lane.cursor
-        )
+        name, recorded = document["lane"], document["cursor"]
+        scope_of_lane = child_scope(thread, name)
+        lane = Lane(name, scope_of_lane, new_events(store, scope_of_lane, 0, recorded), recorded)
         yield lane
         yield from _lanes(
             store, thread, lane.scope, cursor_of({"cursor": lane.cursor}), lane.events

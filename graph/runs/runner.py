@@ -11,15 +11,17 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import psycopg
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
 from contract.codes import Status
-from graph.build import compile_graph, where_it_stood
+from graph.build import compile_graph, store_of, where_it_stood
+from graph.errors import ErrorKind, KindedError
+from graph.governed import Graph, as_state
 from graph.persistence.savers import (
     RunBusy,
     StorageUnavailable,
@@ -32,6 +34,7 @@ from graph.present.tracing import langsmith_context
 from graph.runs.identity import thread_for_message
 from graph.runs.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.runs.lanes import Lane, child_lanes
+from graph.state import RunInput
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
@@ -63,12 +66,9 @@ Reply = Callable[[str], dict[str, Any]]
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
 
 
-class RunError(Exception):
-    """A run that cannot start or continue: `code` is the process exit code."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+class RunError(KindedError):
+    """A run that cannot start or continue, by kind (`graph.errors.ErrorKind`); the command line
+    says which exit code each kind is."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,8 @@ class Outcome:
         if self.pending or not handover_is_sealed(self.values, self.thread):
             status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
             own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
-            shown = {**trusted_view(self.values, self.thread, self.admitted), "status": status}
+            shown = trusted_view(as_state(self.values), self.thread, self.admitted)
+            shown["status"] = status
             return {
                 **build_handover(shown, self.thread, own),
                 **self._notes_now(),
@@ -124,28 +125,36 @@ class RunRequest:
     def digest(self) -> str:
         return request_digest(self.reference, self.goal, self.chooser, self.parent)
 
-    def as_input(self) -> dict[str, Any]:
-        run_input = {"scenario": self.reference, "goal": self.goal, "chooser": self.chooser}
-        run_input |= {"parent": self.parent} if self.parent else {}
-        return run_input | ({"message_id": self.message_id} if self.message_id else {})
+    def as_input(self) -> RunInput:
+        run_input: RunInput = {
+            "scenario": self.reference,
+            "goal": self.goal,
+            "chooser": self.chooser,
+        }
+        if self.parent:
+            run_input["parent"] = self.parent
+        if self.message_id:
+            run_input["message_id"] = self.message_id
+        return run_input
 
 
 def admit_request(
     scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
 ) -> RunRequest:
-    """Check a run request before anything starts; bad input raises `RunError(2)`."""
+    """Check a run request before anything starts; bad input is a `RunError` (`ErrorKind.BAD_INPUT`)."""
     if thread and message_id:
         raise RunError(
-            2, "give --thread or --message-id, not both: the message id names the thread"
+            ErrorKind.BAD_INPUT,
+            "give --thread or --message-id, not both: the message id names the thread",
         )
     try:
         pinned = admission(scenario, goal, chooser)
     except ValueError as exc:
-        raise RunError(2, str(exc)) from None
+        raise RunError(ErrorKind.BAD_INPUT, str(exc)) from None
     if pinned["chooser"] == "model" and (
         unreachable := probe(Route.model_validate(pinned["route"]))
     ):
-        raise RunError(4, unreachable)
+        raise RunError(ErrorKind.UNREACHABLE, unreachable)
     grant = pinned["grant"]
     builtin = grant["id"] in builtin_manifests() and scenario == grant["id"]
     thread_id = thread or (
@@ -169,15 +178,19 @@ def continuation(
     message_id: str | None,
 ) -> RunRequest:
     """The request continuing the finished run `parent`: its scenario, the goal and chooser given
-    or its own, a fresh budget; bad input raises `RunError(2)`."""
+    or its own, a fresh budget; a parent that is not a finished run is a `RunError`."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(parent)).values
         if not has_run_values(values):
-            raise RunError(2, f"no run with thread id {parent!r} in {shown_db(db)}")
+            raise RunError(
+                ErrorKind.NOT_FOUND, f"no run with thread id {parent!r} in {shown_db(db)}"
+            )
         try:
-            carried(graph.store, parent, values["grant"]["manifest_sha256"])
+            carried(store_of(graph), parent, values["grant"]["manifest_sha256"])
         except NotContinuable as exc:
-            raise RunError(2, f"{exc}; resume it instead (`warrant resume {parent}`)") from None
+            raise RunError(
+                ErrorKind.CONFLICT, f"{exc}; resume it instead (`warrant resume {parent}`)"
+            ) from None
     request = admit_request(
         values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id
     )
@@ -185,37 +198,37 @@ def continuation(
 
 
 @contextmanager
-def leased_graph(db: str, thread_id: str) -> Iterator[CompiledStateGraph]:
+def leased_graph(db: str, thread_id: str) -> Iterator[Graph]:
     """The graph compiled with a checkpointer that holds the thread's lease."""
     try:
         with open_run(db, thread_id) as storage:
             yield compile_graph(*storage)
     except RunBusy as exc:
-        raise RunError(2, str(exc)) from None
+        raise RunError(ErrorKind.BUSY, str(exc)) from None
     except StorageUnavailable as exc:
-        raise RunError(4, str(exc)) from None
+        raise RunError(ErrorKind.UNREACHABLE, str(exc)) from None
 
 
 @contextmanager
-def reading_graph(db: str) -> Iterator[CompiledStateGraph]:
+def reading_graph(db: str) -> Iterator[Graph]:
     try:
         with open_saver(db) as storage:
             yield compile_graph(*storage)
     except StorageUnavailable as exc:
-        raise RunError(4, str(exc)) from None
+        raise RunError(ErrorKind.UNREACHABLE, str(exc)) from None
     except STORAGE_ERRORS as exc:
-        raise RunError(4, f"storage failed: {exc}") from None
+        raise RunError(ErrorKind.UNREACHABLE, f"storage failed: {exc}") from None
 
 
-def outcome(graph: CompiledStateGraph, config: dict[str, Any], lane_calls: bool = False) -> Outcome:
+def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> Outcome:
     """Where the run stands: its state, with its record read back from the store; with
     `lane_calls`, its children's model attempts too (read only for a cassette: a child's record is
     read lane by lane)."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
-    values = materialized(graph.store, thread, snapshot.values)
+    values = materialized(store_of(graph), thread, snapshot.values)
     pending = [interaction for _, interaction in pending_of(snapshot)]
-    children = _lane_calls(graph.store, thread, values) if lane_calls else []
+    children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
     return Outcome(values, pending, thread, children)
 
 
@@ -226,10 +239,10 @@ def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[d
         or values.get("chooser", "").partition(":")[0] not in MODEL_KINDS
     ):
         return []
-    lanes = [lane for lane in child_lanes(store, thread, values) if lane.cursor is not None]
     return [
         {**call, "lane": lane.name}
-        for lane in lanes
+        for lane in child_lanes(store, thread, values)
+        if lane.cursor is not None
         for call in model_calls(store, lane.scope, lane.cursor)
     ]
 
@@ -237,8 +250,10 @@ def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[d
 def lanes_of(db: str, thread_id: str) -> list[Lane]:
     """The child lanes of a run (`graph.runs.lanes`)."""
     with reading_graph(db) as graph:
-        values = materialized(graph.store, thread_id, graph.get_state(config_of(thread_id)).values)
-        return child_lanes(graph.store, thread_id, values)
+        values = materialized(
+            store_of(graph), thread_id, graph.get_state(config_of(thread_id)).values
+        )
+        return child_lanes(store_of(graph), thread_id, values)
 
 
 def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = False) -> Outcome:
@@ -250,12 +265,12 @@ def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = Fa
         values = snapshot.values if has_run(snapshot) else {}
         if values and not request.message_id:
             raise RunError(
-                2,
+                ErrorKind.CONFLICT,
                 f"thread {request.thread_id!r} already has a run; see `warrant show {request.thread_id}`",
             )
         if values and stored_digest(values) != request.digest:
             raise RunError(
-                2,
+                ErrorKind.CONFLICT,
                 f"identity conflict: message id {request.message_id!r} was used for a different request",
             )
         if not values:
@@ -269,9 +284,11 @@ def stored_digest(values: dict[str, Any]) -> str:
     """The digest of the request a thread holds: pinned at admission, or, for a run stopped
     before admission finished, that of the input as it was saved."""
     if "request_sha256" in values:
-        return values["request_sha256"]
-    fields = [values.get(name) for name in ("scenario", "goal", "chooser")]
-    return request_digest(*fields) if all(isinstance(field, str) for field in fields) else ""
+        return str(values["request_sha256"])
+    scenario, goal, chooser = (values.get(name) for name in ("scenario", "goal", "chooser"))
+    if isinstance(scenario, str) and isinstance(goal, str) and isinstance(chooser, str):
+        return request_digest(scenario, goal, chooser)
+    return ""
 
 
 def resume(
@@ -292,12 +309,14 @@ def resume(
     with leased_graph(db, thread_id) as graph:
         snapshot = graph.get_state(config)
         if not has_run(snapshot):
-            raise RunError(2, f"no run with thread id {thread_id!r} in {shown_db(db)}")
+            raise RunError(
+                ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
+            )
         if reply is not None:
             try:
                 command = resume_command(snapshot, reply, interaction_id)
             except InteractionError as exc:
-                raise RunError(2, str(exc)) from None
+                raise RunError(ErrorKind.REPLY_REFUSED, str(exc)) from None
             advance(graph, command, config, thread_id, on_event, context)
         elif is_unfinished(snapshot):
             carry_on(graph, config, thread_id, on_event, context)
@@ -328,8 +347,8 @@ def is_unfinished(snapshot: StateSnapshot) -> bool:
 
 
 def carry_on(
-    graph: CompiledStateGraph,
-    config: dict[str, Any],
+    graph: Graph,
+    config: RunnableConfig,
     thread_id: str,
     on_event: OnEvent,
     context: WarrantContext | None = None,
@@ -357,33 +376,36 @@ def next_step(values: dict[str, Any], thread_id: str) -> Any:
     run, so that their interrupts are kept); else the step it was about to take."""
     if unsealed_fields(values, thread_id) or out_of_step(values):
         return "handover"
-    step = where_it_stood(values, thread_id)
+    step = where_it_stood(as_state(values), thread_id)
     if isinstance(step, list) and any(task.node == "human" for task in step):
         return "guard"
     return step
 
 
 def advance(
-    graph: CompiledStateGraph,
-    run_input: dict[str, Any] | Command | None,
-    config: dict[str, Any],
+    graph: Graph,
+    run_input: RunInput | Command[str] | None,
+    config: RunnableConfig,
     thread_id: str,
     on_event: OnEvent,
     context: WarrantContext | None = None,
 ) -> None:
     """Stream the run, reporting each ledger entry as it is committed; storage loss mid-run is
-    exit 4, resumable. `context`: the run's clock (`WarrantContext`; the real one by default)."""
+    `ErrorKind.UNREACHABLE`, resumable. `context`: the run's clock (`WarrantContext`; the real one by default)."""
     try:
         reporter = Reporter.at(graph, thread_id, on_event)
         with langsmith_context(thread_id, run_input):
-            for namespace, update in graph.stream(
+            parts = graph.stream(
                 run_input,
                 config,
                 stream_mode="updates",
                 durability="sync",
                 context=context or WarrantContext(),
                 subgraphs=True,
-            ):
+            )
+            # With `subgraphs`, a part is (namespace, {node: update}); LangGraph's typing of the
+            # "updates" mode says a dict.
+            for namespace, update in cast(Iterator[tuple[tuple[str, ...], dict[str, Any]]], parts):
                 for node_update in update.values():
                     # an interrupt arrives as a tuple, not an update
                     cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
@@ -391,18 +413,20 @@ def advance(
                         reporter.report(namespace, cursor)
     except ChooserError as exc:
         raise RunError(
-            4, f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`"
+            ErrorKind.UNREACHABLE,
+            f"chooser unavailable: {exc}; resume with `warrant resume {thread_id}`",
         ) from None
     except STORAGE_ERRORS as exc:
         if is_fenced_out(exc):
             raise RunError(
-                2,
+                ErrorKind.CONFLICT,
                 f"run {thread_id!r} was advanced by another worker meanwhile; nothing of this"
                 f" attempt was kept: see `warrant show {thread_id}`",
             ) from None
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise RunError(
-            4, f"storage failed: {detail}; resume with `warrant resume {thread_id}`"
+            ErrorKind.UNREACHABLE,
+            f"storage failed: {detail}; resume with `warrant resume {thread_id}`",
         ) from None
 
 
@@ -411,7 +435,7 @@ class Reporter:
     """Reports each ledger entry once as it is committed, main's and its children's (each
     child's with its lane), from the cursors the streamed updates carry."""
 
-    graph: CompiledStateGraph
+    graph: Graph
     thread: str
     on_event: OnEvent
     reported: dict[str, int]
@@ -420,11 +444,11 @@ class Reporter:
     """A streamed namespace → its child's lane (`""` for main)."""
 
     @classmethod
-    def at(cls, graph: CompiledStateGraph, thread: str, on_event: OnEvent) -> Reporter:
-        values = materialized(graph.store, thread, graph.get_state(config_of(thread)).values)
+    def at(cls, graph: Graph, thread: str, on_event: OnEvent) -> Reporter:
+        values = materialized(store_of(graph), thread, graph.get_state(config_of(thread)).values)
         reported = {thread: cursor_of(values)["events"]}
         reported |= {
-            lane.scope: len(lane.events) for lane in child_lanes(graph.store, thread, values)
+            lane.scope: len(lane.events) for lane in child_lanes(store_of(graph), thread, values)
         }
         return cls(graph, thread, on_event, reported, {(): ""})
 
@@ -432,13 +456,13 @@ class Reporter:
         lane = self._lane(namespace)
         scope = child_scope(self.thread, lane)
         before = self.reported.get(scope, 0)
-        for event in new_events(self.graph.store, scope, before, cursor):
+        for event in new_events(store_of(self.graph), scope, before, cursor):
             self.on_event({**event, "lane": lane} if lane else event)
         self.reported[scope] = max(before, cursor["events"])
 
     def _lane(self, namespace: tuple[str, ...]) -> str:
         if namespace not in self.lanes:
-            config = {
+            config: RunnableConfig = {
                 "configurable": {"thread_id": self.thread, "checkpoint_ns": "|".join(namespace)}
             }
             child = self.graph.get_state(config).values.get("child") or {}
@@ -446,14 +470,16 @@ class Reporter:
         return self.lanes[namespace]
 
 
-def config_of(thread_id: str) -> dict[str, Any]:
+def config_of(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
 def stored_run(db: str, thread_id: str) -> Outcome:
-    """Where a stored run stands; no run on that thread is `RunError(2)`."""
+    """Where a stored run stands; no run on that thread is a `RunError` (`ErrorKind.NOT_FOUND`)."""
     with reading_graph(db) as graph:
         result = outcome(graph, config_of(thread_id))
     if not has_run_values(result.values):
-        raise RunError(2, f"no run with thread id {thread_id!r} in {shown_db(db)}")
+        raise RunError(
+            ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
+        )
     return result

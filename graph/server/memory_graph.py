@@ -14,8 +14,7 @@ itself, as `warrant memory --as` is the machine's user: no such check.
 
 from __future__ import annotations
 
-import time
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, TypeAlias
 
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from typing_extensions import TypedDict
 
 from nodes import memory
+from nodes.context import WarrantContext, now
 from nodes.human import served_identity
 from tools.validation import describe_validation_error
 
@@ -125,7 +125,8 @@ def not_theirs(store: BaseStore, request: MemoryRequest, user: ServedUser) -> st
     return None
 
 
-def memory_node(state: MemoryState, runtime: Runtime) -> MemoryState:
+def memory_node(state: MemoryState, runtime: Runtime[WarrantContext]) -> MemoryState:
+    """One operation, at the run's clock (`nodes.context.now`: the context's, else the real one)."""
     given = {key: value for key, value in state.items() if key not in ("result", "error")}
     try:
         request = MemoryRequest.model_validate(given)
@@ -137,20 +138,26 @@ def memory_node(state: MemoryState, runtime: Runtime) -> MemoryState:
     try:
         if user is not None and (refused := not_theirs(runtime.store, request, user)):
             return {"error": refused}
-        result = operate(runtime.store, request, user.identity if user else request.by, time.time())
+        by = user.identity if user else request.by
+        result = operate(runtime.store, request, by, now(runtime))
     except memory.MemoryError as exc:
         return {"error": str(exc)}
     return {"result": result}
 
 
-def build_memory() -> StateGraph:
-    builder = StateGraph(MemoryState, input_schema=MemoryInput)
+MemoryBuilder: TypeAlias = StateGraph[MemoryState, WarrantContext, MemoryInput, MemoryState]
+MemoryGraph: TypeAlias = CompiledStateGraph[MemoryState, WarrantContext, MemoryInput, MemoryState]
+"""In process, its context may be a `WarrantContext` (a test's clock); served, it has none."""
+
+
+def build_memory() -> MemoryBuilder:
+    builder: MemoryBuilder = StateGraph(MemoryState, input_schema=MemoryInput)
     builder.add_node("memory", memory_node)
     builder.add_edge(START, "memory")
     builder.add_edge("memory", END)
     return builder
 
 
-def compile_memory(store: BaseStore | None = None) -> CompiledStateGraph:
+def compile_memory(store: BaseStore | None = None) -> MemoryGraph:
     """Served: without a store (the server binds its own); embedded: on `store`."""
     return build_memory().compile(name="memory", store=store)

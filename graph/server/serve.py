@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from graph.errors import ErrorKind, KindedError
 from graph.persistence.savers import (
     SharedStorageRequired,
     StorageUnavailable,
@@ -26,13 +27,10 @@ from graph.persistence.savers import (
 READY_S = 90.0
 
 
-class ServeError(RuntimeError):
-    """A replica set that cannot start, in one line, with the command's exit code: 2 for a bad
-    setting, 4 for a database or port that cannot be used."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
+class ServeError(KindedError):
+    """A replica set that cannot start, in one line, by kind: a bad setting
+    (`ErrorKind.BAD_INPUT`), a database, a port or a replica that cannot be used
+    (`ErrorKind.UNREACHABLE`)."""
 
 
 @dataclass(frozen=True)
@@ -55,9 +53,11 @@ def environment(database_uri: str, redis_uri: str, base: Mapping[str, str]) -> d
     try:
         env["WARRANT_DB"] = served_db(env)
     except SharedStorageRequired as exc:
-        raise ServeError(str(exc)) from None
+        raise ServeError(ErrorKind.BAD_INPUT, str(exc)) from None
     if not redis_uri.startswith(("redis://", "rediss://")):
-        raise ServeError(f"REDIS_URI must be a redis:// URL, not {redis_uri or 'unset'!r}")
+        raise ServeError(
+            ErrorKind.BAD_INPUT, f"REDIS_URI must be a redis:// URL, not {redis_uri or 'unset'!r}"
+        )
     return env
 
 
@@ -67,25 +67,31 @@ def prepare(env: Mapping[str, str]) -> None:
         from langgraph_runtime_pg.migrate import upgrade_head  # the `[serve]` extra
     except ImportError:
         raise ServeError(
+            ErrorKind.BAD_INPUT,
             "the LangGraph server is not installed here: "
-            "python3 -m venv .venv-serve && .venv-serve/bin/pip install -e '.[serve]'"
+            "python3 -m venv .venv-serve && .venv-serve/bin/pip install -e '.[serve]'",
         ) from None
     try:
         with postgres_pool(env["WARRANT_DB"], max_size=1):
             pass
         upgrade_head(env["DATABASE_URI"])
     except StorageUnavailable as exc:
-        raise ServeError(str(exc), 4) from None
+        raise ServeError(ErrorKind.UNREACHABLE, str(exc)) from None
     except Exception as exc:  # alembic's and the drivers' errors, as one line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ServeError(f"cannot migrate {redact(env['DATABASE_URI'])}: {first}", 4) from None
+        raise ServeError(
+            ErrorKind.UNREACHABLE, f"cannot migrate {redact(env['DATABASE_URI'])}: {first}"
+        ) from None
 
 
 def start(count: int, host: str, port: int, env: Mapping[str, str]) -> list[Replica]:
     """`count` replicas on ports `port`, `port + 1`, …, each answering `/ok` before this returns."""
     ports = [port + number for number in range(count)]
     if taken := [each for each in ports if _taken(host, each)]:
-        raise ServeError(f"port {taken[0]} on {host} is in use; choose another with --port", 4)
+        raise ServeError(
+            ErrorKind.UNREACHABLE,
+            f"port {taken[0]} on {host} is in use; choose another with --port",
+        )
     replicas = [_spawn(number + 1, host, each, env) for number, each in enumerate(ports)]
     try:
         for replica in replicas:
@@ -134,8 +140,8 @@ def _wait_ready(replica: Replica) -> None:
     while time.monotonic() < deadline:
         if replica.process.poll() is not None:
             raise ServeError(
+                ErrorKind.UNREACHABLE,
                 f"replica {replica.number} exited with code {replica.process.returncode} before it served (its log is above)",
-                4,
             )
         try:
             with urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as answer:
@@ -144,7 +150,8 @@ def _wait_ready(replica: Replica) -> None:
         except OSError:
             time.sleep(0.3)
     raise ServeError(
-        f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s", 4
+        ErrorKind.UNREACHABLE,
+        f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s",
     )
 
 

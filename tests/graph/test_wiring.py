@@ -110,3 +110,20 @@ def test_apply_update_leaves_the_state_langgraph_leaves(state, update):
     assert {key: value for key, value in after.items() if value not in ([], {}, None)} == {
         key: value for key, value in expected.items() if value not in ([], {}, None)
     }
+
+
+def test_a_file_without_a_diagram_block_is_an_error_and_nothing_is_written(tmp_path):
+    """`graph.diagram` raises what its caller maps (`python -m graph.diagram` exits 1 with the line);
+    a file missing its block leaves every file as it was."""
+    import pytest
+
+    from graph.diagram import END as BLOCK_END
+    from graph.diagram import START as BLOCK_START
+    from graph.diagram import MissingBlock, rewrite
+
+    drawn, bare = tmp_path / "drawn.md", tmp_path / "bare.md"
+    drawn.write_text(f"a\n{BLOCK_START}\nold\n{BLOCK_END}\n", encoding="utf-8")
+    bare.write_text("no block here\n", encoding="utf-8")
+    with pytest.raises(MissingBlock, match=r"bare\.md has no"):
+        rewrite({drawn: 0, bare: 0})
+    assert "old" in drawn.read_text(encoding="utf-8")

@@ -236,3 +236,14 @@ def test_help_text_keeps_its_brackets(tmp_path):
     """Rich markup reads `[…]` as a style and drops it: `warrant eval --help` shows its brackets."""
     shown = warrant("eval", "--help", cwd=tmp_path, env={"COLUMNS": "200"}).stdout
     assert "A suite (TOML: [[case]] with [case.expect])." in shown
+
+
+def test_every_kind_of_failure_has_its_exit_code_in_one_table():
+    """The library says what kind of failure stopped it; only the command line picks the exit
+    code, from one table: 1 a broken ledger, 2 bad input or a conflict, 4 unreachable."""
+    from graph.cli.common import EXIT_CODES
+    from graph.errors import ErrorKind
+
+    assert set(EXIT_CODES) == set(ErrorKind)
+    assert {EXIT_CODES[kind] for kind in ErrorKind} == {1, 2, 4}
+    assert EXIT_CODES[ErrorKind.UNREACHABLE] == 4 and EXIT_CODES[ErrorKind.BUSY] == 2

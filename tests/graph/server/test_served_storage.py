@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from graph.errors import ErrorKind
 from graph.persistence.savers import SharedStorageRequired, default_db, served_db
 from graph.server.replica import served_config
 from graph.server.serve import ServeError, environment
@@ -71,7 +72,7 @@ def test_replicas_are_given_the_runtime_its_database_and_no_migrations_of_their_
 def test_a_replica_set_without_its_shared_services_is_refused_in_one_line(database, redis, message):
     with pytest.raises(ServeError) as refused:
         environment(database, redis, {})
-    assert str(refused.value).endswith(message) and refused.value.code == 2
+    assert str(refused.value).endswith(message) and refused.value.kind == ErrorKind.BAD_INPUT
 
 
 def test_a_replica_serves_what_langgraph_json_names():
