@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import HealthCheck, given, settings
 
-from guards.decide import decide
+from guards.decide import decide, refusals_of
 from tests.corpus.build import BUILDERS, SECRET_TEXT, Passage, passages
 from tests.guards.test_properties import CATALOG, OWNERS, SCENARIO, contexts, documents
 from tests.helpers import run_embedded
@@ -40,7 +40,7 @@ def fuzz(examples: int) -> tuple[Counter[str], Counter[str], float]:
     def proposal(document: object, ctx) -> None:  # type: ignore[no-untyped-def]
         decision = decide(document, ctx)
         outcomes[decision.outcome] += 1
-        for refusal in decision.refusals:
+        for refusal in refusals_of(decision):
             assert refusal.owner in OWNERS and refusal.detail
             codes[refusal.code.value] += 1
         for call in decision.calls if decision.outcome == "execute" else ():

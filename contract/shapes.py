@@ -6,7 +6,7 @@ A field whose value is one of `contract.codes`' enums holds that enum's value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic needs it for the server's schemas on 3.11
 
@@ -24,10 +24,13 @@ class Proposal(TypedDict, total=False):
     at: float
 
 
-class ApprovedCall(TypedDict, total=False):
+class RecordedCall(TypedDict, total=False):
+    """An approved call as the recorded decision holds it (`guards.decide.ApprovedCall`)."""
+
     id: str
     name: str
     args: dict[str, Any]
+    """The arguments as the tool's model validated them."""
     records: dict[str, str]
     """Argument field → the approved record id it names."""
     sources: dict[str, Any]
@@ -36,13 +39,13 @@ class ApprovedCall(TypedDict, total=False):
     """The evidence ref its receipt will have (`E4`)."""
 
 
-class Decision(TypedDict, total=False):
-    """The guard's decision on the latest proposal."""
+class RecordedDecision(TypedDict, total=False):
+    """The guard's decision on the latest proposal, as recorded (`guards.decide.Decision`)."""
 
     turn: int
     outcome: str
     """An `Outcome` value."""
-    calls: list[ApprovedCall]
+    calls: list[RecordedCall]
     status: str | None
     """A `Status` value for `stop` and `end`."""
     summary: str
@@ -52,7 +55,9 @@ class Decision(TypedDict, total=False):
     """For `remember`: the note proposed (text, signature, refs), waiting for a person."""
 
 
-class Refusal(TypedDict, total=False):
+class RecordedRefusal(TypedDict, total=False):
+    """A refusal as recorded (`guards.refusals.Refusal.to_dict`, with its turn)."""
+
     turn: int
     code: str
     """A `RefusalCode` value."""
@@ -72,9 +77,44 @@ class Interaction(TypedDict, total=False):
     thread: str
     turn: int
     asked_at: float
+    lane: str
+    """A child's lane (who asks); absent for main."""
+    reply_by: float
+    """When the reply is due; a later reply is kept as data and not used (`guards.parking`)."""
     question: str
+    blocking: bool
+    """False for a question the run does not wait for (absent: it waits)."""
     call: dict[str, Any]
+    """For an approval: the call as approved (id, name, args); for a note: `remember`, its text."""
     records: list[str]
+    approvers: list[str]
+    """For an approval: the people who may decide it, when the scenario names them."""
+
+
+class ExecuteTask(TypedDict):
+    """What the guard sends to `execute` for one approved call (`Send`), sealed for its run
+    (`nodes.integrity.sealed_payload`); plain JSON, as checkpoints and the server hold it."""
+
+    call: RecordedCall
+    """The approved call with its ref, without its `sources` (they are `records`)."""
+    profile: str
+    manifest: str
+    manifest_sha256: str
+    records: dict[str, Any]
+    """Argument field → the admitted record the executor reads (the call's `sources`)."""
+    turn: int
+    deadline_at: float
+    call_s: float
+    hooks: list[dict[str, Any]]
+    redact: list[dict[str, Any]]
+
+
+class HumanTask(TypedDict):
+    """What the guard's router sends to `human` for one pending interaction, sealed likewise."""
+
+    interaction: Interaction
+    pending: NotRequired[list[str]]
+    """The ids of every interaction asked with it (absent from tasks sent before it was carried)."""
 
 
 class Event(TypedDict, total=False):
@@ -142,7 +182,7 @@ class Handover(TypedDict, total=False):
     statement: str
     evidence: list[EvidenceItem]
     unknowns: list[str]
-    refusals: list[Refusal]
+    refusals: list[RecordedRefusal]
     hypotheses: list[dict[str, Any]]
     chooser_stop_text: str
     lane: str

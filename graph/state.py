@@ -11,7 +11,7 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
-from contract.shapes import Decision, Handover, Interaction, Proposal, Refusal
+from contract.shapes import Handover, Interaction, Proposal, RecordedDecision, RecordedRefusal
 
 
 def gather(
@@ -111,7 +111,7 @@ class WarrantState(TypedDict, total=False):
     """Chooser turns taken so far."""
     proposal: Proposal
     """The latest proposal as received (`turn`, `actor`, `raw`), recorded before it is parsed."""
-    decision: Decision
+    decision: RecordedDecision
     """The guard's decision on the latest proposal."""
     cursor: dict[str, Any]
     """How much of the run's record is committed to the store (`nodes.record`): events with the
@@ -119,7 +119,7 @@ class WarrantState(TypedDict, total=False):
     attempts themselves live in the store, never in a checkpoint."""
     arrivals: Annotated[list[dict[str, Any]], gather]
     """Receipts and events of the tasks of the last step, until the next node commits them."""
-    refusals: Annotated[list[Refusal], append]
+    refusals: Annotated[list[RecordedRefusal], append]
     """Every refusal (at most a few per refused choice, which the refusal limit bounds)."""
     refused_choices: int
     """Choices the guard refused in this run; one past the budget's refusal limit ends it."""

@@ -6,6 +6,7 @@ or neither of `tool_calls`/`message`, too many calls, unknown fields) is `malfor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Annotated, Any, Literal
@@ -256,3 +257,13 @@ def _encodable(text: str) -> bool:
 
 def _malformed(detail: str) -> Refusal:
     return Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)
+
+
+def proposal_summary(raw: object) -> str:
+    """A proposal's summary, kept with a batch that waits for people and is decided again later;
+    `proposal` when it has none (or is not an action document)."""
+    if isinstance(raw, str):
+        with contextlib.suppress(ValueError, RecursionError):
+            raw = json.loads(raw)
+    summary = raw.get("summary") if isinstance(raw, dict) else None
+    return summary if isinstance(summary, str) and summary else "proposal"

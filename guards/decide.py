@@ -14,6 +14,7 @@ Checks run in this fixed order; the first that fails decides (per call for steps
                       call identity, repetition) → outcome `recall`; no evidence budget
 5. catalog          — the tool is in this profile                   → unknown_tool
 6. arguments        — the tool's strict argument model              → invalid_argument (tool)
+                      (validated once, in `parse_proposal`; nothing validates them again)
 7. call identity    — a used call id with other arguments           → duplicate_call_id
 8. records          — exact ids in the scenario's registry          → unapproved_record (tool)
 9. repetition       — the same call as one already executed         → repeated_request
@@ -22,6 +23,10 @@ Checks run in this fixed order; the first that fails decides (per call for steps
 
 The whole batch is validated before any call runs: one refused call refuses the batch. A refused choice
 beyond the scenario's refusal limit ends the run with `refusal_limit`. `decide` never raises.
+
+A `Decision` is one class per outcome (`Approved`, `NeedsApproval`, `Ask`, `Delegate`, `Remember`,
+`Recall`, `Stop`, `End`, `Refused`), each carrying only what its outcome needs; the guard node
+`match`es on it. `recorded_decision` writes it as state holds it (`contract.shapes.RecordedDecision`).
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ import json
 from collections import ChainMap
 from collections.abc import Callable, Collection, Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, TypeAlias, cast
 
 from pydantic import ValidationError
 
 from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Outcome, Status
+from contract.shapes import RecordedCall, RecordedDecision
 from guards.action import (
     ActionDocument,
     AskUserMessage,
@@ -51,6 +57,7 @@ from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.recall import NO_MEMORY, RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.records.registry import Record, Scenario
@@ -122,37 +129,182 @@ class ApprovedCall:
     id: str
     name: str
     args: dict[str, Any]
+    """The arguments as the tool's model validated them (`model_dump`): what is recorded, sealed
+    and sent to the executor, which rebuilds the model from them without validating again."""
     records: dict[str, str]
     """Argument field → approved record id."""
     resolved: dict[str, Record]
     """Argument field → the record the registry resolved (what the executor will read)."""
     signature: str
 
+    def recorded(self) -> RecordedCall:
+        """The call as the recorded decision holds it (`contract.shapes.RecordedCall`)."""
+        return {"id": self.id, "name": self.name, "args": self.args, "records": self.records}
+
+    def recorded_to_run(self, ref: str) -> RecordedCall:
+        """The call approved to run now: with the evidence ref its receipt will have and the
+        admitted records the executor reads (`sources`)."""
+        sources = {field: record.model_dump() for field, record in self.resolved.items()}
+        return {**self.recorded(), "ref": ref, "sources": sources}
+
+
+# The decision: one class per outcome, each with only what that outcome carries. `outcome` is the
+# `Outcome` value recorded in state (`contract.shapes.RecordedDecision`).
+
 
 @dataclass(frozen=True)
-class Decision:
-    outcome: Outcome
-    calls: tuple[ApprovedCall, ...] = ()
+class Approved:
+    """Every call of the batch passed every check and runs now (outcome `execute`)."""
+
+    calls: tuple[ApprovedCall, ...]
+    outcome: ClassVar[Outcome] = Outcome.EXECUTE
+
+
+@dataclass(frozen=True)
+class NeedsApproval:
+    """The batch passed every check, and some of its calls wait for a person (`approval`)."""
+
+    calls: tuple[ApprovedCall, ...]
+    needs_person: tuple[str, ...]
+    """The ids of the calls (of `calls`) that wait for a person's decision."""
+    outcome: ClassVar[Outcome] = Outcome.APPROVAL
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A question for a person: the run waits for the answer (`ask`), or goes on (`asked`)."""
+
+    question: str
+    blocking: bool = True
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome.ASK if self.blocking else Outcome.ASKED
+
+
+@dataclass(frozen=True)
+class Delegate:
+    """Child investigations start, one per task (`delegate`)."""
+
+    tasks: tuple[DelegateTask, ...]
+    outcome: ClassVar[Outcome] = Outcome.DELEGATE
+
+
+@dataclass(frozen=True)
+class Remember:
+    """A note proposed for memory (text, signature, refs), waiting for a person (`remember`)."""
+
+    note: dict[str, Any]
+    outcome: ClassVar[Outcome] = Outcome.REMEMBER
+
+
+@dataclass(frozen=True)
+class Recall:
+    """A look into memory (`recall`): each recall call's id, query and limit."""
+
+    recalls: tuple[dict[str, Any], ...]
+    outcome: ClassVar[Outcome] = Outcome.RECALL
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The chooser stops (`stop`): its text and statements, the citations bound; a citation of a
+    ref that does not exist is recorded as a refusal, and the stop stands."""
+
+    stop: StopMessage
+    hypotheses: tuple[dict[str, Any], ...]
+    """The statements with their citations bound (`guards.citations`)."""
     refusals: tuple[Refusal, ...] = ()
-    status: Status | None = None
-    """The run's terminal status for `stop` and `end`."""
-    stop: StopMessage | None = None
-    question: str | None = None
-    """For `ask`: the question for a person."""
-    needs_person: tuple[str, ...] = ()
-    """For `approval`: the ids of the calls (of `calls`) that wait for a person's decision."""
-    tasks: tuple[DelegateTask, ...] = ()
-    """For `delegate`: the child investigations to start."""
-    hypotheses: tuple[dict[str, Any], ...] = ()
-    """For `stop`: the statements with their citations bound (`guards.citations`)."""
-    recalls: tuple[dict[str, Any], ...] = ()
-    """For `recall`: each call's id, query and limit."""
-    note: dict[str, Any] | None = None
-    """For `remember`: the proposed note (text, signature, refs) a person is to decide."""
+    outcome: ClassVar[Outcome] = Outcome.STOP
+    status: ClassVar[Status] = Status.STOPPED
+
+
+@dataclass(frozen=True)
+class End:
+    """The run ends with `status` (a budget, the deadline, the refusal limit, the model)."""
+
+    status: Status
+    refusals: tuple[Refusal, ...]
+    outcome: ClassVar[Outcome] = Outcome.END
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The proposal is refused; the chooser takes the next turn (`refused`)."""
+
+    refusals: tuple[Refusal, ...]
+    outcome: ClassVar[Outcome] = Outcome.REFUSED
+
+
+Decision: TypeAlias = (
+    Approved | NeedsApproval | Ask | Delegate | Remember | Recall | Stop | End | Refused
+)
+"""What the guard decided of one proposal."""
+
+
+def refusals_of(decision: Decision) -> tuple[Refusal, ...]:
+    """The refusals a decision records (a stop's, an end's or a refusal's; none otherwise)."""
+    match decision:
+        case Stop(refusals=refusals) | End(refusals=refusals) | Refused(refusals=refusals):
+            return refusals
+        case _:
+            return ()
+
+
+@dataclass(frozen=True)
+class ParsedProposal:
+    """A proposal parsed once, and each tool call's arguments validated once by its tool's strict
+    model: what the guard decides, and what the guard node reads the run's receipts for
+    beforehand. The one validation of a call's arguments on its way to a receipt."""
+
+    profile: str
+    document: ActionDocument | Refusal
+    validated: tuple[ToolArgs | Refusal | None, ...] = ()
+    """Per tool call, in order: its validated arguments, its `invalid_argument` refusal (owner
+    `tool:<name>`), or None for a name that is no tool of the profile (`recall` included)."""
+
+    def call_ids(self) -> list[str]:
+        if isinstance(self.document, Refusal):
+            return []
+        return [call.id for call in self.document.tool_calls or ()]
+
+    def signatures(self) -> list[str]:
+        """The signatures of the calls whose arguments validate."""
+        if isinstance(self.document, Refusal):
+            return []
+        return [
+            call_signature(call.name, args.model_dump())
+            for call, args in zip(self.document.tool_calls or (), self.validated, strict=True)
+            if isinstance(args, ToolArgs)
+        ]
+
+
+def parse_proposal(raw: object, profile: str) -> ParsedProposal:
+    """Parse a proposal and validate each call's arguments against its tool in `profile`."""
+    document = parse_action(raw)
+    if isinstance(document, Refusal):
+        return ParsedProposal(profile, document)
+    catalog = tools_of(profile)
+    validated = tuple(
+        _validated_args(call, catalog[call.name]) if call.name in catalog else None
+        for call in document.tool_calls or ()
+    )
+    return ParsedProposal(profile, document, validated)
+
+
+def _validated_args(call: ToolCall, spec: ToolSpec) -> ToolArgs | Refusal:
+    try:
+        return spec.args_model.model_validate(call.args)
+    except (ValidationError, RecursionError) as exc:
+        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
+        return Refusal(
+            RefusalCode.INVALID_ARGUMENT, tool_owner(spec.name), detail, call.model_dump()
+        )
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
-    """Decide one proposal. Deny by default: only a fully checked batch is approved."""
+    """Decide one proposal (as the chooser gave it, or a `ParsedProposal` of it). Deny by
+    default: only a fully checked batch is approved."""
     budget = ctx.scenario.budget
     left = _left(ctx)
     if left.end is Status.STEP_BUDGET_EXHAUSTED:
@@ -163,12 +315,15 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
     if left.end is Status.DEADLINE_PASSED:
         detail = f"the deadline of {budget.deadline_s}s from admission has passed"
         return _end(Status.DEADLINE_PASSED, RefusalCode.DEADLINE_PASSED, detail)
-    document = parse_action(proposal)
+    parsed = proposal if isinstance(proposal, ParsedProposal) else None
+    if parsed is None or parsed.profile != ctx.scenario.profile:
+        parsed = parse_proposal(proposal, ctx.scenario.profile)
+    document = parsed.document
     if isinstance(document, Refusal):
         return _refused(ctx, [document])
     if document.message is not None:
         return _decide_message(document, ctx)
-    return _decide_calls(document, ctx)
+    return _decide_calls(document, parsed.validated, ctx)
 
 
 def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
@@ -181,9 +336,7 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         if _questions_left(ctx) <= 0:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
             return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
-        return Decision(
-            Outcome.ASK if message.blocking else Outcome.ASKED, question=message.question
-        )
+        return Ask(message.question, message.blocking)
     if not isinstance(message, StopMessage):  # the document's schema admits no other message
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
     refusals: tuple[Refusal, ...] = ()
@@ -194,9 +347,7 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
         )
         refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail),)
     hypotheses = tuple(bound_citations(message.hypotheses, ctx.evidence_refs))
-    return Decision(
-        Outcome.STOP, refusals=refusals, status=Status.STOPPED, stop=message, hypotheses=hypotheses
-    )
+    return Stop(message, hypotheses, refusals)
 
 
 def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
@@ -205,7 +356,7 @@ def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
     refusals = delegation_refusals(message, ctx.scenario, room, ctx.depth, ctx.delegated)
     if refusals:
         return _refused(ctx, refusals)
-    return Decision(Outcome.DELEGATE, tasks=tuple(message.tasks))
+    return Delegate(tuple(message.tasks))
 
 
 def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
@@ -216,7 +367,7 @@ def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
         detail = f"the note cites refs that do not exist: {', '.join(missing)}"
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
     note = {"text": message.text, "signature": message.signature, "refs": list(message.refs)}
-    return Decision(Outcome.REMEMBER, note=note)
+    return Remember(note)
 
 
 def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
@@ -248,7 +399,7 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
         asked.add(key)
     if refusals:
         return _refused(ctx, refusals)
-    return Decision(Outcome.RECALL, recalls=tuple(recalls))
+    return Recall(tuple(recalls))
 
 
 def _check_recall(
@@ -272,7 +423,11 @@ def _questions_left(ctx: GuardContext) -> int:
     return ctx.scenario.budget.questions - ctx.questions_asked - ctx.child_questions
 
 
-def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
+def _decide_calls(
+    document: ActionDocument,
+    validated: tuple[ToolArgs | Refusal | None, ...],
+    ctx: GuardContext,
+) -> Decision:
     if any(call.name == RECALL for call in document.tool_calls or ()):
         return _decide_recall(list(document.tool_calls or ()), ctx)
     catalog = tools_of(ctx.scenario.profile)
@@ -286,9 +441,9 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
     # A ChainMap writes to its first map only: the run's executed calls are read, never written.
     seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
     batch: set[str] = set()
-    for call in document.tool_calls or ():
+    for call, args in zip(document.tool_calls or (), validated, strict=True):
         checked = _check_call(
-            call, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier
+            call, args, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier
         )
         if not isinstance(checked, Refusal):
             checked = _hooked(checked, call, ctx)
@@ -316,8 +471,8 @@ def _decide_calls(document: ActionDocument, ctx: GuardContext) -> Decision:
         if call.id not in ctx.person_approved and _needs_approval(call, catalog)
     )
     if needs_person:
-        return Decision(Outcome.APPROVAL, calls=tuple(approved), needs_person=needs_person)
-    return Decision(Outcome.EXECUTE, calls=tuple(approved))
+        return NeedsApproval(tuple(approved), needs_person)
+    return Approved(tuple(approved))
 
 
 def _left(ctx: GuardContext) -> BudgetLeft:
@@ -340,21 +495,20 @@ def _observations(refs: Collection[str]) -> int:
 
 def _check_call(
     call: ToolCall,
+    args: ToolArgs | Refusal | None,
     catalog: Mapping[str, ToolSpec],
     scenario: Scenario,
     seen_ids: Mapping[str, str],
     seen_signature: Callable[[str], bool],
 ) -> ApprovedCall | Refusal:
+    """Checks 5–9 of one call; its arguments come validated (`parse_proposal`)."""
     offending = call.model_dump()
     spec = catalog.get(call.name)
-    if spec is None:
+    if spec is None or args is None:
         detail = f"{call.name[:64]!r} is not a tool of the {scenario.profile} profile"
         return Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, offending)
-    try:
-        args = spec.args_model.model_validate(call.args)
-    except (ValidationError, RecursionError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
-        return Refusal(RefusalCode.INVALID_ARGUMENT, tool_owner(spec.name), detail, offending)
+    if isinstance(args, Refusal):
+        return args
     validated = args.model_dump()
     signature = call_signature(spec.name, validated)
     if reused := _reused_id(call, signature, seen_ids):
@@ -416,12 +570,49 @@ def _needs_approval(call: ApprovedCall, catalog: Mapping[str, ToolSpec]) -> bool
     )
 
 
-def _refused(ctx: GuardContext, refusals: list[Refusal]) -> Decision:
+def _refused(ctx: GuardContext, refusals: list[Refusal]) -> End | Refused:
     limit = ctx.scenario.budget.refusal_limit
     if ctx.refused_choices + 1 > limit:
-        return Decision(Outcome.END, refusals=tuple(refusals), status=Status.REFUSAL_LIMIT)
-    return Decision(Outcome.REFUSED, refusals=tuple(refusals))
+        return End(Status.REFUSAL_LIMIT, tuple(refusals))
+    return Refused(tuple(refusals))
 
 
-def _end(status: Status, code: RefusalCode, detail: str) -> Decision:
-    return Decision(Outcome.END, refusals=(Refusal(code, GUARD, detail),), status=status)
+def _end(status: Status, code: RefusalCode, detail: str) -> End:
+    return End(status, (Refusal(code, GUARD, detail),))
+
+
+def recorded_decision(
+    decision: Decision, turn: int, first_ref: int, summary: str
+) -> RecordedDecision:
+    """The decision as state records it. An approved batch's calls carry the evidence refs their
+    receipts will have (from `first_ref` = the run's observations + 1, in call order) and the
+    admitted records the executor reads; a batch waiting for people keeps the proposal's summary,
+    with which it is decided again."""
+    calls: list[RecordedCall] = []
+    extra: dict[str, Any] = {}
+    match decision:
+        case Approved(calls=approved):
+            calls = [
+                call.recorded_to_run(f"{OBSERVATION}{first_ref + index}")
+                for index, call in enumerate(approved)
+            ]
+        case NeedsApproval(calls=approved):
+            calls = [call.recorded() for call in approved]
+        case Delegate(tasks=tasks):
+            extra["tasks"] = [
+                {"order": index, **task.model_dump()} for index, task in enumerate(tasks)
+            ]
+        case Remember(note=note):
+            extra["note"] = note
+    status = decision.status if isinstance(decision, Stop | End) else None
+    return cast(
+        "RecordedDecision",
+        {
+            "turn": turn,
+            "outcome": decision.outcome.value,
+            "calls": calls,
+            **extra,
+            "status": status and status.value,
+            "summary": summary,
+        },
+    )

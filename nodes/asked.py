@@ -9,22 +9,22 @@ The guard writes them before the human node's `interrupt()`, so nothing is asked
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, cast
 
-from contract.codes import InteractionKind, Outcome
-from guards.decide import Decision
+from contract.codes import InteractionKind
+from contract.shapes import Interaction
+from guards.decide import Ask, NeedsApproval, Remember
 from guards.parking import reply_by
 from nodes.integrity import thread_and_lane
 
 
 def asked(
-    decision: Decision,
-    calls: list[dict[str, Any]],
+    decision: Ask | NeedsApproval | Remember,
     scope: str,
     turn: int,
     at: float,
     grant: dict[str, Any],
-) -> list[dict[str, Any]]:
+) -> list[Interaction]:
     """Each with the run's thread and, for a child, its lane (who asks); its id covers both; an
     approval with the people who may decide it, when the scenario names them."""
     thread, lane = thread_and_lane(scope)
@@ -36,43 +36,44 @@ def asked(
     }
     if lane:
         base["lane"] = lane
-    if decision.outcome == Outcome.REMEMBER and decision.note is not None:
-        note = {
-            "id": InteractionKind.REMEMBER.value,
-            "name": InteractionKind.REMEMBER.value,
-            "args": decision.note,
-        }
-        return [
-            {
-                "interaction_id": interaction_id(scope, turn, note["id"]),
-                "kind": InteractionKind.REMEMBER.value,
-                **base,
-                "call": note,
-                "records": [],
-            }
-        ]
-    if decision.outcome in (Outcome.ASK, Outcome.ASKED):
-        return [
-            {
-                "interaction_id": interaction_id(scope, turn, InteractionKind.QUESTION.value),
-                "kind": InteractionKind.QUESTION.value,
-                **base,
-                "question": decision.question,
-                **({"blocking": False} if decision.outcome == Outcome.ASKED else {}),
-            }
-        ]
-    return [
-        {
-            "interaction_id": interaction_id(scope, turn, call["id"]),
-            "kind": InteractionKind.APPROVAL.value,
-            **base,
-            "call": {"id": call["id"], "name": call["name"], "args": call["args"]},
-            "records": list(call["records"].values()),
-            **({"approvers": list(grant["approvers"])} if grant.get("approvers") else {}),
-        }
-        for call in calls
-        if call["id"] in decision.needs_person
-    ]
+    interactions: list[dict[str, Any]]
+    match decision:
+        case Remember(note=note):
+            subject = InteractionKind.REMEMBER.value
+            interactions = [
+                {
+                    "interaction_id": interaction_id(scope, turn, subject),
+                    "kind": InteractionKind.REMEMBER.value,
+                    **base,
+                    "call": {"id": subject, "name": subject, "args": note},
+                    "records": [],
+                }
+            ]
+        case Ask(question=question, blocking=blocking):
+            interactions = [
+                {
+                    "interaction_id": interaction_id(scope, turn, InteractionKind.QUESTION.value),
+                    "kind": InteractionKind.QUESTION.value,
+                    **base,
+                    "question": question,
+                    **({} if blocking else {"blocking": False}),
+                }
+            ]
+        case NeedsApproval(calls=calls, needs_person=needs_person):
+            approvers = {"approvers": list(grant["approvers"])} if grant.get("approvers") else {}
+            interactions = [
+                {
+                    "interaction_id": interaction_id(scope, turn, call.id),
+                    "kind": InteractionKind.APPROVAL.value,
+                    **base,
+                    "call": {"id": call.id, "name": call.name, "args": call.args},
+                    "records": list(call.records.values()),
+                    **approvers,
+                }
+                for call in calls
+                if call.id in needs_person
+            ]
+    return cast("list[Interaction]", interactions)
 
 
 def interaction_id(thread: str, turn: int, subject: str) -> str:

@@ -6,18 +6,25 @@ refuses a known call id, and a receipt is committed once, under its ref. Before 
 call's intent is recorded in the store: a call cut by a crash after its tool ran and before its
 receipt was saved runs again, and its receipt says which attempt it was (the earlier one may have
 run: an uncertain effect stays uncertain).
-Arguments are re-validated here: the tool layer denies by default even if the guard were bypassed.
+The call's arguments are not validated again here: the guard validated them once, with the tool's
+strict model (`guards.decide.parse_proposal`), and this node rebuilds that model from them
+(`_approved_args`). That is safe because the task is sealed: the guard (or the router that sends
+a call again on resume, from the sealed decision in state) seals it for this run, and the task runs
+only when its seal holds (`graph.governed.task`, `nodes.integrity`); a task the run did not send,
+or one with arguments changed, ends the run `state_tampered` before anything is read. What a tool
+reads is still only the admitted record its call names, pinned to its manifest and sha256 here.
 """
 
 from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
+from contract.shapes import ExecuteTask
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
@@ -35,13 +42,15 @@ from tools.records.reading import reading
 from tools.records.registry import Record, pinned_record
 
 
-def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     call = task["call"]
     store, scope = runtime.store, run_scope()
+    if store is None:
+        raise RuntimeError("the executor needs the run's store: compile the graph with one")
     attempt = intend(store, scope, call["id"], now(runtime))
     spec = tools_of(task["profile"])[call["name"]]
     admitted = {field: Record.model_validate(record) for field, record in task["records"].items()}
-    args = spec.args_model.model_validate(call["args"])
+    args = _approved_args(spec, call["args"])
     records = admitted
     try:
         records = {
@@ -57,31 +66,40 @@ def execute(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str,
             None,
             RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"read failed: {reason}"),
         )
-    item = evidence_item(call, records, excerpt, error, task["turn"])
-    hooked = _post_call(task, item, now(runtime)) if excerpt is not None else {}
-    item = with_body_ref(item)
+    receipt: dict[str, Any] = cast(
+        "dict[str, Any]", evidence_item(dict(call), records, excerpt, error, task["turn"])
+    )
+    hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
+    receipt = with_body_ref(receipt)
     if attempt > 1:
-        item["attempt"] = attempt
+        receipt["attempt"] = attempt
     done = event(
         EventKind.EXECUTED,
         task["turn"],
         f"tool:{spec.name}",
         now(runtime),
         call_id=call["id"],
-        ref=item["ref"],
-        record=item["record"],
+        ref=receipt["ref"],
+        record=receipt["record"],
         outcome=error.code if error else "ok",
         attempt=attempt,
-        receipt=receipt_digest(item),
+        receipt=receipt_digest(receipt),
     )
-    return {"evidence": [item], "events": [done, *hooked.get("events", [])]} | (
+    return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (
         {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
     )
 
 
-def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[str, Any]:
+def _approved_args(spec: ToolSpec, args: dict[str, Any]) -> ToolArgs:
+    """The call's arguments as the guard validated them, rebuilt without validating them again:
+    `args` is what the tool's model validated and dumped (flat JSON values), carried here in the
+    sealed task. For nothing else: any other input must meet the model's `model_validate`."""
+    return spec.args_model.model_construct(**args)
+
+
+def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[str, Any]:
     """The scenario's post-call hooks on a copy of the receipt: what the model is to be shown
-    goes on the item (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
+    goes on the receipt (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
     shown no body. The receipt is never changed."""
     entries = [HookEntry.model_validate(entry) for entry in task.get("hooks", ())]
     entries = [entry for entry in entries if entry.when == "post_call"]
@@ -89,13 +107,15 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
         return {}
     redact = [RedactEntry.model_validate(entry) for entry in task.get("redact", ())]
     hooks = load_hooks(entries, redact, Path(task["manifest"]).parent)
-    lines = tuple((line["line"], line["text"]) for line in item["excerpt"])
-    receipt = ReceiptView(item["ref"], item["tool"], item["record"], item["summary"], lines)
-    projection, failed = narrowed(hooks, receipt, mask_labels(redact))
+    lines = tuple((line["line"], line["text"]) for line in receipt["excerpt"])
+    view = ReceiptView(
+        receipt["ref"], receipt["tool"], receipt["record"], receipt["summary"], lines
+    )
+    projection, failed = narrowed(hooks, view, mask_labels(redact))
     names = [hook.name for hook in hooks]
     if failed is None:
         if projection is not None:
-            item["shown"] = {
+            receipt["shown"] = {
                 "by": names,
                 "summary": projection.summary,
                 "excerpt": [{"line": number, "text": text} for number, text in projection.lines],
@@ -103,9 +123,12 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
         return {}
     hook, why = failed
     code = RefusalCode.HOOK_REWROTE_FACT
-    item["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
+    receipt["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
     refusal = Refusal(
-        code, hook.owner, f"{item['ref']}: {why}; the model is shown no body", task["call"]
+        code,
+        hook.owner,
+        f"{receipt['ref']}: {why}; the model is shown no body",
+        dict(task["call"]),
     ).to_dict()
     return {
         "refusals": [{"turn": task["turn"], **refusal}],
@@ -114,7 +137,7 @@ def _post_call(task: dict[str, Any], item: dict[str, Any], at: float) -> dict[st
 
 
 def _read(
-    spec: ToolSpec, args: ToolArgs, records: dict[str, Record], task: dict[str, Any], at: float
+    spec: ToolSpec, args: ToolArgs, records: dict[str, Record], task: ExecuteTask, at: float
 ) -> Excerpt:
     """The tool's excerpt, read within the call's time limit and the run's deadline, from the
     versions of the records admitted (else a `RecordRefusal`)."""

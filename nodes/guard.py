@@ -12,25 +12,43 @@ into memory, not a tool: its notes are found here and recorded as M1, M2, … (`
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, assert_never, cast
 
-from langgraph.config import RunnableConfig
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Send
-from pydantic import ValidationError
 
-from contract.codes import ANSWER, OBSERVATION, EventKind, InteractionKind, Outcome, Status
-from guards.action import parse_action
-from guards.decide import Decision, GuardContext, Refs, call_signature, decide, decide_after_people
+from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
+from contract.shapes import Event, ExecuteTask, Interaction, RecordedCall
+from graph.state import WarrantState
+from guards.action import proposal_summary
+from guards.decide import (
+    Approved,
+    Ask,
+    Decision,
+    Delegate,
+    End,
+    GuardContext,
+    NeedsApproval,
+    ParsedProposal,
+    Recall,
+    Refs,
+    Refused,
+    Remember,
+    Stop,
+    decide,
+    decide_after_people,
+    parse_proposal,
+    recorded_decision,
+    refusals_of,
+)
 from guards.hooks import scenario_hooks
 from guards.human import apply_decisions
 from guards.parking import unparked_deadline
-from guards.refusals import Refusal, RefusalCode
+from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
@@ -47,17 +65,18 @@ from nodes.record import (
     with_body_ref,
 )
 from nodes.remember import remembered
-from tools.catalog import tools_of
 from tools.records.registry import Scenario
 
 GUARD = "guard"
 
 
 def guard(
-    state: dict[str, Any], config: RunnableConfig, runtime: Runtime[WarrantContext]
+    state: WarrantState, config: RunnableConfig, runtime: Runtime[WarrantContext]
 ) -> dict[str, Any]:
     at = now(runtime)
     scope = run_scope()
+    if runtime.store is None:
+        raise RuntimeError("the guard needs the run's store: compile the graph with one")
     looked_up = _Lookups(runtime.store, scope, cursor_of(state))
     update = (
         _resolve(state, scope, at, looked_up)
@@ -67,21 +86,21 @@ def guard(
     answers = looked_up.cursor["answers"] + sum(
         item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
     )
-    return _with_answers_adopted(update, state, runtime.store, scope, answers, at)
+    return _with_answers_adopted(update, state, looked_up.store, scope, answers, at)
 
 
-def _decided(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
+def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
     """The proposal decided and recorded."""
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
-    raw = state["proposal"]["raw"]
-    looked_up = _asked_at_once(looked_up, raw, state["grant"]["profile"])
+    parsed = parse_proposal(state["proposal"]["raw"], state["grant"]["profile"])
+    looked_up = _asked_at_once(looked_up, parsed)
     decision, attempts = _count_model_failures(
-        decide(raw, context_for(state, decided_at, looked_up)), state
+        decide(parsed, context_for(state, decided_at, looked_up)), state
     )
     update = record(decision, state, scope, at) | attempts
-    if decision.outcome == Outcome.RECALL:
+    if isinstance(decision, Recall):
         found = recall_update(looked_up.store, state, scope, list(decision.recalls), at)
         update |= {**found, "events": [*update["events"], *found.get("events", ())]}
     return update
@@ -89,7 +108,7 @@ def _decided(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
 
 def _with_answers_adopted(
     update: dict[str, Any],
-    state: dict[str, Any],
+    state: WarrantState,
     store: BaseStore,
     scope: str,
     answers: int,
@@ -111,19 +130,20 @@ def _with_answers_adopted(
 
 
 def _count_model_failures(
-    decision: Decision, state: dict[str, Any]
+    decision: Decision, state: WarrantState
 ) -> tuple[Decision, dict[str, Any]]:
     """Malformed model output is a failed attempt; enough of them in a row end the run."""
     proposal = state["proposal"]
     if proposal.get("actor") != MODEL_ACTOR or proposal.get("raw") is None:
         return decision, {}
-    if not any(refusal.code is RefusalCode.MALFORMED_ACTION for refusal in decision.refusals):
+    refusals = refusals_of(decision)
+    if not any(refusal.code is RefusalCode.MALFORMED_ACTION for refusal in refusals):
         return decision, {"failed_attempts": 0}
-    failed = state.get("failed_attempts", 0) + 1
-    if decision.outcome == Outcome.REFUSED and Route.model_validate(state["route"]).gives_up_after(
+    failed: int = state.get("failed_attempts", 0) + 1
+    if isinstance(decision, Refused) and Route.model_validate(state["route"]).gives_up_after(
         failed
     ):
-        decision = replace(decision, outcome=Outcome.END, status=Status.MODEL_FAILED)
+        return End(Status.MODEL_FAILED, refusals), {"failed_attempts": failed}
     return decision, {"failed_attempts": failed}
 
 
@@ -167,7 +187,8 @@ class _ByCallId(Mapping[str, str]):
         raise TypeError("a run's receipts are looked up by call id, never listed")
 
     def __len__(self) -> int:
-        return self.lookups.cursor["observations"]
+        observations: int = self.lookups.cursor["observations"]
+        return observations
 
 
 @dataclass(frozen=True)
@@ -185,25 +206,13 @@ class _BySignature(Container[str]):
         return signature in found
 
 
-def _asked_at_once(looked_up: _Lookups, raw: object, profile: str) -> _Lookups:
+def _asked_at_once(looked_up: _Lookups, parsed: ParsedProposal) -> _Lookups:
     """The lookups with the receipts the guard will ask about for this proposal read in one
-    batch: its calls' ids, and the signatures of those whose arguments validate (the guard's own
-    parse and validation, done once more here; a call they refuse is never looked up)."""
-    document = parse_action(raw)
-    if isinstance(document, Refusal) or not document.tool_calls:
+    batch: its calls' ids, and the signatures of those whose arguments validate (read from the
+    parse the guard decides, so no call is validated twice; a call refused is never looked up)."""
+    ids, signatures = parsed.call_ids(), parsed.signatures()
+    if not ids:
         return looked_up
-    catalog = tools_of(profile)
-    ids = [call.id for call in document.tool_calls]
-    signatures = []
-    for call in document.tool_calls:
-        spec = catalog.get(call.name)
-        with contextlib.suppress(ValidationError, RecursionError):
-            if spec is not None:
-                signatures.append(
-                    call_signature(
-                        spec.name, spec.args_model.model_validate(call.args).model_dump()
-                    )
-                )
     receipts, seen = receipts_asked(
         looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures
     )
@@ -215,7 +224,7 @@ def _asked_at_once(looked_up: _Lookups, raw: object, profile: str) -> _Lookups:
 
 
 def context_for(
-    state: dict[str, Any],
+    state: WarrantState,
     at: float,
     looked_up: _Lookups,
     person_approved: frozenset[str] = frozenset(),
@@ -242,21 +251,20 @@ def context_for(
     )
 
 
-def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
+def _resolve(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
         return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
     turn = state["turn"]
     unparked = _unparked(state, pending, at)
-    state = {**state, **unparked}
+    state = cast("WarrantState", {**state, **unparked})
     questions = [
         interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
     ]
     if pending[0]["kind"] == InteractionKind.REMEMBER:
-        saved = remembered(
-            looked_up.store, state, pending[0], replies[pending[0]["interaction_id"]], at
-        )
+        note = cast("dict[str, Any]", pending[0])
+        saved = remembered(looked_up.store, state, note, replies[note["interaction_id"]], at)
         return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
     if questions:
         answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
@@ -264,8 +272,11 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
         first = looked_up.cursor["answers"] + 1
         answers = [
             with_body_ref(
-                answer_item(
-                    question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
+                cast(
+                    "dict[str, Any]",
+                    answer_item(
+                        question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
+                    ),
                 )
             )
             for index, question in enumerate(answered)
@@ -284,7 +295,8 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     decisions = {
         interaction["call"]["id"]: replies[interaction["interaction_id"]] for interaction in pending
     }
-    calls, approved, rejections = apply_decisions(state["decision"]["calls"], decisions)
+    asked_calls = cast("list[dict[str, Any]]", state["decision"]["calls"])
+    calls, approved, rejections = apply_decisions(asked_calls, decisions)
     decision = decide_after_people(
         state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
     )
@@ -297,7 +309,7 @@ def _resolve(state: dict[str, Any], scope: str, at: float, looked_up: _Lookups) 
     }
 
 
-def _unparked(state: dict[str, Any], pending: list[dict[str, Any]], at: float) -> dict[str, Any]:
+def _unparked(state: WarrantState, pending: list[Interaction], at: float) -> dict[str, Any]:
     """The run waited for people from the asking until now: its work deadline moves on by that
     much (never past the manifest's hard end), recorded as an `unparked` event."""
     asked_at = max(interaction.get("asked_at", at) for interaction in pending)
@@ -313,106 +325,120 @@ def _unparked(state: dict[str, Any], pending: list[dict[str, Any]], at: float) -
     }
 
 
-def record(decision: Decision, state: dict[str, Any], scope: str, at: float) -> dict[str, Any]:
-    """The state update and ledger entries for one decision."""
+@dataclass(frozen=True)
+class _Added:
+    """What an outcome adds to the state update, after the decision and its refusals."""
+
+    update: dict[str, Any] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+
+
+def record(decision: Decision, state: WarrantState, scope: str, at: float) -> dict[str, Any]:
+    """The state update and ledger entries for one decision: the decision as recorded
+    (`guards.decide.recorded_decision`), its refusals, then what its outcome adds."""
     turn = state["turn"]
-    calls = [
-        {"id": call.id, "name": call.name, "args": call.args, "records": call.records}
-        for call in decision.calls
-    ]
-    if decision.outcome == Outcome.EXECUTE:
-        first_ref = cursor_of(state)["observations"] + 1
-        calls = [
-            {
-                **call,
-                "ref": f"{OBSERVATION}{first_ref + index}",
-                "sources": {
-                    field: record.model_dump() for field, record in approved.resolved.items()
-                },
-            }
-            for index, (call, approved) in enumerate(zip(calls, decision.calls, strict=True))
-        ]
-    tasks = [{"order": index, **task.model_dump()} for index, task in enumerate(decision.tasks)]
-    refusals = [{"turn": turn, **refusal.to_dict()} for refusal in decision.refusals]
-    events = [
-        event(EventKind.REFUSED, turn, GUARD, at, **refusal.to_dict())
-        for refusal in decision.refusals
-    ]
-    if decision.outcome == Outcome.EXECUTE:
-        events += [
-            event(
-                EventKind.APPROVED,
-                turn,
-                GUARD,
-                at,
-                call={key: value for key, value in call.items() if key != "sources"},
+    first_ref = cursor_of(state)["observations"] + 1
+    as_recorded = recorded_decision(
+        decision, turn, first_ref, proposal_summary(state.get("proposal", {}).get("raw"))
+    )
+    match decision:
+        case Approved():
+            added = _approved(as_recorded["calls"], turn, at)
+        case NeedsApproval() | Remember():
+            added = _waiting(decision, state, scope, at)
+        case Ask():
+            added = _question(decision, state, scope, at)
+        case Delegate():
+            added = _delegated(as_recorded["tasks"], state, at)
+        case Stop():
+            added = _Added(
+                {"stop_text": decision.stop.text, "hypotheses": list(decision.hypotheses)}
             )
-            for call in calls
-        ]
-        # Committed before any call runs: a call with `executing` and no `executed` may have run.
-        events += [
-            event(
-                EventKind.EXECUTING,
-                turn,
-                GUARD,
-                at,
-                call_id=call["id"],
-                ref=call["ref"],
-                tool=call["name"],
-            )
-            for call in calls
-        ]
-    if tasks:
-        events += [event(EventKind.DELEGATED, turn, GUARD, at, task=task) for task in tasks]
-    update: dict[str, Any] = {
-        "decision": {
-            "turn": turn,
-            "outcome": decision.outcome.value,
-            "calls": calls,
-            **({"tasks": tasks} if tasks else {}),
-            **({"note": decision.note} if decision.note is not None else {}),
-            "status": decision.status and decision.status.value,
-            "summary": _summary(state),
-        },
-    }
-    if tasks:
-        update["delegated"] = [*state.get("delegated", ()), *(task["id"] for task in tasks)]
+        case End() | Refused() | Recall():
+            added = _Added()
+        case _:
+            assert_never(decision)
+    refusals = refusals_of(decision)
+    update: dict[str, Any] = {"decision": as_recorded}
     if refusals:  # no write when there is none: each write is a checkpoint row
-        update["refusals"] = refusals
+        update["refusals"] = [{"turn": turn, **refusal.to_dict()} for refusal in refusals]
         update["refused_choices"] = state.get("refused_choices", 0) + 1
-    if decision.status:
-        update["status"] = decision.status.value
-    if decision.stop is not None:
-        update["stop_text"] = decision.stop.text
-        update["hypotheses"] = list(decision.hypotheses)
-    interactions = asked(decision, calls, scope, turn, at, state["grant"])
-    if decision.outcome == Outcome.ASKED:
-        update["open_questions"] = [*state.get("open_questions", ()), *interactions]
-        update["questions_asked"] = state.get("questions_asked", 0) + 1
-        events += [
-            event(EventKind.ASKED, turn, GUARD, at, interaction=interaction)
-            for interaction in interactions
-        ]
-    elif interactions:
-        update["pending"] = interactions
-        events += [
-            event(EventKind.INTERRUPTED, turn, GUARD, at, interaction=interaction)
-            for interaction in interactions
-        ]
-        if decision.outcome == Outcome.ASK:
-            update["questions_asked"] = state.get("questions_asked", 0) + 1
-    update["events"] = events
-    return update
+    if as_recorded["status"]:
+        update["status"] = as_recorded["status"]
+    refused = [
+        event(EventKind.REFUSED, turn, GUARD, at, **refusal.to_dict()) for refusal in refusals
+    ]
+    return update | added.update | {"events": [*refused, *added.events]}
 
 
-def _summary(state: dict[str, Any]) -> str:
-    """The proposal's summary, kept with a batch that waits for people and is re-decided later."""
-    raw = state.get("proposal", {}).get("raw")
-    if isinstance(raw, str):
-        with contextlib.suppress(ValueError, RecursionError):
-            raw = json.loads(raw)
-    summary = raw.get("summary") if isinstance(raw, dict) else None
-    return summary if isinstance(summary, str) and summary else "proposal"
+def _approved(calls: list[RecordedCall], turn: int, at: float) -> _Added:
+    """An approved batch: `approved` for each call, then `executing` for each, committed before
+    any call runs (a call with `executing` and no `executed` may have run)."""
+    approved = [
+        event(
+            EventKind.APPROVED,
+            turn,
+            GUARD,
+            at,
+            call={key: value for key, value in call.items() if key != "sources"},
+        )
+        for call in calls
+    ]
+    executing = [
+        event(
+            EventKind.EXECUTING,
+            turn,
+            GUARD,
+            at,
+            call_id=call["id"],
+            ref=call["ref"],
+            tool=call["name"],
+        )
+        for call in calls
+    ]
+    return _Added(events=[*approved, *executing])
+
+
+def _delegated(tasks: list[dict[str, Any]], state: WarrantState, at: float) -> _Added:
+    """Child investigations started: their task ids are used, one `delegated` event each."""
+    delegated = [*state.get("delegated", ()), *(task["id"] for task in tasks)]
+    events = [event(EventKind.DELEGATED, state["turn"], GUARD, at, task=task) for task in tasks]
+    return _Added({"delegated": delegated}, events)
+
+
+def _question(decision: Ask, state: WarrantState, scope: str, at: float) -> _Added:
+    """A question counts against the budget; one the run waits for is pending, one it does not
+    wait for is open (`nodes.questions` adopts its answer when it comes)."""
+    if decision.blocking:
+        waiting = _waiting(decision, state, scope, at)
+        return replace(waiting, update=waiting.update | _one_more_question(state))
+    turn = state["turn"]
+    interactions = asked(decision, scope, turn, at, state["grant"])
+    return _Added(
+        {
+            "open_questions": [*state.get("open_questions", ()), *interactions],
+            **_one_more_question(state),
+        },
+        [event(EventKind.ASKED, turn, GUARD, at, interaction=i) for i in interactions],
+    )
+
+
+def _one_more_question(state: WarrantState) -> dict[str, Any]:
+    return {"questions_asked": state.get("questions_asked", 0) + 1}
+
+
+def _waiting(
+    decision: Ask | NeedsApproval | Remember, state: WarrantState, scope: str, at: float
+) -> _Added:
+    """Interactions for people, pending: the human node interrupts once for each."""
+    turn = state["turn"]
+    interactions = asked(decision, scope, turn, at, state["grant"])
+    if not interactions:
+        return _Added()
+    return _Added(
+        {"pending": interactions},
+        [event(EventKind.INTERRUPTED, turn, GUARD, at, interaction=i) for i in interactions],
+    )
 
 
 WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT, Outcome.REMEMBER)
@@ -420,9 +446,10 @@ WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT, Outcome.REMEMBER)
 
 
 def execute_tasks(
-    state: dict[str, Any], calls: list[dict[str, Any]], scope: str | None = None
+    state: WarrantState, calls: list[RecordedCall], scope: str | None = None
 ) -> list[Send]:
-    """One `execute` task per approved call, sealed for this run."""
+    """One `execute` task per approved call, sealed for this run: the executor trusts what the
+    seal covers (the call's validated arguments, its admitted records)."""
     grant, decision = state["grant"], state["decision"]
     scope = run_scope() if scope is None else scope
     return [
@@ -430,20 +457,27 @@ def execute_tasks(
             "execute",
             sealed_payload(
                 "execute",
-                {
-                    "call": {key: value for key, value in call.items() if key != "sources"},
-                    "profile": grant["profile"],
-                    "manifest": grant["manifest"],
-                    "manifest_sha256": grant["manifest_sha256"],
-                    "records": call["sources"],
-                    "turn": decision["turn"],
-                    "deadline_at": state["deadline_at"],
-                    "call_s": grant["budget"].get("call_s", 30),
-                    "hooks": grant.get("hooks", []),
-                    "redact": grant.get("redact", []),
-                },
+                dict(_execute_task(grant, decision["turn"], state["deadline_at"], call)),
                 scope,
             ),
         )
         for call in calls
     ]
+
+
+def _execute_task(
+    grant: dict[str, Any], turn: int, deadline_at: float, call: RecordedCall
+) -> ExecuteTask:
+    without_sources = {key: value for key, value in call.items() if key != "sources"}
+    return {
+        "call": cast("RecordedCall", without_sources),
+        "profile": grant["profile"],
+        "manifest": grant["manifest"],
+        "manifest_sha256": grant["manifest_sha256"],
+        "records": call["sources"],
+        "turn": turn,
+        "deadline_at": deadline_at,
+        "call_s": grant["budget"].get("call_s", 30),
+        "hooks": grant.get("hooks", []),
+        "redact": grant.get("redact", []),
+    }

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
+from contract.shapes import HumanTask
 from guards.human import approver_refusal, check_reply
 from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
@@ -26,7 +27,7 @@ EXPIRED = {"expired": True}
 """The reply recorded for an interaction whose reply time passed."""
 
 
-def human(task: dict[str, Any], runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
     reply = interrupt({**interaction, **hitl_request(interaction)})
     # What interrupt() returns was sent to this task's interrupt (by its id, or bare while it was
@@ -81,7 +82,7 @@ def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:
     scope = run_scope() if scope is None else scope
     waiting = [i for i in state.get("pending", []) if i["interaction_id"] not in replies]
     ids = [interaction["interaction_id"] for interaction in waiting]
-    return [
-        Send("human", sealed_payload("human", {"interaction": interaction, "pending": ids}, scope))
-        for interaction in waiting
+    tasks: list[HumanTask] = [
+        {"interaction": interaction, "pending": ids} for interaction in waiting
     ]
+    return [Send("human", sealed_payload("human", dict(task), scope)) for task in tasks]

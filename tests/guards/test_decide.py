@@ -4,9 +4,21 @@ from dataclasses import replace
 
 import pytest
 
-from guards.decide import GuardContext, call_signature, decide, decide_after_people
+from guards.decide import (
+    Approved,
+    Ask,
+    GuardContext,
+    NeedsApproval,
+    Refused,
+    call_signature,
+    decide,
+    decide_after_people,
+    parse_proposal,
+    recorded_decision,
+)
 from guards.refusals import Refusal, RefusalCode
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
+from tools.logs import searchlogs
 from tools.records.manifest import Budget
 
 NOW = 1_000.0
@@ -126,7 +138,7 @@ def test_a_batch_is_approved_whole_or_not_at_all(ctx):
     bad = call("c2", "readspec", path="lab/protected/design.txt", section="x")["tool_calls"][0]
     other = call("c3", "getrunhistory", path=R42_HISTORY, test="reset_smoke")["tool_calls"][0]
     decision = decide({"summary": "batch", "tool_calls": [good, bad, other]}, ctx)
-    assert decision.outcome == "refused" and not decision.calls
+    assert isinstance(decision, Refused)
     assert codes(decision) == [("unapproved_record", "tool:readspec")]
     assert decide({"summary": "batch", "tool_calls": [good, other]}, ctx).outcome == "execute"
 
@@ -225,3 +237,50 @@ def test_refused_choices_beyond_the_limit_end_the_run(ctx, r42):
 
 def test_the_default_refusal_limit_is_the_step_budget(r42):
     assert r42.budget.refusal_limit == r42.budget.steps
+
+
+def test_a_calls_arguments_are_validated_once_on_their_way_to_a_decision(ctx, monkeypatch):
+    """The guard node parses a proposal once (`parse_proposal`), reads receipts for its
+    signatures, and decides that parse: the tool's model validates each call's arguments once."""
+    validated = []
+    model = searchlogs.SearchLogsArgs
+    original = model.model_validate.__func__
+
+    def counted(cls, value, **kwargs):
+        validated.append(value)
+        return original(cls, value, **kwargs)
+
+    monkeypatch.setattr(model, "model_validate", classmethod(counted))
+    parsed = parse_proposal(search(), ctx.scenario.profile)
+    assert parsed.signatures() == [call_signature("searchlogs", parsed.validated[0].model_dump())]
+    decision = decide(parsed, ctx)
+    assert isinstance(decision, Approved) and len(validated) == 1
+
+
+def test_the_decision_is_recorded_in_the_shape_state_has_always_held(ctx, r42):
+    """`recorded_decision` writes what checkpoints, cassettes and tests read: key for key."""
+    approved = decide(search(), ctx)
+    recorded = recorded_decision(approved, 1, 3, "next step")
+    assert list(recorded) == ["turn", "outcome", "calls", "status", "summary"]
+    assert (recorded["outcome"], recorded["status"]) == ("execute", None)
+    assert list(recorded["calls"][0]) == ["id", "name", "args", "records", "ref", "sources"]
+    assert recorded["calls"][0]["ref"] == "E3"
+    gated = replace(ctx, scenario=needing_approval(r42))
+    waiting = decide(search(), gated)
+    assert isinstance(waiting, NeedsApproval)
+    assert list(recorded_decision(waiting, 1, 1, "s")["calls"][0]) == [
+        "id",
+        "name",
+        "args",
+        "records",
+    ]
+    ended = recorded_decision(decide(search(), replace(ctx, turn=99)), 99, 1, "s")
+    assert (ended["outcome"], ended["status"], ended["calls"]) == (
+        "end",
+        "step_budget_exhausted",
+        [],
+    )
+    asked = decide(
+        {"summary": "s", "message": {"kind": "ask_user", "question": "Q?", "blocking": False}}, ctx
+    )
+    assert isinstance(asked, Ask) and asked.outcome == "asked"

@@ -7,7 +7,7 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from guards.decide import GuardContext, decide
+from guards.decide import Approved, GuardContext, decide, refusals_of
 from guards.refusals import RefusalCode
 from lab import LAB_DIR
 from tools.catalog import tools_of
@@ -127,12 +127,12 @@ FUZZ_EXAMPLES = int(os.environ.get("WARRANT_FUZZ_EXAMPLES", "600"))
 @given(documents, contexts)
 def test_nothing_outside_the_grant_is_ever_approved(document, ctx):
     decision = decide(document, ctx)  # never raises
-    for refusal in decision.refusals:
+    for refusal in refusals_of(decision):
         assert isinstance(refusal.code, RefusalCode)
         assert refusal.owner in OWNERS
         assert refusal.detail and "\n" not in refusal.detail
-    if decision.outcome != "execute":
-        assert not decision.calls
+    if not isinstance(decision, Approved):
+        assert decision.outcome != "execute"
         return
     assert ctx.turn <= SCENARIO.budget.steps and ctx.now < ctx.deadline_at
     assert len(decision.calls) <= SCENARIO.budget.evidence - len(ctx.evidence_refs)
