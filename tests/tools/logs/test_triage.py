@@ -311,7 +311,7 @@ def test_the_lab_nightly_family_against_its_history():
     assert irq.status == "known" and irq.first_seen is not None
     assert (irq.first_seen.run, irq.first_seen.date) == ("R43", "2026-11-29")
     assert by_test[("dma_burst",)].status == "new"
-    assert "irq_stress" in {flaky.test for flaky in triaged.flaky} or triaged.flaky == ()
+    assert triaged.flaky == ()  # one earlier run each: nothing alternates
 
 
 @pytest.mark.parametrize("regex", [False, True])
