@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from graph import crashpoints
 from graph.state import ChildInput, RunInput, WarrantState, apply_update
-from nodes.context import WarrantContext, now
+from nodes.context import WarrantContext, context_of, now
 from nodes.integrity import (
     INPUTS,
     TAMPERED,
@@ -72,7 +72,9 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         scope = scope_of(config)
         found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
-        staged = StagedWrites(bound_store(runtime.store))  # the step's writes, in one batch
+        staged = StagedWrites(
+            bound_store(runtime.store), context_of(runtime).clock
+        )  # the step's writes, in one batch
         runtime = runtime.override(store=staged)
         given = {"config": config, "runtime": runtime}
         # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in

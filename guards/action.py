@@ -13,8 +13,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     StringConstraints,
     ValidationError,
@@ -23,6 +21,7 @@ from pydantic import (
 )
 
 from guards.refusals import GUARD, INT64, Refusal, RefusalCode
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
@@ -63,30 +62,26 @@ a model is shown still names whole refs: the request a model is sent stays the o
 cassettes hold (a person, a script or a file may cite lines; a model that does is accepted)."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-class ToolCall(_Strict):
+class ToolCall(StrictModel):
     id: CallId
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     args: dict[str, Any] = {}
 
 
-class Hypothesis(_Strict):
+class Hypothesis(StrictModel):
     """A chooser's statement, which must cite existing evidence; never a verified finding."""
 
     statement: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
     refs: Annotated[list[CitationRef], Field(min_length=1, max_length=20)]
 
 
-class StopMessage(_Strict):
+class StopMessage(StrictModel):
     kind: Literal["stop"]
     text: Annotated[str, StringConstraints(max_length=2000)] = ""
     hypotheses: Annotated[list[Hypothesis], Field(max_length=10)] = []
 
 
-class AskUserMessage(_Strict):
+class AskUserMessage(StrictModel):
     kind: Literal["ask_user"]
     question: Annotated[str, StringConstraints(min_length=1, max_length=2000)]
     blocking: bool = True
@@ -97,7 +92,7 @@ MAX_TASKS = 16
 """Tasks one delegate message may hold (the manifest's `children.max` may allow fewer)."""
 
 
-class TaskBudget(_Strict):
+class TaskBudget(StrictModel):
     """What a child may spend, carved out of what the run has left (never added to it)."""
 
     steps: Annotated[int, Field(ge=1, le=1000)]
@@ -105,7 +100,7 @@ class TaskBudget(_Strict):
     questions: Annotated[int, Field(ge=0, le=100)] = 0
 
 
-class DelegateTask(_Strict):
+class DelegateTask(StrictModel):
     """One child investigation: a bounded goal over a subset of the run's records."""
 
     id: CallId
@@ -123,7 +118,7 @@ class DelegateTask(_Strict):
         return self
 
 
-class DelegateMessage(_Strict):
+class DelegateMessage(StrictModel):
     kind: Literal["delegate"]
     tasks: Annotated[list[DelegateTask], Field(min_length=1, max_length=MAX_TASKS)]
 
@@ -135,7 +130,7 @@ class DelegateMessage(_Strict):
         return self
 
 
-class RememberMessage(_Strict):
+class RememberMessage(StrictModel):
     """A note proposed for the team's memory: saved only once a person approves (or edits) it."""
 
     kind: Literal["remember"]
@@ -151,7 +146,7 @@ Message = Annotated[
 ]
 
 
-class ActionDocument(_Strict):
+class ActionDocument(StrictModel):
     summary: Annotated[str, StringConstraints(min_length=1, max_length=500)]
     tool_calls: (
         Annotated[list[ToolCall], Field(min_length=1, max_length=MAX_CALLS_PER_TURN)] | None

@@ -13,8 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StringConstraints,
     ValidationError,
@@ -25,24 +23,20 @@ from contract.codes import InteractionKind
 from guards.action import EvidenceRef, storable_problem
 from guards.inbox_schema import from_decisions
 from guards.refusals import HUMAN, Refusal, RefusalCode
+from tools.strict import StrictModel
 from tools.validation import USER_NAME, describe_validation_error, one_line
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
 
 Responder = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 """Who answers: a user name (letters, digits, `_.@+-`)."""
 
 
-class QuestionReply(_Strict):
+class QuestionReply(StrictModel):
     interaction_id: str
     answer: Annotated[str, StringConstraints(min_length=1, max_length=4000)]
     by: Responder | None = None
 
 
-class ApprovalReply(_Strict):
+class ApprovalReply(StrictModel):
     interaction_id: str
     by: Responder | None = None
     decision: Literal["approve", "reject", "edit"]
@@ -56,7 +50,7 @@ class ApprovalReply(_Strict):
         return self
 
 
-class NoteEdit(_Strict):
+class NoteEdit(StrictModel):
     """A person's edit of a note proposed for memory: the text (and signature) to save instead."""
 
     text: Annotated[str, StringConstraints(min_length=1, max_length=2000)]

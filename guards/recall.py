@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 
 from contract.codes import Outcome
 from guards.refusals import Refusal, RefusalCode, tool_owner
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error
 
 RECALL = Outcome.RECALL.value
@@ -27,9 +28,7 @@ DESCRIPTION = (
 NO_MEMORY = "this run has no memory: the manifest names no memory project"
 
 
-class RecallArgs(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
+class RecallArgs(StrictModel):
     query: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"\w")]
     limit: Annotated[int, Field(ge=1, le=10)] = 5
 

@@ -11,19 +11,16 @@ import tomllib
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 
 from contract.codes import Status
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-class Consumed(_Strict):
+class Consumed(StrictModel):
     """A record a tool must have read (by tool and record id), optionally showing a line."""
 
     tool: Text
@@ -32,7 +29,7 @@ class Consumed(_Strict):
     """A line number that must appear in one of that tool's excerpts of the record."""
 
 
-class Expect(_Strict):
+class Expect(StrictModel):
     status: Annotated[Status, Field(strict=False)] | None = None
     """The status the handover must end with (one of the contract's)."""
     consumed: list[Consumed] = []
@@ -47,7 +44,7 @@ class Expect(_Strict):
     max_steps: Annotated[int, Field(ge=0)] | None = None
 
 
-class Rubric(_Strict):
+class Rubric(StrictModel):
     """A dimension a model grader judges the delivered handover on (`graph.evaluation.grader`): pass, fail,
     or unknown when no grader is configured or its reply does not say."""
 
@@ -56,7 +53,7 @@ class Rubric(_Strict):
     """Asked about the handover, e.g. "Does the stop text say what is still unknown?"."""
 
 
-class Case(_Strict):
+class Case(StrictModel):
     id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
     scenario: Text
     goal: Text | None = None
@@ -66,7 +63,7 @@ class Case(_Strict):
     rubric: Annotated[list[Rubric], Field(max_length=20)] = []
 
 
-class Suite(_Strict):
+class Suite(StrictModel):
     case: Annotated[list[Case], Field(min_length=1, max_length=500)]
 
 

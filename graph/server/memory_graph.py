@@ -21,21 +21,20 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 from typing_extensions import TypedDict
 
 from nodes import memory
 from nodes.context import WarrantContext, now
 from nodes.human import served_identity
+from tools.strict import StrictModel
 from tools.validation import describe_validation_error
 
 Name = Annotated[str, StringConstraints(pattern=f"^{memory.NAME.pattern}$")]
 
 
-class MemoryRequest(BaseModel):
+class MemoryRequest(StrictModel):
     """One memory operation, as a client sends it; strict, like every input Warrant takes."""
-
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     op: Literal["save", "correct", "forget", "list", "show", "search"]
     project: Name

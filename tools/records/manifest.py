@@ -4,7 +4,6 @@
 these models only say what a manifest may hold, and refuse anything else.
 """
 
-# ruff: noqa: RUF012  # pydantic copies a field's default per instance; ruff cannot tell that
 # `StrictModel` (another module) is a pydantic model, as it can for a direct `BaseModel` subclass.
 
 from __future__ import annotations

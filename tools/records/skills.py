@@ -9,7 +9,6 @@ skill must be for the scenario's profile, may name only that profile's tools, an
 records the grant approves; otherwise admission is refused with the file and line.
 """
 
-# ruff: noqa: RUF012  # pydantic copies a field's default per instance; ruff cannot tell that
 # `StrictModel` (another module) is a pydantic model, as it can for a direct `BaseModel` subclass.
 
 from __future__ import annotations
