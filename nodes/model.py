@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
+from tenacity import RetryCallState, Retrying, wait_exponential
 
 from contract.codes import EventKind, Status
 from graph.state import WarrantState
@@ -219,7 +220,16 @@ def retry_wait(
     if not failed:
         return 0.0, None
     after = calls[-1]["reply"].get("retry_after_s") or 0.0
-    return min(cap, max(after, base * 2 ** (failed - 1))), calls[-1].get("at")
+    return min(cap, max(after, _backoff(failed, base, cap))), calls[-1].get("at")
+
+
+def _backoff(failed: int, base: float, cap: float) -> float:
+    """tenacity's exponential wait after `failed` attempts. Only its wait: the attempts are the
+    graph's own steps, each recorded and durable, so tenacity's retry loop, which would hide them
+    inside one step, is not used."""
+    attempt = RetryCallState(retry_object=Retrying(), fn=None, args=(), kwargs={})
+    attempt.attempt_number = failed
+    return wait_exponential(multiplier=base, max=cap)(attempt)
 
 
 def wait_to_retry(
