@@ -76,7 +76,7 @@ def after_guard(state: WarrantState) -> list[Send] | Literal["choose", "handover
     decision = state["decision"]
     outcome = decision["outcome"]
     if outcome == Outcome.EXECUTE:
-        return execute_tasks(node_values(state), decision["calls"])
+        return execute_tasks(state, decision["calls"])
     if outcome == Outcome.DELEGATE:
         return child_tasks(state, decision["tasks"])
     if outcome in WAITING:
@@ -120,7 +120,7 @@ def where_it_stood(state: WarrantState, scope: str | None = None) -> list[Send] 
             )
         )
         missing = [call for call in decision["calls"] if call["id"] not in done]
-        return execute_tasks(node_values(state), missing, scope) if missing else "choose"
+        return execute_tasks(state, missing, scope) if missing else "choose"
     if decision["outcome"] == Outcome.DELEGATE:
         handed = {
             document["task"]

@@ -79,7 +79,7 @@ def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
     """Remove the bodies that no receipt, model call or pending model request of `threads`
     refers to; returns how many."""
     saver, store = storage
-    referred: set[str] = set()
+    referred: set[str | None] = set()  # None: an item that refers to no body
     for thread in threads:
         referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}
         for call in _all_items(store, space(thread, MODEL_CALLS)):
@@ -93,7 +93,7 @@ def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
     return len(unused)
 
 
-def last_activity(saver: BaseCheckpointSaver) -> dict[str, float]:
+def last_activity(saver: BaseCheckpointSaver[str]) -> dict[str, float]:
     """Each thread id with the time of its latest checkpoint (seconds since the epoch)."""
     activity = {}
     for thread_id in thread_ids(saver):
@@ -103,7 +103,7 @@ def last_activity(saver: BaseCheckpointSaver) -> dict[str, float]:
     return activity
 
 
-def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
+def thread_ids(saver: BaseCheckpointSaver[str]) -> list[str]:
     query = "SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id"
     if isinstance(saver, SqliteSaver):
         with saver.lock:
@@ -116,7 +116,7 @@ def thread_ids(saver: BaseCheckpointSaver) -> list[str]:
     return sorted({item.config["configurable"]["thread_id"] for item in saver.list(None)})
 
 
-def _delete(saver: BaseCheckpointSaver, threads: Sequence[str]) -> None:
+def _delete(saver: BaseCheckpointSaver[str], threads: Sequence[str]) -> None:
     if isinstance(saver, PostgresSaver):
         saver.prune(threads, strategy="delete")
         return
@@ -124,7 +124,7 @@ def _delete(saver: BaseCheckpointSaver, threads: Sequence[str]) -> None:
         saver.delete_thread(thread_id)
 
 
-def _keep_latest(saver: BaseCheckpointSaver, threads: Sequence[str]) -> None:
+def _keep_latest(saver: BaseCheckpointSaver[str], threads: Sequence[str]) -> None:
     if isinstance(saver, PostgresSaver):
         saver.prune(threads, strategy="keep_latest")
     elif isinstance(saver, SqliteSaver):

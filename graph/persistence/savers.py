@@ -32,7 +32,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from platformdirs import user_data_path
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 PROJECT_FOLDER = ".warrant"
@@ -162,7 +162,7 @@ class Storage(NamedTuple):
     """Where runs are kept: checkpoints (the state) and the store (each run's record, `nodes.record`),
     in the same database. `compile_graph(*storage)` binds both."""
 
-    saver: BaseCheckpointSaver
+    saver: BaseCheckpointSaver[str]
     store: BaseStore
 
 
@@ -199,7 +199,9 @@ def open_run(db: str, thread_id: str) -> Iterator[Storage]:
 
 
 @contextmanager
-def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionPool]:
+def postgres_pool(
+    url: str, max_size: int | None = None
+) -> Iterator[ConnectionPool[psycopg.Connection[DictRow]]]:
     """A health-checked pool with the checkpoint tables set up; unreachable → `StorageUnavailable`."""
     try:  # fail fast: a pool would keep retrying a refused connection until its timeout
         psycopg.connect(url, connect_timeout=5).close()
@@ -207,7 +209,7 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
         raise StorageUnavailable(
             f"cannot reach PostgreSQL at {redact(url)}: {_first_line(exc)}"
         ) from None
-    pool = ConnectionPool(
+    pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
         url,
         min_size=1,
         max_size=max_size or pool_size(),
@@ -237,7 +239,9 @@ def postgres_pool(url: str, max_size: int | None = None) -> Iterator[ConnectionP
 
 
 @contextmanager
-def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[Storage]:
+def postgres_lease(
+    pool: ConnectionPool[psycopg.Connection[DictRow]], thread_id: str
+) -> Iterator[Storage]:
     """Hold the thread's advisory lock on one connection, and write the run's checkpoints and its
     record (the store) on that connection only: a worker that lost its session writes nothing.
 
@@ -245,15 +249,17 @@ def postgres_lease(pool: ConnectionPool, thread_id: str) -> Iterator[Storage]:
     at a time (parallel tasks write the store at once). The store's statements are never prepared
     (`UnpreparedStore`)."""
     with pool.connection() as conn:
-        held = conn.execute(
+        row = conn.execute(
             "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
-        ).fetchone()["held"]
-        if not held:
+        ).fetchone()
+        assert row is not None  # a SELECT without FROM returns its one row
+        if not row["held"]:
             raise RunBusy(f"run {thread_id!r} is being advanced elsewhere; try again when it stops")
         conn.execute("SELECT set_config('application_name', %s, false)", (lease_name(thread_id),))
         try:
             saver, store = PostgresSaver(conn), PostgresStore(conn)
-            saver.lock = store.lock = threading.RLock()
+            # The savers declare a `threading.Lock` and only ever enter it; a reentrant one serves.
+            saver.lock = store.lock = threading.RLock()  # type: ignore[assignment]
             yield Storage(saver, UnpreparedStore(store))
         finally:
             # If the session is gone, so is its lock; nothing to release.
@@ -271,10 +277,13 @@ class UnpreparedStore(BaseStore):
     the same connection stay prepared."""
 
     def __init__(self, store: PostgresStore) -> None:
+        if not isinstance(store.conn, psycopg.Connection):
+            raise TypeError("an UnpreparedStore is made on one connection, not on a pool")
         self.store = store
+        self.conn = store.conn
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        conn = self.store.conn
+        conn = self.conn
         with self.store.lock:  # the connection's lock, which the checkpointer takes too
             threshold = conn.prepare_threshold
             conn.prepare_threshold = None
@@ -429,7 +438,7 @@ def is_old_fence(installed: str | None) -> bool:
     return installed is not None and "RAISE(ROLLBACK" not in installed
 
 
-def install_postgres_fence(conn: psycopg.Connection) -> None:
+def install_postgres_fence(conn: psycopg.Connection[DictRow]) -> None:
     """Once per database (under the setup lock): a trigger, made again only when it is missing."""
     if conn.execute(FENCE_INSTALLED).fetchone():
         return

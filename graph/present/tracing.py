@@ -25,6 +25,7 @@ from guards.citations import base_ref
 
 if TYPE_CHECKING:  # imported when a trace is made: OpenTelemetry costs every command's start
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 NODE_OF = {
     EventKind.REQUESTED: "choose",
@@ -219,7 +220,8 @@ def export_otlp(spans: Sequence[ReadableSpan]) -> str | None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    exporter = OTLPSpanExporter(timeout=EXPORT_TIMEOUT_S)
+    # As its interface: OTLPSpanExporter.shutdown itself carries no annotations.
+    exporter: SpanExporter = OTLPSpanExporter(timeout=EXPORT_TIMEOUT_S)
     try:
         result = exporter.export(spans)
     finally:

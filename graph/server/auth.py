@@ -85,7 +85,7 @@ auth = Auth()
 LOG = logging.getLogger("warrant.auth")
 
 
-def _forbidden(detail: str, value: dict[str, Any]) -> Auth.exceptions.HTTPException:
+def _forbidden(detail: str, value: Mapping[str, object]) -> Auth.exceptions.HTTPException:
     """The refusal, also written to the server's log with the thread it was aimed at."""
     LOG.warning("warrant refused a request: %s (thread %s)", detail, value.get("thread_id"))
     return Auth.exceptions.HTTPException(status_code=403, detail=detail)
@@ -162,7 +162,7 @@ for _allow in (
 
 
 @auth.on.threads.update
-async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+async def no_state_writes(ctx: Auth.types.AuthContext, value: Auth.types.ThreadsUpdate) -> None:
     """A thread's metadata may change and its runs be cancelled; its state is the run's own."""
     if value.get("action") == "rollback":
         raise _forbidden(ROLLBACK, value)
@@ -175,7 +175,7 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
 
 
 @auth.on.threads.delete
-async def no_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+async def no_deletes(ctx: Auth.types.AuthContext, value: Auth.types.ThreadsDelete) -> None:
     raise _forbidden(ROLLBACK, value)
 
 
@@ -209,7 +209,7 @@ def config_problem(kwargs: Mapping[str, Any], thread_id: object = None) -> str |
 
 
 @auth.on.threads.create_run
-async def only_resume_commands(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
+async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.RunsCreate) -> None:
     """A run's input or a reply to resume with, nothing else: no state written, no config given
     (`config_problem`), no rollback; and every step durable."""
     if value.get("multitask_strategy") == "rollback":
@@ -244,7 +244,7 @@ REPLY_KEY = re.compile(r"ix-[0-9a-f]{16}")
 
 @auth.on.store.put
 async def only_replies_to_open_questions(
-    ctx: Auth.types.AuthContext, value: dict[str, Any]
+    ctx: Auth.types.AuthContext, value: Auth.types.StorePut
 ) -> None:
     """The one store write a client may make: a reply to a run's open (non-blocking) question,
     under that run's `replies`, signed by the authenticated user and timed by the server; the run

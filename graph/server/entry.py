@@ -25,7 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 from psycopg import AsyncConnection
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from graph.build import compile_graph
@@ -50,7 +50,7 @@ memory = compile_memory()
 """The team's notes over the API (`graph/server/memory_graph.py`), on the server's store."""
 
 
-def _pool(db: str) -> AsyncConnectionPool:
+def _pool(db: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
     """The server's pool for `db`, shared in shape by its checkpointer and its store."""
     return AsyncConnectionPool(
         db,
@@ -63,7 +63,9 @@ def _pool(db: str) -> AsyncConnectionPool:
 
 
 @asynccontextmanager
-async def _setting_up(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection]:
+async def _setting_up(
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]],
+) -> AsyncIterator[AsyncConnection[DictRow]]:
     """A connection holding the set-up lock (`graph.persistence.savers` takes the same): replicas that
     start together create the tables one at a time."""
     async with pool.connection() as conn:
@@ -75,7 +77,7 @@ async def _setting_up(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnectio
 
 
 @asynccontextmanager
-async def checkpointer() -> AsyncIterator[BaseCheckpointSaver]:
+async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     db = served_db()
     if db == "memory":
         yield InMemorySaver()

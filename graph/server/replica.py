@@ -75,7 +75,7 @@ def _store_users_as_json() -> None:
     import langgraph_runtime_pg.database as database
 
     dumps = functools.partial(json.dumps, default=_plain)
-    database.create_async_engine = functools.partial(  # type: ignore[attr-defined]
+    database.create_async_engine = functools.partial(
         database.create_async_engine, json_serializer=dumps
     )
 
@@ -103,7 +103,7 @@ def main() -> None:
         store=config["store"],
         auth=config["auth"],
         checkpointer=config["checkpointer"],
-        runtime_edition=RUNTIME_EDITION,  # type: ignore[arg-type]
+        runtime_edition=RUNTIME_EDITION,
         server_level=os.environ["LOG_LEVEL"],
         __database_uri__=os.environ["DATABASE_URI"],
         __redis_uri__=os.environ["REDIS_URI"],
