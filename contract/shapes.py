@@ -24,6 +24,23 @@ class Proposal(TypedDict, total=False):
     at: float
 
 
+class RecordedFamily(TypedDict, total=False):
+    """The records a family tool read together (`tools.records.registry.Family`), as a decision
+    and a receipt record them: never every member, which the grant holds."""
+
+    name: str
+    """The manifest's glob, or `N listed record(s)`."""
+    glob: str | None
+    """The glob: its members are the grant's `families[glob]`."""
+    ids: list[str]
+    """A listed family's ids (absent for a glob's)."""
+    members: int
+    sha256: str
+    """Of each member's id and sha256, in order."""
+    share: str
+    """`local` when any member is."""
+
+
 class RecordedCall(TypedDict, total=False):
     """An approved call as the recorded decision holds it (`guards.decide.ApprovedCall`)."""
 
@@ -37,6 +54,8 @@ class RecordedCall(TypedDict, total=False):
     """Argument field → the admitted record (id, path, sha256, identity) the executor reads."""
     ref: str
     """The evidence ref its receipt will have (`E4`)."""
+    family: RecordedFamily
+    """A family tool's family."""
 
 
 class RecordedDecision(TypedDict, total=False):
@@ -107,6 +126,8 @@ class ExecuteTask(TypedDict):
     call_s: float
     hooks: list[dict[str, Any]]
     redact: list[dict[str, Any]]
+    members: NotRequired[list[dict[str, Any]]]
+    """A family tool's members as admitted (the grant's records), in order."""
 
 
 class HumanTask(TypedDict):
@@ -151,6 +172,9 @@ class EvidenceItem(TypedDict, total=False):
     sha256: str | None
     """The admitted sha256 of the record read."""
     sources: list[dict[str, Any]]
+    """The single records read (id and sha256); a family's members are in `family`."""
+    family: RecordedFamily
+    """A family tool's family: `record` and `sha256` are its name and digest."""
     summary: str
     excerpt: list[ExcerptLine]
     truncated: bool

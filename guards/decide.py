@@ -40,7 +40,7 @@ from typing import Any, ClassVar, TypeAlias, cast
 from pydantic import ValidationError
 
 from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Outcome, Status
-from contract.shapes import RecordedCall, RecordedDecision
+from contract.shapes import RecordedCall, RecordedDecision, RecordedFamily
 from guards.action import (
     ActionDocument,
     AskUserMessage,
@@ -60,7 +60,7 @@ from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
-from tools.records.registry import Record, Scenario
+from tools.records.registry import Family, Record, Scenario
 from tools.validation import describe_validation_error
 
 
@@ -136,10 +136,20 @@ class ApprovedCall:
     resolved: dict[str, Record]
     """Argument field → the record the registry resolved (what the executor will read)."""
     signature: str
+    family: Family | None = None
+    """A family tool's members, as the registry resolved them."""
 
     def recorded(self) -> RecordedCall:
         """The call as the recorded decision holds it (`contract.shapes.RecordedCall`)."""
-        return {"id": self.id, "name": self.name, "args": self.args, "records": self.records}
+        recorded: RecordedCall = {
+            "id": self.id,
+            "name": self.name,
+            "args": self.args,
+            "records": self.records,
+        }
+        if self.family is not None:
+            recorded["family"] = recorded_family(self.family)
+        return recorded
 
     def recorded_to_run(self, ref: str) -> RecordedCall:
         """The call approved to run now: with the evidence ref its receipt will have and the
@@ -493,6 +503,21 @@ def _observations(refs: Collection[str]) -> int:
     return sum(ref.startswith(OBSERVATION) for ref in refs)
 
 
+def recorded_family(family: Family) -> RecordedFamily:
+    """A family as a decision and a receipt record it: its name, size and digest, and its ids
+    only when listed (a glob's are the grant's: `Scenario.families`)."""
+    recorded: RecordedFamily = {
+        "name": family.name,
+        "glob": family.glob,
+        "members": len(family.members),
+        "sha256": family.sha256,
+        "share": family.share,
+    }
+    if family.glob is None:
+        recorded["ids"] = list(family.ids)
+    return recorded
+
+
 def _check_call(
     call: ToolCall,
     args: ToolArgs | Refusal | None,
@@ -514,16 +539,23 @@ def _check_call(
     if reused := _reused_id(call, signature, seen_ids):
         return reused
     resolved: dict[str, Record] = {}
-    for name in spec.record_fields:
-        try:
+    family: Family | None = None
+    try:
+        for name in spec.record_fields:
+            if validated.get(name) is None and name in spec.optional_records:
+                continue
             resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
-        except RecordRefusal as refusal:
-            return Refusal(refusal.code, tool_owner(spec.name), refusal.detail, offending)
+        if spec.family_field is not None:
+            family = scenario.family(validated[spec.family_field], spec.family_kind, spec.name)
+    except RecordRefusal as refusal:
+        return Refusal(refusal.code, tool_owner(spec.name), refusal.detail, offending)
     if seen_signature(signature):
         detail = f"{spec.name} with these arguments was already requested in this run"
         return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
     records = {name: record.id for name, record in resolved.items()}
-    return ApprovedCall(call.id, spec.name, validated, records, resolved, signature)
+    if family is not None and spec.family_field is not None:
+        records[spec.family_field] = family.name
+    return ApprovedCall(call.id, spec.name, validated, records, resolved, signature, family)
 
 
 def _reused_id(call: ToolCall, signature: str, seen_ids: Mapping[str, str]) -> Refusal | None:
@@ -565,8 +597,9 @@ def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
 
 
 def _needs_approval(call: ApprovedCall, catalog: Mapping[str, ToolSpec]) -> bool:
+    members = call.family.members if call.family is not None else ()
     return catalog[call.name].needs_approval or any(
-        record.approval == "human" for record in call.resolved.values()
+        record.approval == "human" for record in (*call.resolved.values(), *members)
     )
 
 

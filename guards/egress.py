@@ -95,10 +95,16 @@ def local_records(records: Mapping[str, Mapping[str, Any]], locality: Locality) 
 
 def local_sources(item: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The local records (`is_local_source`) an evidence item was read from: its sources, else its
-    record; none for a person's answer, which is their own words."""
+    record; a family when any member is local (its recorded `share`); none for a person's answer,
+    which is their own words."""
+    family = item.get("family")
     sources = [source.get("record") for source in item.get("sources") or ()]
-    sources = sources or ([item["record"]] if item.get("record") is not None else [])
-    return [str(record) for record in sources if is_local_source(record, records)]
+    if not sources and family is None and item.get("record") is not None:
+        sources = [item["record"]]
+    local = [str(record) for record in sources if is_local_source(record, records)]
+    if isinstance(family, Mapping) and family.get("share") != "any":
+        local.append(str(family.get("name")))
+    return local
 
 
 def is_local_source(record_id: object, records: Mapping[str, Mapping[str, Any]]) -> bool:

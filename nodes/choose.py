@@ -34,7 +34,7 @@ from nodes.record import (
 )
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
-from tools.catalog import describe
+from tools.catalog import describe, tools_of
 from tools.validation import storable_text
 
 
@@ -76,20 +76,55 @@ def view_of(state: WarrantState, turn: int, at: float, store: BaseStore, scope: 
             "handoffs": without_seal(received),
         }
 
+    families, listed_apart = _families(grant)
     return make_view(
         scenario=grant["id"],
         goal=state["goal"],
         turn=turn,
         budget_left=_shown(left_at(state, turn, at)),
-        catalog=[*describe(grant["profile"]), *([catalog_entry()] if grant.get("memory") else [])],
-        records=[
-            {"id": record["id"], "kind": record["kind"]} for record in grant["records"].values()
+        catalog=[
+            *_catalog(grant),
+            *([catalog_entry()] if grant.get("memory") else []),
         ],
+        records=[
+            {"id": record["id"], "kind": record["kind"]}
+            for record_id, record in grant["records"].items()
+            if record_id not in listed_apart
+        ],
+        families=families,
         record=record,
         delegation=_delegation(grant, state.get("depth", 0)),
         skills=grant.get("skills", ()),
         memory=bool(grant.get("memory")),
     )
+
+
+LISTED_FAMILY = 20
+"""A family of more members than this is shown to a chooser as one entry, not member by member."""
+
+
+def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
+    """The profile's catalog; its family tools only where the manifest approves a family (a
+    chooser names a family by its glob)."""
+    family_tools = {spec.name for spec in tools_of(grant["profile"]).values() if spec.family_field}
+    shown = describe(grant["profile"])
+    if grant.get("families"):
+        return list(shown)
+    return [entry for entry in shown if entry["name"] not in family_tools]
+
+
+def _families(grant: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str]]:
+    """The grant's families as a chooser is shown them (glob, kind, member count, first and last
+    member), and the members of those too large to list one by one."""
+    shown, apart = [], set()
+    for glob, ids in (grant.get("families") or {}).items():
+        kind = grant["records"][ids[0]]["kind"]
+        shown.append(
+            {"glob": glob, "kind": kind, "members": len(ids), "first": ids[0], "last": ids[-1]}
+        )
+        if len(ids) > LISTED_FAMILY:
+            apart.update(ids)
+    return shown, apart
 
 
 def _delegation(grant: dict[str, Any], depth: int) -> dict[str, Any] | None:

@@ -6,14 +6,21 @@ Both share one shape so that the handover, the chooser's view and the ledger tre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from contract.shapes import EvidenceItem, ExcerptLine, Interaction
+from contract.shapes import EvidenceItem, ExcerptLine, Interaction, RecordedFamily
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records.registry import Record
 
 PERSON = "A person's answer: a statement, not a verified observation."
+
+
+def family_members(family: Mapping[str, Any], grant: Mapping[str, Any]) -> list[str]:
+    """The ids of a recorded family's members: a glob's from the grant, a list's as listed."""
+    glob = family.get("glob")
+    return list(grant["families"][glob]) if glob is not None else list(family.get("ids", ()))
 
 
 def observations(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -27,10 +34,16 @@ def evidence_item(
     excerpt: Excerpt | None,
     error: RecordRefusal | None,
     turn: int,
+    family: RecordedFamily | None = None,
 ) -> EvidenceItem:
-    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen."""
-    primary = next(iter(records.values()))
+    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen.
+    A family tool's receipt names its family as its record (its members are the grant's)."""
     sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
+    if family is not None:
+        record, sha256 = family["name"], family["sha256"]
+    else:
+        primary = next(iter(records.values()))
+        record, sha256 = primary.id, primary.sha256
     base: EvidenceItem = {
         "ref": call["ref"],
         "kind": "observation",
@@ -38,10 +51,12 @@ def evidence_item(
         "turn": turn,
         "tool": call["name"],
         "args": call["args"],
-        "record": primary.id,
-        "sha256": primary.sha256,
+        "record": record,
+        "sha256": sha256,
         "sources": sources,
     }
+    if family is not None:
+        base["family"] = family
     if error is not None:
         return {
             **base,

@@ -39,7 +39,7 @@ from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.reading import reading
-from tools.records.registry import Record, pinned_record
+from tools.records.registry import Family, Record, pinned_members, pinned_record
 
 
 def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
@@ -57,7 +57,8 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
             field: pinned_record(task["manifest"], task["manifest_sha256"], record)
             for field, record in admitted.items()
         }
-        excerpt, error = _read(spec, args, records, task, now(runtime)), None
+        family = _family(task)
+        excerpt, error = _read(spec, args, records, family, task, now(runtime)), None
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
     except (OSError, EOFError, zlib.error) as exc:  # gzip: a cut stream, corrupt data
@@ -67,7 +68,8 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
             RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, f"read failed: {reason}"),
         )
     receipt: dict[str, Any] = cast(
-        "dict[str, Any]", evidence_item(dict(call), records, excerpt, error, task["turn"])
+        "dict[str, Any]",
+        evidence_item(dict(call), records, excerpt, error, task["turn"], call.get("family")),
     )
     hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
     receipt = with_body_ref(receipt)
@@ -136,8 +138,29 @@ def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[st
     }
 
 
+def _family(task: ExecuteTask) -> Family | None:
+    """A family tool's members, each found again through the admitted manifest; the family as
+    the guard approved it (its digest of the admitted members), else a `RecordRefusal`."""
+    recorded = task["call"].get("family")
+    if recorded is None:
+        return None
+    admitted = [Record.model_validate(member) for member in task.get("members", ())]
+    family = Family(recorded["name"], tuple(admitted), recorded.get("glob"))
+    if family.sha256 != recorded["sha256"]:
+        raise RecordRefusal(
+            RefusalCode.RECORD_CHANGED, f"family {family.name} is not the one approved"
+        )
+    members = pinned_members(task["manifest"], task["manifest_sha256"], admitted)
+    return Family(family.name, tuple(members), family.glob)
+
+
 def _read(
-    spec: ToolSpec, args: ToolArgs, records: dict[str, Record], task: ExecuteTask, at: float
+    spec: ToolSpec,
+    args: ToolArgs,
+    records: dict[str, Record],
+    family: Family | None,
+    task: ExecuteTask,
+    at: float,
 ) -> Excerpt:
     """The tool's excerpt, read within the call's time limit and the run's deadline, from the
     versions of the records admitted (else a `RecordRefusal`)."""
@@ -155,6 +178,6 @@ def _read(
             f"the call ran past its limit of {call_s}s (budget.call_s)",
         )
     with reading(min(left, call_s), *cut) as session:
-        excerpt = spec.run(args, records)
+        excerpt = spec.run(args, records) if family is None else spec.run(args, records, family)
         session.verify()
     return excerpt

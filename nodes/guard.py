@@ -52,7 +52,7 @@ from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
-from nodes.evidence import answer_item
+from nodes.evidence import answer_item, family_members
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.questions import adopted
@@ -469,7 +469,7 @@ def _execute_task(
     grant: dict[str, Any], turn: int, deadline_at: float, call: RecordedCall
 ) -> ExecuteTask:
     without_sources = {key: value for key, value in call.items() if key != "sources"}
-    return {
+    task: ExecuteTask = {
         "call": cast("RecordedCall", without_sources),
         "profile": grant["profile"],
         "manifest": grant["manifest"],
@@ -481,3 +481,8 @@ def _execute_task(
         "hooks": grant.get("hooks", []),
         "redact": grant.get("redact", []),
     }
+    if family := call.get("family"):
+        task["members"] = [
+            grant["records"][record_id] for record_id in family_members(family, grant)
+        ]
+    return task

@@ -89,7 +89,14 @@ def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]
     refs = [item["ref"] for item in view.evidence] + [note["ref"] for note in view.notes]
     specs = tools_of(grant["profile"]).values()
     return response_schema(
-        specs, view.records, refs, view.delegation, view.turn, view.budget_left, view.has_memory
+        specs,
+        view.records,
+        refs,
+        view.delegation,
+        view.turn,
+        view.budget_left,
+        view.has_memory,
+        view.families,
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contract.codes import RefusalCode, Status
+from nodes.evidence import family_members
 
 NO_ROOT_CAUSE = (
     "Root cause: not established. This handover reports evidence and what remains unknown."
@@ -79,6 +80,12 @@ def _may_have_run(item: Mapping[str, Any]) -> str:
 
 def _unread_records(grant: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]) -> list[str]:
     read = {source["record"] for item in evidence for source in item.get("sources", ())}
+    read.update(
+        member
+        for item in evidence
+        if (family := item.get("family"))
+        for member in family_members(family, grant)
+    )
     return [
         f"Approved {record['kind']} record {record_id} was not examined."
         for record_id, record in grant.get("records", {}).items()

@@ -6,17 +6,16 @@ grants nothing by itself (the guard re-checks every call against the scenario's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
-from tools.logs import logsummary, readlines, readspec, runhistory, searchlogs
+from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
 from tools.profiles import PROFILE_TOOLS
 from tools.records.manifest import RecordKind
-from tools.records.registry import Record
 from tools.sta import diff as stadiff
 from tools.sta import summary as sta
 
@@ -33,10 +32,18 @@ class ToolSpec:
     """Argument fields that name approved records (looked up, never opened as paths)."""
     record_kind: RecordKind
     """The kind of record those fields must name."""
-    run: Callable[[Any, Mapping[str, Record]], Excerpt]
-    """Reads the records; called only by the executor, for calls the guard approved."""
+    run: Callable[..., Excerpt]
+    """Reads the records; called only by the executor, for calls the guard approved:
+    `run(args, records)`, and `run(args, records, family)` for a family tool."""
     needs_approval: bool = False
     """Every use waits for a person's approval, whatever the record says."""
+    family_field: str | None = None
+    """The argument that names a record family (a manifest's glob, or a list of ids), resolved by
+    the guard to its members (`Scenario.family`); None for a tool of single records."""
+    family_kind: RecordKind = "log"
+    """The kind of record a family's members must be."""
+    optional_records: tuple[str, ...] = ()
+    """Of `record_fields`, those a call may leave out (None)."""
 
 
 SEARCHLOGS = ToolSpec(
@@ -81,6 +88,35 @@ READSPEC = ToolSpec(
     record_fields=("path",),
     record_kind="spec",
     run=readspec.run,
+)
+TRIAGE = ToolSpec(
+    name="triage",
+    description=(
+        "A whole family of approved logs (a nightly) in one call: each member's verdict as its"
+        " log states it, failures bucketed by their first error's masked signature (count,"
+        " tests, first example as member:line), with an approved history each bucket new or"
+        " known and tests that flip pass/fail flaky. One call instead of one logsummary per log:"
+        " use it first on any family of more than a few logs."
+    ),
+    args_model=familytools.TriageArgs,
+    record_fields=("history",),
+    record_kind="history",
+    run=familytools.run_triage,
+    family_field="family",
+    optional_records=("history",),
+)
+SEARCHFAMILY = ToolSpec(
+    name="searchfamily",
+    description=(
+        "searchlogs over every log of a family in one call: matching lines counted in every"
+        " member, and the family's first hits as member:line. One call instead of one"
+        " searchlogs per log."
+    ),
+    args_model=familytools.SearchFamilyArgs,
+    record_fields=(),
+    record_kind="log",
+    run=familytools.run_searchfamily,
+    family_field="family",
 )
 GETRUNHISTORY = ToolSpec(
     name="getrunhistory",
@@ -141,6 +177,8 @@ _SPECS = {
         LOGSUMMARY,
         READSPEC,
         GETRUNHISTORY,
+        TRIAGE,
+        SEARCHFAMILY,
         STASUMMARY,
         STAPATHS,
         STAPATH,

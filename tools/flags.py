@@ -41,6 +41,8 @@ TOOL_NAMES = (
     "logsummary",
     "readspec",
     "getrunhistory",
+    "triage",
+    "searchfamily",
     "stasummary",
     "stapaths",
     "stapath",

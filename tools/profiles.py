@@ -4,7 +4,15 @@ is built from and the skill checks (`tools/records/skills.py`) read, with no imp
 from __future__ import annotations
 
 PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
-    "triage": ("searchlogs", "readlines", "logsummary", "readspec", "getrunhistory"),
+    "triage": (
+        "searchlogs",
+        "readlines",
+        "logsummary",
+        "readspec",
+        "getrunhistory",
+        "triage",
+        "searchfamily",
+    ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff"),
 }
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)

@@ -158,12 +158,13 @@ def _schema() -> str:
 
 
 def _mandatory(view: ChooserView) -> list[tuple[str, str]]:
-    grant = {
+    grant: dict[str, Any] = {
         "scenario": view.scenario,
         "approved_records": list(view.records),
-        "budget_left": view.budget_left,
-        "turn": view.turn,
     }
+    if view.families:  # a request without families reads as it did before there were any
+        grant["approved_families"] = list(view.families)
+    grant |= {"budget_left": view.budget_left, "turn": view.turn}
     catalog = json.dumps(list(view.catalog), separators=(",", ":"))
     return [
         ("protocol", PROTOCOL),

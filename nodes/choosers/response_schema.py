@@ -45,12 +45,14 @@ def response_schema(
     turn: int,
     left: Mapping[str, float],
     memory: bool = False,
+    families: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """An object with a summary and either tool calls or a message (stop, ask_user, and delegate
     where the run may delegate); hypotheses cite only `refs`, the refs that exist. Each call
     and task has its position's id, fresh for the turn (`fresh_ids`): none repeats. With
     `memory`: a batch of recall calls, and a remember message."""
-    tools = [tool for tool in (_tool(spec, records) for spec in specs) if tool is not None]
+    globs = [family["glob"] for family in families]
+    tools = [tool for tool in (_tool(spec, records, globs) for spec in specs) if tool is not None]
     messages = [_stop(refs), _ask_user()]
     if delegation:
         task_ids = fresh_ids(turn, "k", int(delegation["max_tasks"]))
@@ -83,16 +85,23 @@ def fresh_ids(turn: int, kind: str, count: int) -> list[str]:
 
 
 def _tool(
-    spec: ToolSpec, records: Sequence[Mapping[str, str]]
+    spec: ToolSpec, records: Sequence[Mapping[str, str]], globs: Sequence[str]
 ) -> tuple[str, dict[str, Any]] | None:
     """A tool's name and argument schema, its record arguments limited to the granted records of
-    its kind; None when no granted record is of that kind (no call of it could be allowed)."""
+    its kind and a family argument to the granted globs; None when no granted record (or family)
+    is of that kind (no call of it could be allowed)."""
     ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
-    if not ids:
+    if not (globs if spec.family_field else ids):
         return None
     args = server_safe(spec.args_model.model_json_schema())
     for field in spec.record_fields:
-        args["properties"][field] = {"type": "string", "enum": ids}
+        named = {"type": "string", "enum": ids}
+        optional = field in spec.optional_records
+        args["properties"][field] = {"anyOf": [named, {"type": "null"}]} if optional else named
+        if optional and not ids:
+            args["properties"][field] = {"type": "null"}
+    if spec.family_field:
+        args["properties"][spec.family_field] = {"type": "string", "enum": list(globs)}
     return spec.name, args
 
 

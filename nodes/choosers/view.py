@@ -17,6 +17,7 @@ class _Frozen(TypedDict):
 
     catalog: tuple[dict[str, Any], ...]
     records: tuple[dict[str, str], ...]
+    families: tuple[dict[str, Any], ...]
     delegation: dict[str, Any] | None
     skills: tuple[dict[str, Any], ...]
     memory: bool
@@ -82,8 +83,14 @@ class ChooserView:
 
     @property
     def records(self) -> tuple[dict[str, str], ...]:
-        """Approved record ids and kinds."""
+        """Approved record ids and kinds (a large family's members are in `families`)."""
         return self._thawed["records"]
+
+    @property
+    def families(self) -> tuple[dict[str, Any], ...]:
+        """The manifest's record families too large to list: glob, kind, member count, and the
+        first and last member ids (a family tool names one by its glob)."""
+        return self._thawed.get("families", ())
 
     @property
     def evidence(self) -> tuple[dict[str, Any], ...]:
@@ -113,6 +120,7 @@ def make_view(
     catalog: Sequence[Any],
     records: Sequence[Any],
     record: Callable[[], Mapping[str, Sequence[Any]]],
+    families: Sequence[Any] = (),
     delegation: Mapping[str, Any] | None = None,
     skills: Sequence[Any] = (),
     memory: bool = False,
@@ -124,6 +132,7 @@ def make_view(
         {
             "catalog": tuple(catalog),
             "records": tuple(records),
+            "families": tuple(families),
             "delegation": delegation,
             "skills": tuple(skills),
             "memory": memory,

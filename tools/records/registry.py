@@ -17,7 +17,8 @@ import os
 import time
 import tomllib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
 from typing import Any, Literal
@@ -101,6 +102,9 @@ class Scenario(BaseModel):
     manifest_sha256: str = ""
     """The sha256 of the manifest's bytes as admitted: records are resolved again from exactly
     this manifest when they are read (`pinned_record`)."""
+    families: dict[str, tuple[str, ...]] = {}
+    """Each `glob` the manifest approves → the ids of the records it matched, in order: what a
+    family tool's `family` argument names."""
 
     def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
         """The approved record with exactly this id and kind, or a `RecordRefusal`."""
@@ -117,6 +121,57 @@ class Scenario(BaseModel):
             )
         return record
 
+    def family(self, named: object, kind: RecordKind, tool: str) -> Family:
+        """The approved records a family tool's `family` argument names: a manifest's `glob`,
+        exactly as written, or a list of record ids; else a `RecordRefusal`."""
+        if isinstance(named, str):
+            ids = self.families.get(named)
+            if ids is None:
+                known = ", ".join(repr(glob) for glob in self.families) or "none"
+                raise RecordRefusal(
+                    RefusalCode.UNAPPROVED_RECORD,
+                    f"{_clip(named)} is not a record family of scenario {self.id}"
+                    f" (its families: {_clip(known, 200)})",
+                )
+            members = tuple(self.records[record_id] for record_id in ids)
+            if members[0].kind != kind:
+                raise RecordRefusal(
+                    RefusalCode.INVALID_ARGUMENT,
+                    f"family {_clip(named)} holds {members[0].kind} records; {tool} reads {kind}",
+                )
+            return Family(named, members, glob=named)
+        listed: list[object] = list(named) if isinstance(named, (list, tuple)) else []
+        if len(set(map(repr, listed))) != len(listed):
+            raise RecordRefusal(RefusalCode.INVALID_ARGUMENT, "a record id is listed twice")
+        members = tuple(self.lookup(record_id, kind, tool) for record_id in listed)
+        return Family(f"{len(members)} listed record(s)", members)
+
+
+@dataclass(frozen=True)
+class Family:
+    """Records read together by one family tool call: a manifest's family or a listed few."""
+
+    name: str
+    """The glob, or `N listed record(s)`: what the call's receipt names as its record."""
+    members: tuple[Record, ...]
+    glob: str | None = None
+    """The manifest's glob (None for a list of ids)."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(member.id for member in self.members)
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """One digest for the family as admitted: of each member's id and sha256, in order."""
+        lines = "".join(f"{member.id}\t{member.sha256}\n" for member in self.members)
+        return hashlib.sha256(lines.encode()).hexdigest()
+
+    @property
+    def share(self) -> Literal["any", "local"]:
+        """`local` when any member is: the family's reading carries every member's content."""
+        return "any" if all(member.share == "any" for member in self.members) else "local"
+
 
 def load_scenario(manifest_path: Path) -> Scenario:
     """Load and admit a manifest, or raise `ManifestError` naming what was wrong."""
@@ -124,10 +179,16 @@ def load_scenario(manifest_path: Path) -> Scenario:
     document = _parse_or_refuse(manifest_path, raw)
     root = manifest_path.resolve().parent
     records: dict[str, Record] = {}
-    for entry in _entries(document, root, manifest_path):
-        if entry.id in records:
-            raise ManifestError(f"{manifest_path}: record id {entry.id!r} appears twice")
-        records[entry.id] = _admit_record(entry, root, manifest_path)
+    families: dict[str, tuple[str, ...]] = {}
+    for glob, entries in _entries(document, root, manifest_path):
+        for entry in entries:
+            if entry.id in records:
+                raise ManifestError(f"{manifest_path}: record id {entry.id!r} appears twice")
+            records[entry.id] = _admit_record(entry, root, manifest_path)
+        if glob is not None:
+            if glob in families:
+                raise ManifestError(f"{manifest_path}: glob {glob!r} appears twice")
+            families[glob] = tuple(entry.id for entry in entries)
     return Scenario(
         id=document.id,
         profile=document.profile,
@@ -144,6 +205,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         memory=document.memory,
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
+        families=families,
     )
 
 
@@ -157,8 +219,11 @@ def _skills(
     return load_skills(document.skills, manifest, document.profile, catalog, EVERY_TOOL, records)
 
 
-def _entries(document: ManifestFile, root: Path, manifest: Path) -> Iterator[RecordEntry]:
-    """Every record entry, each family's files listed in order; at most `MAX_RECORDS`."""
+def _entries(
+    document: ManifestFile, root: Path, manifest: Path
+) -> Iterator[tuple[str | None, list[RecordEntry]]]:
+    """Every `[[record]]` table's entries with its glob (None for one file), each family's files
+    in order; at most `MAX_RECORDS` in all."""
     count = 0
     for item in document.record:
         if isinstance(item, RecordFamily):
@@ -167,12 +232,13 @@ def _entries(document: ManifestFile, root: Path, manifest: Path) -> Iterator[Rec
             entries = [item.entry(relative) for relative in expand(root, item.glob)]
             if not entries:
                 raise ManifestError(f"{manifest}: glob {item.glob!r} matches no file")
+            glob: str | None = item.glob
         else:
-            entries = [item]
+            entries, glob = [item], None
         count += len(entries)
         if count > MAX_RECORDS:
             raise ManifestError(f"{manifest}: more than {MAX_RECORDS} records")
-        yield from entries
+        yield glob, entries
 
 
 def _entries_named(document: ManifestFile, record_id: str) -> list[RecordEntry]:
@@ -225,6 +291,26 @@ def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Reco
     """The admitted record, its file found again through the manifest it was admitted from, whose
     bytes must still have the pinned sha256: a path is never taken from the run's state."""
     path = Path(manifest)
+    return _pinned(path, _admitted_manifest(path, manifest_sha256), admitted)
+
+
+def pinned_members(manifest: str, manifest_sha256: str, admitted: Sequence[Record]) -> list[Record]:
+    """A family's members found again as `pinned_record` finds one (the manifest read once). A
+    member that no longer resolves keeps no path (`""`): its read fails as that member's unknown,
+    and the rest of the family is read."""
+    path = Path(manifest)
+    document = _admitted_manifest(path, manifest_sha256)
+    members = []
+    for record in admitted:
+        try:
+            members.append(_pinned(path, document, record))
+        except RecordRefusal:
+            members.append(record.model_copy(update={"path": ""}))
+    return members
+
+
+def _admitted_manifest(path: Path, manifest_sha256: str) -> ManifestFile:
+    """The manifest a run was admitted from, parsed, if its bytes are still those admitted."""
     try:
         raw = _manifest_bytes(path)
     except ManifestError as exc:
@@ -235,7 +321,13 @@ def pinned_record(manifest: str, manifest_sha256: str, admitted: Record) -> Reco
             f"the manifest {path.name} changed after the run was admitted",
         )
     try:
-        document = _parse_or_refuse(path, raw)
+        return _parse_or_refuse(path, raw)
+    except ManifestError as exc:
+        raise RecordRefusal(RefusalCode.RECORD_UNAVAILABLE, str(exc)) from None
+
+
+def _pinned(path: Path, document: ManifestFile, admitted: Record) -> Record:
+    try:
         [entry] = _entries_named(document, admitted.id)
         resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
     except (ManifestError, ValueError):

@@ -1,0 +1,74 @@
+"""The family tools as the catalog calls them: `triage` and `searchfamily`, their strict arguments,
+and their bodies over the records the guard resolved.
+
+A family is named by the manifest's `glob`, exactly as written (`runs/nightly/*.log`), or by a list
+of approved record ids; the guard resolves it (`Scenario.family`), and the executor hands the
+members, found again through the admitted manifest, to the body. The reading itself, member by
+member in a process pool, is `tools/logs/triage.py` and `tools/logs/searchfamily.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from tools.args import RecordId, SearchText, ToolArgs
+from tools.excerpt import Excerpt
+from tools.logs import searchfamily, triage
+from tools.records.registry import Family, Record
+from tools.stream.patterns import Pattern, PatternError, compiled
+
+MAX_LISTED = 200
+"""Record ids a call may list as its family; more are named by the manifest's glob."""
+
+FamilyName = (
+    Annotated[str, Field(min_length=1, max_length=1000)]
+    | Annotated[list[RecordId], Field(min_length=1, max_length=MAX_LISTED)]
+)
+"""A manifest's `glob`, exactly as written, or a list of approved record ids."""
+
+
+class TriageArgs(ToolArgs):
+    family: FamilyName
+    """The family: a `glob` the manifest approves, as written, or a list of log record ids."""
+    history: RecordId | None = None
+    """An approved run-history record: buckets marked new or known, tests marked flaky."""
+    run: SearchText | None = None
+    """This nightly's name in the history, if the history already holds it: its rows are left
+    out, so today's failures are not taken as known from themselves."""
+
+
+class SearchFamilyArgs(ToolArgs):
+    family: FamilyName
+    """The family: a `glob` the manifest approves, as written, or a list of log record ids."""
+    regex: bool = False
+    """`query` is a regular expression (as searchlogs takes it)."""
+    query: SearchText
+    """A fixed string (byte-exact, case-sensitive), or a regular expression with `regex=true`."""
+    limit: Annotated[int, Field(ge=1, le=200)] = 20
+    """How many hits to show, the family's first in member order."""
+
+    @field_validator("query")
+    @classmethod
+    def _runnable(cls, query: str, info: ValidationInfo) -> str:
+        """A regex is compiled here, so that one it cannot run is refused before any call."""
+        if info.data.get("regex") is True:
+            try:
+                compiled(Pattern(query, regex=True))
+            except PatternError as error:
+                raise ValueError(
+                    f"not a regular expression searchfamily can run: {error}"
+                ) from None
+        return query
+
+
+def run_triage(args: TriageArgs, records: Mapping[str, Record], family: Family) -> Excerpt:
+    return triage.run_family(family.members, records.get("history"), run=args.run)
+
+
+def run_searchfamily(
+    args: SearchFamilyArgs, records: Mapping[str, Record], family: Family
+) -> Excerpt:
+    return searchfamily.run_family(family.members, args.query, args.regex, args.limit)
