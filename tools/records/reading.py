@@ -86,6 +86,21 @@ def reading(
             opened.release()
 
 
+def deadline() -> float | None:
+    """The current session's `until` (a `time.monotonic()` value), if it has one: what a read in
+    another process (a family tool's worker) must stop at. None outside a session."""
+    session = _CURRENT.get()
+    return None if session is None else session.until
+
+
+def check_time() -> None:
+    """Raise the current session's `ReadCut` (its code: `tool_timeout` or `deadline_passed`) if
+    its time has passed: a call whose reads ran elsewhere is cut as a whole, as a read is."""
+    session = _CURRENT.get()
+    if session is not None:
+        session.check_time()
+
+
 @contextmanager
 def open_record(record: Record) -> Iterator[io.BufferedIOBase]:
     """A binary stream of an approved record's content, gzip decompressed, read within the
