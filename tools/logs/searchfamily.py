@@ -3,8 +3,9 @@ matching lines (counted to the end of every member) and the first hits, in membe
 
 Each member goes through `searchlogs`' own scan (`tools.logs.logscan.search`: Hyperscan, a
 fixed string or a regular expression, one hit per line), read as `triage` reads it
-(`tools/logs/familyscan.py`: gzip read through, a binary member refused as that member's unknown,
-a growing one read to its size at open, and said). Members run in the same process pool as
+(`tools/logs/familyscan.py`: gzip read through to the cap, a binary member refused as that
+member's unknown, a growing one read to its size at open, and said; a pinned member read only as
+the version admitted, proven by its sha256, within the call's time limit). Members run in the same process pool as
 `triage`. A member's result holds its count and at most `limit` hits; `merge` keeps the first
 `limit` hits of the family (by member id, then line) and every member's count, so shards merge
 into exactly the whole family's result, in any grouping and order. What was counted but not
@@ -15,17 +16,26 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
-import stat
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
 from tools.excerpt import Excerpt, make_excerpt, make_line
-from tools.logs.familyscan import BINARY_PROBE, GZIP_MAGIC, Bounded, Cited, Member, Unread
+from tools.logs.familyscan import (
+    BINARY_PROBE,
+    GZIP_MAGIC,
+    NO_LIMITS,
+    Capped,
+    Cited,
+    Limits,
+    Member,
+    Unread,
+    open_member,
+)
 from tools.logs.logscan import Search, search
-from tools.logs.triage import members_of, parallel_map
+from tools.logs.triage import members_of, parallel_map, session_limits
+from tools.records import reading
 from tools.records.registry import Record
 from tools.stream.patterns import Pattern
 
@@ -66,43 +76,34 @@ class FamilyHits:
 
 
 @contextmanager
-def open_member(path: str) -> Iterator[tuple[io.BufferedIOBase, list[str]]]:
-    """A member's text as a stream, read up to its size at open (decompressed if gzip), and the
-    notes on its reading (filled when the block ends). Raises `Unread`."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError as error:
-        raise Unread(f"cannot be opened: {error.strerror or error}") from None
-    notes: list[str] = []
-    try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode):
-            raise Unread("is not a regular file")
-        with io.BufferedReader(Bounded(fd, found.st_size), 1 << 20) as plain:
-            stream: io.BufferedIOBase = plain
-            if plain.peek(2)[:2] == GZIP_MAGIC:
-                stream = io.BufferedReader(gzip.GzipFile(fileobj=plain), 1 << 20)
-            try:
-                head = stream.peek(BINARY_PROBE)[:BINARY_PROBE]  # type: ignore[attr-defined]
-            except (OSError, EOFError) as error:
-                raise Unread(f"is not a readable gzip file ({error})") from None
-            if b"\x00" in head:
-                raise Unread(f"is binary (a NUL byte in its first {BINARY_PROBE} bytes): not read")
-            yield stream, notes
-        now = os.fstat(fd).st_size
-        if now > found.st_size:
-            notes.append(
-                f"grew while it was read: read up to {found.st_size} bytes, its size when"
-                f" opened (now {now})"
-            )
-    finally:
-        os.close(fd)
+def open_text(
+    member: Member, limits: Limits = NO_LIMITS
+) -> Iterator[tuple[io.BufferedIOBase, list[str]]]:
+    """A member's text as a stream, read as `triage` reads it (`familyscan.open_member`: to its
+    size at open, or its pinned size and proven the version admitted; decompressed if gzip, to
+    the cap), and the notes on its reading (filled when the block ends). Raises `Unread`."""
+    with open_member(member, limits) as (source, notes):
+        plain = io.BufferedReader(source, 1 << 20)
+        stream: io.BufferedIOBase = plain
+        if plain.peek(2)[:2] == GZIP_MAGIC:
+            unpacked = Capped(gzip.GzipFile(fileobj=plain), limits.cap, notes)
+            stream = io.BufferedReader(unpacked, 1 << 20)
+        try:
+            head = stream.peek(BINARY_PROBE)[:BINARY_PROBE]  # type: ignore[attr-defined]
+        except (OSError, EOFError) as error:
+            raise Unread(f"is not a readable gzip file ({error})") from None
+        if b"\x00" in head:
+            raise Unread(f"is binary (a NUL byte in its first {BINARY_PROBE} bytes): not read")
+        yield stream, notes
 
 
-def search_member(member: Member, pattern: Pattern, limit: int) -> MemberHits:
-    """One member searched to its end; an unreadable one returned with the reason."""
+def search_member(
+    member: Member, pattern: Pattern, limit: int, limits: Limits = NO_LIMITS
+) -> MemberHits:
+    """One member searched to its end; an unreadable one (or one not the version admitted, or
+    not read in time) returned with the reason."""
     try:
-        with open_member(member.path) as (stream, notes):
+        with open_text(member, limits) as (stream, notes):
             try:
                 found = search(stream, Search(pattern, limit, count=True))
             except (OSError, EOFError) as error:
@@ -163,10 +164,17 @@ def search_family(
     regex: bool = False,
     limit: int = 20,
     workers: int | None = None,
+    limits: Limits | None = None,
 ) -> FamilyHits:
-    """Every member searched (any subset: a shard), in the pool."""
+    """Every member searched (any subset: a shard), in the pool, within `limits` (by default
+    the current reading session's: `triage.session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
-    work = partial(search_member, pattern=Pattern(query, regex), limit=limit)
+    work = partial(
+        search_member,
+        pattern=Pattern(query, regex),
+        limit=limit,
+        limits=session_limits() if limits is None else limits,
+    )
     return fold(limit, parallel_map(work, ordered, workers))
 
 
@@ -219,6 +227,9 @@ def run_family(
     limit: int = 20,
     workers: int | None = None,
 ) -> Excerpt:
-    """The tool's body for approved records (the catalog's wiring names the family's records)."""
+    """The tool's body for approved records (the catalog's wiring names the family's records):
+    each member read within the session's limits and proven the version admitted; a call past
+    its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
     found = search_family(members_of(members), query, regex, limit, workers)
+    reading.check_time()
     return excerpt(found, query, regex)

@@ -22,9 +22,17 @@ Members are scanned in parallel (`scan_family`: a process pool sized to the core
 members), results kept per member small and folded as they arrive, so memory does not grow with
 a member's size; the order is by member id, whatever the workers' order. A shard's
 `FamilyResult` merges into the whole family's (`merge`: associative, commutative, idempotent on a
-member seen twice, but for the bytes read). The excerpt is bounded: the `MAX_BUCKETS` largest buckets (count, then
-signature), each cited by its first example as `member:line`; further buckets, and names past
-`MAX_NAMED`, are counted and said.
+member seen twice, but for the bytes read).
+
+A record read as a member (`members_of`) carries its admission pin, and a worker reads it only as
+the version admitted, within the call's limits (`session_limits`: the reading session's deadline,
+the cap on decompressed bytes), or not at all (familyscan's "A pinned member"): one member that
+changed, or was not read in time, is that member's unknown, never the family's end; a call past
+its time limit is then cut as a whole, with the session's code (`run_family`).
+
+The excerpt is bounded: the `MAX_BUCKETS` largest buckets (count, then signature), each cited by
+its first example as `member:line`; further buckets, and names past `MAX_NAMED`, are counted and
+said.
 """
 
 from __future__ import annotations
@@ -37,14 +45,23 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain, pairwise
 from typing import Literal, TypeVar
 
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.logs.familyscan import Cited, Member, MemberScan, cell_signature, scan_member
+from tools.logs.familyscan import (
+    Cited,
+    Limits,
+    Member,
+    MemberScan,
+    cell_signature,
+    scan_member,
+)
 from tools.logs.runhistory import _cells, _rows
+from tools.records import reading
 from tools.records.delimited import delimiter_for
-from tools.records.reading import open_record
+from tools.records.digests import identity_of, known
 from tools.records.registry import HISTORY_COLUMNS, Record
 from tools.stream.lines import iter_lines, without_bom
 
@@ -212,15 +229,46 @@ def parallel_map(
     return pool(count).map(work, items, chunksize=chunk)
 
 
-def scan_family(members: Sequence[Member], workers: int | None = None) -> FamilyResult:
-    """Every member scanned (a shard: any subset), folded as results arrive."""
+def session_limits() -> Limits:
+    """The current reading session's limits, for workers that have no session: its deadline
+    (none outside a session), and `reading.MAX_STREAMED_BYTES` decompressed bytes a member."""
+    return Limits(until=reading.deadline(), cap=reading.MAX_STREAMED_BYTES)
+
+
+def scan_family(
+    members: Sequence[Member], workers: int | None = None, limits: Limits | None = None
+) -> FamilyResult:
+    """Every member scanned (a shard: any subset), folded as results arrive, within `limits`
+    (by default the current reading session's: `session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
-    return fold(parallel_map(scan_member, ordered, workers))
+    work = partial(scan_member, limits=session_limits() if limits is None else limits)
+    return fold(parallel_map(work, ordered, workers))
 
 
 def members_of(records: Iterable[Record]) -> list[Member]:
-    """Approved `log` records as family members, by id."""
-    return sorted((Member(record.id, record.path) for record in records), key=lambda m: m.id)
+    """Approved `log` records as family members, by id, each with its pin."""
+    return sorted((member_of(record) for record in records), key=lambda member: member.id)
+
+
+def member_of(record: Record) -> Member:
+    """A record as a member: its pin, and the identity its file has now if this process's
+    digest memory holds the record's sha256 for it (`Member.trusted`). Done here, in the main
+    process: admission hashed the files here and the memory is here; a worker has none."""
+    try:
+        now = identity_of(os.stat(record.path, follow_symlinks=False))
+    except OSError:
+        trusted = None
+    else:
+        trusted = now if known(now) == record.sha256 else None
+    return Member(
+        record.id,
+        record.path,
+        sha256=record.sha256,
+        size=record.size,
+        mtime_ns=record.mtime_ns,
+        inode=record.inode,
+        trusted=trusted,
+    )
 
 
 # History.
@@ -276,7 +324,7 @@ def read_history(stream: io.BufferedIOBase) -> list[HistoryRow]:
 
 
 def history_of(record: Record) -> list[HistoryRow]:
-    with open_record(record) as stream:
+    with reading.open_record(record) as stream:
         return read_history(stream)
 
 
@@ -514,9 +562,13 @@ def run_family(
     run: str | None = None,
     workers: int | None = None,
 ) -> Excerpt:
-    """The tool's body for approved records (the catalog's wiring names the family's records)."""
+    """The tool's body for approved records (the catalog's wiring names the family's records):
+    each member read within the session's limits and proven the version admitted; a call past
+    its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
     rows = history_of(history) if history is not None else None
-    return excerpt(triage(members_of(members), rows, run=run, workers=workers))
+    triaged = triage(members_of(members), rows, run=run, workers=workers)
+    reading.check_time()
+    return excerpt(triaged)
 
 
 def records_in(records: Mapping[str, Record], kind: str = "log") -> list[Record]:

@@ -261,7 +261,7 @@ def test_a_member_growing_while_read_is_read_to_its_size_at_open(tmp_path):
         with log.open("a") as more:
             more.write("UVM_ERROR tb/x.sv(1) @ 9: top [LATE] written after open\n")
 
-    total, notes = read_chunks(str(log), visit)
+    total, notes = read_chunks(Member("live.log", str(log)), visit)
     assert total == size and b"".join(seen) == PASSING_UVM.encode()
     assert notes and f"read up to {size} bytes" in notes[0]
 
