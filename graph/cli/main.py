@@ -65,7 +65,9 @@ def run(
     chooser: Annotated[
         str,
         typer.Option(
-            help="scripted, file:PATH (one action document per line), model, or replay:PATH (a cassette)."
+            help="scripted (the manifest's script; with none, a scenario with a record family"
+            " runs the triage baseline), baseline, file:PATH (one action document per line),"
+            " model, or replay:PATH (a cassette)."
         ),
     ] = "scripted",
     db: DbOption = None,

@@ -17,10 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from nodes.choosers.adversary import AdversaryChooser
+from nodes.choosers.baseline import TriageBaseline
 from nodes.choosers.cassette import CassetteError, read_cassette
 from nodes.choosers.view import Chooser, ChooserView, Proposal
 from tools.records.files import open_regular
 from tools.records.registry import Scenario
+
+BASELINE = "baseline"
+"""The triage baseline (`nodes/choosers/baseline.py`): a triage scenario with a family and no script."""
 
 
 class ChooserError(ValueError):
@@ -100,10 +104,11 @@ def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
         return kind, ""
     if kind in ("file", "replay") and argument:
         return kind, argument
-    if kind in ("model", "adversary") and not argument:
+    if kind in ("model", "adversary", BASELINE) and not argument:
         return kind, ""
     raise ChooserError(
-        f"unknown chooser {spec!r}: use 'scripted', 'file:PATH', 'model', 'replay:PATH' or 'adversary'"
+        f"unknown chooser {spec!r}: use 'scripted', 'baseline', 'file:PATH', 'model',"
+        " 'replay:PATH' or 'adversary'"
     )
 
 
@@ -124,11 +129,16 @@ def admit_spec(
     if kind in ("model", "adversary"):
         return kind
     if kind == "scripted":
-        if not scenario.script:
-            raise ChooserError(
-                f"scenario {scenario.id} has no scripted baseline; use --chooser file:PATH"
-            )
-        return spec
+        if scenario.script:
+            return spec
+        if scenario.families and scenario.profile == "triage":
+            return BASELINE  # a nightly with no script: the triage baseline
+        raise ChooserError(
+            f"scenario {scenario.id} has no scripted baseline and approves no record family;"
+            " use --chooser file:PATH or --chooser model"
+        )
+    if kind == BASELINE:
+        return kind
     path = Path(argument).expanduser().resolve()
     if served:
         _check_served_path(path, kind, Path(scenario.manifest).resolve().parent)
@@ -162,6 +172,8 @@ def chooser_for(
         return ScriptedChooser(script)
     if kind == "adversary":
         return AdversaryChooser()
+    if kind == BASELINE:
+        return TriageBaseline()
     return FileChooser(Path(argument))
 
 

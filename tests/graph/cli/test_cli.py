@@ -90,7 +90,7 @@ def test_a_file_chooser_on_a_user_manifest(tmp_path, scenario_dir):
         (["run", "R42", "--chooser", "file:latin1.jsonl"], "not UTF-8"),
         (["run", "R42", "--chooser", "file:empty.jsonl"], "empty"),
         (["run", "bad.toml"], "leaves the manifest's folder"),
-        (["run", "noscript.toml"], "no scripted baseline"),
+        (["run", "noscript.toml"], "no scripted baseline and approves no record family"),
         (["show", "no-such-thread", "--db", "memory"], "no run with thread id"),
         (["events", "no-such-thread"], "no run with thread id"),
     ],

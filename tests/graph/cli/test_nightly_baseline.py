@@ -1,0 +1,80 @@
+"""A nightly folder with no chooser and no script: `scenario new`, then `run` runs the triage
+baseline, which ends with the buckets as the chooser's statements, each citing its receipts.
+Ground truth is the independent reference over the raw files."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.triage import write_family
+from tests.cli_process import warrant
+from tests.tools.logs import triage_reference as reference
+from tools.logs import triage
+
+
+@pytest.fixture(autouse=True)
+def _pools():
+    yield
+    triage.shutdown_pools()
+
+
+def nightly(folder: Path, count: int = 200) -> dict[str, Path]:
+    """`count` generated logs under `runs/N7/` and a history of one earlier run, each test
+    passing: the record ids and files."""
+    paths = {
+        f"runs/N7/{path.name}": path
+        for path in write_family(folder / "runs" / "N7", count, 3000, seed=5)
+    }
+    history = folder / "history"
+    history.mkdir()
+    with (history / "runs.csv").open("w", newline="") as handle:
+        rows = csv.writer(handle)
+        rows.writerow(["run", "date", "test", "status", "signature"])
+        for member in sorted(paths):
+            rows.writerow(["N6", "2026-12-03", reference.test_of(member), "PASS", ""])
+    return paths
+
+
+def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path):
+    folder = tmp_path / "nightly"
+    paths = nightly(folder)
+    assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
+    db = str(tmp_path / "runs.sqlite")
+    ran = warrant(
+        "run",
+        str(folder / "scenario.toml"),
+        "--goal",
+        "Which tests failed?",
+        "--db",
+        db,
+        "--json",
+        "-q",
+        cwd=tmp_path,
+    )
+    assert ran.returncode == 0, ran.stderr
+    handover = json.loads(ran.stdout)
+    assert handover["status"] == "stopped"
+    evidence = handover["evidence"]
+    assert evidence[0]["tool"] == "triage" and evidence[0]["record"] == "runs/N7/*.log"
+    assert {item["tool"] for item in evidence[1:]} <= {"readlines", "getrunhistory"}
+    want = reference.expected(paths)
+    largest = sorted(want.buckets.items(), key=lambda pair: (-len(pair[1]), pair[0]))[:3]
+    statements = handover["hypotheses"]
+    assert len(statements) == len(largest)
+    for (signature, members), said in zip(largest, statements, strict=True):
+        first = want.members[members[0]]
+        assert f"{len(members)} failure(s)" in said["statement"], signature
+        assert f"{first.name}:{first.error_line}" in said["statement"]
+        assert said["refs"][0] == f"E1:L{first.error_line}"
+        assert "(new against the history)" in said["statement"]  # every test passed in N6
+    # Each bucket's example was read around its line, and its test's history looked up.
+    read = {
+        (item["args"]["path"], item["args"]["start"])
+        for item in evidence[1:]
+        if item["tool"] == "readlines"
+    }
+    assert (largest[0][1][0], max(1, want.members[largest[0][1][0]].error_line - 5)) in read
