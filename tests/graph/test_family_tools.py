@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.triage import write_family
 from guards.egress import local_sources
+from lab.nightly import write_family
 from tests.helpers import call, run_embedded, stop
 from tests.tools.logs import triage_reference as reference
 from tools.logs import triage

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.triage import write_family
+from lab.nightly import write_family
 from tests.cli_process import warrant
 from tests.tools.logs import triage_reference as reference
 from tools.logs import triage
