@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from graph.diagram import DIAGRAMS, README, diagram_block, readme_block
+from lab.nightly import write_nightly
 from tools.records.registry import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -132,9 +133,12 @@ def test_a_readme_console_block_prints_what_it_shows(block, tmp_path):
     environment = fresh_environment(tmp_path)
     for command, shown in commands_and_output(block):
         words = shlex.split(command)
-        assert words[0] == "warrant", f"the README's console blocks run warrant only: {command}"
+        assert words[0] == "warrant" or words[:3] == ["python", "-m", "lab.nightly"], (
+            f"the README's console blocks run warrant and the lab's generator only: {command}"
+        )
+        program = warrant_command() if words[0] == "warrant" else [sys.executable]
         result = subprocess.run(
-            [*warrant_command(), *words[1:]],
+            [*program, *words[1:]],
             cwd=tmp_path,
             env=environment,
             stdin=subprocess.DEVNULL,
@@ -167,17 +171,16 @@ def test_the_normalizer_keeps_what_is_stable_and_drops_what_is_not():
     assert missing_lines(["c", "a"], "a\nb\nc\n") == ["a"]
 
 
-def test_the_readme_manifest_admits_the_logs_beside_it(tmp_path):
+def test_the_readme_manifest_admits_the_nightly_beside_it(tmp_path):
     (manifest_text,) = ("\n".join(block) for block in fenced_blocks(README_TEXT, "toml"))
     document = tomllib.loads(manifest_text)
     folder = tmp_path / document["id"]
-    folder.mkdir()
-    for name in ("reset_smoke.log", "fifo_basic.log"):
-        shutil.copy(ROOT / "lab" / "runs" / "R42" / name, folder / name)
+    write_nightly(folder, logs=5, member_bytes=2000)
     (folder / "scenario.toml").write_text(manifest_text, encoding="utf-8")
     scenario = load_scenario(folder / "scenario.toml")
-    assert sorted(scenario.records) == ["fifo_basic.log", "reset_smoke.log"]
-    assert {record.kind for record in scenario.records.values()} == {"log"}
+    logs = sorted(f"runs/N7/{path.name}" for path in (folder / "runs" / "N7").iterdir())
+    assert sorted(scenario.records) == sorted([*logs, "history/runs.csv"])
+    assert scenario.families == {"runs/N7/*.log": tuple(logs)}
 
 
 def heading_anchors(markdown: str) -> set[str]:

@@ -4,8 +4,8 @@ names no chooser and no script. It makes no judgment; it reads the triage receip
 1. `triage` each family (with the first approved history record, if any), four to a turn;
 2. for the largest buckets of each receipt, `readlines` around the bucket's first example and,
    with a history, `getrunhistory` of the bucket's first test;
-3. stop, with each bucket as a statement citing the receipts (a chooser's statements: the
-   handover labels them so, never as findings).
+3. stop, with each bucket a receipt shows as a statement citing the receipts (at most ten; a
+   chooser's statements: the handover labels them so, never as findings).
 
 Every call is bounded by the evidence and steps left, so a small budget ends the run early with
 what it gathered. Like every chooser it keeps no state: each turn's plan is derived from the view.
@@ -95,7 +95,7 @@ def _wanted(view: ChooserView) -> Iterator[dict[str, Any]]:
 def _stop(view: ChooserView) -> dict[str, Any]:
     hypotheses = []
     for item in _triaged(view):
-        for bucket in buckets_of(item)[:TOP_BUCKETS]:
+        for bucket in buckets_of(item):
             refs = [f"{item['ref']}:L{bucket.line}", *_follow_ups(view, bucket)]
             tests = ", ".join(bucket.tests) or "unnamed"
             status = f" ({bucket.status} against the history)" if bucket.status else ""

@@ -62,10 +62,10 @@ def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path)
     assert evidence[0]["tool"] == "triage" and evidence[0]["record"] == "runs/N7/*.log"
     assert {item["tool"] for item in evidence[1:]} <= {"readlines", "getrunhistory"}
     want = reference.expected(paths)
-    largest = sorted(want.buckets.items(), key=lambda pair: (-len(pair[1]), pair[0]))[:3]
+    largest = sorted(want.buckets.items(), key=lambda pair: (-len(pair[1]), pair[0]))
     statements = handover["hypotheses"]
-    assert len(statements) == len(largest)
-    for (signature, members), said in zip(largest, statements, strict=True):
+    assert len(statements) == min(10, len(largest))  # every bucket the receipt shows
+    for (signature, members), said in zip(largest, statements, strict=False):
         first = want.members[members[0]]
         assert f"{len(members)} failure(s)" in said["statement"], signature
         assert f"{first.name}:{first.error_line}" in said["statement"]
