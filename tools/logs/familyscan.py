@@ -2,7 +2,7 @@
 and that error's signature. The worker `triage` and `searchfamily` run in a process pool, so this
 module imports nothing heavy (no pydantic, no NumPy): a worker starts in a few milliseconds.
 
-**Reading** (`open_member`, which `searchfamily` reads through too). A member is opened without
+**Reading** (`MemberFile`, which `searchfamily` reads through too). A member is opened without
 following a last symlink and without blocking; anything but a regular file is refused. It is read
 up to the size it had when opened: a member still being written is read that far and the scan says
 so (`grown`). A gzip member (by its magic bytes) is decompressed as it is read, at most `Limits.cap`
@@ -74,12 +74,11 @@ import stat
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import PurePosixPath
-from typing import Literal, Protocol, cast
+from typing import Literal, NamedTuple, Protocol, cast
 
 import hyperscan
 
@@ -179,11 +178,12 @@ class MemberScan:
     """Bytes read (decompressed)."""
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(NamedTuple):
     """A family member: its id (as cited), its file, and the pin its record got at admission.
 
-    A member without a pin (`sha256` None) is read as it is, unchecked."""
+    A member without a pin (`sha256` None) is read as it is, unchecked. A named tuple: made for
+    each of up to 10,000 members per call and sent to a worker, where a frozen dataclass costs
+    several times as much to make and to pickle."""
 
     id: str
     path: str
@@ -288,9 +288,9 @@ class Source(io.RawIOBase):
                 pass
 
 
-@contextmanager
-def open_member(member: Member, limits: Limits = NO_LIMITS) -> Iterator[tuple[Source, list[str]]]:
-    """A member's raw bytes and the notes on their reading (filled when the block ends).
+class MemberFile:
+    """`with MemberFile(member, limits) as (source, notes)`: a member's raw bytes and the notes
+    on their reading (filled when the block ends). Raises `Unread`.
 
     The member is opened without following a last symlink and without blocking, and must be a
     regular file. A pinned member must also have one link and the identity pinned at its
@@ -298,43 +298,73 @@ def open_member(member: Member, limits: Limits = NO_LIMITS) -> Iterator[tuple[So
     the bytes read are proven to be the version admitted: hashed as they were read, or, when the
     file at open was the identity the main process's digest memory vouches for
     (`Member.trusted`), not hashed at all unless its identity moved while it was read (then its
-    first `size` bytes are hashed again). Raises `Unread`."""
-    if limits.until is not None and time.monotonic() > limits.until:
-        raise Unread(TIME_PASSED)
-    try:
-        fd = os.open(member.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        raise Unread(f"cannot be opened: {error.strerror or error}") from None
-    try:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode):
-            raise Unread("is not a regular file")
-        opened = identity_of(found)
-        digest: Digest | None = None
-        if member.sha256 is None:  # not pinned: read as it is
-            size = found.st_size
-        else:
-            _check_pin(member, found)
-            size = member.size
-            digest = None if opened == member.trusted else limits.sha256()
-        source = Source(fd, size, digest, limits.until)
-        notes: list[str] = []
-        yield source, notes
-        now = os.fstat(fd)
+    first `size` bytes are hashed again). A class rather than a generator: it is entered once a
+    member, thousands of times a call."""
+
+    def __init__(self, member: Member, limits: Limits = NO_LIMITS) -> None:
+        self._member, self._limits = member, limits
+        self._fd = -1
+
+    def __enter__(self) -> tuple[Source, list[str]]:
+        member, limits = self._member, self._limits
+        if limits.until is not None and time.monotonic() > limits.until:
+            raise Unread(TIME_PASSED)
+        try:
+            self._fd = fd = os.open(
+                member.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+            )
+        except OSError as error:
+            raise Unread(f"cannot be opened: {error.strerror or error}") from None
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode):
+                raise Unread("is not a regular file")
+            self._digest: Digest | None = None
+            if member.sha256 is None:  # not pinned: read as it is
+                size = found.st_size
+            else:
+                _check_pin(member, found)
+                size = member.size
+                self._opened = identity_of(found)
+                if self._opened != member.trusted:
+                    self._digest = limits.sha256()
+            self._source = Source(fd, size, self._digest, limits.until)
+            self._notes: list[str] = []
+        except BaseException:
+            self._close()
+            raise
+        return self._source, self._notes
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        try:
+            if kind is None:
+                self._finish()
+        finally:
+            self._close()
+
+    def _finish(self) -> None:
+        member, source, size = self._member, self._source, self._source.limit
+        now = os.fstat(self._fd)
         if member.sha256 is not None:
-            if digest is not None:
+            if self._digest is not None:
                 source.drain()
-                if (source.count, digest.hexdigest()) != (size, member.sha256):
+                if (source.count, self._digest.hexdigest()) != (size, member.sha256):
                     raise Unread(NOT_ADMITTED)
-            elif identity_of(now) != opened and _pread_sha256(fd, size, limits) != member.sha256:
+            elif (
+                identity_of(now) != self._opened
+                and _pread_sha256(self._fd, size, self._limits) != member.sha256
+            ):
                 raise Unread(NOT_ADMITTED)
         if now.st_size > size:
-            notes.append(
+            self._notes.append(
                 f"grew while it was read: read up to {size} bytes, its size when opened"
                 f" (now {now.st_size})"
             )
-    finally:
-        os.close(fd)
+
+    def _close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 def _check_pin(member: Member, found: os.stat_result) -> None:
@@ -402,7 +432,7 @@ def read_chunks(
     """Feed the member's bytes (decompressed) to `visit`: a buffer, the count of its first bytes
     that are the next chunk, and whether it is known to be the last; the bytes read and the notes
     on the reading. Raises `Unread`."""
-    with open_member(member, limits) as (source, notes):
+    with MemberFile(member, limits) as (source, notes):
         total = _feed(source, visit, notes, limits.cap)
     return total, notes
 

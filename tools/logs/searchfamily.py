@@ -30,8 +30,8 @@ from tools.logs.familyscan import (
     Cited,
     Limits,
     Member,
+    MemberFile,
     Unread,
-    open_member,
 )
 from tools.logs.logscan import Search, search
 from tools.logs.triage import members_of, parallel_map, session_limits
@@ -79,10 +79,10 @@ class FamilyHits:
 def open_text(
     member: Member, limits: Limits = NO_LIMITS
 ) -> Iterator[tuple[io.BufferedIOBase, list[str]]]:
-    """A member's text as a stream, read as `triage` reads it (`familyscan.open_member`: to its
+    """A member's text as a stream, read as `triage` reads it (`familyscan.MemberFile`: to its
     size at open, or its pinned size and proven the version admitted; decompressed if gzip, to
     the cap), and the notes on its reading (filled when the block ends). Raises `Unread`."""
-    with open_member(member, limits) as (source, notes):
+    with MemberFile(member, limits) as (source, notes):
         plain = io.BufferedReader(source, 1 << 20)
         stream: io.BufferedIOBase = plain
         if plain.peek(2)[:2] == GZIP_MAGIC:
@@ -217,7 +217,14 @@ def excerpt(found: FamilyHits, query: str, regex: bool) -> Excerpt:
         or len(found.counts) > MAX_MEMBERS
         or len(found.unread) > MAX_MEMBERS
     )
-    return make_excerpt(summarize(found, query, regex), lines, truncated=truncated)
+    unknowns = [f"what {why}" for _, why in found.unread[:MAX_MEMBERS]]
+    if len(found.unread) > MAX_MEMBERS:
+        unknowns.append(f"what {len(found.unread) - MAX_MEMBERS} more unread member(s) hold")
+    if found.matching > len(found.hits):
+        unknowns.append(
+            f"the text of {found.matching - len(found.hits)} matching line(s) counted, not shown"
+        )
+    return make_excerpt(summarize(found, query, regex), lines, truncated, unknowns)
 
 
 def run_family(
