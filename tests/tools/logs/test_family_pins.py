@@ -30,6 +30,7 @@ from tools.logs.familyscan import (
 )
 from tools.logs.triage import members_of, scan_family
 from tools.records import digests
+from tools.records import reading as records_reading
 from tools.records.digests import identity_of
 from tools.records.reading import ReadCut, reading
 from tools.records.registry import Record
@@ -150,7 +151,7 @@ def reference_paths(paths: dict[str, Path], folder: Path, cap: int | None) -> di
     return found
 
 
-def test_changed_members_are_unread_and_the_family_is_triaged_from_the_rest(tmp_path):
+def test_changed_members_are_unread_and_the_family_is_triaged_from_the_rest(tmp_path, monkeypatch):
     paths, records, reasons = tampered_family(tmp_path)
     good = {name: path for name, path in paths.items() if name not in reasons}
     changed = set(reasons) - {"blob.log"}
@@ -183,10 +184,12 @@ def test_changed_members_are_unread_and_the_family_is_triaged_from_the_rest(tmp_
         for member, note in found.notes
         if member in capped
     )
+    monkeypatch.setattr(records_reading, "MAX_STREAMED_BYTES", CAP)  # the tool's cap, lowered
     with reading(3600):  # a time limit not reached: the same result, the call not cut
         shown = triage.run_family(list(records.values()), workers=1)
     for name in reasons:
         assert f"not read: {name} {reasons[name]}" in shown.summary
+    assert f"decompressed past the cap of {CAP} bytes" in shown.summary
 
 
 def test_searchfamily_reads_members_through_the_same_checks(tmp_path):
