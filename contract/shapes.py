@@ -181,6 +181,8 @@ class EvidenceItem(TypedDict, total=False):
     flags: list[str]
     error: str | None
     """A `RefusalCode` value when the record could not be read."""
+    unknowns: list[str]
+    """What the reading could not tell (a family's members with no verdict, …), when it says."""
     attempt: int
     """2 or more: an earlier attempt of the call may have run before a crash."""
     body: dict[str, Any]

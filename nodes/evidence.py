@@ -72,7 +72,7 @@ def evidence_item(
         {"line": line.number, "text": line.text, "flags": list(line.flags)}
         for line in excerpt.lines
     ]
-    return {
+    item: EvidenceItem = {
         **base,
         "summary": excerpt.summary,
         "excerpt": lines,
@@ -80,6 +80,9 @@ def evidence_item(
         "flags": list(excerpt.flags),
         "error": None,
     }
+    if excerpt.unknowns:
+        item["unknowns"] = list(excerpt.unknowns)
+    return item
 
 
 def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> EvidenceItem:

@@ -26,7 +26,7 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
     evidence (read from the store)."""
     grant = state.get("grant", {})
     items = [NO_ROOT_CAUSE, *grant.get("unknowns", ())]
-    items += [_truncated(item) for item in evidence if item.get("truncated")]
+    items += [unknown for item in evidence for unknown in _told(item)]
     items += [_failed(item) for item in evidence if item.get("error")]
     items += [_may_have_run(item) for item in evidence if item.get("attempt", 1) > 1]
     items += [
@@ -52,15 +52,19 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
 def quoting(item: Mapping[str, Any]) -> list[str]:
     """The unknowns that quote an evidence item's summary: what a remote route must not see of a
     record approved for local routes only."""
-    return [
-        *([_truncated(item)] if item.get("truncated") else []),
-        *([_failed(item)] if item.get("error") else []),
-    ]
+    return [*_told(item), *([_failed(item)] if item.get("error") else [])]
 
 
 def about_ref(unknown: str, refs: Iterable[str]) -> str | None:
     """The ref among `refs` an unknown is about: an unknown about an item starts with its ref."""
     return next((ref for ref in refs if unknown.startswith((f"{ref}:", f"{ref} "))), None)
+
+
+def _told(item: Mapping[str, Any]) -> list[str]:
+    """What an item says it could not tell: the tool's own unknowns, else that it is truncated."""
+    if told := item.get("unknowns"):
+        return [f"{item['ref']}: {unknown}" for unknown in told]
+    return [_truncated(item)] if item.get("truncated") else []
 
 
 def _truncated(item: Mapping[str, Any]) -> str:

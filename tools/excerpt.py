@@ -34,6 +34,9 @@ class Excerpt(BaseModel):
     lines: tuple[Line, ...]
     truncated: bool
     """More matched or belonged to the section than is shown."""
+    unknowns: tuple[str, ...] = ()
+    """What this reading could not tell, each in one line (a family's members with no verdict or
+    not read, buckets counted and not shown): the handover lists them as the item's unknowns."""
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -103,8 +106,15 @@ def _incomplete_tail(data: bytes) -> int:
     return 0
 
 
-def make_excerpt(summary: str, lines: Iterable[Line], truncated: bool) -> Excerpt:
-    return Excerpt(summary=summary, lines=flag_split_instructions(list(lines)), truncated=truncated)
+def make_excerpt(
+    summary: str, lines: Iterable[Line], truncated: bool, unknowns: Iterable[str] = ()
+) -> Excerpt:
+    return Excerpt(
+        summary=summary,
+        lines=flag_split_instructions(list(lines)),
+        truncated=truncated,
+        unknowns=tuple(unknowns),
+    )
 
 
 def _messages(lines: list[Line]) -> list[str]:

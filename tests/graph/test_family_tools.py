@@ -158,3 +158,21 @@ def test_a_chooser_is_shown_a_large_family_as_one_entry_and_the_family_tools_onl
     r42 = load_scenario(Path(__file__).resolve().parents[2] / "lab" / "R42.toml").model_dump()
     assert _families(r42) == ([], set())
     assert not {"triage", "searchfamily"} & {entry["name"] for entry in _catalog(r42)}
+
+
+def test_a_member_that_cannot_be_read_is_an_unknown_of_the_receipt_and_the_rest_is_read(tmp_path):
+    ids = logs(tmp_path, 4)
+    (tmp_path / "runs" / "blob.log").write_bytes(b"\x7fELF\x00\x01" + bytes(range(256)))
+    manifest = nightly(tmp_path, [call("c1", "searchfamily", family=GLOB, query="UVM_"), stop()])
+    state = run_embedded(str(manifest))
+    [item] = state["evidence"]
+    assert item["error"] is None and item["family"]["members"] == len(ids) + 1
+    assert any(
+        unknown.startswith("E1: what runs/blob.log holds: it is binary")
+        for unknown in state["handover"]["unknowns"]
+    )
+    want = sum(
+        sum(b"UVM_" in line for line in (tmp_path / member).read_bytes().splitlines())
+        for member in ids
+    )
+    assert item["summary"].startswith(f"{want} line(s) in ")

@@ -217,7 +217,10 @@ def excerpt(found: FamilyHits, query: str, regex: bool) -> Excerpt:
         or len(found.counts) > MAX_MEMBERS
         or len(found.unread) > MAX_MEMBERS
     )
-    unknowns = [f"what {why}" for _, why in found.unread[:MAX_MEMBERS]]
+    unknowns = [
+        f"what {member} holds: it {why.removeprefix(member).strip()}"
+        for member, why in found.unread[:MAX_MEMBERS]
+    ]
     if len(found.unread) > MAX_MEMBERS:
         unknowns.append(f"what {len(found.unread) - MAX_MEMBERS} more unread member(s) hold")
     if found.matching > len(found.hits):

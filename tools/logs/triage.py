@@ -553,7 +553,7 @@ def excerpt(triaged: Triage) -> Excerpt:
         or any(len(shown.bucket.tests) > MAX_NAMED for shown in triaged.buckets)
         or len(triaged.flaky) > MAX_NAMED
     )
-    return make_excerpt(summarize(triaged), lines, truncated=truncated)
+    return make_excerpt(summarize(triaged), lines, truncated=truncated, unknowns=triaged.unknowns)
 
 
 def run_family(

@@ -71,6 +71,13 @@ def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path)
         assert f"{first.name}:{first.error_line}" in said["statement"]
         assert said["refs"][0] == f"E1:L{first.error_line}"
         assert "(new against the history)" in said["statement"]  # every test passed in N6
+    # What the triage could not tell is the handover's unknown, about E1.
+    none = sorted(name for name, member in want.members.items() if member.verdict == "none")
+    assert none and any(
+        unknown.startswith(f"E1: the verdict of {len(none)} member(s) whose log states none: ")
+        and none[0] in unknown
+        for unknown in handover["unknowns"]
+    )
     # Each bucket's example was read around its line, and its test's history looked up.
     read = {
         (item["args"]["path"], item["args"]["start"])
