@@ -18,9 +18,11 @@ reads is still only the admitted record its call names, pinned to its manifest a
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
@@ -154,6 +156,34 @@ def _family(task: ExecuteTask) -> Family | None:
     return Family(family.name, tuple(members), family.glob)
 
 
+def _progress(task: ExecuteTask) -> Callable[[int, int], None]:
+    """A family call's progress, streamed (LangGraph's `custom` mode) at each whole percent: the
+    console shows it; nothing is recorded, and a caller that does not stream it sees nothing."""
+    write = get_stream_writer()
+    call = task["call"]
+    shown = -1
+
+    def tell(done: int, total: int) -> None:
+        nonlocal shown
+        percent = done * 100 // max(total, 1)
+        if percent != shown:
+            shown = percent
+            write(
+                {
+                    "progress": {
+                        "turn": task["turn"],
+                        "call_id": call["id"],
+                        "ref": call.get("ref"),
+                        "tool": call["name"],
+                        "done": done,
+                        "total": total,
+                    }
+                }
+            )
+
+    return tell
+
+
 def _read(
     spec: ToolSpec,
     args: ToolArgs,
@@ -178,6 +208,9 @@ def _read(
             f"the call ran past its limit of {call_s}s (budget.call_s)",
         )
     with reading(min(left, call_s), *cut) as session:
-        excerpt = spec.run(args, records) if family is None else spec.run(args, records, family)
+        if family is None:
+            excerpt = spec.run(args, records)
+        else:
+            excerpt = spec.run(args, records, family, _progress(task))
         session.verify()
     return excerpt

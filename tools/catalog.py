@@ -34,7 +34,7 @@ class ToolSpec:
     """The kind of record those fields must name."""
     run: Callable[..., Excerpt]
     """Reads the records; called only by the executor, for calls the guard approved:
-    `run(args, records)`, and `run(args, records, family)` for a family tool."""
+    `run(args, records)`, and `run(args, records, family, progress)` for a family tool."""
     needs_approval: bool = False
     """Every use waits for a person's approval, whatever the record says."""
     family_field: str | None = None

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import Progress, TaskID
 from rich.text import Text
 
 from graph.errors import ErrorKind, KindedError
@@ -22,7 +24,7 @@ from graph.persistence.savers import (
     user_store,
 )
 from graph.present.render import escaped, event_summary, handover_markdown
-from graph.runs.runner import Outcome, RunError, stored_run
+from graph.runs.runner import PROGRESS, Outcome, RunError, stored_run
 from nodes.choosers.cassette import write_cassette
 
 app = typer.Typer(
@@ -111,16 +113,53 @@ def cells(*values: object) -> list[Text]:
     return [Text(escaped(str(value))) for value in values]
 
 
-def progress(quiet: bool) -> Any:
+def progress(quiet: bool, json_output: bool = False) -> Any:
+    """What the console shows of a run as it goes: a line per ledger entry, and a long family
+    call's progress (a bar on a terminal, a line each quarter otherwise; nothing with `--json`)."""
+    reading = ReadingBar()
+
     def show(event: dict[str, Any]) -> None:
-        if not quiet:
-            lane = f"{event['lane']:>6} " if event.get("lane") else ""
-            line = Text.assemble(
-                (lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} "
-            )
-            stderr.print(line.append(event_summary(event)))
+        if quiet:
+            return
+        if event["type"] == PROGRESS:
+            if not json_output:
+                reading.show(event["payload"])
+            return
+        lane = f"{event['lane']:>6} " if event.get("lane") else ""
+        line = Text.assemble(
+            (lane, "cyan"), (f"turn {event['turn']}", "dim"), f" {event['type']:<9} "
+        )
+        stderr.print(line.append(event_summary(event)))
 
     return show
+
+
+@dataclass
+class ReadingBar:
+    """A family call's progress on stderr: rich's bar on a terminal (gone when the call is done),
+    else a line at each quarter."""
+
+    bar: Progress | None = None
+    task: TaskID | None = None
+    quarter: int = -1
+
+    def show(self, told: dict[str, Any]) -> None:
+        done, total = int(told["done"]), int(told["total"])
+        what = f"turn {told['turn']} reading   {told['call_id']} {told['tool']} → {told['ref']}"
+        if not stderr.is_terminal:
+            quarter = done * 4 // max(total, 1)
+            if quarter != self.quarter:
+                self.quarter = quarter
+                stderr.print(f"{what} · {done}/{total} members", style="dim")
+            return
+        if self.bar is None or self.task is None:
+            self.bar = Progress(*Progress.get_default_columns(), console=stderr, transient=True)
+            self.task = self.bar.add_task(escaped(what), total=total)
+            self.bar.start()
+        self.bar.update(self.task, completed=done)
+        if done >= total:
+            self.bar.stop()
+            self.bar = self.task = None
 
 
 def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:

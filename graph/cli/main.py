@@ -91,7 +91,9 @@ def run(
         if record is not None:
             check_record_path(record)
         request = admit_request(scenario, goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet), lane_calls=record is not None)
+        result = start(
+            request, chosen_db(db), progress(quiet, json_output), lane_calls=record is not None
+        )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:

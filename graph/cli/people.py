@@ -67,7 +67,7 @@ def continue_run(
         if message_id is not None:
             check_message_id(message_id)
         request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet))
+        result = start(request, chosen_db(db), progress(quiet, json_output))
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -133,7 +133,7 @@ def resume(
         result = resume_run(
             thread_id,
             chosen_db(db),
-            progress(quiet),
+            progress(quiet, json_output),
             reply,
             interaction,
             lane_calls=record is not None,

@@ -61,6 +61,9 @@ from nodes.record import (
 )
 
 OnEvent = Callable[[dict[str, Any]], None]
+"""Told each ledger entry as it is committed, and (type `PROGRESS`) a long call's progress."""
+PROGRESS = "progress"
+"""The type of what `OnEvent` is told of a family call's progress: never a ledger entry."""
 Reply = Callable[[str], dict[str, Any]]
 """Builds a reply body for an interaction of the given kind (`question` or `approval`)."""
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
@@ -398,14 +401,19 @@ def advance(
             parts = graph.stream(
                 run_input,
                 config,
-                stream_mode="updates",
+                stream_mode=["updates", "custom"],
                 durability="sync",
                 context=context or WarrantContext(),
                 subgraphs=True,
             )
-            # With `subgraphs`, a part is (namespace, {node: update}); LangGraph's typing of the
-            # "updates" mode says a dict.
-            for namespace, update in cast(Iterator[tuple[tuple[str, ...], dict[str, Any]]], parts):
+            # With `subgraphs` and two modes, a part is (namespace, mode, data): an update is
+            # {node: update}, a custom part what a node wrote (a family call's progress).
+            typed = cast(Iterator[tuple[tuple[str, ...], str, dict[str, Any]]], parts)
+            for namespace, mode, update in typed:
+                if mode == "custom":
+                    if "progress" in update:
+                        reporter.progress(namespace, update["progress"])
+                    continue
                 for node_update in update.values():
                     # an interrupt arrives as a tuple, not an update
                     cursor = node_update.get("cursor") if isinstance(node_update, dict) else None
@@ -459,6 +467,12 @@ class Reporter:
         for event in new_events(store_of(self.graph), scope, before, cursor):
             self.on_event({**event, "lane": lane} if lane else event)
         self.reported[scope] = max(before, cursor["events"])
+
+    def progress(self, namespace: tuple[str, ...], told: dict[str, Any]) -> None:
+        """A family call's progress, as an event of type `progress` that no ledger holds."""
+        lane = self._lane(namespace) if namespace else ""
+        shown = {"type": PROGRESS, "turn": told.get("turn", 0), "payload": told}
+        self.on_event({**shown, "lane": lane} if lane else shown)
 
     def _lane(self, namespace: tuple[str, ...]) -> str:
         if namespace not in self.lanes:

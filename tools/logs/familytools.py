@@ -17,6 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
+from tools.logs.triage import Progress
 from tools.records.registry import Family, Record
 from tools.stream.patterns import Pattern, PatternError, compiled
 
@@ -64,11 +65,23 @@ class SearchFamilyArgs(ToolArgs):
         return query
 
 
-def run_triage(args: TriageArgs, records: Mapping[str, Record], family: Family) -> Excerpt:
-    return triage.run_family(family.members, records.get("history"), run=args.run)
+def run_triage(
+    args: TriageArgs,
+    records: Mapping[str, Record],
+    family: Family,
+    progress: Progress | None = None,
+) -> Excerpt:
+    return triage.run_family(
+        family.members, records.get("history"), run=args.run, progress=progress
+    )
 
 
 def run_searchfamily(
-    args: SearchFamilyArgs, records: Mapping[str, Record], family: Family
+    args: SearchFamilyArgs,
+    records: Mapping[str, Record],
+    family: Family,
+    progress: Progress | None = None,
 ) -> Excerpt:
-    return searchfamily.run_family(family.members, args.query, args.regex, args.limit)
+    return searchfamily.run_family(
+        family.members, args.query, args.regex, args.limit, progress=progress
+    )

@@ -34,7 +34,7 @@ from tools.logs.familyscan import (
     Unread,
 )
 from tools.logs.logscan import Search, search
-from tools.logs.triage import members_of, parallel_map, session_limits
+from tools.logs.triage import Progress, members_of, parallel_map, session_limits
 from tools.records import reading
 from tools.records.registry import Record
 from tools.stream.patterns import Pattern
@@ -165,6 +165,7 @@ def search_family(
     limit: int = 20,
     workers: int | None = None,
     limits: Limits | None = None,
+    progress: Progress | None = None,
 ) -> FamilyHits:
     """Every member searched (any subset: a shard), in the pool, within `limits` (by default
     the current reading session's: `triage.session_limits`)."""
@@ -175,7 +176,7 @@ def search_family(
         limit=limit,
         limits=session_limits() if limits is None else limits,
     )
-    return fold(limit, parallel_map(work, ordered, workers))
+    return fold(limit, parallel_map(work, ordered, workers, progress))
 
 
 def summarize(found: FamilyHits, query: str, regex: bool) -> str:
@@ -236,10 +237,11 @@ def run_family(
     regex: bool = False,
     limit: int = 20,
     workers: int | None = None,
+    progress: Progress | None = None,
 ) -> Excerpt:
     """The tool's body for approved records (the catalog's wiring names the family's records):
     each member read within the session's limits and proven the version admitted; a call past
     its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
-    found = search_family(members_of(members), query, regex, limit, workers)
+    found = search_family(members_of(members), query, regex, limit, workers, progress=progress)
     reading.check_time()
     return excerpt(found, query, regex)

@@ -217,16 +217,32 @@ def shutdown_pools() -> None:
         executor.shutdown(wait=True)
 
 
+Progress = Callable[[int, int], None]
+"""Told `(done, total)` as members are read: a long family call shows it on the console."""
+
+
 def parallel_map(
-    work: Callable[[T], R], items: Sequence[T], workers: int | None = None
+    work: Callable[[T], R],
+    items: Sequence[T],
+    workers: int | None = None,
+    progress: Progress | None = None,
 ) -> Iterator[R]:
     """`work` over `items` in their order: in this process for a few, else in chunks of items
-    over the pool (a few chunks per worker, so a slow member does not hold the rest back)."""
+    over the pool (a few chunks per worker, so a slow member does not hold the rest back);
+    `progress` told after each result."""
     count = workers or os.cpu_count() or 1
     if len(items) < SERIAL_BELOW or count == 1:
-        return map(work, items)
-    chunk = max(1, math.ceil(len(items) / (count * 8)))
-    return pool(count).map(work, items, chunksize=chunk)
+        results: Iterator[R] = map(work, items)
+    else:
+        chunk = max(1, math.ceil(len(items) / (count * 8)))
+        results = pool(count).map(work, items, chunksize=chunk)
+    return results if progress is None else _told(results, len(items), progress)
+
+
+def _told(results: Iterator[R], total: int, progress: Progress) -> Iterator[R]:
+    for done, result in enumerate(results, 1):
+        yield result
+        progress(done, total)
 
 
 def session_limits() -> Limits:
@@ -236,13 +252,16 @@ def session_limits() -> Limits:
 
 
 def scan_family(
-    members: Sequence[Member], workers: int | None = None, limits: Limits | None = None
+    members: Sequence[Member],
+    workers: int | None = None,
+    limits: Limits | None = None,
+    progress: Progress | None = None,
 ) -> FamilyResult:
     """Every member scanned (a shard: any subset), folded as results arrive, within `limits`
     (by default the current reading session's: `session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
     work = partial(scan_member, limits=session_limits() if limits is None else limits)
-    return fold(parallel_map(work, ordered, workers))
+    return fold(parallel_map(work, ordered, workers, progress))
 
 
 def members_of(records: Iterable[Record]) -> list[Member]:
@@ -377,9 +396,10 @@ def triage(
     *,
     run: str | None = None,
     workers: int | None = None,
+    progress: Progress | None = None,
 ) -> Triage:
     """The family triaged: `scan_family` then `report`."""
-    return report(scan_family(family, workers), history, run=run)
+    return report(scan_family(family, workers, progress=progress), history, run=run)
 
 
 def report(
@@ -561,12 +581,13 @@ def run_family(
     history: Record | None = None,
     run: str | None = None,
     workers: int | None = None,
+    progress: Progress | None = None,
 ) -> Excerpt:
     """The tool's body for approved records (the catalog's wiring names the family's records):
     each member read within the session's limits and proven the version admitted; a call past
     its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
     rows = history_of(history) if history is not None else None
-    triaged = triage(members_of(members), rows, run=run, workers=workers)
+    triaged = triage(members_of(members), rows, run=run, workers=workers, progress=progress)
     reading.check_time()
     return excerpt(triaged)
 

@@ -85,3 +85,27 @@ def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path)
         if item["tool"] == "readlines"
     }
     assert (largest[0][1][0], max(1, want.members[largest[0][1][0]].error_line - 5)) in read
+
+
+def test_a_family_calls_progress_is_on_the_console_and_never_in_json(tmp_path):
+    folder = tmp_path / "nightly"
+    nightly(folder, count=40)
+    assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
+    manifest = str(folder / "scenario.toml")
+    shown = warrant("run", manifest, "--goal", "Which failed?", "--db", "memory", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    reading = [line for line in shown.stderr.splitlines() if " reading " in line]
+    assert reading[0].startswith("turn 1 reading   t1c1 triage → E1 · ")
+    assert reading[-1].endswith("· 40/40 members")
+    assert [int(line.split("· ")[-1].split("/")[0]) * 4 // 40 for line in reading] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    machine = warrant(
+        "run", manifest, "--goal", "Which failed?", "--db", "memory", "--json", cwd=tmp_path
+    )
+    assert machine.returncode == 0 and " reading " not in machine.stderr + machine.stdout
+    assert json.loads(machine.stdout)["evidence"][0]["tool"] == "triage"
