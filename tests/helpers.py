@@ -102,13 +102,14 @@ def run_embedded(
     context: WarrantContext | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     thread: str = "t1",
+    goal: str | None = None,
 ) -> dict[str, Any]:
     """Run the governed loop in-process to its end and return the final state, with the run's
     record read back from the store (`events`, `evidence`, `model_calls`)."""
     graph = compile_graph(checkpointer or InMemorySaver())
     config = {"configurable": {"thread_id": thread}}
     graph.invoke(
-        {"scenario": scenario, "chooser": chooser},
+        {"scenario": scenario, "chooser": chooser} | ({"goal": goal} if goal else {}),
         config,
         durability="sync",
         context=context or WarrantContext(),
