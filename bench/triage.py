@@ -11,6 +11,12 @@ starts the process pool, later ones find it warm) and
 
     grep -H -E 'UVM_(ERROR|FATAL) |%Error|TEST (PASSED|FAILED)' *.log | awk … | sort | uniq -c
 
+Warrant's triage is timed three ways: over plain members (`Member(id, path)`, no pin: read
+unchecked), and over the family as a manifest admits it (`load_scenario` of a `glob`: each member
+pinned, hashed once at admission and its digest remembered), read as the `triage` tool reads it
+(`members_of`, then `triage`): with the digests trusted (no member hashed again), and with them
+forgotten (every member hashed in its worker as it is read).
+
 Peak memory: `resource.getrusage` of this process and of its waited children (the pipeline's
 largest process), and each pool worker's own peak (its VmHWM, read before the pool stops).
 `--large`: 10,000 logs, about 2 GB.
@@ -27,12 +33,15 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.loggen import log_lines
+
+T = TypeVar("T")
 
 BASES = (
     "reset_smoke",
@@ -209,6 +218,30 @@ def _family(folder: Path, count: int, total_mb: int) -> list[Path]:
     return paths
 
 
+def _admitted(folder: Path, paths: list[Path]) -> list[Any]:
+    """The family's records as a manifest of one `glob` admits them (`load_scenario`: each file
+    hashed, and its digest remembered when the file had been quiet): a family just written is
+    first left alone for `QUIET_NS`, as an admitted family would have been."""
+    from tools.records.digests import QUIET_NS
+    from tools.records.registry import load_scenario
+
+    quiet = max(path.stat().st_ctime_ns for path in paths) + QUIET_NS - time.time_ns()
+    if quiet > 0:
+        time.sleep(quiet / 1e9 + 0.05)
+    manifest = folder / "bench.toml"
+    manifest.write_text(
+        'id = "BENCH"\nprofile = "triage"\ngoal = "Triage the family."\n'
+        '[[record]]\nglob = "*.log"\nkind = "log"\n'
+    )
+    return list(load_scenario(manifest).records.values())
+
+
+def _timed(work: Callable[[], T]) -> tuple[float, T]:
+    started = time.perf_counter()
+    done = work()
+    return time.perf_counter() - started, done
+
+
 def _pipeline(folder: Path) -> tuple[float, str]:
     started = time.perf_counter()
     done = subprocess.run(
@@ -248,22 +281,29 @@ def main() -> None:
     size = sum(path.stat().st_size for path in paths)
 
     from tools.logs.familyscan import Member
-    from tools.logs.triage import excerpt, triage
+    from tools.logs.triage import excerpt, members_of, triage
+    from tools.records.digests import forget_all
 
     members = [Member(path.name, str(path)) for path in paths]
+    records = _admitted(folder, paths)
     _pipeline(folder)  # into the page cache
-    started = time.perf_counter()
-    cold = triage(members)
-    cold_s = time.perf_counter() - started
-    ours, theirs = [], []
+    cold_s, cold = _timed(lambda: triage(members))
+    ours, trusted, hashed, theirs = [], [], [], []
     for _ in range(args.reps):
-        started = time.perf_counter()
-        result = triage(members)
-        ours.append(time.perf_counter() - started)
+        elapsed, result = _timed(lambda: triage(members))
+        ours.append(elapsed)
+        elapsed, pinned = _timed(lambda: triage(members_of(records)))
+        trusted.append(elapsed)
+        assert not pinned.result.unread, pinned.result.unread[:3]  # every member proven
         elapsed, output = _pipeline(folder)
         theirs.append(elapsed)
-    assert excerpt(result) == excerpt(cold)
+    forget_all()
+    for _ in range(args.reps):
+        elapsed, rehashed = _timed(lambda: triage(members_of(records)))
+        hashed.append(elapsed)
+    assert excerpt(result) == excerpt(cold) == excerpt(pinned) == excerpt(rehashed)
     warm, pipe = statistics.median(ours), statistics.median(theirs)
+    warm_trusted, warm_hashed = statistics.median(trusted), statistics.median(hashed)
     workers = _worker_peaks_kib()
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -274,6 +314,14 @@ def main() -> None:
         f"| shell pipeline (grep -E … \\| awk \\| sort \\| uniq -c), median of {args.reps} | {pipe:.3f} | 1.00 |"
     )
     print(f"| triage, pool warm, median of {args.reps} | {warm:.3f} | {warm / pipe:.2f} |")
+    print(
+        f"| triage of the admitted records, digests trusted, median of {args.reps}"
+        f" | {warm_trusted:.3f} | {warm_trusted / pipe:.2f} |"
+    )
+    print(
+        f"| triage of the admitted records, every member hashed, median of {args.reps}"
+        f" | {warm_hashed:.3f} | {warm_hashed / pipe:.2f} |"
+    )
     print(f"| triage, first call (starts the pool) | {cold_s:.3f} | {cold_s / pipe:.2f} |")
     print()
     print(
