@@ -32,11 +32,11 @@ ROOT = Path(__file__).resolve().parents[3]
 SERVE_PYTHON = Path(os.environ.get("WARRANT_SERVE_PYTHON", ROOT / ".venv-serve" / "bin" / "python"))
 RUNS = 20
 RECLAIM_S = 60
+"""How long the killed replica's runs may take to finish elsewhere (20 s measured): three heartbeats
+of 5 s, then the run itself, on two busy cores."""
 KILL_AFTER_S = 0.7
 """When the replica is killed in the second case: runs started, none of them finished (a fixed
 moment, so that a failure can be repeated; the pause point case holds runs at a known step)."""
-"""How long the killed replica's runs may take to finish elsewhere (20 s measured): three heartbeats
-of 5 s, then the run itself, on two busy cores."""
 _REDIS_DBS = itertools.count(8)
 
 
