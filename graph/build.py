@@ -30,9 +30,9 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Send
 
 from contract.codes import Outcome, Status
+from contract.state import ChildInput, RunInput, WarrantState
 from graph.children import CHILD, arun_child, child_tasks, run_child
 from graph.governed import Graph, atask, bound_store, node_values, routed, stage, task
-from graph.state import ChildInput, RunInput, WarrantState
 from nodes.admit import admit, admit_child
 from nodes.choose import choose
 from nodes.context import WarrantContext

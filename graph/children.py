@@ -19,8 +19,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from contract.codes import EventKind
+from contract.state import WarrantState
 from graph.governed import Graph, bound_store
-from graph.state import WarrantState
 from guards.action import DelegateTask
 from guards.delegation import child_scenario
 from nodes.context import WarrantContext, event, now

@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from langgraph.types import Command
 
+from contract.state import ChildInput, RunInput, WarrantState, apply_update
 from graph import crashpoints
-from graph.state import ChildInput, RunInput, WarrantState, apply_update
 from nodes.context import WarrantContext, context_of, now
 from nodes.integrity import (
     INPUTS,

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline

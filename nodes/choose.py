@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from guards.budget import BudgetLeft
 from guards.recall import catalog_entry

@@ -23,7 +23,7 @@ from langgraph.types import Send
 
 from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
 from contract.shapes import Event, ExecuteTask, Interaction, RecordedCall
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.action import proposal_summary
 from guards.decide import (
     Approved,

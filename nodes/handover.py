@@ -16,7 +16,7 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Status
 from contract.shapes import EvidenceItem, Handover
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.citations import bind_lines
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.refusals import RUNTIME

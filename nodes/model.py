@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore
 from tenacity import RetryCallState, Retrying, wait_exponential
 
 from contract.codes import EventKind, Status
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.egress import Outbound
 from guards.egress import recorded as recorded_outbound
 from nodes.choosers.cassette import replay

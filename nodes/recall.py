@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from contract.codes import RECOLLECTION, EventKind
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.recall import query_key
 from nodes import memory
 from nodes.context import event

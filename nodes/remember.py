@@ -13,7 +13,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Outcome
-from graph.state import WarrantState
+from contract.state import WarrantState
 from guards.egress import local_records
 from guards.human import NoteEdit
 from guards.refusals import HUMAN, Refusal, RefusalCode

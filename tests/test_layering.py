@@ -130,6 +130,16 @@ def test_the_contract_imports_nothing_of_the_project():
     } == {}
 
 
+def test_nodes_import_nothing_of_the_graph_above_them():
+    """The graph wires the nodes; a node takes the state schema from the contract, so no arrow
+    runs back up from `nodes/` to `graph/`."""
+    assert {
+        path: names & {"graph"}
+        for path, names in imported_modules("nodes").items()
+        if names & {"graph"}
+    } == {}
+
+
 def _project_imports(path: Path) -> set[str]:
     """The project modules a module imports (`nodes.record`, `guards.seal`, …)."""
     found = set()

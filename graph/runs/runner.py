@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
 from contract.codes import Status
+from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
 from graph.errors import ErrorKind, KindedError
 from graph.governed import Graph, as_state
@@ -34,7 +35,6 @@ from graph.present.tracing import langsmith_context
 from graph.runs.identity import thread_for_message
 from graph.runs.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.runs.lanes import Lane, child_lanes
-from graph.state import RunInput
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError

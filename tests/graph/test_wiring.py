@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
+from contract.state import WarrantState, apply_update
 from graph.build import compile_graph
-from graph.state import WarrantState, apply_update
 from nodes.record import event_digest
 from tests.helpers import recorded, run_embedded
 
