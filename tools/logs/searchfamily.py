@@ -34,7 +34,7 @@ from tools.logs.familyscan import (
     Unread,
 )
 from tools.logs.logscan import Search, search
-from tools.logs.triage import Progress, members_of, parallel_map, session_limits
+from tools.logs.triage import Progress, iter_members, parallel_map, session_limits
 from tools.records import reading
 from tools.records.registry import Record
 from tools.stream.patterns import Pattern
@@ -170,13 +170,26 @@ def search_family(
     """Every member searched (any subset: a shard), in the pool, within `limits` (by default
     the current reading session's: `triage.session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
+    return _search(iter(ordered), len(ordered), query, regex, limit, workers, limits, progress)
+
+
+def _search(
+    ordered: Iterator[Member],
+    total: int,
+    query: str,
+    regex: bool,
+    limit: int,
+    workers: int | None,
+    limits: Limits | None,
+    progress: Progress | None,
+) -> FamilyHits:
     work = partial(
         search_member,
         pattern=Pattern(query, regex),
         limit=limit,
         limits=session_limits() if limits is None else limits,
     )
-    return fold(limit, parallel_map(work, ordered, workers, progress))
+    return fold(limit, parallel_map(work, ordered, workers, progress, total=total))
 
 
 def summarize(found: FamilyHits, query: str, regex: bool) -> str:
@@ -242,6 +255,8 @@ def run_family(
     """The tool's body for approved records (the catalog's wiring names the family's records):
     each member read within the session's limits and proven the version admitted; a call past
     its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
-    found = search_family(members_of(members), query, regex, limit, workers, progress=progress)
+    found = _search(
+        iter_members(members), len(members), query, regex, limit, workers, None, progress
+    )
     reading.check_time()
     return excerpt(found, query, regex)

@@ -223,20 +223,26 @@ Progress = Callable[[int, int], None]
 
 def parallel_map(
     work: Callable[[T], R],
-    items: Sequence[T],
+    items: Sequence[T] | Iterator[T],
     workers: int | None = None,
     progress: Progress | None = None,
+    *,
+    total: int | None = None,
 ) -> Iterator[R]:
     """`work` over `items` in their order: in this process for a few, else in chunks of items
     over the pool (a few chunks per worker, so a slow member does not hold the rest back);
-    `progress` told after each result."""
+    `progress` told after each result. `items` may be an iterator (with `total`, their number):
+    each chunk is then made as the pool takes it, while the workers read the chunks before."""
+    if total is None:
+        items = list(items)
+        total = len(items)
     count = workers or os.cpu_count() or 1
-    if len(items) < SERIAL_BELOW or count == 1:
+    if total < SERIAL_BELOW or count == 1:
         results: Iterator[R] = map(work, items)
     else:
-        chunk = max(1, math.ceil(len(items) / (count * 8)))
+        chunk = max(1, math.ceil(total / (count * 8)))
         results = pool(count).map(work, items, chunksize=chunk)
-    return results if progress is None else _told(results, len(items), progress)
+    return results if progress is None else _told(results, total, progress)
 
 
 def _told(results: Iterator[R], total: int, progress: Progress) -> Iterator[R]:
@@ -260,13 +266,29 @@ def scan_family(
     """Every member scanned (a shard: any subset), folded as results arrive, within `limits`
     (by default the current reading session's: `session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
+    return _scan(iter(ordered), len(ordered), workers, limits, progress)
+
+
+def _scan(
+    ordered: Iterator[Member],
+    total: int,
+    workers: int | None,
+    limits: Limits | None,
+    progress: Progress | None,
+) -> FamilyResult:
     work = partial(scan_member, limits=session_limits() if limits is None else limits)
-    return fold(parallel_map(work, ordered, workers, progress))
+    return fold(parallel_map(work, ordered, workers, progress, total=total))
 
 
 def members_of(records: Iterable[Record]) -> list[Member]:
     """Approved `log` records as family members, by id, each with its pin."""
-    return sorted((member_of(record) for record in records), key=lambda member: member.id)
+    return list(iter_members(records))
+
+
+def iter_members(records: Iterable[Record]) -> Iterator[Member]:
+    """`members_of`, one member at a time (a stat each): a family tool hands them to the pool as
+    they are made, so that the first members are read while the last are made."""
+    return map(member_of, sorted(records, key=lambda record: record.id))
 
 
 def member_of(record: Record) -> Member:
@@ -587,9 +609,9 @@ def run_family(
     each member read within the session's limits and proven the version admitted; a call past
     its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
     rows = history_of(history) if history is not None else None
-    triaged = triage(members_of(members), rows, run=run, workers=workers, progress=progress)
+    result = _scan(iter_members(members), len(members), workers, None, progress)
     reading.check_time()
-    return excerpt(triaged)
+    return excerpt(report(result, rows, run=run))
 
 
 def records_in(records: Mapping[str, Record], kind: str = "log") -> list[Record]:

@@ -314,5 +314,10 @@ def test_the_pool_reads_pinned_members_as_one_process_does(tmp_path):
         one = scan_family(members, workers=1, limits=Limits(cap=CAP))
         assert scan_family(members, workers=2, limits=Limits(cap=CAP)) == one
         assert {member for member, _ in one.unread} == set(reasons)
+        every = list(records.values())  # the tools: members made as the pool takes them
+        assert triage.run_family(every, workers=2) == triage.run_family(every, workers=1)
+        assert searchfamily.run_family(every, "UVM_", workers=2) == searchfamily.run_family(
+            every, "UVM_", workers=1
+        )
     finally:
         triage.shutdown_pools()
