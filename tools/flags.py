@@ -20,6 +20,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from tools.profiles import PROFILE_TOOLS
+
 INSTRUCTION_LIKE = "instruction_like_text"
 
 # Zero-width and bidi-control characters that can hide words from a pattern.
@@ -35,20 +37,8 @@ _INVISIBLE = dict.fromkeys(
     ]
 )
 
-TOOL_NAMES = (
-    "searchlogs",
-    "readlines",
-    "logsummary",
-    "readspec",
-    "getrunhistory",
-    "triage",
-    "searchfamily",
-    "stasummary",
-    "stapaths",
-    "stapath",
-    "stadiff",
-)
-"""Every tool of both catalogs (a test holds this to `tools.catalog`)."""
+TOOL_NAMES = tuple(name for names in PROFILE_TOOLS.values() for name in names)
+"""Every tool of every catalog (`tools/profiles.py`): text naming one reads like an instruction."""
 
 _PATTERNS = re.compile(
     "|".join(

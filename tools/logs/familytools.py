@@ -19,7 +19,7 @@ from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
 from tools.logs.triage import Progress
 from tools.records.registry import Family, Record
-from tools.stream.patterns import Pattern, PatternError, compiled
+from tools.stream.patterns import runnable
 
 MAX_LISTED = 200
 """Record ids a call may list as its family; more are named by the manifest's glob."""
@@ -54,15 +54,7 @@ class SearchFamilyArgs(ToolArgs):
     @field_validator("query")
     @classmethod
     def _runnable(cls, query: str, info: ValidationInfo) -> str:
-        """A regex is compiled here, so that one it cannot run is refused before any call."""
-        if info.data.get("regex") is True:
-            try:
-                compiled(Pattern(query, regex=True))
-            except PatternError as error:
-                raise ValueError(
-                    f"not a regular expression searchfamily can run: {error}"
-                ) from None
-        return query
+        return runnable(query, info.data.get("regex"), "searchfamily")
 
 
 def run_triage(

@@ -28,7 +28,7 @@ from tools.excerpt import Excerpt, Line, make_excerpt
 from tools.logs.logscan import DEFAULT_SIZES, MAX_SHOWN_LINES, Found, Search, Sizes, search
 from tools.records.reading import open_record
 from tools.records.registry import Record
-from tools.stream.patterns import Pattern, PatternError, compiled
+from tools.stream.patterns import Pattern, runnable
 
 DEFAULTS: dict[str, Any] = {"count": True, "regex": False, "context": 0, "after_line": 0}
 """Arguments left out of a call's record when they have these values: receipts and call
@@ -55,13 +55,7 @@ class SearchLogsArgs(ToolArgs):
     @field_validator("query")
     @classmethod
     def _runnable(cls, query: str, info: ValidationInfo) -> str:
-        """A regex is compiled here, so that one it cannot run is refused before any call."""
-        if info.data.get("regex") is True:
-            try:
-                compiled(Pattern(query, regex=True))
-            except PatternError as error:
-                raise ValueError(f"not a regular expression searchlogs can run: {error}") from None
-        return query
+        return runnable(query, info.data.get("regex"), "searchlogs")
 
     @property
     def pattern(self) -> Pattern:

@@ -142,3 +142,14 @@ def _stream_database(pattern: Pattern) -> hyperscan.Database:
             held.clear()
         database = held[pattern] = _compile(pattern, hyperscan.HS_MODE_STREAM)
     return database
+
+
+def runnable(query: str, regex: object, tool: str) -> str:
+    """`query` as a tool's argument model takes it: with `regex` true, compiled here, so that a
+    pattern it cannot run is refused (naming why) before any call; a fixed string as it is."""
+    if regex is True:
+        try:
+            compiled(Pattern(query, regex=True))
+        except PatternError as error:
+            raise ValueError(f"not a regular expression {tool} can run: {error}") from None
+    return query
