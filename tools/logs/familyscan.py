@@ -31,7 +31,8 @@ through):
   *error*; a report summary's count line (`UVM_ERROR :    3`) is never one: after a
   `--- UVM Report Summary ---` line it is the summary's count, and a count of errors or fatals
   above zero states *fail*, counts of zero state *pass*;
-- a Verilator `%Error…:` line is an error and states *fail*;
+- a Verilator `%Error…:` line, also after a run's simulation time (`[50] %Error: … Assertion
+  failed`), is an error and states *fail*;
 - a cocotb log line at level `ERROR` or `CRITICAL` (`  1000.00ns ERROR    logger  message`) is an
   error; cocotb's `** TESTS=n PASS=p FAIL=f SKIP=s` states *fail* when `FAIL` is above zero, else
   *pass*;
@@ -52,9 +53,10 @@ colon loses it; then masked, in this order:
 1. the member's test name (its file name without `.log`/`.txt`/`.out`/`.gz`), alone or followed
    by `_test` → `<test>`;
 2. a seed, `seed` then an optional `=`/`:` then a number → `seed <seed>`;
-3. a path, any token holding a `/` → `<path>`;
-4. hex: `0x…`, a Verilog based literal (`8'hff`, `1'b1`), a word of 6 or more hex digits holding
-   both a digit and a letter → `<hex>`;
+3. a path, any token holding a `/` or a `\\` → `<path>`;
+4. hex: `0x…`, a Verilog based literal whose digits are its base's (`8'hff`, `1'b1`, `'d10`; not a
+   quoted word such as `'BAD'`), a word of 6 or more hex digits holding both a digit and a letter
+   → `<hex>`;
 5. a time, a number followed by `fs|ps|ns|us|ms|s` → `<time>`;
 6. a number not inside a word (`agt[3]`, `burst 7 of 16`; not `fifo0`) → `<n>`;
 7. runs of blanks made one space; at most `MAX_SIGNATURE_CHARS` characters kept.
@@ -107,7 +109,8 @@ _MESSAGE = re.compile(
 _SUMMARY_START = re.compile(rb"^-+ UVM Report Summary -+\s*$")
 _SEVERITY_COUNT = re.compile(rb"^(UVM_(?:INFO|WARNING|ERROR|FATAL))\s*:\s*(\d+)\s*$")
 _VERDICT = re.compile(rb"\b(?:TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", re.IGNORECASE)
-_VERILATOR = re.compile(rb"^%(Error)(-[\w]+)?:\s*(.*)$")
+_VERILATOR = re.compile(rb"^(?:\[[\d.]+\] )?%(Error)(-[\w]+)?:\s*(.*)$")
+"""A Verilator error; at run time it follows the simulation time (`[50] %Error: … Assertion`)."""
 _COCOTB_SUMMARY = re.compile(rb"\*\* TESTS=(\d+) PASS=(\d+) FAIL=(\d+) SKIP=(\d+)")
 _COCOTB_ERROR = re.compile(
     rb"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
@@ -721,16 +724,16 @@ def _cite(state: _State, number: int, raw: bytes) -> Cited:
 _UVM_TEXT = re.compile(
     r"^(UVM_(?:ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$"
 )
-_VERILATOR_TEXT = re.compile(r"^%(Error(?:-[\w]+)?):\s*(.*)$")
+_VERILATOR_TEXT = re.compile(r"^(?:\[[\d.]+\] )?%(Error(?:-[\w]+)?):\s*(.*)$")
 _COCOTB_TEXT = re.compile(
     r"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
 )
 _TEXT_PREFIX = re.compile(r"^# ?")
 _SEED = re.compile(r"(?i)\bseed\b\s*[=:]?\s*-?\d+")
-_PATH = re.compile(r"[^\s()\[\]{}<>,;'\"`]*/[^\s()\[\]{}<>,;'\"`]*")
+_PATH = re.compile(r"[^\s()\[\]{}<>,;'\"`]*[/\\][^\s()\[\]{}<>,;'\"`]*")
 _HEX = re.compile(
     r"\b0[xX][0-9a-fA-F_]+\b"
-    r"|(?<![\w'])\d*'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ?]+\b"
+    r"|(?<![\w'])\d*'[sS]?(?:[bB][01xXzZ?_]+|[oO][0-7xXzZ?_]+|[dD][0-9xXzZ?_]+|[hH][0-9a-fA-F_xXzZ?]+)\b"
     r"|\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,}\b"
 )
 _TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s)\b")

@@ -16,7 +16,7 @@ PREFIX = re.compile(r"^# ?")
 SUMMARY = re.compile(r"^-+ UVM Report Summary -+\s*$")
 COUNT = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL)\s*:\s*(\d+)\s*$")
 UVM = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL) (.*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$")
-VERILATOR = re.compile(r"^%(Error(-\w+)?):\s*(.*)$")
+VERILATOR = re.compile(r"^(?:\[[0-9.]+\] )?%(Error(-\w+)?):\s*(.*)$")  # `[50] %Error:` at run time
 COCOTB_ERROR = re.compile(
     r"^[ \t]*\d+(\.\d+)?[ \t]*(fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
 )
@@ -57,15 +57,17 @@ def mask(text: str, test: str) -> str:
         text = re.sub(r"(?<!\w)" + re.escape(test) + r"(_test)?(?!\w)", "<test>", text)
     text = re.sub(r"(?i)\bseed\b\s*[=:]?\s*-?\d+", "seed <seed>", text)
     words = []
-    for word in re.split(r"(\s+)", text):  # a path: a token holding a slash
+    for word in re.split(r"(\s+)", text):  # a path: a token holding a slash or a backslash
         words.append(
-            re.sub(r"[^\s()\[\]{}<>,;'\"`]*/[^\s()\[\]{}<>,;'\"`]*", "<path>", word)
-            if "/" in word
+            re.sub(r"[^\s()\[\]{}<>,;'\"`]*[/\\][^\s()\[\]{}<>,;'\"`]*", "<path>", word)
+            if "/" in word or "\\" in word
             else word
         )
     text = "".join(words)
     text = re.sub(r"\b0[xX][0-9a-fA-F_]+\b", "<hex>", text)
-    text = re.sub(r"(?<![\w'])\d*'[sS]?[bBoOdDhH][0-9a-fA-F_xXzZ?]+\b", "<hex>", text)
+    digits = {"b": "[01xXzZ?_]", "o": "[0-7xXzZ?_]", "d": "[0-9xXzZ?_]", "h": "[0-9a-fA-F_xXzZ?]"}
+    for base, digit in digits.items():  # a based literal: only its base's digits
+        text = re.sub(rf"(?<![\w'])\d*'[sS]?[{base}{base.upper()}]{digit}+\b", "<hex>", text)
     text = re.sub(
         r"\b[0-9a-fA-F]{6,}\b",
         lambda m: "<hex>" if re.search(r"\d", m[0]) and re.search(r"[a-fA-F]", m[0]) else m[0],
