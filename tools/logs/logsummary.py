@@ -54,7 +54,8 @@ _ID_COUNT = re.compile(rb"^\[[^\]]*\]\s+\d+\s*$")
 """A count by id; `[]    10` counts messages reported with an empty id."""
 _SECTION = re.compile(rb"^\*\* Report counts by (severity|id)\s*$")
 _VERDICT = re.compile(rb"\b(?:TEST|SIMULATION)\s+(?:PASSED|FAILED|PASS|FAIL)\b", re.IGNORECASE)
-_VERILATOR = re.compile(rb"^%(Error|Warning)(?:-[\w]+)?:")
+_VERILATOR = re.compile(rb"^(?:\[[\d.]+\] )?%(Error|Warning)(?:-[\w]+)?:")
+"""Also after a run's simulation time (`[50] %Error: … Assertion failed`), as triage reads it."""
 _COCOTB = re.compile(rb"\*\* TESTS=(\d+) PASS=(\d+) FAIL=(\d+) SKIP=(\d+)")
 _PYTEST = re.compile(rb"^=+ (.*\b(?:passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
 SEVERITIES = ("UVM_INFO", "UVM_WARNING", "UVM_ERROR", "UVM_FATAL")

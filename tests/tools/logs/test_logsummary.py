@@ -95,6 +95,10 @@ def test_a_component_index_in_brackets_is_not_taken_for_the_report_id(tmp_path):
             "%Warning-WIDTH: a.v:3: widths\n%Error: a.v:9: syntax error\n%Error: Exiting due to 1 error(s)\n",
             "Verilator: %Error 2, %Warning 1",
         ),
+        (  # a run-time assertion, after its simulation time (Verilator's test_regress)
+            "[50] %Error: t.v:24: Assertion failed in t: 'assert' failed.\n%Error: t/t.v:24: Verilog $stop\n",
+            "Verilator: %Error 2",
+        ),
         (
             "collected\n** TESTS=3 PASS=2 FAIL=1 SKIP=0   12.00  1.0  12.0 **\n",
             "line 2: ** TESTS=3 PASS=2 FAIL=1 SKIP=0",
