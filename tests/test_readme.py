@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -16,106 +14,19 @@ import pytest
 
 from graph.diagram import DIAGRAMS, README, diagram_block, readme_block
 from lab.nightly import write_nightly
+from tests.console_blocks import (
+    ELIDED,
+    check_block,
+    commands_and_output,
+    fenced_blocks,
+    fresh_environment,
+    missing_lines,
+    normalized,
+    run_in_subprocess,
+)
 from tools.records.registry import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
-ELIDED = "…"
-"""A line of a console block that stands for output left out."""
-
-
-def fenced_blocks(text: str, info: str) -> list[list[str]]:
-    """The lines of each fenced block whose info string is `info` (three or more backticks)."""
-    blocks, current, fence = [], None, ""
-    for line in text.splitlines():
-        if current is None:
-            opening = re.fullmatch(r"(`{3,})" + re.escape(info) + r"\s*", line)
-            if opening:
-                current, fence = [], opening[1]
-        elif line.strip() == fence:
-            blocks.append(current)
-            current = None
-        else:
-            current.append(line)
-    return blocks
-
-
-def commands_and_output(block: list[str]) -> list[tuple[str, list[str]]]:
-    """Each `$ command` of a console block (a trailing backslash continues it) with the lines shown
-    after it."""
-    steps: list[tuple[str, list[str]]] = []
-    continued = False
-    for line in block:
-        if continued:
-            command, shown = steps[-1]
-            steps[-1] = (command + " " + line.strip().removesuffix("\\").strip(), shown)
-        elif line.startswith("$ "):
-            steps.append((line[2:].removesuffix("\\").strip(), []))
-        else:
-            assert steps, f"output before any command in a console block: {line!r}"
-            steps[-1][1].append(line)
-        continued = line.rstrip().endswith("\\")
-    return steps
-
-
-VOLATILE = (
-    (
-        re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?"),
-        "<when>",
-    ),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"), "<when>"),
-    (re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{8,}\b"), "<hex>"),
-    (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<age>"),
-)
-"""What differs from run to run: timestamps, hashes and the ids made from them (threads,
-interactions, notes), and ages or durations in seconds."""
-
-
-def normalized(line: str) -> str:
-    for pattern, stands_for in VOLATILE:
-        line = pattern.sub(stands_for, line)
-    return " ".join(line.split())
-
-
-def missing_lines(shown: list[str], printed: str) -> list[str]:
-    """The shown lines that the printed output lacks, in the order shown (elisions skipped)."""
-    actual = [normalized(line) for line in printed.splitlines()]
-    at, missing = 0, []
-    for line in shown:
-        if line.strip() in ("", ELIDED):
-            continue
-        wanted = normalized(line)
-        try:
-            at = actual.index(wanted, at) + 1
-        except ValueError:
-            missing.append(line)
-    return missing
-
-
-def warrant_command() -> list[str]:
-    """The `warrant` console script of the interpreter running the tests."""
-    script = shutil.which("warrant", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-c", "from graph.cli.main import main; main()"]
-
-
-def fresh_environment(folder: Path) -> dict[str, str]:
-    """The caller's environment without Warrant's, a model's or a tracer's settings, with a store,
-    a home and a terminal width of the test's own."""
-    passed = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("WARRANT_", "OPENAI_", "OTEL_", "LANGSMITH_", "LANGCHAIN_"))
-    }
-    home = folder / "home"
-    home.mkdir()
-    return passed | {
-        "WARRANT_DB": str(folder / "warrant.sqlite"),
-        "HOME": str(home),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "COLUMNS": "100",
-    }
-
-
 README_TEXT = README.read_text(encoding="utf-8")
 CONSOLE_BLOCKS = fenced_blocks(README_TEXT, "console")
 
@@ -130,30 +41,14 @@ def test_the_readme_shows_console_blocks_to_run():
     ids=[commands_and_output(block)[0][0] for block in CONSOLE_BLOCKS],
 )
 def test_a_readme_console_block_prints_what_it_shows(block, tmp_path):
-    environment = fresh_environment(tmp_path)
-    for command, shown in commands_and_output(block):
-        words = shlex.split(command)
-        assert words[0] == "warrant" or words[:3] == ["python", "-m", "lab.nightly"], (
-            f"the README's console blocks run warrant and the lab's generator only: {command}"
-        )
-        program = warrant_command() if words[0] == "warrant" else [sys.executable]
-        result = subprocess.run(
-            [*program, *words[1:]],
-            cwd=tmp_path,
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            timeout=600,
-        )
-        assert result.returncode == 0, f"$ {command}\n{result.stdout}"
-        missing = missing_lines(shown, result.stdout)
-        assert not missing, (
-            f"$ {command} no longer prints these README lines (in this order):\n"
-            + "\n".join(missing)
-            + f"\n--- it printed:\n{result.stdout}"
-        )
+    check_block(
+        block,
+        tmp_path,
+        fresh_environment(tmp_path),
+        modules=("lab.nightly",),
+        run=run_in_subprocess,  # the family tools keep a process pool: a process of its own
+        where="the README",
+    )
 
 
 def test_the_normalizer_keeps_what_is_stable_and_drops_what_is_not():
@@ -167,6 +62,13 @@ def test_the_normalizer_keeps_what_is_stable_and_drops_what_is_not():
     assert normalized("turn 4 handover  3 evidence item(s)") != normalized(
         "turn 4 handover  2 evidence item(s)"
     )
+    assert normalized("replica 1  http://127.0.0.1:8720  pid 17171") == normalized(
+        "replica 1 http://127.0.0.1:8720 pid 4242"
+    )
+    assert normalized("sha256 89c96f594b68… · 10 sections · ~2410/14912 tokens") == normalized(
+        "sha256 b6eb60a4216d… · 10 sections · ~2411/14912 tokens"
+    )
+    assert normalized("10 sections") != normalized("9 sections")
     assert missing_lines(["a", ELIDED, "c"], "a\nb\nc\n") == []
     assert missing_lines(["c", "a"], "a\nb\nc\n") == ["a"]
 
