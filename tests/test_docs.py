@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -309,10 +309,8 @@ def test_a_docs_console_block_prints_what_it_shows(page, block, tmp_path, reques
         environment=environment,
         names={"/path/to/warrant": str(ROOT), "/path/to/here": str(tmp_path)},
     )
-    with ExitStack() as stack:
-        setup = {**SETUPS, **SLOW}.get((page, first_command(block)))
-        if setup:
-            stack.enter_context(setup(request, page, tmp_path, given))
+    setup = {**SETUPS, **SLOW}.get((page, first_command(block)))
+    with setup(request, page, tmp_path, given) if setup else nullcontext():
         check_block(
             block,
             tmp_path,
