@@ -176,3 +176,18 @@ def test_a_member_that_cannot_be_read_is_an_unknown_of_the_receipt_and_the_rest_
         for member in ids
     )
     assert item["summary"].startswith(f"{want} line(s) in ")
+
+
+def test_a_member_swapped_for_a_symlink_after_admission_is_not_followed(tmp_path):
+    from tools.records.registry import load_scenario, pinned_members
+
+    ids = logs(tmp_path, 3)
+    scenario = load_scenario(nightly(tmp_path, [stop()]))
+    swapped = tmp_path / ids[1]
+    swapped.unlink()
+    swapped.symlink_to(tmp_path / ids[0])  # the same bytes as another approved member
+    admitted = [scenario.records[record_id] for record_id in ids]
+    members = pinned_members(scenario.manifest, scenario.manifest_sha256, admitted)
+    assert [member.path for member in members] == [str(tmp_path / i) for i in ids]
+    read = triage.run_family(members, workers=1)
+    assert f"not read: {ids[1]} " in read.summary and "1 not read" in read.summary

@@ -300,13 +300,37 @@ def pinned_members(manifest: str, manifest_sha256: str, admitted: Sequence[Recor
     and the rest of the family is read."""
     path = Path(manifest)
     document = _admitted_manifest(path, manifest_sha256)
+    folders: dict[PurePosixPath, Path | None] = {}
     members = []
     for record in admitted:
-        try:
-            members.append(_pinned(path, document, record))
-        except RecordRefusal:
-            members.append(record.model_copy(update={"path": ""}))
+        found = _member_path(path.parent, document, record.id, folders)
+        members.append(
+            record.model_copy(
+                update={"path": str(found) if found else "", "root": str(path.parent)}
+            )
+        )
     return members
+
+
+def _member_path(
+    root: Path, document: ManifestFile, record_id: str, folders: dict[PurePosixPath, Path | None]
+) -> Path | None:
+    """A member's file as its manifest entry names it: its folder resolved once per folder (inside
+    the manifest's), its own name joined, never resolved: the reader opens it without following a
+    last symlink. None when the entry or its folder is gone."""
+    try:
+        [entry] = _entries_named(document, record_id)
+        relative = _confined_relative_path(entry.path, f"record {record_id!r}")
+    except (ManifestError, ValueError):
+        return None
+    if relative.parent not in folders:
+        try:
+            folder = (root / relative.parent).resolve(strict=True)
+        except (OSError, RuntimeError):
+            folder = None
+        folders[relative.parent] = folder if folder and folder.is_relative_to(root) else None
+    folder = folders[relative.parent]
+    return folder / relative.name if folder is not None else None
 
 
 def _admitted_manifest(path: Path, manifest_sha256: str) -> ManifestFile:
