@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.triage import write_family
+from lab.nightly import write_family
 from tests.tools.logs import triage_reference as reference
 from tools.logs import searchfamily, triage
 from tools.logs.familyscan import (
