@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import random
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -24,6 +28,8 @@ from tools.logs.familyscan import (
     scan_member,
 )
 from tools.logs.triage import excerpt, merge, read_history, report, scan_family
+
+ROOT = Path(__file__).resolve().parents[3]
 
 PASSING_UVM = """\
 UVM_INFO @ 0: reporter [RNTST] Running test fifo_basic_test...
@@ -345,3 +351,35 @@ def test_searchfamily_counts_every_member_to_its_end(tmp_path, regex):
         searchfamily.search_family(members(paths)[1::2], query, regex=regex, limit=7, workers=1),
     ]
     assert searchfamily.merge(halves) == found
+
+
+@pytest.mark.parametrize("how", ["from stdin", "a script without a main guard"])
+def test_the_pool_runs_whatever_the_callers_main_module(tmp_path, how):
+    """Workers start without the caller's main module: one read from stdin cannot be imported,
+    and a script without `if __name__ == "__main__"` would run again in every worker."""
+    paths = family(tmp_path, count=40, size=2000)
+    want = reference.expected(paths)
+    program = textwrap.dedent(f"""\
+        import json, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(ROOT)!r})
+        from tools.logs.familyscan import Member
+        from tools.logs.triage import scan_family, shutdown_pools
+        with open({str(tmp_path / "ran")!r}, "a") as ran:
+            ran.write("once\\n")
+        paths = json.loads({json.dumps({k: str(v) for k, v in paths.items()})!r})
+        got = scan_family([Member(k, v) for k, v in paths.items()], workers=2)
+        print(json.dumps({{member: status for member, _, status in got.outcomes}}))
+        shutdown_pools()
+        """)
+    if how == "from stdin":
+        command = [sys.executable, "-"]
+        done = subprocess.run(command, input=program, capture_output=True, text=True, timeout=120)
+    else:
+        (tmp_path / "unguarded.py").write_text(program)
+        command = [sys.executable, str(tmp_path / "unguarded.py")]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    statuses = json.loads(done.stdout)
+    assert statuses == {name: member.verdict for name, member in want.members.items()}
+    assert (tmp_path / "ran").read_text() == "once\n"  # the program ran once, not in each worker
