@@ -54,13 +54,17 @@ def _key(from_env: str | None, path: Path) -> bytes:
 
 
 @functools.cache
-def _keyed(from_env: str | None) -> hmac.HMAC:
-    """An HMAC ready for the key (copied for each seal): read or made once per process."""
+def _keyed(from_env: str | None, config: str | None, home: str | None) -> hmac.HMAC:
+    """An HMAC ready for the key (copied for each seal): read or made once per process for each
+    place the key is taken from (`config` and `home`, what `key_file` reads: a process whose
+    config folder changes reads that folder's key)."""
     return hmac.new(_key(from_env, key_file()), digestmod="sha256")
 
 
 def _mac() -> hmac.HMAC:
-    return _keyed(os.environ.get(KEY_ENV) or None).copy()
+    environ = os.environ
+    from_env = environ.get(KEY_ENV) or None
+    return _keyed(from_env, environ.get("XDG_CONFIG_HOME"), environ.get("HOME")).copy()
 
 
 def canonical(value: Any) -> bytes:

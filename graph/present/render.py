@@ -38,12 +38,11 @@ FLAG_NOTES = {
 
 def handover_markdown(handover: Mapping[str, Any]) -> str:
     """The handover for a person: evidence with line numbers, statements, unknowns, refusals."""
-    budget = handover["budget"]
     lines = [
         f"# Handover: {handover['scenario']} ({handover['thread_id']})",
         "",
         f"**Goal:** {handover['goal']}",
-        f"**Status:** {handover['status']} after {handover['turns']} of {budget['steps']} turns{_by_children(handover)}",
+        f"**Status:** {handover['status']}{_spent(handover)}",
         *_revision_lines(handover),
         "",
         f"> {handover['statement']}",
@@ -312,6 +311,15 @@ def _children_markdown(children: list[Mapping[str, Any]]) -> list[str]:
         ]
         lines += [_refusal_line(refusal) for refusal in child["refusals"]]
     return lines
+
+
+def _spent(handover: Mapping[str, Any]) -> str:
+    """` after 4 of 8 turns`, when the handover knows both (one built from a run whose state was
+    tampered with holds only what was sealed, and may know neither)."""
+    steps = (handover.get("budget") or {}).get("steps")
+    if handover.get("turns") is None or steps is None:
+        return ""
+    return f" after {handover['turns']} of {steps} turns{_by_children(handover)}"
 
 
 def _by_children(handover: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from langgraph.types import Command, Send
 
 from graph.build import compile_graph
 from graph.persistence.savers import open_run, open_saver
+from graph.present.render import handover_markdown
 from graph.runs.runner import resume
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
@@ -88,6 +89,8 @@ def assert_refused_and_clean(values: dict[str, Any]) -> None:
     assert handover["status"] == "state_tampered"
     assert [r["code"] for r in handover["refusals"]].count("state_tampered") == 1
     assert SECRET not in json.dumps(values)
+    shown = handover_markdown(handover)  # what `warrant show` prints, whatever the run kept
+    assert "**Status:** state_tampered" in shown and SECRET not in shown
     assert all("FORGED" not in json.dumps(item) for item in handover["evidence"])
 
 
@@ -463,3 +466,25 @@ def test_a_lane_named_in_a_callers_config_is_not_read():
     assert handover["status"] == "stopped" and handover["refusals"] == []
     assert scope_in(laned["configurable"]) == "lane"
     assert scope_in({"thread_id": "lane", **lane_config("t1")}) == "lane\x00t1"
+
+
+def test_a_handover_that_kept_nothing_sealed_is_printed_not_a_traceback():
+    """A run whose grant and ledger were not its own keeps neither scenario nor budget
+    (`nodes.handover.trusted_view`): what it kept is printed (as `warrant resume` and `warrant
+    show` print it), never a KeyError."""
+    kept = {
+        "thread_id": "crash-demo",
+        "scenario": "?",
+        "goal": "",
+        "status": "state_tampered",
+        "turns": 3,
+        "budget": {},
+        "statement": "Root cause: not established.",
+        "evidence": [],
+        "unknowns": ["Root cause: not established."],
+        "refusals": [],
+        "hypotheses": [],
+        "chooser_stop_text": "",
+    }
+    shown = handover_markdown(kept)
+    assert "**Status:** state_tampered\n" in shown and "No evidence was gathered." in shown
