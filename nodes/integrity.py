@@ -92,18 +92,24 @@ def seal_update(update: dict[str, Any], scope: str) -> dict[str, Any]:
     sealed: dict[str, Any] = {}
     seals: dict[str, str] = {}
     for name, value in update.items():
+        where = label(scope, name)
         if name in SEALED_ITEMS:
-            sealed[name] = (
-                None if value is None else [sealed_item(label(scope, name), item) for item in value]
-            )
+            sealed[name] = None if value is None else [_own_item(where, item) for item in value]
         elif name == REPLIES:
-            where = label(scope, REPLIES)
-            sealed[name] = {key: sealed_item(where, reply) for key, reply in value.items()}
+            sealed[name] = {key: _own_item(where, reply) for key, reply in value.items()}
         elif name != SEALS:
             sealed[name] = value
-            seals[name] = seal_of(label(scope, name), value)
+            seals[name] = seal_of(where, value)
+            _remember(where, value, seals[name])
     if seals:
         sealed[SEALS] = seals
+    return sealed
+
+
+def _own_item(where: str, item: dict[str, Any]) -> dict[str, Any]:
+    """An item sealed by this run, known intact to the next node of this process."""
+    sealed = sealed_item(where, item)
+    _remember(where, sealed, sealed[SEAL])
     return sealed
 
 
@@ -243,26 +249,46 @@ def trusted_turn(state: Mapping[str, Any], scope: str) -> int:
 
 # Within one process a run hands the same objects from step to step: an object already found
 # sealed is not hashed again while it is the same object with the same seal (a value read back
-# from a checkpoint is a new object, and is checked). Only a cache: correctness never depends on it.
-_CHECKED: OrderedDict[tuple[str, int, object], object] = OrderedDict()
+# from a checkpoint is a new object, and is checked). An immutable value (a string, an integer,
+# None) is found again by value: the same value under the same label and seal seals the same.
+# Only a cache: correctness never depends on it.
+_CHECKED: OrderedDict[tuple[object, ...], object] = OrderedDict()
 _CHECKED_MAX = 16_384
 _CHECKED_LOCK = threading.Lock()
+_BY_VALUE = (str, int, type(None))
+
+
+def _cache_key(label: str, value: object, seal: object) -> tuple[tuple[object, ...], object] | None:
+    if isinstance(value, dict | list):
+        return (label, id(value), seal), value
+    if type(value) in _BY_VALUE or type(value) is bool:
+        return (label, type(value), value, seal), True  # `True` is not `1`: the type is keyed
+    return None
 
 
 def _cached(label: str, value: object, seal: object, check: Callable[[], bool]) -> bool:
-    if not isinstance(value, dict | list):
+    keyed = _cache_key(label, value, seal)
+    if keyed is None:
         return check()
-    key = (label, id(value), seal)
+    key, held = keyed
     with _CHECKED_LOCK:
-        if _CHECKED.get(key) is value:
+        if _CHECKED.get(key) is held:
             return True
     if not check():
         return False
+    _remember(label, value, seal)
+    return True
+
+
+def _remember(label: str, value: object, seal: object) -> None:
+    """`value` is intact under `seal`: this process sealed or checked it."""
+    keyed = _cache_key(label, value, seal)
+    if keyed is None:
+        return
     with _CHECKED_LOCK:
-        _CHECKED[key] = value
+        _CHECKED[keyed[0]] = keyed[1]
         if len(_CHECKED) > _CHECKED_MAX:
             _CHECKED.popitem(last=False)
-    return True
 
 
 def _intact(label: str, value: object, seal: object) -> bool:

@@ -7,11 +7,19 @@ have run, and an uncertain effect stays uncertain).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
 from nodes.record import INTENTS, got, space, text_key
+
+
+@runtime_checkable
+class CountsAttempts(Protocol):
+    """A store that records an intent and returns its attempt in one round trip (the run's lease
+    store on PostgreSQL, `graph.persistence.lease`), as `intend` reads and writes it."""
+
+    def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int: ...
 
 
 def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
@@ -22,6 +30,8 @@ def intend(store: BaseStore, scope: str, call_id: str, at: float) -> int:
     per run (a search would read every namespace of an in-memory store, a cost that grows with
     the run)."""
     key = text_key(call_id)
+    if isinstance(store, CountsAttempts):
+        return store.count_attempt(space(scope, INTENTS), key, {"call_id": call_id, "at": at})
     found = got(store, [GetOp(space(scope, INTENTS), key)])[0]
     attempt = _attempts_before(found.value) + 1 if found else 1
     mark = {"call_id": call_id, "attempts": attempt, "at": at}

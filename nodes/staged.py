@@ -5,15 +5,26 @@ was its own store batch, a round trip each on PostgreSQL. `StagedWrites` keeps t
 step and reads them back to the node (a `GetOp` of a key written in this step sees the write),
 and `flush` sends them all in one batch before the step's checkpoint. A crash before the flush
 leaves nothing of the step in the store; the step runs again and writes the same keys.
+
+A store that writes the record in the checkpoint's own round trip (`WritesWithCheckpoint`: the
+run's lease store on PostgreSQL, `graph.persistence.lease`) is handed the writes instead.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+
+
+@runtime_checkable
+class WritesWithCheckpoint(Protocol):
+    """A store that sends a step's record with the step's checkpoint, reading it back until then."""
+
+    def defer(self, puts: Sequence[PutOp]) -> None: ...
 
 
 class StagedWrites(BaseStore):
@@ -34,7 +45,7 @@ class StagedWrites(BaseStore):
             if isinstance(op, PutOp):
                 self._puts[(op.namespace, op.key)] = op
             elif isinstance(op, GetOp) and (op.namespace, op.key) in self._puts:
-                results[index] = _as_item(self._puts[(op.namespace, op.key)], self._clock())
+                results[index] = as_item(self._puts[(op.namespace, op.key)], self._clock())
             else:
                 passed.append((index, op))
         if passed:
@@ -47,13 +58,19 @@ class StagedWrites(BaseStore):
         raise NotImplementedError("a step's writes are staged by the synchronous graph only")
 
     def flush(self) -> None:
-        """Write everything staged, in one batch."""
-        if self._puts:
-            self._store.batch(list(self._puts.values()))
-            self._puts.clear()
+        """Write everything staged, in one batch (or hand it to the checkpoint's round trip)."""
+        if not self._puts:
+            return
+        puts = list(self._puts.values())
+        self._puts.clear()
+        if isinstance(self._store, WritesWithCheckpoint):
+            self._store.defer(puts)
+        else:
+            self._store.batch(puts)
 
 
-def _as_item(put: PutOp, at: float) -> Item | None:
+def as_item(put: PutOp, at: float) -> Item | None:
+    """A put read back as the item it writes, stamped `at`."""
     if put.value is None:
         return None
     now = datetime.fromtimestamp(at, UTC)

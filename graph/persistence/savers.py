@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -27,13 +27,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.store.base import BaseStore, Op, Result
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from platformdirs import user_data_path
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
+
+from graph.persistence.lease import LeaseSaver, LeaseStore
 
 PROJECT_FOLDER = ".warrant"
 STORE_FILE = "warrant.sqlite"
@@ -246,8 +248,8 @@ def postgres_lease(
     record (the store) on that connection only: a worker that lost its session writes nothing.
 
     The saver and the store share one (reentrant) lock, since one connection holds one pipeline
-    at a time (parallel tasks write the store at once). The store's statements are never prepared
-    (`UnpreparedStore`)."""
+    at a time (parallel tasks write the store at once); a step's record is sent in its
+    checkpoint's round trip (`graph.persistence.lease`)."""
     with pool.connection() as conn:
         row = conn.execute(
             "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
@@ -257,43 +259,18 @@ def postgres_lease(
             raise RunBusy(f"run {thread_id!r} is being advanced elsewhere; try again when it stops")
         conn.execute("SELECT set_config('application_name', %s, false)", (lease_name(thread_id),))
         try:
-            saver, store = PostgresSaver(conn), PostgresStore(conn)
             # The savers declare a `threading.Lock` and only ever enter it; a reentrant one serves.
-            saver.lock = store.lock = threading.RLock()  # type: ignore[assignment]
-            yield Storage(saver, UnpreparedStore(store))
+            store = PostgresStore(conn)
+            store.lock = threading.RLock()  # type: ignore[assignment]
+            record = LeaseStore(store)
+            yield Storage(LeaseSaver(conn, record), record)
+            record.flush()  # what waits for a write that never came (nothing, after a step)
         finally:
             # If the session is gone, so is its lock; nothing to release.
             with contextlib.suppress(psycopg.Error):
                 conn.execute(
                     "SELECT pg_advisory_unlock_all(), set_config('application_name', '', false)"
                 )
-
-
-class UnpreparedStore(BaseStore):
-    """A `PostgresStore` on a connection that prepares statements, whose own statements are not
-    prepared: each is planned for its values. A statement prepared while the store is nearly
-    empty keeps a generic plan that reads every row of a namespace (chosen before autovacuum's
-    first ANALYZE), and a long run's steps slowed as it grew; the checkpointer's statements on
-    the same connection stay prepared."""
-
-    def __init__(self, store: PostgresStore) -> None:
-        if not isinstance(store.conn, psycopg.Connection):
-            raise TypeError("an UnpreparedStore is made on one connection, not on a pool")
-        self.store = store
-        self.conn = store.conn
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        conn = self.conn
-        with self.store.lock:  # the connection's lock, which the checkpointer takes too
-            threshold = conn.prepare_threshold
-            conn.prepare_threshold = None
-            try:
-                return self.store.batch(ops)
-            finally:
-                conn.prepare_threshold = threshold
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("the embedded store is synchronous")
 
 
 def lease_name(thread_id: str) -> str:

@@ -1,6 +1,7 @@
 """A call's intent counts its attempts: each start of the call's tool adds one, a crash between
 the count's read and its write adds none, and a count the run did not write says the call may
-have run."""
+have run. On PostgreSQL the run's lease store counts in one statement (`count_attempt`), the same
+way."""
 
 from __future__ import annotations
 
@@ -10,18 +11,24 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence.savers import sqlite_store
+from graph.persistence.lease import LeaseStore
+from graph.persistence.savers import postgres_lease, postgres_pool, sqlite_store
 from nodes.intents import intend
 from nodes.record import INTENTS, space
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request, tmp_path: Path):
     if request.param == "memory":
         yield InMemoryStore()
-    else:
+    elif request.param == "sqlite":
         with sqlite_store(tmp_path / "runs.sqlite") as opened:
             yield opened
+    else:
+        url = request.getfixturevalue("postgres_url")
+        with postgres_pool(url) as pool, postgres_lease(pool, "intents") as storage:
+            assert isinstance(storage.store, LeaseStore)  # the one-statement count is tested
+            yield storage.store
 
 
 def test_each_start_of_a_call_is_one_more_attempt(store):

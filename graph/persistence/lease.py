@@ -1,0 +1,148 @@
+"""A run's record written in its checkpoint's round trip, on the connection that holds its lease.
+
+On PostgreSQL a run's checkpoints and its record (LangGraph's store, `nodes.record`) share the
+lease's connection (`graph.persistence.savers.postgres_lease`). A step's record used to be a store
+batch of its own, a round trip before the checkpoint's: now the step hands it over (`defer`, from
+`nodes.staged.StagedWrites.flush`) and the saver sends it first in the pipeline of its next write
+(the task's writes, or the checkpoint), so the record reaches PostgreSQL in the same round trip as
+the state that points to it, and before it (one pipeline runs its statements in order, and a
+failed statement skips the rest). Until then this process reads it back from the hand-over, so
+the next step sees what the last one wrote. What is not yet sent is sent when the lease ends.
+
+A write asked of the store itself (`batch`: a call's intent before its tool runs) is sent at once,
+after whatever waits. `count_attempt` records a call's intent and returns its attempt in one
+statement, where reading the count and writing one more took two round trips.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
+from langgraph.store.postgres import PostgresStore
+from psycopg import Cursor
+from psycopg.rows import DictRow
+from psycopg.types.json import Jsonb
+
+from nodes.staged import as_item
+
+_COUNT_ATTEMPT = """
+INSERT INTO store (prefix, key, value, created_at, updated_at)
+VALUES (%(prefix)s, %(key)s, %(value)s, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)
+ON CONFLICT (prefix, key) DO UPDATE
+SET value = jsonb_set(EXCLUDED.value, '{attempts}', to_jsonb(1 + CASE
+        WHEN jsonb_typeof(store.value -> 'attempts') = 'number'
+         AND store.value ->> 'attempts' ~ '^[1-9][0-9]{0,17}$'
+        THEN (store.value ->> 'attempts')::bigint ELSE 1 END)),
+    updated_at = CURRENT_TIMESTAMP
+RETURNING (value ->> 'attempts')::bigint AS attempts
+"""
+"""An item without a plausible count (a positive integer) says at least one attempt started, as
+`nodes.intents` reads it."""
+
+
+class LeaseStore(BaseStore):
+    """The run's store on its lease connection: a step's record handed over to the saver
+    (`defer`), its other statements planned for their values (never prepared: a read prepared
+    while the store is nearly empty keeps a generic plan that reads every row of a namespace, and
+    a long run's steps slowed as it grew; the checkpointer's statements stay prepared)."""
+
+    def __init__(self, store: PostgresStore, clock: Callable[[], float] = time.time) -> None:
+        if not isinstance(store.conn, psycopg.Connection):
+            raise TypeError("a LeaseStore is made on one connection, not on a pool")
+        self.store = store
+        self.conn: psycopg.Connection[DictRow] = store.conn
+        self.lock = store.lock  # the connection's, which the saver takes too
+        self._waiting: dict[tuple[tuple[str, ...], str], PutOp] = {}
+        self._waiting_lock = threading.Lock()
+        self._clock = clock  # stamps an item read back before it is sent
+
+    # The step's record, handed over.
+
+    def defer(self, puts: Sequence[PutOp]) -> None:
+        """Keep `puts` for the saver's next write (read back here until then)."""
+        with self._waiting_lock:
+            for put in puts:
+                self._waiting[(put.namespace, put.key)] = put
+
+    def send_waiting(self, cur: Cursor[DictRow]) -> None:
+        """Queue what waits on `cur` (the saver's, in its pipeline, under the connection's lock)."""
+        with self._waiting_lock:
+            puts, self._waiting = list(self._waiting.values()), {}
+        if puts:
+            self.store._batch_put_ops(list(enumerate(puts)), cur)
+
+    def flush(self) -> None:
+        """Send what waits, now (the lease ends; a read the hand-over cannot answer)."""
+        with self.lock, self._unprepared(), self.conn.pipeline(), self.conn.cursor() as cur:
+            self.send_waiting(cur)
+
+    # The store's own operations.
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        results: list[Result] = [None] * len(ops)
+        passed: list[tuple[int, Op]] = []
+        with self._waiting_lock:
+            waiting = dict(self._waiting)
+        for index, op in enumerate(ops):
+            if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
+                results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
+            else:
+                passed.append((index, op))
+        if not passed:
+            return results
+        if waiting and not all(isinstance(op, GetOp) for _, op in passed):
+            # a write goes after what waits; a search or a listing sees it
+            self.flush()
+        with self.lock, self._unprepared():
+            found = self.store.batch([op for _, op in passed])
+        for (index, _), result in zip(passed, found, strict=True):
+            results[index] = result
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError("the embedded store is synchronous")
+
+    def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
+        """Record a call's intent (`mark` with `attempts: 1` for a first one) and return its
+        attempt: one more than the item held, in one statement, after whatever waits."""
+        value = Jsonb({**mark, "attempts": 1})
+        with self.lock, self._unprepared(), self.conn.pipeline(), self.conn.cursor() as cur:
+            self.send_waiting(cur)
+            cur.execute(_COUNT_ATTEMPT, {"prefix": ".".join(namespace), "key": key, "value": value})
+            row = cur.fetchone()
+        assert row is not None  # an upsert with RETURNING returns its row
+        return int(row["attempts"])
+
+    @contextmanager
+    def _unprepared(self) -> Iterator[None]:
+        threshold = self.conn.prepare_threshold
+        self.conn.prepare_threshold = None
+        try:
+            yield
+        finally:
+            self.conn.prepare_threshold = threshold
+
+
+class LeaseSaver(PostgresSaver):
+    """LangGraph's saver on the lease connection, whose every pipelined write (a task's writes, a
+    checkpoint) first sends the record the store holds for it (`LeaseStore.defer`)."""
+
+    def __init__(self, conn: psycopg.Connection[DictRow], store: LeaseStore) -> None:
+        super().__init__(conn)
+        self.lock = store.lock  # a reentrant lock (`postgres_lease`) serves
+        self.record = store
+
+    @contextmanager
+    def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
+        with super()._cursor(pipeline=pipeline) as cur:
+            if pipeline:
+                self.record.send_waiting(cur)
+            yield cur
