@@ -93,15 +93,20 @@ def serve(
     """Serve the graphs from N LangGraph server replicas on one PostgreSQL and Redis."""
     from graph.server import serve as replica_set  # the server's packages load only here
 
-    try:
-        env = replica_set.environment(database_uri, redis_uri, os.environ)
-        replica_set.prepare(env)
-        started = replica_set.start(replicas, host, port, env)
-    except replica_set.ServeError as exc:
-        failed(exc)
-    for replica in started:
-        typer.echo(f"replica {replica.number}  {replica.url}  pid {replica.process.pid}")
-    typer.echo(
-        f"serving {len(started)} replica(s) on {redact(env['DATABASE_URI'])}; Ctrl-C stops them"
-    )
-    raise typer.Exit(replica_set.supervise(started, lambda line: typer.echo(line, err=True)))
+    with replica_set.stopped_by_signals():
+        try:
+            env = replica_set.environment(database_uri, redis_uri, os.environ)
+            replica_set.prepare(env)
+            started = replica_set.start(replicas, host, port, env)
+        except replica_set.ServeError as exc:
+            failed(exc)
+        except (KeyboardInterrupt, replica_set.Stopped):
+            raise typer.Exit(0) from None  # the replicas started so far are stopped
+        for replica in started:
+            typer.echo(f"replica {replica.number}  {replica.url}  pid {replica.process.pid}")
+        typer.echo(
+            f"serving {len(started)} replica(s) on {redact(env['DATABASE_URI'])};"
+            " Ctrl-C or SIGTERM stops them"
+        )
+        code = replica_set.supervise(started, lambda line: typer.echo(line, err=True))
+    raise typer.Exit(code)

@@ -7,12 +7,14 @@ that one can die, or be killed, while the others go on serving the same threads.
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from graph.errors import ErrorKind, KindedError
@@ -96,14 +98,35 @@ def start(count: int, host: str, port: int, env: Mapping[str, str]) -> list[Repl
     try:
         for replica in replicas:
             _wait_ready(replica)
-    except ServeError:
+    except (ServeError, KeyboardInterrupt, Stopped):
         stop(replicas)
         raise
     return replicas
 
 
+class Stopped(Exception):
+    """`warrant serve` was asked to stop (SIGTERM, SIGHUP)."""
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the replica set as Ctrl-C does (a `kill` of `warrant serve` left
+    its replicas serving on their ports, holding their PostgreSQL connections)."""
+
+    def raise_stopped(signum: int, _frame: object) -> None:
+        raise Stopped(signal.Signals(signum).name)
+
+    earlier = {sig: signal.signal(sig, raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in earlier.items():
+            signal.signal(sig, handler)
+
+
 def supervise(replicas: list[Replica], report: Callable[[str], None]) -> int:
-    """Wait while any replica serves, reporting each one that exits; stop them all on Ctrl-C."""
+    """Wait while any replica serves, reporting each one that exits; stop them all on Ctrl-C,
+    SIGTERM or SIGHUP (`stopped_by_signals`)."""
     running = list(replicas)
     try:
         while running:
@@ -113,7 +136,7 @@ def supervise(replicas: list[Replica], report: Callable[[str], None]) -> int:
                     f"replica {replica.number} (pid {replica.process.pid}) exited with code {replica.process.returncode}; {len(running)} still serving"
                 )
             time.sleep(0.5)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped):
         stop(running)
         return 0
     return 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import socket
 import subprocess
 import time
 from collections import Counter
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langgraph_sdk import get_sync_client
 
@@ -208,6 +210,54 @@ def test_a_shared_runtime_refuses_to_keep_runs_in_a_local_file(shared):
         "error: the 'pg' runtime shares runs between replicas: WARRANT_DB (or DATABASE_URI) must "
         "be a postgresql:// URL, not 'sqlite:///runs.sqlite'"
     ]
+
+
+def test_sigterm_stops_every_replica_and_frees_their_ports_and_connections(shared):
+    """`kill` of `warrant serve` (SIGTERM, as a service manager sends) stops its replicas as
+    Ctrl-C does: before, both went on serving on their ports with their PostgreSQL sessions."""
+    environment = {key: value for key, value in os.environ.items() if key != "WARRANT_DB"}
+    environment |= {"DATABASE_URI": shared.database, "REDIS_URI": shared.redis}
+    port = free_port()
+    command = [str(SERVE_PYTHON.with_name("warrant")), "serve", "--replicas", "2"]
+    supervisor = subprocess.Popen(
+        [*command, "--port", str(port)],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert supervisor.stdout is not None
+    lines = [supervisor.stdout.readline().split() for _ in range(2)]  # replica N  URL  pid P
+    assert [line[:2] for line in lines] == [["replica", "1"], ["replica", "2"]], lines
+    pids = [int(line[4]) for line in lines]
+    assert _sessions(shared.database) > 0
+    supervisor.send_signal(signal.SIGTERM)  # the supervisor alone, not its process group
+    assert supervisor.wait(timeout=40) == 0
+    for pid in pids:
+        _wait_for(lambda pid=pid: not _alive(pid), 10, f"replica pid {pid} still running")
+    for each in (port, port + 1):
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", each)) != 0, f"port {each} still served"
+    _wait_for(lambda: _sessions(shared.database) == 0, 10, "replica sessions still open")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"  # a zombie has stopped
+
+
+def _sessions(database: str) -> int:
+    name = database.rsplit("/", 1)[1]
+    with psycopg.connect(database) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def _wait_for(condition: Any, within: float, why: str) -> None:
