@@ -1,6 +1,6 @@
 """Per-step cost of a governed run against its peers, measured in the same run, interleaved.
 
-    .venv/bin/python bench/governed_step.py [--reps 15] [--postgres postgresql://…/postgres]
+    .venv/bin/python bench/governed_step.py [--reps 15] [--postgres postgresql://…/postgres] [--json FILE]
 
 A scripted R42-style investigation (8 tool calls and a stop) runs three ways over the same tool
 functions: Warrant (admission and the first choice → guard → execute → choose → … → the guard's
@@ -9,6 +9,11 @@ stop with the handover), a bare two-node LangGraph loop, and langchain's `create
 checkpointer, `InMemorySaver`, SQLite and PostgreSQL (`durability="sync"`; the three systems share
 one saver per mode). A step is a chooser turn (9 per run). Each system is compiled once and then
 only invoked, one run per thread. Prints medians per step, ratios and checkpoints written per step.
+
+The floor beside them, measured in the same run: Warrant's graph shape with empty nodes
+(`bench/graph_shape.py`: admit, then choose → guard → execute a turn, then handover) plus the
+tools' own time (the same calls with no graph): what any loop of the design's shape costs before
+any governance work, against the same peers.
 """
 
 from __future__ import annotations
@@ -275,21 +280,29 @@ def main() -> None:
     parser.add_argument(
         "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
     )
+    parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     args = parser.parse_args()
     if importlib.util.find_spec("langchain") is None:  # a peer measured, not a dependency
         sys.exit(
             "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'"
         )
+    from bench.graph_shape import warrant_shape  # it imports this module's helpers
+
     with tempfile.TemporaryDirectory() as folder:
         manifest = bench_lab(Path(folder))
         scenario = load_scenario(manifest)
+        tools_ms = tool_time(scenario, args.reps) * 1000
         rows = []
         with savers(Path(folder), args.postgres or None) as modes:
             for mode, saver, warrant in modes:
+                shape = warrant_shape(saver)
                 systems = {
                     "warrant": warrant_runner(manifest, warrant.saver, warrant.store),
                     "bare": bare_runner(scenario, saver),
                     "agent": agent_runner(scenario, saver),
+                    "shape": lambda thread, shape=shape, saver=saver: shape.invoke(
+                        {"turn": 0}, thread_config(thread), **durability(saver)
+                    ),
                 }
                 times: dict[str, list[float]] = {name: [] for name in systems}
                 written: dict[str, int] = {}
@@ -304,28 +317,41 @@ def main() -> None:
                         written[name] = checkpoints(
                             warrant.saver if name == "warrant" else saver, thread
                         )
-                rows.append(
-                    (
-                        mode,
-                        {name: statistics.median(values) * 1000 for name, values in times.items()},
-                        written,
-                    )
-                )
+                ms = {name: statistics.median(values) * 1000 for name, values in times.items()}
+                ms["floor"] = ms.pop("shape") + tools_ms
+                rows.append((mode, ms, written))
     print(
         f"Per governed step (median of {args.reps} interleaved runs; 8 tool calls and a stop = {TURNS} turns)\n"
     )
     print(
-        "| persistence | Warrant ms/step | bare loop ms/step | create_agent ms/step | Warrant / bare | Warrant / create_agent | checkpoints per step (W / bare / agent) |"
+        "| persistence | Warrant ms/step | bare loop ms/step | create_agent ms/step | Warrant / bare | Warrant / create_agent | floor ms/step (shape + tools) | floor / bare | floor / create_agent | checkpoints per step (W / bare / agent) |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    ratios: dict[str, float] = {}
     for mode, ms, written in rows:
         per_step = " / ".join(
             f"{written[name] / TURNS:.1f}" for name in ("warrant", "bare", "agent")
         )
         print(
-            f"| {mode} | {ms['warrant']:.2f} | {ms['bare']:.2f} | {ms['agent']:.2f} | {ms['warrant'] / ms['bare']:.2f}× | {ms['warrant'] / ms['agent']:.2f}× | {per_step} |"
+            f"| {mode} | {ms['warrant']:.2f} | {ms['bare']:.2f} | {ms['agent']:.2f} | {ms['warrant'] / ms['bare']:.2f}× | {ms['warrant'] / ms['agent']:.2f}× | {ms['floor']:.2f} | {ms['floor'] / ms['bare']:.2f}× | {ms['floor'] / ms['agent']:.2f}× | {per_step} |"
         )
+        ratios[f"governed step, {mode}: Warrant / bare loop"] = ms["warrant"] / ms["bare"]
+        ratios[f"governed step, {mode}: Warrant / create_agent"] = ms["warrant"] / ms["agent"]
     print("\n" + json.dumps({"python": sys.version.split()[0]}))
+    if args.json:
+        args.json.write_text(json.dumps({"ratios": ratios}, indent=2) + "\n")
+
+
+def tool_time(scenario: Scenario, reps: int) -> float:
+    """Seconds a step of the tools' own work (the eight calls, no graph), median of `reps`."""
+    times = []
+    for rep in range(reps + 1):
+        started = time.perf_counter()
+        for name, args in CALLS:
+            run_tool(scenario, name, args)
+        if rep:
+            times.append((time.perf_counter() - started) / TURNS)
+    return statistics.median(times)
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, savers(Path(folder), args.postgres) as modes:
-        rows = [(mode, measure(saver, args.reps)) for mode, saver in modes]
+        rows = [(mode, measure(saver, args.reps)) for mode, saver, _ in modes]
     print(
         f"LangGraph alone, empty nodes, {TURNS} turns (medians of {args.reps} interleaved runs)\n"
     )
