@@ -48,7 +48,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence.savers import Storage, postgres_lease, postgres_pool, sqlite_store
+from graph.persistence.savers import Storage, open_run, postgres_lease, postgres_pool
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -235,19 +235,19 @@ def thread_config(thread: str) -> dict[str, Any]:
 @contextmanager
 def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, Storage]]]:
     """Each mode's checkpointer for the peers, and the checkpointer and store Warrant's run writes
-    in that mode (as `graph.persistence.savers.open_run` opens them: on PostgreSQL, the run's lease
-    connection, whose saver commits a task's writes without waiting for the WAL flush; the peers
-    keep no record and use LangGraph's saver as it comes)."""
+    in that mode (as `graph.persistence.savers.open_run` opens them for `warrant run`: the run's
+    lease, whose saver writes a step's record with its checkpoint; the peers keep no record and
+    use LangGraph's saver as it comes)."""
     sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)
     sqlite_conn.execute("PRAGMA journal_mode=WAL")
     sqlite_saver = SqliteSaver(sqlite_conn)
     sqlite_saver.setup()
-    with sqlite_store(folder / "bench.sqlite") as store:
+    with open_run(str(folder / "bench.sqlite"), "bench") as leased:
         memory = InMemorySaver()
         modes: list[tuple[str, Any, Storage]] = [
             ("none", None, Storage(None, InMemoryStore())),  # type: ignore[arg-type]
             ("memory", memory, Storage(memory, InMemoryStore())),
-            ("sqlite", sqlite_saver, Storage(sqlite_saver, store)),
+            ("sqlite", sqlite_saver, leased),
         ]
         if not postgres:
             yield modes

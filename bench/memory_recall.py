@@ -29,6 +29,7 @@ from langgraph.store.sqlite import SqliteStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report import write_ratios
 from nodes import memory
 
 SCOPE = memory.Scope("bench")
@@ -100,12 +101,14 @@ def main() -> None:
     parser.add_argument("--notes", default="100,1000,10000")
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--postgres", default="")
+    parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     options = parser.parse_args()
     stores = {"sqlite": sqlite_store}
     if options.postgres:
         stores["postgresql"] = lambda _folder: postgres_store(options.postgres)  # type: ignore[assignment]
     print("| notes | store | recall (ms) | grep -i -F (ms) | recall / grep |")
     print("| ---: | --- | ---: | ---: | ---: |")
+    ratios = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for count in (int(text) for text in options.notes.split(",")):
@@ -116,6 +119,10 @@ def main() -> None:
                     f"| {count:,} | {name} | {recall_s * 1000:.1f} | {grep_s * 1000:.1f} | {recall_s / grep_s:.1f} |",
                     flush=True,
                 )
+                ratios[f"memory recall, {count} notes, {name}: recall / grep -i -F"] = (
+                    recall_s / grep_s
+                )
+    write_ratios(options.json, ratios)
 
 
 if __name__ == "__main__":

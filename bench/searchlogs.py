@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report import write_ratios
 from lab.loggen import write_log
 from tools.logs import searchlogs
 from tools.logs.searchlogs import SearchLogsArgs
@@ -264,6 +265,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--dir", default=".", help="where the logs are generated")
     parser.add_argument("--cli", default="", help="a size to measure through `warrant run` only")
+    parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     args = parser.parse_args()
     if args.cli:
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
@@ -294,6 +296,18 @@ def main() -> None:
             rows.append((label, medians, peak_kib(path, b"[RST_CHK]")))
             path.unlink()
     print_rows(rows, args.reps)
+    write_ratios(
+        args.json,
+        {
+            f"searchlogs, {label}: {name} / {peer}": m[ours] / m[peer]
+            for label, m, _ in rows
+            for name, ours, peer in (
+                ("count", "count", "rg -F -c"),
+                ("regex count", "regex", "rg -c"),
+                ("as executed", "executed", "sha256sum"),
+            )
+        },
+    )
 
 
 COLUMNS = (

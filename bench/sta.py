@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report import write_ratios
 from lab.stagen import report_pair, write_report
 from tools.records.reading import reading
 from tools.records.registry import load_scenario
@@ -60,6 +61,7 @@ def main() -> None:
     parser.add_argument("--paths", default="10000,100000")
     parser.add_argument("--stages", default="0,20")
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     args = parser.parse_args()
     root = str(Path(__file__).resolve().parent.parent)
     rows = []
@@ -119,10 +121,15 @@ def main() -> None:
         "| paths per report | cells per path | pair size | stasummary (after) | stadiff (pair) | grep -c slack (pair) | stadiff / grep | stadiff process peak RSS |"
     )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ratios = {}
     for paths, stages, size, m, peak in rows:
+        ratios[f"sta, {paths} paths, {stages} cells: stadiff / grep -c slack"] = (
+            m["diff"] / m["grep"]
+        )
         print(
             f"| {paths} | {stages} | {size:.0f} MiB | {m['summary']:.2f} s | {m['diff']:.2f} s | {m['grep']:.3f} s | {m['diff'] / m['grep']:.1f}× | {peak:.0f} MiB |"
         )
+    write_ratios(args.json, ratios)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.report import write_ratios
 from lab.nightly import write_family
 
 T = TypeVar("T")
@@ -383,6 +384,7 @@ def main() -> None:
         "--cli-reps", type=int, default=3, help="turns of the `warrant run` comparison (0: none)"
     )
     parser.add_argument("--dir", type=Path, default=Path("/tmp/warrant-triage-bench"))
+    parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     args = parser.parse_args()
     count, total = (10_000, 2048) if args.large else (args.logs, args.mb)
     folder = args.dir / f"{count}x{total}M"
@@ -442,6 +444,14 @@ def main() -> None:
         f"\nfamily: {result.count('pass')} pass, {result.count('fail')} fail,"
         f" {result.count('none')} no verdict; {len(result.result.buckets)} buckets;"
         f" the pipeline printed {len(output.splitlines())} distinct lines"
+    )
+    write_ratios(
+        args.json,
+        {
+            f"triage, {count} logs: warm / shell pipeline": warm / pipe,
+            f"triage, {count} logs: admitted, every member hashed / shell pipeline": warm_hashed
+            / pipe,
+        },
     )
     shutdown_pools()  # this process's pool: idle from here, and out of the CLI's way
     if args.cli_reps:

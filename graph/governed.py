@@ -73,7 +73,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
         scope = scope_of(config)
         found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
         staged = StagedWrites(
-            bound_store(runtime.store), context_of(runtime).clock
+            bound_store(runtime.store), context_of(runtime).clock, scope
         )  # the step's writes, in one batch
         runtime = runtime.override(store=staged)
         given = {"config": config, "runtime": runtime}

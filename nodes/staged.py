@@ -24,16 +24,19 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 class WritesWithCheckpoint(Protocol):
     """A store that sends a step's record with the step's checkpoint, reading it back until then."""
 
-    def defer(self, puts: Sequence[PutOp]) -> None: ...
+    def defer(self, puts: Sequence[PutOp], scope: str) -> None: ...
 
 
 class StagedWrites(BaseStore):
     """A store whose writes wait for `flush`; reads see them first, then the store beneath.
     `clock` (seconds since the epoch; the run's, `WarrantContext.clock`) stamps a staged item read
-    back before the flush."""
+    back before the flush; `scope` names the run the writes are handed over for."""
 
-    def __init__(self, store: BaseStore, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, store: BaseStore, clock: Callable[[], float] = time.time, scope: str = ""
+    ) -> None:
         self._store = store
+        self._scope = scope
         self._clock = clock
         self._puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
 
@@ -64,7 +67,7 @@ class StagedWrites(BaseStore):
         puts = list(self._puts.values())
         self._puts.clear()
         if isinstance(self._store, WritesWithCheckpoint):
-            self._store.defer(puts)
+            self._store.defer(puts, self._scope)
         else:
             self._store.batch(puts)
 

@@ -16,7 +16,6 @@ statement, where reading the count and writing one more took two round trips.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from graph.persistence.waiting import WaitingWrites
 from nodes.staged import as_item
 
 _COUNT_ATTEMPT = """
@@ -47,6 +47,18 @@ RETURNING (value ->> 'attempts')::bigint AS attempts
 `nodes.intents` reads it."""
 
 
+def counted_attempt(
+    cur: Cursor[DictRow], namespace: tuple[str, ...], key: str, mark: dict[str, Any]
+) -> int:
+    """`mark` (with `attempts: 1` for a first attempt) written under the store's `key` in one
+    upsert that counts one more attempt than the item held; the attempt."""
+    value = Jsonb({**mark, "attempts": 1})
+    cur.execute(_COUNT_ATTEMPT, {"prefix": ".".join(namespace), "key": key, "value": value})
+    row = cur.fetchone()
+    assert row is not None  # an upsert with RETURNING returns its row
+    return int(row["attempts"])
+
+
 class LeaseStore(BaseStore):
     """The run's store on its lease connection: a step's record handed over to the saver
     (`defer`), its other statements planned for their values (never prepared: a read prepared
@@ -59,38 +71,43 @@ class LeaseStore(BaseStore):
         self.store = store
         self.conn: psycopg.Connection[DictRow] = store.conn
         self.lock = store.lock  # the connection's, which the saver takes too
-        self._waiting: dict[tuple[tuple[str, ...], str], PutOp] = {}
-        self._waiting_lock = threading.Lock()
+        self._waiting = WaitingWrites()
         self._clock = clock  # stamps an item read back before it is sent
 
     # The step's record, handed over.
 
-    def defer(self, puts: Sequence[PutOp]) -> None:
-        """Keep `puts` for the saver's next write (read back here until then)."""
-        with self._waiting_lock:
-            for put in puts:
-                self._waiting[(put.namespace, put.key)] = put
+    def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
+        """Keep `puts` for the saver's next write (read back here until then); one run per
+        lease, so the scope is not needed to find them."""
+        self._waiting.add("", puts)
 
-    def send_waiting(self, cur: Cursor[DictRow]) -> None:
-        """Queue what waits on `cur` (the saver's, in its pipeline, under the connection's lock)."""
-        with self._waiting_lock:
-            puts, self._waiting = list(self._waiting.values()), {}
+    def send_waiting(self, cur: Cursor[DictRow]) -> list[PutOp]:
+        """Queue what waits on `cur` (in a pipeline, under the connection's lock); the puts
+        queued, to be marked `sent` once the pipeline has committed."""
+        puts = self._waiting.pending("")
         if puts:
             self.store._batch_put_ops(list(enumerate(puts)), cur)
+        return puts
+
+    def sent(self, puts: list[PutOp]) -> None:
+        self._waiting.sent("", puts)
 
     def flush(self) -> None:
-        """Send what waits, now (the lease ends; a read the hand-over cannot answer)."""
-        with self.lock, self._unprepared(), self.conn.pipeline(), self.conn.cursor() as cur:
-            self.send_waiting(cur)
+        """Send what waits, now (the lease ends; a search the hand-over cannot answer)."""
+        with self.lock, self._unprepared():
+            with self.conn.pipeline(), self.conn.cursor() as cur:
+                puts = self.send_waiting(cur)
+            self.sent(puts)
 
     # The store's own operations.
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
         results: list[Result] = [None] * len(ops)
+        waiting = self._waiting.found(
+            [(op.namespace, op.key) for op in ops if isinstance(op, GetOp)]
+        )
         passed: list[tuple[int, Op]] = []
-        with self._waiting_lock:
-            waiting = dict(self._waiting)
         for index, op in enumerate(ops):
             if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
                 results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
@@ -98,7 +115,7 @@ class LeaseStore(BaseStore):
                 passed.append((index, op))
         if not passed:
             return results
-        if waiting and not all(isinstance(op, GetOp) for _, op in passed):
+        if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
             # a write goes after what waits; a search or a listing sees it
             self.flush()
         with self.lock, self._unprepared():
@@ -113,13 +130,12 @@ class LeaseStore(BaseStore):
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
         """Record a call's intent (`mark` with `attempts: 1` for a first one) and return its
         attempt: one more than the item held, in one statement, after whatever waits."""
-        value = Jsonb({**mark, "attempts": 1})
-        with self.lock, self._unprepared(), self.conn.pipeline(), self.conn.cursor() as cur:
-            self.send_waiting(cur)
-            cur.execute(_COUNT_ATTEMPT, {"prefix": ".".join(namespace), "key": key, "value": value})
-            row = cur.fetchone()
-        assert row is not None  # an upsert with RETURNING returns its row
-        return int(row["attempts"])
+        with self.lock, self._unprepared():
+            with self.conn.pipeline(), self.conn.cursor() as cur:
+                puts = self.send_waiting(cur)
+                attempt = counted_attempt(cur, namespace, key, mark)
+            self.sent(puts)
+        return attempt
 
     @contextmanager
     def _unprepared(self) -> Iterator[None]:
@@ -143,6 +159,6 @@ class LeaseSaver(PostgresSaver):
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
         with super()._cursor(pipeline=pipeline) as cur:
-            if pipeline:
-                self.record.send_waiting(cur)
+            puts = self.record.send_waiting(cur) if pipeline else []
             yield cur
+        self.record.sent(puts)  # the pipeline has committed

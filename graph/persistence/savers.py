@@ -36,6 +36,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from graph.persistence.lease import LeaseSaver, LeaseStore
+from graph.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
 
 PROJECT_FOLDER = ".warrant"
 STORE_FILE = "warrant.sqlite"
@@ -185,19 +186,20 @@ def open_saver(db: str) -> Iterator[Storage]:
 def open_run(db: str, thread_id: str) -> Iterator[Storage]:
     """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
     On PostgreSQL the checkpoints and the record are written on the lease's own connection (a
-    worker that lost its lease writes neither), and readers never read past the committed cursor."""
+    worker that lost its lease writes neither), and readers never read past the committed cursor.
+    A step's record is written with its checkpoint (`graph.persistence.lease`,
+    `graph.persistence.sqlite_lease`)."""
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
         with postgres_pool(db) as pool, postgres_lease(pool, thread_id) as storage:
             yield storage
     else:
-        with (
-            _file_lease(Path(db), thread_id),
-            _sqlite_saver(Path(db)) as saver,
-            sqlite_store(Path(db)) as store,
-        ):
-            yield Storage(saver, store)
+        with _file_lease(Path(db), thread_id), sqlite_store(Path(db)) as store:
+            record = SqliteRecordStore(store)
+            with _sqlite(Path(db), lambda conn: _set_up_saver(conn, record)) as saver:
+                yield Storage(saver, record)
+                record.flush()  # what waits for a write that never came (nothing, after a step)
 
 
 @contextmanager
@@ -302,8 +304,12 @@ def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
         yield saver
 
 
-def _set_up_saver(connection: sqlite3.Connection) -> SqliteSaver:
-    saver = SqliteSaver(connection)
+def _set_up_saver(
+    connection: sqlite3.Connection, record: SqliteRecordStore | None = None
+) -> SqliteSaver:
+    """LangGraph's saver with the fence; a leased run's (`record` given) writes its record in
+    its checkpoints' transactions (`graph.persistence.sqlite_lease`)."""
+    saver = SqliteSaver(connection) if record is None else SqliteRecordSaver(connection, record)
     saver.setup()
     install_sqlite_fence(connection)
     return saver

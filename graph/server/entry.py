@@ -24,9 +24,9 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, Connection
 from psycopg.rows import DictRow, dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.build import compile_graph
 from graph.persistence.pg_saver import WarrantPostgresSaver
@@ -41,6 +41,7 @@ from graph.persistence.savers import (
     pool_size,
     served_db,
 )
+from graph.persistence.served_store import ServedStore
 from graph.present.tracing import hide_served_traces
 from graph.server.memory_graph import compile_memory
 
@@ -59,6 +60,18 @@ def _pool(db: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
         check=AsyncConnectionPool.check_connection,
         open=False,
+    )
+
+
+def _sync_pool(db: str) -> ConnectionPool[Connection[DictRow]]:
+    """The pool of the graph's own store calls (`ServedStore`), opened with the store."""
+    return ConnectionPool(
+        db,
+        min_size=1,
+        max_size=pool_size(),
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        check=ConnectionPool.check_connection,
+        open=True,
     )
 
 
@@ -106,7 +119,8 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
 async def store() -> AsyncIterator[BaseStore]:
     """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
     each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
-    `warrant show` and `events` read it too."""
+    `warrant show` and `events` read it too. On PostgreSQL the graph's own calls take a
+    synchronous pool of their own (`ServedStore`)."""
     db = served_db()
     if db == "memory":
         yield InMemoryStore()
@@ -114,7 +128,8 @@ async def store() -> AsyncIterator[BaseStore]:
         async with _pool(db) as pool:
             async with _setting_up(pool) as conn:
                 await AsyncPostgresStore(conn).setup()
-            yield AsyncPostgresStore(pool)
+            with _sync_pool(db) as sync_pool:
+                yield ServedStore(pool, sync_pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteStore.from_conn_string(db) as shared:

@@ -1,7 +1,7 @@
 """A call's intent counts its attempts: each start of the call's tool adds one, a crash between
 the count's read and its write adds none, and a count the run did not write says the call may
-have run. On PostgreSQL the run's lease store counts in one statement (`count_attempt`), the same
-way."""
+have run. A leased run's store (PostgreSQL, SQLite) counts in one statement (`count_attempt`), the
+same way."""
 
 from __future__ import annotations
 
@@ -12,18 +12,23 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from graph.persistence.lease import LeaseStore
-from graph.persistence.savers import postgres_lease, postgres_pool, sqlite_store
+from graph.persistence.savers import open_run, postgres_lease, postgres_pool, sqlite_store
+from graph.persistence.sqlite_lease import SqliteRecordStore
 from nodes.intents import intend
 from nodes.record import INTENTS, space
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite lease", "postgres"])
 def store(request, tmp_path: Path):
     if request.param == "memory":
         yield InMemoryStore()
-    elif request.param == "sqlite":
+    elif request.param == "sqlite":  # read, then written: the general way
         with sqlite_store(tmp_path / "runs.sqlite") as opened:
             yield opened
+    elif request.param == "sqlite lease":
+        with open_run(str(tmp_path / "runs.sqlite"), "intents") as storage:
+            assert isinstance(storage.store, SqliteRecordStore)  # the one-statement count
+            yield storage.store
     else:
         url = request.getfixturevalue("postgres_url")
         with postgres_pool(url) as pool, postgres_lease(pool, "intents") as storage:

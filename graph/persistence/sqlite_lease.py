@@ -1,0 +1,133 @@
+"""A run's record written in its checkpoint's transaction, in the SQLite file a leased run is kept in.
+
+As on PostgreSQL (`graph.persistence.lease`): a step hands its store writes over (`defer`) instead
+of committing them on the store's connection, and the saver writes them first in the transaction
+of its next write (the task's writes, or the checkpoint), on its own connection: the record and the
+state that points to it commit together, or neither does (the transaction is rolled back on any
+error; LangGraph's saver commits whatever it wrote). Until then the store reads them back from the
+hand-over. A call's intent is recorded and its attempt returned in one statement.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
+from langgraph.store.sqlite import SqliteStore
+
+from graph.persistence.waiting import WaitingWrites
+from nodes.staged import as_item
+
+_COUNT_ATTEMPT = """
+INSERT INTO store (prefix, key, value, created_at, updated_at)
+VALUES (?, ?, ?, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)
+ON CONFLICT (prefix, key) DO UPDATE
+SET value = json_set(excluded.value, '$.attempts', 1 + CASE
+        WHEN json_type(store.value, '$.attempts') = 'integer'
+         AND json_extract(store.value, '$.attempts') >= 1
+        THEN json_extract(store.value, '$.attempts') ELSE 1 END),
+    updated_at = CURRENT_TIMESTAMP
+RETURNING json_extract(value, '$.attempts')
+"""
+"""An item without a plausible count (a positive integer) says at least one attempt started, as
+`nodes.intents` reads it."""
+
+
+class SqliteRecordStore(BaseStore):
+    """The leased run's store: a step's record handed over to the saver (`defer`), the rest
+    LangGraph's `SqliteStore`."""
+
+    def __init__(self, store: SqliteStore, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self._waiting = WaitingWrites()
+        self._clock = clock  # stamps an item read back before it is sent
+
+    def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
+        """Keep `puts` for the saver's next write (one run per lease: no scope needed)."""
+        self._waiting.add("", puts)
+
+    def write_waiting(self, cur: sqlite3.Cursor) -> list[PutOp]:
+        """Write what waits with `cur` (the saver's, in its transaction); the puts written, to be
+        marked `sent` once the transaction has committed."""
+        puts = self._waiting.pending("")
+        if puts:
+            self.store._batch_put_ops(list(enumerate(puts)), cur)
+        return puts
+
+    def sent(self, puts: list[PutOp]) -> None:
+        self._waiting.sent("", puts)
+
+    def flush(self) -> None:
+        """Write what waits, now, on the store's connection (a search sees it; the lease ends)."""
+        with self.store._cursor(transaction=True) as cur:
+            puts = self.write_waiting(cur)
+        self.sent(puts)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        waiting = self._waiting.found(
+            [(op.namespace, op.key) for op in ops if isinstance(op, GetOp)]
+        )
+        results: list[Result] = [None] * len(ops)
+        passed: list[tuple[int, Op]] = []
+        for index, op in enumerate(ops):
+            if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
+                results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
+            else:
+                passed.append((index, op))
+        if not passed:
+            return results
+        if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
+            self.flush()  # a write goes after what waits; a search or a listing sees it
+        found = self.store.batch([op for _, op in passed])
+        for (index, _), result in zip(passed, found, strict=True):
+            results[index] = result
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError("the embedded store is synchronous")
+
+    def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
+        """A call's intent (`mark`, `attempts: 1` for a first one) and its attempt: one more than
+        the item held, in one statement."""
+        value = orjson.dumps({**mark, "attempts": 1}).decode()
+        with self.store._cursor(transaction=True) as cur:
+            cur.execute(_COUNT_ATTEMPT, (".".join(namespace), key, value))
+            row = cur.fetchone()
+        assert row is not None  # an upsert with RETURNING returns its row
+        return int(row[0])
+
+
+class SqliteRecordSaver(SqliteSaver):
+    """LangGraph's SQLite saver whose every write first writes the record the store holds for it,
+    in the same transaction, committed or rolled back whole."""
+
+    def __init__(self, conn: sqlite3.Connection, record: SqliteRecordStore) -> None:
+        super().__init__(conn)
+        self.record = record
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        if not transaction:
+            with super().cursor(transaction=False) as cur:
+                yield cur
+            return
+        with self.lock:
+            self.setup()
+            cur = self.conn.cursor()
+            try:
+                puts = self.record.write_waiting(cur)
+                yield cur
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+            finally:
+                cur.close()
+        self.record.sent(puts)

@@ -1,0 +1,71 @@
+"""A step's record handed over to the checkpoint's round trip, kept by thread until it is sent.
+
+A step hands its store writes over (`nodes.staged.StagedWrites.flush` → `defer`) instead of
+writing them in a round trip of their own; the saver's next pipelined write for the same thread
+(the task's writes, or the checkpoint) sends them first (`graph.persistence.lease` on the
+embedded PostgreSQL lease, `graph.persistence.pg_saver` on the server). Until that write has
+committed, the store reads them back from here (a read on another connection would not see them
+yet). Whatever is never sent (the step's checkpoint never written: a crash, a
+cancelled run) is as if the step had not run: readers stop at the committed cursor, and the step
+runs again and writes the same keys.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from langgraph.store.base import PutOp
+
+Key = tuple[tuple[str, ...], str]
+
+MAX_THREADS = 4096
+"""Threads whose record may wait at once in one process; past it the oldest is dropped (as if its
+step had not run: a run that moved to another server replica never sends what it left here)."""
+
+
+class WaitingWrites:
+    def __init__(self) -> None:
+        self._by_thread: OrderedDict[str, dict[Key, PutOp]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, thread: str, puts: Sequence[PutOp]) -> None:
+        with self._lock:
+            waiting = self._by_thread.setdefault(thread, {})
+            self._by_thread.move_to_end(thread)
+            for put in puts:
+                waiting[(put.namespace, put.key)] = put
+            if len(self._by_thread) > MAX_THREADS:
+                self._by_thread.popitem(last=False)
+
+    def pending(self, thread: str) -> list[PutOp]:
+        """What waits for `thread`; it goes on waiting (and being read back) until `sent`."""
+        with self._lock:
+            return list(self._by_thread.get(thread, {}).values())
+
+    def sent(self, thread: str, puts: Sequence[PutOp]) -> None:
+        """`puts` are committed: no longer waiting, unless a later put of the same key is."""
+        with self._lock:
+            waiting = self._by_thread.get(thread)
+            if waiting is None:
+                return
+            for put in puts:
+                if waiting.get((put.namespace, put.key)) is put:
+                    del waiting[(put.namespace, put.key)]
+            if not waiting:
+                del self._by_thread[thread]
+
+    def found(self, keys: Sequence[Key]) -> dict[Key, PutOp]:
+        """The waiting puts of `keys` (the latest of any thread)."""
+        with self._lock:
+            return {
+                key: waiting[key]
+                for waiting in self._by_thread.values()
+                for key in keys
+                if key in waiting
+            }
+
+    def __bool__(self) -> bool:
+        with self._lock:
+            return bool(self._by_thread)
