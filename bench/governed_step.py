@@ -22,33 +22,27 @@ import argparse
 import importlib.util
 import json
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import psycopg
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
 
+from bench.graph_shape import warrant_shape
+from bench.modes import checkpoints, durability, savers, thread_config
 from graph.build import compile_graph
-from graph.persistence.savers import Storage, open_run, postgres_lease, postgres_pool
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
@@ -223,57 +217,6 @@ def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
     return run
 
 
-def durability(saver: Any) -> dict[str, str]:
-    """`durability="sync"` with a checkpointer (LangGraph refuses it without one)."""
-    return {"durability": "sync"} if saver is not None else {}
-
-
-def thread_config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
-
-
-@contextmanager
-def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, Storage]]]:
-    """Each mode's checkpointer for the peers, and the checkpointer and store Warrant's run writes
-    in that mode (as `graph.persistence.savers.open_run` opens them for `warrant run`: the run's
-    lease, whose saver writes a step's record with its checkpoint; the peers keep no record and
-    use LangGraph's saver as it comes)."""
-    sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)
-    sqlite_conn.execute("PRAGMA journal_mode=WAL")
-    sqlite_saver = SqliteSaver(sqlite_conn)
-    sqlite_saver.setup()
-    with open_run(str(folder / "bench.sqlite"), "bench") as leased:
-        memory = InMemorySaver()
-        modes: list[tuple[str, Any, Storage]] = [
-            ("none", None, Storage(None, InMemoryStore())),  # type: ignore[arg-type]
-            ("memory", memory, Storage(memory, InMemoryStore())),
-            ("sqlite", sqlite_saver, leased),
-        ]
-        if not postgres:
-            yield modes
-            return
-        with postgres_modes(postgres) as served:
-            yield [*modes, *served]
-
-
-@contextmanager
-def postgres_modes(postgres: str) -> Iterator[list[tuple[str, Any, Storage]]]:
-    name = f"warrant_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = postgres.rsplit("/", 1)[0] + f"/{name}"
-    try:
-        with postgres_pool(url) as pool, postgres_lease(pool, "bench") as storage:
-            yield [("postgres", PostgresSaver(pool), storage)]
-    finally:
-        with psycopg.connect(postgres, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def checkpoints(saver: Any, thread: str) -> int:
-    return len(list(saver.list(thread_config(thread)))) if saver is not None else 0
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
@@ -286,8 +229,6 @@ def main() -> None:
         sys.exit(
             "bench/governed_step.py needs the bench extra (langchain): pip install -e '.[bench]'"
         )
-    from bench.graph_shape import warrant_shape  # it imports this module's helpers
-
     with tempfile.TemporaryDirectory() as folder:
         manifest = bench_lab(Path(folder))
         scenario = load_scenario(manifest)

@@ -29,7 +29,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from bench.governed_step import checkpoints, durability, savers, thread_config
+from bench.modes import checkpoints, durability, savers, thread_config
 
 TURNS = 9
 

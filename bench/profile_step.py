@@ -27,7 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.governed_step import TURNS, bench_lab, savers, warrant_runner
+from bench.governed_step import TURNS, bench_lab, warrant_runner
+from bench.modes import savers
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
