@@ -32,7 +32,8 @@ _GRAPH = Path(__file__).resolve().parent
 
 def served_config() -> dict[str, Any]:
     """What `langgraph.json` names, with paths from this installation: the graphs, the
-    checkpointer and store (`graph/server/entry.py`) and the auth handlers (`graph/server/auth.py`)."""
+    checkpointer and store (`graph/server/entry.py`), the auth handlers (`graph/server/auth.py`)
+    and the HTTP routes turned off."""
     server, auth = _GRAPH / "entry.py", _GRAPH / "auth.py"
     return {
         "graphs": {
@@ -43,6 +44,9 @@ def served_config() -> dict[str, Any]:
         "checkpointer": {"path": f"{server}:checkpointer"},
         "store": {"path": f"{server}:store"},
         "auth": {"path": f"{auth}:auth"},
+        # The server's own MCP and A2A endpoints expose the graphs as tools outside Warrant's
+        # governed tool surface: off, as in langgraph.json.
+        "http": {"disable_mcp": True, "disable_a2a": True},
     }
 
 
@@ -103,6 +107,7 @@ def main() -> None:
         store=config["store"],
         auth=config["auth"],
         checkpointer=config["checkpointer"],
+        http=config["http"],
         runtime_edition=RUNTIME_EDITION,
         server_level=os.environ["LOG_LEVEL"],
         __database_uri__=os.environ["DATABASE_URI"],

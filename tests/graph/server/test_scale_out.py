@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 from langgraph_sdk import get_sync_client
@@ -214,7 +215,8 @@ def test_a_shared_runtime_refuses_to_keep_runs_in_a_local_file(shared):
 
 def test_sigterm_stops_every_replica_and_frees_their_ports_and_connections(shared):
     """`kill` of `warrant serve` (SIGTERM, as a service manager sends) stops its replicas as
-    Ctrl-C does: before, both went on serving on their ports with their PostgreSQL sessions."""
+    Ctrl-C does: before, both went on serving on their ports with their PostgreSQL sessions. (While
+    they serve: neither answers the server's own `/mcp`.)"""
     environment = {key: value for key, value in os.environ.items() if key != "WARRANT_DB"}
     environment |= {"DATABASE_URI": shared.database, "REDIS_URI": shared.redis}
     port = free_port()
@@ -231,6 +233,9 @@ def test_sigterm_stops_every_replica_and_frees_their_ports_and_connections(share
     assert [line[:2] for line in lines] == [["replica", "1"], ["replica", "2"]], lines
     pids = [int(line[4]) for line in lines]
     assert _sessions(shared.database) > 0
+    for line in lines:  # the server's own MCP endpoint is off here too (`served_config`)
+        probe = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        assert httpx.post(f"{line[2]}/mcp", json=probe, timeout=30).status_code == 404
     supervisor.send_signal(signal.SIGTERM)  # the supervisor alone, not its process group
     assert supervisor.wait(timeout=40) == 0
     for pid in pids:

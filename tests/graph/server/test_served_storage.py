@@ -81,6 +81,7 @@ def test_a_replica_serves_what_langgraph_json_names():
     assert served["graphs"] == {name: _resolved(spec) for name, spec in declared["graphs"].items()}
     for key in ("checkpointer", "store", "auth"):
         assert served[key]["path"] == _resolved(declared[key]["path"])
+    assert served["http"] == declared["http"] == {"disable_mcp": True, "disable_a2a": True}
 
 
 def _resolved(spec: str) -> str:
