@@ -26,6 +26,7 @@ from nodes.continuation import carried
 from nodes.human import served_identity
 from nodes.integrity import run_scope
 from nodes.record import event_at
+from tools.mcp.admission import AdmittedMcpTool, McpRefused, McpUnavailable, admitted_tools
 from tools.records.registry import Scenario, load_scenario
 
 
@@ -81,6 +82,8 @@ def admission(
     """Everything admission pins, checked; raises ValueError subclasses for bad input."""
     scenario = resolve_scenario(reference, served)
     scenario_hooks(scenario)  # a hook that cannot be loaded is a one-line error, before the run
+    if scenario.mcp:
+        scenario = scenario.model_copy(update={"mcp_tools": mcp_tools(scenario)})
     pinned_goal = (goal or "").strip() or scenario.goal
     if not pinned_goal:
         raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
@@ -94,6 +97,16 @@ def admission(
         locality = recorded_locality(Path(spec.removeprefix("replay:")))
         pinned["route"] = Route(model="replay", locality=locality).model_dump()
     return pinned
+
+
+def mcp_tools(scenario: Scenario) -> dict[str, AdmittedMcpTool]:
+    """The manifest's MCP tools, each listed by its server with the description and schema it
+    was pinned with; a pin missing or broken, or a server that cannot list its tools, is a
+    one-line refusal of the run (`McpRefused`)."""
+    try:
+        return admitted_tools(scenario.mcp, Path(scenario.manifest).parent)
+    except McpUnavailable as exc:
+        raise McpRefused(str(exc)) from None
 
 
 def children_spec(

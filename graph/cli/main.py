@@ -18,6 +18,7 @@ from rich.table import Table
 
 from graph.build import store_of
 from graph.cli import eval as cli_eval
+from graph.cli import mcp as cli_mcp
 from graph.cli import memory as cli_memory
 from graph.cli import ops as cli_ops
 from graph.cli import people as cli_people
@@ -336,6 +337,7 @@ cli_ops.register(app)
 cli_eval.register(app)
 cli_trace.register(app)
 cli_memory.register(app)
+cli_mcp.register(app)
 
 
 def main() -> None:

@@ -16,8 +16,10 @@ from pydantic import (
     Field,
     StringConstraints,
     Tag,
+    model_validator,
 )
 
+from tools.mcp.spec import McpServer
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.skills import MAX_SKILLS, SkillId
 from tools.strict import StrictModel
@@ -145,3 +147,12 @@ class ManifestFile(StrictModel):
     """Methods shown to a model chooser (`tools/records/skills.py`); they grant nothing."""
     memory: Memory | None = None
     """The team's notes a chooser may recall (history, never evidence) and propose to."""
+    mcp: Annotated[list[McpServer], Field(max_length=20)] = []
+    """MCP servers and the tools of theirs a chooser may call, each pinned (`tools/mcp/`)."""
+
+    @model_validator(mode="after")
+    def _mcp_servers_named_once(self) -> ManifestFile:
+        names = [server.name for server in self.mcp]
+        if len(names) != len(set(names)):
+            raise ValueError("an [[mcp]] server name appears twice")
+        return self

@@ -31,6 +31,8 @@ from pydantic import (
 
 from contract.codes import RefusalCode
 from tools.errors import ManifestError, RecordRefusal
+from tools.mcp.admission import AdmittedMcpTool
+from tools.mcp.spec import McpServer
 from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
 from tools.records.delimited import missing_columns
 from tools.records.digests import identity_of, known, remember
@@ -105,6 +107,11 @@ class Scenario(BaseModel):
     families: dict[str, tuple[str, ...]] = {}
     """Each `glob` the manifest approves → the ids of the records it matched, in order: what a
     family tool's `family` argument names."""
+    mcp: tuple[McpServer, ...] = ()
+    """The manifest's MCP servers, as written; what they offer is checked at admission."""
+    mcp_tools: dict[str, AdmittedMcpTool] = {}
+    """`server.tool` → the MCP tool as admitted (pin checked against its server; `nodes/admit.py`):
+    empty until admission."""
 
     def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
         """The approved record with exactly this id and kind, or a `RecordRefusal`."""
@@ -206,6 +213,7 @@ def load_scenario(manifest_path: Path) -> Scenario:
         manifest=str(manifest_path.resolve()),
         manifest_sha256=hashlib.sha256(raw).hexdigest(),
         families=families,
+        mcp=tuple(document.mcp),
     )
 
 

@@ -1,0 +1,83 @@
+"""Admission of a manifest's MCP tools: each server's tools listed, each listed tool's pin checked.
+
+Discovered is not visible: only the tools the manifest lists, pinned, and listed by their server
+with the same description and input schema are admitted; the rest of what a server offers is never
+shown and never called. A listed tool without a pin, one whose description or schema changed since
+it was pinned, or one its server no longer lists, is refused at admission in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from tools.mcp.client import Discovered, McpUnavailable, discover
+from tools.mcp.spec import McpServer, McpTool
+from tools.strict import StrictModel
+
+LIST_S = 30.0
+"""How long a server may take to start and list its tools at admission."""
+
+
+class McpRefused(ValueError):
+    """A listed tool that cannot be admitted, in one line naming it."""
+
+
+class AdmittedMcpTool(StrictModel):
+    """An MCP tool as admitted into a run's grant: what the chooser is shown and the guard checks
+    a call against (the pinned description and input schema), and where it is called."""
+
+    server: str
+    tool: str
+    description: str
+    input_schema: dict[str, Any]
+    schema_sha256: str
+    effects: Literal["read", "write"]
+    approval: Literal["none", "human"]
+    share: Literal["remote", "local"]
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name a chooser calls an MCP tool by: `server.tool`."""
+    return f"{server}.{tool}"
+
+
+def admitted_tools(servers: Sequence[McpServer], root: Path) -> dict[str, AdmittedMcpTool]:
+    """Every listed tool of `servers`, checked against what its server lists now; raises
+    `McpRefused` (a pin missing or broken, a tool not listed) or `McpUnavailable`."""
+    admitted: dict[str, AdmittedMcpTool] = {}
+    for server in servers:
+        if not server.tool:
+            continue
+        found = {tool.name: tool for tool in discover(server, root, LIST_S)}
+        for listed in server.tool:
+            admitted[tool_name(server.name, listed.name)] = _admitted(server, listed, found)
+    return admitted
+
+
+def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) -> AdmittedMcpTool:
+    name = tool_name(server.name, listed.name)
+    if listed.schema_sha256 is None:
+        raise McpRefused(f"MCP tool {name} has no schema_sha256: pin it with `warrant mcp pin`")
+    discovered = found.get(listed.name)
+    if discovered is None:
+        raise McpRefused(f"MCP tool {name} is not among the tools server {server.name!r} lists")
+    if discovered.digest != listed.schema_sha256:
+        raise McpRefused(
+            f"MCP tool {name} changed since it was pinned: its description or input schema hashes"
+            f" to {discovered.digest}, the manifest pins {listed.schema_sha256}"
+        )
+    return AdmittedMcpTool(
+        server=server.name,
+        tool=listed.name,
+        description=discovered.description,
+        input_schema=discovered.input_schema,
+        schema_sha256=discovered.digest,
+        effects=listed.effects,
+        approval="human" if listed.effects == "write" else listed.approval,
+        share=listed.share,
+    )
+
+
+__all__ = ["AdmittedMcpTool", "McpRefused", "McpUnavailable", "admitted_tools", "tool_name"]
