@@ -128,6 +128,9 @@ class ExecuteTask(TypedDict):
     redact: list[dict[str, Any]]
     members: NotRequired[list[dict[str, Any]]]
     """A family tool's members as admitted (the grant's records), in order."""
+    mcp: NotRequired[dict[str, Any]]
+    """An MCP tool's call: `tool`, the tool as admitted (its pinned schema), and `server`, its
+    `[[mcp]]` table (how to reach it)."""
 
 
 class HumanTask(TypedDict):

@@ -60,6 +60,7 @@ from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
+from tools.mcp.arguments import McpArgs, checked_args
 from tools.records.registry import Family, Record, Scenario
 from tools.validation import describe_validation_error
 
@@ -283,23 +284,42 @@ class ParsedProposal:
         if isinstance(self.document, Refusal):
             return []
         return [
-            call_signature(call.name, args.model_dump())
+            call_signature(
+                call.name, args.values if isinstance(args, McpArgs) else args.model_dump()
+            )
             for call, args in zip(self.document.tool_calls or (), self.validated, strict=True)
             if isinstance(args, ToolArgs)
         ]
 
 
-def parse_proposal(raw: object, profile: str) -> ParsedProposal:
-    """Parse a proposal and validate each call's arguments against its tool in `profile`."""
+def parse_proposal(
+    raw: object, profile: str, mcp_schemas: Mapping[str, dict[str, Any]] | None = None
+) -> ParsedProposal:
+    """Parse a proposal and validate each call's arguments against its tool in `profile`, or an
+    admitted MCP tool's pinned input schema (`mcp_schemas`: `server.tool` → schema)."""
     document = parse_action(raw)
     if isinstance(document, Refusal):
         return ParsedProposal(profile, document)
     catalog = tools_of(profile)
+    schemas = mcp_schemas or {}
     validated = tuple(
-        _validated_args(call, catalog[call.name]) if call.name in catalog else None
+        _validated_args(call, catalog[call.name])
+        if call.name in catalog
+        else _validated_mcp_args(call, schemas[call.name])
+        if call.name in schemas
+        else None
         for call in document.tool_calls or ()
     )
     return ParsedProposal(profile, document, validated)
+
+
+def _validated_mcp_args(call: ToolCall, schema: dict[str, Any]) -> McpArgs | Refusal:
+    checked = checked_args(call.args, schema)
+    if isinstance(checked, str):
+        return Refusal(
+            RefusalCode.INVALID_ARGUMENT, tool_owner(call.name), checked, call.model_dump()
+        )
+    return checked
 
 
 def _validated_args(call: ToolCall, spec: ToolSpec) -> ToolArgs | Refusal:
@@ -327,7 +347,7 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
         return _end(Status.DEADLINE_PASSED, RefusalCode.DEADLINE_PASSED, detail)
     parsed = proposal if isinstance(proposal, ParsedProposal) else None
     if parsed is None or parsed.profile != ctx.scenario.profile:
-        parsed = parse_proposal(proposal, ctx.scenario.profile)
+        parsed = parse_proposal(proposal, ctx.scenario.profile, mcp_schemas(ctx.scenario))
     document = parsed.document
     if isinstance(document, Refusal):
         return _refused(ctx, [document])
@@ -478,7 +498,7 @@ def _decide_calls(
     needs_person = tuple(
         call.id
         for call in approved
-        if call.id not in ctx.person_approved and _needs_approval(call, catalog)
+        if call.id not in ctx.person_approved and _needs_approval(call, catalog, ctx.scenario)
     )
     if needs_person:
         return NeedsApproval(tuple(approved), needs_person)
@@ -518,6 +538,28 @@ def recorded_family(family: Family) -> RecordedFamily:
     return recorded
 
 
+def mcp_schemas(scenario: Scenario) -> dict[str, dict[str, Any]]:
+    """`server.tool` → the input schema pinned at admission, for each admitted MCP tool."""
+    return {name: tool.input_schema for name, tool in scenario.mcp_tools.items()}
+
+
+def _check_mcp_call(
+    call: ToolCall,
+    args: McpArgs,
+    seen_ids: Mapping[str, str],
+    seen_signature: Callable[[str], bool],
+) -> ApprovedCall | Refusal:
+    """An admitted MCP tool's call: its arguments as its pinned schema accepted them, its id and
+    repetition checked as any call's; it reads no record of the grant."""
+    signature = call_signature(call.name, args.values)
+    if reused := _reused_id(call, signature, seen_ids):
+        return reused
+    if seen_signature(signature):
+        detail = f"{call.name} with these arguments was already requested in this run"
+        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, call.model_dump())
+    return ApprovedCall(call.id, call.name, dict(args.values), {}, {}, signature)
+
+
 def _check_call(
     call: ToolCall,
     args: ToolArgs | Refusal | None,
@@ -528,6 +570,13 @@ def _check_call(
 ) -> ApprovedCall | Refusal:
     """Checks 5–9 of one call; its arguments come validated (`parse_proposal`)."""
     offending = call.model_dump()
+    if call.name in scenario.mcp_tools and call.name not in catalog:
+        if isinstance(args, Refusal):
+            return args
+        if not isinstance(args, McpArgs):
+            detail = f"{call.name[:64]!r}: arguments not checked against its schema"
+            return Refusal(RefusalCode.INVALID_ARGUMENT, GUARD, detail, offending)
+        return _check_mcp_call(call, args, seen_ids, seen_signature)
     spec = catalog.get(call.name)
     if spec is None or args is None:
         detail = f"{call.name[:64]!r} is not a tool of the {scenario.profile} profile"
@@ -596,7 +645,11 @@ def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
     return json.dumps({"name": name, "args": validated_args}, sort_keys=True, separators=(",", ":"))
 
 
-def _needs_approval(call: ApprovedCall, catalog: Mapping[str, ToolSpec]) -> bool:
+def _needs_approval(
+    call: ApprovedCall, catalog: Mapping[str, ToolSpec], scenario: Scenario
+) -> bool:
+    if call.name not in catalog:  # an admitted MCP tool: `human`, and every `write` tool
+        return scenario.mcp_tools[call.name].approval == "human"
     members = call.family.members if call.family is not None else ()
     return catalog[call.name].needs_approval or any(
         record.approval == "human" for record in (*call.resolved.values(), *members)

@@ -105,12 +105,18 @@ LISTED_FAMILY = 20
 
 def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
     """The profile's catalog; its family tools only where the manifest approves a family (a
-    chooser names a family by its glob)."""
+    chooser names a family by its glob); then the admitted MCP tools, as pinned (`server.tool`,
+    the description and input schema their pins cover; what a server offers beyond them is
+    never shown)."""
     family_tools = {spec.name for spec in tools_of(grant["profile"]).values() if spec.family_field}
     shown = describe(grant["profile"])
-    if grant.get("families"):
-        return list(shown)
-    return [entry for entry in shown if entry["name"] not in family_tools]
+    if not grant.get("families"):
+        shown = tuple(entry for entry in shown if entry["name"] not in family_tools)
+    mcp = [
+        {"name": name, "description": tool["description"], "args": tool["input_schema"]}
+        for name, tool in sorted((grant.get("mcp_tools") or {}).items())
+    ]
+    return [*shown, *mcp]
 
 
 def _families(grant: dict[str, Any]) -> tuple[list[dict[str, Any]], set[str]]:

@@ -35,15 +35,21 @@ def evidence_item(
     error: RecordRefusal | None,
     turn: int,
     family: RecordedFamily | None = None,
+    primary: tuple[str, str | None, list[dict[str, str]]] | None = None,
 ) -> EvidenceItem:
     """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen.
-    A family tool's receipt names its family as its record (its members are the grant's)."""
-    sources = [{"record": record.id, "sha256": record.sha256} for record in records.values()]
-    if family is not None:
+    A family tool's receipt names its family as its record (its members are the grant's);
+    `primary` names a record that is not the grant's (an MCP tool: `mcp_item`)."""
+    sources: list[dict[str, Any]] = [
+        {"record": record.id, "sha256": record.sha256} for record in records.values()
+    ]
+    if primary is not None:
+        record, sha256, sources = primary[0], primary[1], list(primary[2])
+    elif family is not None:
         record, sha256 = family["name"], family["sha256"]
     else:
-        primary = next(iter(records.values()))
-        record, sha256 = primary.id, primary.sha256
+        first = next(iter(records.values()))
+        record, sha256 = first.id, first.sha256
     base: EvidenceItem = {
         "ref": call["ref"],
         "kind": "observation",
@@ -82,6 +88,22 @@ def evidence_item(
     }
     if excerpt.unknowns:
         item["unknowns"] = list(excerpt.unknowns)
+    return item
+
+
+def mcp_item(
+    call: dict[str, Any],
+    source: dict[str, str],
+    digest: str | None,
+    excerpt: Excerpt | None,
+    error: RecordRefusal | None,
+    turn: int,
+) -> EvidenceItem:
+    """An MCP call's receipt: its record is the tool (`mcp:server.tool`) at the schema pinned at
+    admission (`source`), its sha256 the digest of all the server sent (none when it failed)."""
+    item = evidence_item(
+        call, {}, excerpt, error, turn, None, primary=(source["record"], digest, [source])
+    )
     return item
 
 

@@ -31,7 +31,7 @@ from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
 from nodes.context import WarrantContext, event, now
-from nodes.evidence import evidence_item
+from nodes.evidence import evidence_item, mcp_item
 from nodes.integrity import run_scope
 from nodes.intents import intend
 from nodes.record import receipt_digest, with_body_ref
@@ -39,6 +39,11 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
+from tools.mcp.admission import AdmittedMcpTool
+from tools.mcp.client import McpUnavailable
+from tools.mcp.client import call as mcp_call
+from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
+from tools.mcp.spec import McpServer
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.reading import reading
 from tools.records.registry import Family, Record, pinned_members, pinned_record
@@ -50,6 +55,8 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
     if store is None:
         raise RuntimeError("the executor needs the run's store: compile the graph with one")
     attempt = intend(store, scope, call["id"], now(runtime))
+    if "mcp" in task:
+        return _execute_mcp(task, attempt, now(runtime))
     spec = tools_of(task["profile"])[call["name"]]
     admitted = {field: Record.model_validate(record) for field, record in task["records"].items()}
     args = _approved_args(spec, call["args"])
@@ -92,6 +99,57 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
     return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (
         {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
     )
+
+
+def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
+    """An admitted MCP tool's call: sent to its server within the call's limit and the run's
+    deadline, its result a bounded, flagged excerpt with the digest of all the server sent; a
+    server that fails, hangs or breaks the protocol fails this call (recorded), not the run."""
+    call, pinned = task["call"], task["mcp"]
+    tool = AdmittedMcpTool.model_validate(pinned["tool"])
+    server = McpServer.model_validate(pinned["server"])
+    source = {"record": f"mcp:{call['name']}", "sha256": tool.schema_sha256}
+    left = task["deadline_at"] - at
+    excerpt, digest, error = None, None, None
+    if left <= 0:
+        error = RecordRefusal(
+            RefusalCode.DEADLINE_PASSED, "the run's deadline passed before the call ran"
+        )
+    else:
+        limit = min(left, task["call_s"])
+        try:
+            called = mcp_call(
+                server,
+                Path(task["manifest"]).parent,
+                tool.tool,
+                call["args"],
+                limit,
+                MAX_RESULT_BYTES,
+            )
+            excerpt, digest = result_excerpt(call["name"], called), called.sha256
+        except McpUnavailable as exc:
+            timed_out = "did not" in str(exc)
+            code = RefusalCode.TOOL_TIMEOUT if timed_out else RefusalCode.RECORD_UNAVAILABLE
+            error = RecordRefusal(code, str(exc))
+    receipt: dict[str, Any] = cast(
+        "dict[str, Any]", mcp_item(dict(call), source, digest, excerpt, error, task["turn"])
+    )
+    receipt = with_body_ref(receipt)
+    if attempt > 1:
+        receipt["attempt"] = attempt
+    done = event(
+        EventKind.EXECUTED,
+        task["turn"],
+        f"tool:{call['name']}",
+        at,
+        call_id=call["id"],
+        ref=receipt["ref"],
+        record=receipt["record"],
+        outcome=error.code if error else "ok",
+        attempt=attempt,
+        receipt=receipt_digest(receipt),
+    )
+    return {"evidence": [receipt], "events": [done]}
 
 
 def _approved_args(spec: ToolSpec, args: dict[str, Any]) -> ToolArgs:

@@ -94,7 +94,10 @@ def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) ->
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
-    parsed = parse_proposal(state["proposal"]["raw"], state["grant"]["profile"])
+    schemas = {
+        name: tool["input_schema"] for name, tool in (state["grant"].get("mcp_tools") or {}).items()
+    }
+    parsed = parse_proposal(state["proposal"]["raw"], state["grant"]["profile"], schemas)
     looked_up = _asked_at_once(looked_up, parsed)
     decision, attempts = _count_model_failures(
         decide(parsed, context_for(state, decided_at, looked_up)), state
@@ -485,4 +488,7 @@ def _execute_task(
         task["members"] = [
             grant["records"][record_id] for record_id in family_members(family, grant)
         ]
+    if tool := (grant.get("mcp_tools") or {}).get(call["name"]):
+        server = next(server for server in grant["mcp"] if server["name"] == tool["server"])
+        task["mcp"] = {"tool": tool, "server": server}
     return task

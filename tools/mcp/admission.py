@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from tools.mcp.arguments import schema_problem
 from tools.mcp.client import Discovered, McpUnavailable, discover
 from tools.mcp.spec import McpServer, McpTool
 from tools.strict import StrictModel
@@ -58,11 +59,18 @@ def admitted_tools(servers: Sequence[McpServer], root: Path) -> dict[str, Admitt
 
 def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) -> AdmittedMcpTool:
     name = tool_name(server.name, listed.name)
+    if listed.effects == "write":
+        raise McpRefused(
+            f"MCP tool {name}: write tools are not admitted yet (a write cut by a crash needs a"
+            " person to reconcile its outcome, which Warrant does not record yet)"
+        )
     if listed.schema_sha256 is None:
         raise McpRefused(f"MCP tool {name} has no schema_sha256: pin it with `warrant mcp pin`")
     discovered = found.get(listed.name)
     if discovered is None:
         raise McpRefused(f"MCP tool {name} is not among the tools server {server.name!r} lists")
+    if problem := schema_problem(discovered.input_schema):
+        raise McpRefused(f"MCP tool {name} has an input schema that is not JSON Schema: {problem}")
     if discovered.digest != listed.schema_sha256:
         raise McpRefused(
             f"MCP tool {name} changed since it was pinned: its description or input schema hashes"
@@ -75,7 +83,7 @@ def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) 
         input_schema=discovered.input_schema,
         schema_sha256=discovered.digest,
         effects=listed.effects,
-        approval="human" if listed.effects == "write" else listed.approval,
+        approval=listed.approval,
         share=listed.share,
     )
 
