@@ -93,6 +93,20 @@ def local_records(records: Mapping[str, Mapping[str, Any]], locality: Locality) 
     return frozenset(rid for rid, record in records.items() if record.get("share") != "any")
 
 
+def sources_of(grant: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """What a run's evidence may be read from, with each one's `share`: the grant's records, and
+    each admitted MCP tool as `mcp:server.tool` (shareable only where its manifest says
+    `share = "remote"`; by default its results stay local)."""
+    tools = grant.get("mcp_tools") or {}
+    return {
+        **(grant.get("records") or {}),
+        **{
+            f"mcp:{name}": {"share": "any" if tool.get("share") == "remote" else "local"}
+            for name, tool in tools.items()
+        },
+    }
+
+
 def local_sources(item: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The local records (`is_local_source`) an evidence item was read from: its sources, else its
     record; a family when any member is local (its recorded `share`); none for a person's answer,

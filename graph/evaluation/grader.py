@@ -23,7 +23,15 @@ from typing import Any
 
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check
 from graph.evaluation.suite import Rubric
-from guards.egress import Locality, Taint, gate, item_texts, local_records, local_sources
+from guards.egress import (
+    Locality,
+    Taint,
+    gate,
+    item_texts,
+    local_records,
+    local_sources,
+    sources_of,
+)
 from nodes.choosers.route import Route, RouteError, route_from_env
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.withholding import records_named
@@ -120,7 +128,7 @@ class RunFacts:
         route = values.get("route") or {}
         locality = route.get("locality") if isinstance(route, Mapping) else None
         return cls(
-            (values.get("grant") or {}).get("records") or {},
+            sources_of(values.get("grant") or {}),
             locality if locality in ("local", "remote") else None,
         )
 

@@ -21,7 +21,7 @@ from functools import cache
 from typing import Any
 
 from guards.action import ActionDocument
-from guards.egress import Outbound, gate, local_records
+from guards.egress import Outbound, gate, local_records, sources_of
 from nodes.choosers.route import Route
 from nodes.choosers.view import ChooserView
 from nodes.choosers.withholding import (
@@ -83,7 +83,7 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
     """The request for one model turn, or `CapabilityGap`."""
     budget = route.context_tokens - route.max_output_tokens - FRAMING_TOKENS
     local = local_records(grant["records"], route.locality)
-    shareable = {rid: r for rid, r in grant["records"].items() if rid not in local}
+    shareable = {rid: r for rid, r in sources_of(grant).items() if r.get("share") == "any"}
     evidence = [EvidenceBlock.of(item, shareable, route) for item in view.evidence]
     held: list[dict[str, Any]] = []
     view_unknowns = unknowns_shown(view, evidence, held)

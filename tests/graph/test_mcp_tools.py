@@ -7,6 +7,7 @@ not the run."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -19,7 +20,10 @@ from graph.build import compile_graph
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.cli_process import warrant
-from tests.helpers import recorded
+from tests.fake_openai import FakeOpenAI
+from tests.helpers import call as helper_call
+from tests.helpers import recorded, run_embedded, stop
+from tests.nodes.choosers.test_model import route_env  # noqa: F401 (a fixture)
 
 SERVER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "lint_server.py"
 MANIFEST = f"""id = "M2"
@@ -137,3 +141,33 @@ def test_instructions_in_a_result_are_flagged_and_powerless(manifest):
     assert any(line["flags"] for line in receipt["excerpt"])
     assert state["status"] == "stopped" and len(state["evidence"]) == 1
     assert not (folder / "deleted").exists()
+
+
+@pytest.mark.parametrize(("share", "quoted"), [(None, False), ("local", False), ("remote", True)])
+def test_a_remote_model_route_sees_an_mcp_result_only_where_the_manifest_shares_it(
+    route_env,  # noqa: F811
+    tmp_path,
+    share,
+    quoted,
+):
+    """By default an MCP tool's results stay local: no byte of them reaches a remote model route
+    (the result's own words, `clk_en_q`, are the canary); `share = "remote"` lets them go."""
+    shutil.copy(SERVER, tmp_path / "lint_server.py")
+    (tmp_path / "build.log").write_text("UVM_ERROR @ 10: lint failed\n")
+    shared = f'share = "{share}"\n' if share else ""
+    (tmp_path / "m.toml").write_text(
+        MANIFEST.replace('name = "hang"\n', f'name = "hang"\n{shared}', 1).replace(
+            'name = "check_file"\n', f'name = "check_file"\n{shared}', 1
+        )
+    )
+    assert warrant("mcp", "pin", "m.toml", cwd=tmp_path).returncode == 0
+    server = FakeOpenAI(
+        [json.dumps(helper_call("c1", "lint.check_file", path="top.sv")), json.dumps(stop())]
+    )
+    route_env(server, locality="remote", context_tokens="200000")
+    with server.running():
+        state = run_embedded(str(tmp_path / "m.toml"), "model")
+    assert state["status"] == "stopped" and "clk_en_q" in json.dumps(state["evidence"])
+    bodies = [json.dumps(body) for body in server.requests]
+    assert len(bodies) == 2
+    assert ("clk_en_q" in bodies[-1]) is quoted
