@@ -45,6 +45,12 @@ name = "check_file"
 
 [[mcp.tool]]
 name = "hang"
+
+[[mcp.tool]]
+name = "flood"
+
+[[mcp.tool]]
+name = "die"
 """
 EXPECTED = "rtl/top.sv:3: unused signal 'clk_en_q'\nrtl/top.sv:9: blocking assignment in always_ff"
 
@@ -107,7 +113,7 @@ def test_the_chooser_is_shown_the_pinned_tools_only(manifest):
     config = {"configurable": {"thread_id": "mcp-2"}}
     graph.invoke({"scenario": str(manifest), "chooser": "s"}, config, context=context)
     assert "lint.check_file" in seen[0] and "lint.hang" in seen[0]
-    assert not {"lint.delete_all", "lint.flood", "lint.die"} & set(seen[0])
+    assert "lint.delete_all" not in seen[0]  # offered by the server, not listed
 
 
 def test_a_hanging_call_fails_that_call_and_the_run_goes_on(manifest):
@@ -171,3 +177,25 @@ def test_a_remote_model_route_sees_an_mcp_result_only_where_the_manifest_shares_
     bodies = [json.dumps(body) for body in server.requests]
     assert len(bodies) == 2
     assert ("clk_en_q" in bodies[-1]) is quoted
+
+
+def test_a_flood_is_cut_and_a_server_killed_mid_call_fails_that_call_only(manifest):
+    """Ten megabytes over stdio take the SDK about ten seconds here: the call's limit is raised."""
+    manifest.write_text(manifest.read_text().replace("call_s = 3", "call_s = 60"))
+    state = run(
+        manifest,
+        [
+            helper_call("c1", "lint.flood"),
+            helper_call("c2", "lint.die"),
+            helper_call("c3", "lint.check_file", path="a.sv"),
+            STOP,
+        ],
+        "mcp-5",
+    )
+    assert state["status"] == "stopped"
+    flood, died, checked = state["evidence"]
+    assert flood["error"] is None and flood["truncated"]
+    assert flood["sha256"] == hashlib.sha256(b"x" * (10 * 1024 * 1024)).hexdigest()
+    assert "10485760 bytes; cut at 1048576 bytes" in flood["summary"]
+    assert died["error"] == "record_unavailable" and died["sha256"] is None
+    assert checked["error"] is None
