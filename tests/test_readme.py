@@ -24,6 +24,7 @@ from tests.console_blocks import (
     normalized,
     run_in_subprocess,
 )
+from tools.records.manifest import ManifestFile
 from tools.records.registry import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +75,7 @@ def test_the_normalizer_keeps_what_is_stable_and_drops_what_is_not():
 
 
 def test_the_readme_manifest_admits_the_nightly_beside_it(tmp_path):
-    (manifest_text,) = ("\n".join(block) for block in fenced_blocks(README_TEXT, "toml"))
+    manifest_text, _ = ("\n".join(block) for block in fenced_blocks(README_TEXT, "toml"))
     document = tomllib.loads(manifest_text)
     folder = tmp_path / document["id"]
     write_nightly(folder, logs=5, member_bytes=2000)
@@ -83,6 +84,16 @@ def test_the_readme_manifest_admits_the_nightly_beside_it(tmp_path):
     logs = sorted(f"runs/N7/{path.name}" for path in (folder / "runs" / "N7").iterdir())
     assert sorted(scenario.records) == sorted([*logs, "history/runs.csv"])
     assert scenario.families == {"runs/N7/*.log": tuple(logs)}
+
+
+def test_the_readmes_mcp_lines_are_a_manifests_mcp_tables():
+    """The five lines, added to a manifest, are one server with one tool (pinned later)."""
+    _, mcp_text = ("\n".join(block) for block in fenced_blocks(README_TEXT, "toml"))
+    head = 'id = "M"\nprofile = "triage"\n[[record]]\nid = "a"\nkind = "log"\npath = "a.log"\n'
+    document = ManifestFile.model_validate(tomllib.loads(head + mcp_text))
+    [server] = document.mcp
+    assert server.name == "lint" and server.command == ["python", "lint_server.py"]
+    assert [(tool.name, tool.schema_sha256) for tool in server.tool] == [("check_file", None)]
 
 
 def heading_anchors(markdown: str) -> set[str]:
