@@ -121,6 +121,9 @@ class GuardContext:
     """Questions this run's children asked (handed off)."""
     recalled_queries: Container[str] = frozenset()
     """The queries this run recalled (`guards.recall.query_key`)."""
+    surface: frozenset[str] | None = None
+    """The tools the request that produced this proposal showed a model (its manifest's
+    `tools`); None for a chooser that is shown no request of its own (a script, a file)."""
 
 
 @dataclass(frozen=True)
@@ -472,6 +475,13 @@ def _decide_calls(
     seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
     batch: set[str] = set()
     for call, args in zip(document.tool_calls or (), validated, strict=True):
+        if ctx.surface is not None and call.name not in ctx.surface:
+            detail = (
+                f"{call.name[:64]!r} was not among the tools the model's request showed"
+                " (its manifest's tools): a tool not shown is not called"
+            )
+            refusals.append(Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, call.model_dump()))
+            continue
         checked = _check_call(
             call, args, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier
         )

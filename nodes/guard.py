@@ -251,7 +251,22 @@ def context_for(
         child_turns=cursor["child_turns"],
         child_questions=cursor["child_questions"],
         recalled_queries=frozenset(state.get("recalls", ())),
+        surface=shown_tools(state),
     )
+
+
+def shown_tools(state: WarrantState) -> frozenset[str] | None:
+    """The tools the model's request for this proposal showed (A34: a tool admitted but dropped
+    from what was dispatched is not called); None for a proposal no request of this run produced."""
+    proposal, request = state.get("proposal") or {}, state.get("request") or {}
+    tools = (request.get("manifest") or {}).get("tools")
+    if (
+        proposal.get("actor") != MODEL_ACTOR
+        or request.get("turn") != proposal.get("turn")
+        or not tools
+    ):
+        return None
+    return frozenset(tools["names"])
 
 
 def _resolve(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:

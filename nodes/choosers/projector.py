@@ -135,6 +135,10 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
         "skills": [
             {key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills
         ],
+        "tools": {
+            "names": [entry["name"] for entry in view.catalog],
+            "sha256": digest(json.dumps(list(view.catalog), separators=(",", ":"))),
+        },
         "omitted": [block.omission for block in evidence if block.omission],
         "withheld": held,
         "compaction": compaction,

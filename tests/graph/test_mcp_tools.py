@@ -177,6 +177,12 @@ def test_a_remote_model_route_sees_an_mcp_result_only_where_the_manifest_shares_
     bodies = [json.dumps(body) for body in server.requests]
     assert len(bodies) == 2
     assert ("clk_en_q" in bodies[-1]) is quoted
+    # The request manifest names the tool surface the model was shown: the pinned tools, no other.
+    manifest = next(e for e in state["events"] if e["type"] == "requested")["payload"]["manifest"]
+    names = manifest["tools"]["names"]
+    assert "lint.check_file" in names and "lint.delete_all" not in names
+    [catalog] = [section for section in manifest["sections"] if section["name"] == "tool catalog"]
+    assert manifest["tools"]["sha256"] == catalog["sha256"]
 
 
 def test_a_flood_is_cut_and_a_server_killed_mid_call_fails_that_call_only(manifest):

@@ -284,3 +284,13 @@ def test_the_decision_is_recorded_in_the_shape_state_has_always_held(ctx, r42):
         {"summary": "s", "message": {"kind": "ask_user", "question": "Q?", "blocking": False}}, ctx
     )
     assert isinstance(asked, Ask) and asked.outcome == "asked"
+
+
+def test_a_tool_the_models_request_did_not_show_is_not_called(ctx):
+    """A34: the surface a model was shown is what it may call, even among admitted tools."""
+    shown = replace(ctx, surface=frozenset({"readspec", "getrunhistory"}))
+    decision = decide(search(), shown)
+    assert decision.outcome == "refused" and codes(decision) == [("unknown_tool", "guard")]
+    assert "not among the tools the model's request showed" in decision.refusals[0].detail
+    assert decide(search(), replace(ctx, surface=frozenset({"searchlogs"}))).outcome == "execute"
+    assert decide(search(), ctx).outcome == "execute"  # no request: a script is shown no surface
