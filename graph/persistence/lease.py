@@ -29,8 +29,7 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from graph.persistence.waiting import WaitingWrites
-from nodes.staged import as_item
+from graph.persistence.waiting import WaitingWrites, merged, read_back
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -103,16 +102,7 @@ class LeaseStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        results: list[Result] = [None] * len(ops)
-        waiting = self._waiting.found(
-            [(op.namespace, op.key) for op in ops if isinstance(op, GetOp)]
-        )
-        passed: list[tuple[int, Op]] = []
-        for index, op in enumerate(ops):
-            if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
-                results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
-            else:
-                passed.append((index, op))
+        results, passed = read_back(ops, self._waiting, self._clock)
         if not passed:
             return results
         if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
@@ -120,9 +110,7 @@ class LeaseStore(BaseStore):
             self.flush()
         with self.lock, self._unprepared():
             found = self.store.batch([op for _, op in passed])
-        for (index, _), result in zip(passed, found, strict=True):
-            results[index] = result
-        return results
+        return merged(results, passed, found)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         raise NotImplementedError("the embedded store is synchronous")

@@ -27,9 +27,8 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.persistence.lease import counted_attempt
-from graph.persistence.waiting import WaitingWrites
+from graph.persistence.waiting import WaitingWrites, merged, read_back
 from nodes.integrity import thread_and_lane
-from nodes.staged import as_item
 
 WAITING = WaitingWrites()
 """Each served run's record waiting for its thread's next checkpoint write, in this process."""
@@ -56,21 +55,21 @@ class ServedStore(AsyncPostgresStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """From a node's thread, on the synchronous pool (never on the event loop: LangGraph's
-        refuses that too); a key still waiting is read back from the hand-over."""
+        refuses that too); a key still waiting is read back from the hand-over, and a search or a
+        write first sends what waits (as the embedded lease does)."""
         ops = list(ops)
-        waiting = WAITING.found([(op.namespace, op.key) for op in ops if isinstance(op, GetOp)])
-        results: list[Result] = [None] * len(ops)
-        passed: list[tuple[int, Op]] = []
-        for index, op in enumerate(ops):
-            if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
-                results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
-            else:
-                passed.append((index, op))
-        if passed:
-            found = self.sync_store.batch([op for _, op in passed])
-            for (index, _), result in zip(passed, found, strict=True):
-                results[index] = result
-        return results
+        results, passed = read_back(ops, WAITING, self._clock)
+        if not passed:
+            return results
+        if WAITING and not all(isinstance(op, GetOp) for _, op in passed):
+            self.flush()
+        return merged(results, passed, self.sync_store.batch([op for _, op in passed]))
+
+    def flush(self) -> None:
+        """Send what waits for every thread, now, on the synchronous pool."""
+        for thread, puts in WAITING.all_pending().items():
+            self.sync_store.batch(puts)
+            WAITING.sent(thread, puts)
 
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
         """A call's intent and its attempt in one statement (`nodes.intents`)."""

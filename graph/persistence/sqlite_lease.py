@@ -21,8 +21,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
 from langgraph.store.sqlite import SqliteStore
 
-from graph.persistence.waiting import WaitingWrites
-from nodes.staged import as_item
+from graph.persistence.waiting import WaitingWrites, merged, read_back
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -71,24 +70,12 @@ class SqliteRecordStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         ops = list(ops)
-        waiting = self._waiting.found(
-            [(op.namespace, op.key) for op in ops if isinstance(op, GetOp)]
-        )
-        results: list[Result] = [None] * len(ops)
-        passed: list[tuple[int, Op]] = []
-        for index, op in enumerate(ops):
-            if isinstance(op, GetOp) and (op.namespace, op.key) in waiting:
-                results[index] = as_item(waiting[(op.namespace, op.key)], self._clock())
-            else:
-                passed.append((index, op))
+        results, passed = read_back(ops, self._waiting, self._clock)
         if not passed:
             return results
         if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
             self.flush()  # a write goes after what waits; a search or a listing sees it
-        found = self.store.batch([op for _, op in passed])
-        for (index, _), result in zip(passed, found, strict=True):
-            results[index] = result
-        return results
+        return merged(results, passed, self.store.batch([op for _, op in passed]))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         raise NotImplementedError("the embedded store is synchronous")

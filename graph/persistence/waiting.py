@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from langgraph.store.base import PutOp
+from langgraph.store.base import GetOp, Op, PutOp, Result
+
+from nodes.staged import as_item
 
 Key = tuple[tuple[str, ...], str]
 
@@ -44,6 +46,11 @@ class WaitingWrites:
         with self._lock:
             return list(self._by_thread.get(thread, {}).values())
 
+    def all_pending(self) -> dict[str, list[PutOp]]:
+        """What waits, by thread (still waiting until `sent`)."""
+        with self._lock:
+            return {thread: list(waiting.values()) for thread, waiting in self._by_thread.items()}
+
     def sent(self, thread: str, puts: Sequence[PutOp]) -> None:
         """`puts` are committed: no longer waiting, unless a later put of the same key is."""
         with self._lock:
@@ -69,3 +76,28 @@ class WaitingWrites:
     def __bool__(self) -> bool:
         with self._lock:
             return bool(self._by_thread)
+
+
+def read_back(
+    ops: Sequence[Op], waiting: WaitingWrites, clock: Callable[[], float]
+) -> tuple[list[Result], list[tuple[int, Op]]]:
+    """The results of the `GetOp`s of `ops` whose keys wait (as the items they will be, stamped
+    by `clock`), and the operations left for the store, by position."""
+    found = waiting.found([(op.namespace, op.key) for op in ops if isinstance(op, GetOp)])
+    results: list[Result] = [None] * len(ops)
+    passed: list[tuple[int, Op]] = []
+    for index, op in enumerate(ops):
+        if isinstance(op, GetOp) and (op.namespace, op.key) in found:
+            results[index] = as_item(found[(op.namespace, op.key)], clock())
+        else:
+            passed.append((index, op))
+    return results, passed
+
+
+def merged(
+    results: list[Result], passed: list[tuple[int, Op]], found: list[Result]
+) -> list[Result]:
+    """`results` with the store's answers to the operations `passed` put in their places."""
+    for (index, _), result in zip(passed, found, strict=True):
+        results[index] = result
+    return results

@@ -8,7 +8,7 @@ import asyncio
 
 import psycopg
 from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.store.base import GetOp, PutOp
+from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
@@ -57,6 +57,16 @@ def test_a_steps_record_goes_with_the_threads_next_write_and_is_read_back_meanwh
                 await saver.aput(config("t1"), empty_checkpoint(), {"step": 0}, {})
                 assert in_database(postgres_url, space, "0000000001") == {"n": 1}
                 assert not WAITING.pending("t1")  # sent, no longer waiting
+
+                def search_after_a_step() -> list:
+                    staged = StagedWrites(store, clock=lambda: 1_700_000_000.0, scope="t1")
+                    staged.batch([PutOp(space, "0000000002", {"n": 2}, index=False)])
+                    staged.flush()
+                    return store.batch([SearchOp(space)])[0]
+
+                found = await asyncio.to_thread(search_after_a_step)  # a search sees what waits
+                assert sorted(item.key for item in found) == ["0000000001", "0000000002"]
+                assert not WAITING.pending("t1")
 
     asyncio.run(scenario())
 
