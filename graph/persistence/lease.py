@@ -23,13 +23,13 @@ from typing import Any
 
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
+from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from graph.persistence.waiting import WaitingWrites, merged, read_back
+from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -101,16 +101,11 @@ class LeaseStore(BaseStore):
     # The store's own operations.
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
-        results, passed = read_back(ops, self._waiting, self._clock)
-        if not passed:
-            return results
-        if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
-            # a write goes after what waits; a search or a listing sees it
-            self.flush()
+        return batch_through(ops, self._waiting, self._clock, self.flush, self._store_batch)
+
+    def _store_batch(self, ops: list[Op]) -> list[Result]:
         with self.lock, self._unprepared():
-            found = self.store.batch([op for _, op in passed])
-        return merged(results, passed, found)
+            return self.store.batch(ops)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         raise NotImplementedError("the embedded store is synchronous")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import psycopg
-from langgraph.store.base import GetOp, Op, PutOp, Result
+from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from psycopg import AsyncConnection, AsyncCursor
@@ -27,7 +27,7 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.persistence.lease import counted_attempt
-from graph.persistence.waiting import WaitingWrites, merged, read_back
+from graph.persistence.waiting import WaitingWrites, batch_through
 from nodes.integrity import thread_and_lane
 
 WAITING = WaitingWrites()
@@ -55,15 +55,8 @@ class ServedStore(AsyncPostgresStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """From a node's thread, on the synchronous pool (never on the event loop: LangGraph's
-        refuses that too); a key still waiting is read back from the hand-over, and a search or a
-        write first sends what waits (as the embedded lease does)."""
-        ops = list(ops)
-        results, passed = read_back(ops, WAITING, self._clock)
-        if not passed:
-            return results
-        if WAITING and not all(isinstance(op, GetOp) for _, op in passed):
-            self.flush()
-        return merged(results, passed, self.sync_store.batch([op for _, op in passed]))
+        refuses that too), through the hand-over (`batch_through`, as the embedded lease does)."""
+        return batch_through(ops, WAITING, self._clock, self.flush, self.sync_store.batch)
 
     def flush(self) -> None:
         """Send what waits for every thread, now, on the synchronous pool."""

@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
+from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.sqlite import SqliteStore
 
-from graph.persistence.waiting import WaitingWrites, merged, read_back
+from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -69,13 +69,7 @@ class SqliteRecordStore(BaseStore):
         self.sent(puts)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
-        results, passed = read_back(ops, self._waiting, self._clock)
-        if not passed:
-            return results
-        if self._waiting and not all(isinstance(op, GetOp) for _, op in passed):
-            self.flush()  # a write goes after what waits; a search or a listing sees it
-        return merged(results, passed, self.store.batch([op for _, op in passed]))
+        return batch_through(ops, self._waiting, self._clock, self.flush, self.store.batch)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         raise NotImplementedError("the embedded store is synchronous")

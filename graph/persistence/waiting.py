@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from langgraph.store.base import GetOp, Op, PutOp, Result
 
@@ -78,11 +78,17 @@ class WaitingWrites:
             return bool(self._by_thread)
 
 
-def read_back(
-    ops: Sequence[Op], waiting: WaitingWrites, clock: Callable[[], float]
-) -> tuple[list[Result], list[tuple[int, Op]]]:
-    """The results of the `GetOp`s of `ops` whose keys wait (as the items they will be, stamped
-    by `clock`), and the operations left for the store, by position."""
+def batch_through(
+    ops: Iterable[Op],
+    waiting: WaitingWrites,
+    clock: Callable[[], float],
+    flush: Callable[[], None],
+    store_batch: Callable[[list[Op]], list[Result]],
+) -> list[Result]:
+    """A hand-over store's `batch`: a `GetOp` of a key that waits answered from the hand-over (as
+    the item it will be, stamped by `clock`); a search, a listing or a write first sends what
+    waits (`flush`: it goes after it, it sees it); the rest from the store, in one batch."""
+    ops = list(ops)
     found = waiting.found([(op.namespace, op.key) for op in ops if isinstance(op, GetOp)])
     results: list[Result] = [None] * len(ops)
     passed: list[tuple[int, Op]] = []
@@ -91,13 +97,10 @@ def read_back(
             results[index] = as_item(found[(op.namespace, op.key)], clock())
         else:
             passed.append((index, op))
-    return results, passed
-
-
-def merged(
-    results: list[Result], passed: list[tuple[int, Op]], found: list[Result]
-) -> list[Result]:
-    """`results` with the store's answers to the operations `passed` put in their places."""
-    for (index, _), result in zip(passed, found, strict=True):
+    if not passed:
+        return results
+    if waiting and not all(isinstance(op, GetOp) for _, op in passed):
+        flush()
+    for (index, _), result in zip(passed, store_batch([op for _, op in passed]), strict=True):
         results[index] = result
     return results

@@ -51,13 +51,17 @@ memory = compile_memory()
 """The team's notes over the API (`graph/server/memory_graph.py`), on the server's store."""
 
 
+_CONNECTION = {"autocommit": True, "prepare_threshold": None, "row_factory": dict_row}
+"""Every server connection's settings: autocommit, statements planned for their values."""
+
+
 def _pool(db: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
     """The server's pool for `db`, shared in shape by its checkpointer and its store."""
     return AsyncConnectionPool(
         db,
         min_size=1,
         max_size=pool_size(),
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        kwargs=_CONNECTION,
         check=AsyncConnectionPool.check_connection,
         open=False,
     )
@@ -69,7 +73,7 @@ def _sync_pool(db: str) -> ConnectionPool[Connection[DictRow]]:
         db,
         min_size=1,
         max_size=pool_size(),
-        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+        kwargs=_CONNECTION,
         check=ConnectionPool.check_connection,
         open=True,
     )
