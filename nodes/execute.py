@@ -26,7 +26,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind, RefusalCode
-from contract.shapes import ExecuteTask
+from contract.shapes import Event, ExecuteTask
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
@@ -40,7 +40,7 @@ from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
 from tools.mcp.admission import AdmittedMcpTool
-from tools.mcp.client import McpUnavailable
+from tools.mcp.client import McpTimedOut, McpUnavailable
 from tools.mcp.client import call as mcp_call
 from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
 from tools.mcp.spec import McpServer
@@ -81,21 +81,7 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
         evidence_item(dict(call), records, excerpt, error, task["turn"], call.get("family")),
     )
     hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
-    receipt = with_body_ref(receipt)
-    if attempt > 1:
-        receipt["attempt"] = attempt
-    done = event(
-        EventKind.EXECUTED,
-        task["turn"],
-        f"tool:{spec.name}",
-        now(runtime),
-        call_id=call["id"],
-        ref=receipt["ref"],
-        record=receipt["record"],
-        outcome=error.code if error else "ok",
-        attempt=attempt,
-        receipt=receipt_digest(receipt),
-    )
+    receipt, done = _receipted(task, receipt, attempt, error, now(runtime))
     return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (
         {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
     )
@@ -128,15 +114,27 @@ def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
             )
             excerpt, digest = result_excerpt(call["name"], called), called.sha256
         except McpUnavailable as exc:
-            timed_out = "did not" in str(exc)
+            timed_out = isinstance(exc, McpTimedOut)
             code = RefusalCode.TOOL_TIMEOUT if timed_out else RefusalCode.RECORD_UNAVAILABLE
             error = RecordRefusal(code, str(exc))
-    receipt: dict[str, Any] = cast(
-        "dict[str, Any]", mcp_item(dict(call), source, digest, excerpt, error, task["turn"])
-    )
+    item = mcp_item(dict(call), source, digest, excerpt, error, task["turn"])
+    receipt, done = _receipted(task, cast("dict[str, Any]", item), attempt, error, at)
+    return {"evidence": [receipt], "events": [done]}
+
+
+def _receipted(
+    task: ExecuteTask,
+    receipt: dict[str, Any],
+    attempt: int,
+    error: RecordRefusal | None,
+    at: float,
+) -> tuple[dict[str, Any], Event]:
+    """The receipt with its body's digest and its attempt (when a crash cut an earlier one), and
+    the `executed` event that records it."""
     receipt = with_body_ref(receipt)
     if attempt > 1:
         receipt["attempt"] = attempt
+    call = task["call"]
     done = event(
         EventKind.EXECUTED,
         task["turn"],
@@ -149,7 +147,7 @@ def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
         attempt=attempt,
         receipt=receipt_digest(receipt),
     )
-    return {"evidence": [receipt], "events": [done]}
+    return receipt, done
 
 
 def _approved_args(spec: ToolSpec, args: dict[str, Any]) -> ToolArgs:

@@ -32,6 +32,10 @@ class McpUnavailable(RuntimeError):
     """The server could not be used for this request (one line, naming the server)."""
 
 
+class McpTimedOut(McpUnavailable):
+    """The server did not answer within the request's limit."""
+
+
 @dataclass(frozen=True)
 class Discovered:
     """A tool as its server lists it."""
@@ -120,7 +124,7 @@ def _run(
     try:
         return anyio.run(session_work)
     except TimeoutError:
-        raise McpUnavailable(
+        raise McpTimedOut(
             f"mcp server {server.name!r} did not {doing} within {timeout_s:g}s"
         ) from None
     except McpUnavailable:
