@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -24,8 +23,8 @@ from tests.fake_openai import FakeOpenAI
 from tests.helpers import call as helper_call
 from tests.helpers import recorded, run_embedded, stop
 from tests.nodes.choosers.test_model import route_env  # noqa: F401 (a fixture)
+from tests.tools.mcp.folders import lint_folder
 
-SERVER = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "lint_server.py"
 MANIFEST = f"""id = "M2"
 profile = "triage"
 goal = "why does top.sv fail lint"
@@ -64,11 +63,9 @@ STOP = {"summary": "stop", "message": {"kind": "stop", "text": "done"}}
 
 @pytest.fixture
 def manifest(tmp_path: Path) -> Path:
-    shutil.copy(SERVER, tmp_path / "lint_server.py")
-    (tmp_path / "build.log").write_text("UVM_ERROR @ 10: lint failed\n")
-    (tmp_path / "m.toml").write_text(MANIFEST)
+    path = lint_folder(tmp_path, MANIFEST)
     assert warrant("mcp", "pin", "m.toml", cwd=tmp_path).returncode == 0
-    return tmp_path / "m.toml"
+    return path
 
 
 def run(manifest: Path, script: list[dict], thread: str) -> dict:
@@ -158,13 +155,12 @@ def test_a_remote_model_route_sees_an_mcp_result_only_where_the_manifest_shares_
 ):
     """By default an MCP tool's results stay local: no byte of them reaches a remote model route
     (the result's own words, `clk_en_q`, are the canary); `share = "remote"` lets them go."""
-    shutil.copy(SERVER, tmp_path / "lint_server.py")
-    (tmp_path / "build.log").write_text("UVM_ERROR @ 10: lint failed\n")
     shared = f'share = "{share}"\n' if share else ""
-    (tmp_path / "m.toml").write_text(
+    lint_folder(
+        tmp_path,
         MANIFEST.replace('name = "hang"\n', f'name = "hang"\n{shared}', 1).replace(
             'name = "check_file"\n', f'name = "check_file"\n{shared}', 1
-        )
+        ),
     )
     assert warrant("mcp", "pin", "m.toml", cwd=tmp_path).returncode == 0
     server = FakeOpenAI(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -19,8 +18,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.cli_process import warrant
+from tests.tools.mcp.folders import lint_folder
 
-SERVER = Path(__file__).resolve().parent / "lint_server.py"
 MANIFEST = f"""# the lint server beside this manifest
 id = "M1"
 profile = "triage"
@@ -43,9 +42,7 @@ effects = "read"
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    shutil.copy(SERVER, tmp_path / "lint_server.py")
-    (tmp_path / "build.log").write_text("UVM_ERROR @ 10: lint failed\n")
-    (tmp_path / "m.toml").write_text(MANIFEST)
+    lint_folder(tmp_path, MANIFEST)
     return tmp_path
 
 
