@@ -18,6 +18,8 @@ class RefusalCode(StrEnum):
     RECORD_CHANGED = "record_changed"
     RECORD_UNAVAILABLE = "record_unavailable"
     TOOL_TIMEOUT = "tool_timeout"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    """A write sent before a crash whose result was never recorded: not sent again."""
     # Owned by the guard.
     MALFORMED_ACTION = "malformed_action"
     UNKNOWN_TOOL = "unknown_tool"

@@ -659,7 +659,8 @@ def _needs_approval(
     call: ApprovedCall, catalog: Mapping[str, ToolSpec], scenario: Scenario
 ) -> bool:
     if call.name not in catalog:  # an admitted MCP tool: `human`, and every `write` tool
-        return scenario.mcp_tools[call.name].approval == "human"
+        tool = scenario.mcp_tools[call.name]
+        return tool.approval == "human" or tool.effects == "write"
     members = call.family.members if call.family is not None else ()
     return catalog[call.name].needs_approval or any(
         record.approval == "human" for record in (*call.resolved.values(), *members)

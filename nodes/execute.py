@@ -90,14 +90,22 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
 def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
     """An admitted MCP tool's call: sent to its server within the call's limit and the run's
     deadline, its result a bounded, flagged excerpt with the digest of all the server sent; a
-    server that fails, hangs or breaks the protocol fails this call (recorded), not the run."""
+    server that fails, hangs or breaks the protocol fails this call (recorded), not the run. A
+    write whose earlier attempt was cut by a crash is never sent again: its outcome is unknown."""
     call, pinned = task["call"], task["mcp"]
     tool = AdmittedMcpTool.model_validate(pinned["tool"])
     server = McpServer.model_validate(pinned["server"])
     source = {"record": f"mcp:{call['name']}", "sha256": tool.schema_sha256}
     left = task["deadline_at"] - at
     excerpt, digest, error = None, None, None
-    if left <= 0:
+    if tool.effects == "write" and attempt > 1:
+        error = RecordRefusal(
+            RefusalCode.OUTCOME_UNKNOWN,
+            f"not sent again: attempt {attempt - 1} was sent to server {server.name!r} before a"
+            " crash and its result was never recorded; whether it took effect is unknown until a"
+            " person checks the server",
+        )
+    elif left <= 0:
         error = RecordRefusal(
             RefusalCode.DEADLINE_PASSED, "the run's deadline passed before the call ran"
         )

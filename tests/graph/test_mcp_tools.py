@@ -18,7 +18,7 @@ from langgraph.store.memory import InMemoryStore
 from graph.build import compile_graph
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
-from tests.cli_process import warrant
+from tests.cli_process import ledger, start_paused, warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call as helper_call
 from tests.helpers import recorded, run_embedded, stop
@@ -201,3 +201,69 @@ def test_a_flood_is_cut_and_a_server_killed_mid_call_fails_that_call_only(manife
     assert "10485760 bytes; cut at 1048576 bytes" in flood["summary"]
     assert died["error"] == "record_unavailable" and died["sha256"] is None
     assert checked["error"] is None
+
+
+WRITE_MANIFEST = MANIFEST.replace("call_s = 3", "call_s = 30") + (
+    '\n[[mcp.tool]]\nname = "file_ticket"\neffects = "write"\napproval = "none"\n'
+)
+"""A write tool whose manifest asks for no approval: a write waits for a person anyway."""
+
+
+def tickets(folder: Path) -> list[str]:
+    path = folder / "tickets.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_a_write_tool_waits_for_a_person_even_when_its_manifest_asks_for_no_approval(tmp_path):
+    lint_folder(tmp_path, WRITE_MANIFEST)
+    assert warrant("mcp", "pin", "m.toml", cwd=tmp_path).returncode == 0
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text(json.dumps(call("t1", "lint.file_ticket", title="clk_en lint")) + "\n")
+    db = str(tmp_path / "w.sqlite")
+    parked = warrant(
+        "run", "m.toml", "--chooser", f"file:{actions}", "--db", db, "--json", cwd=tmp_path
+    )
+    handover = json.loads(parked.stdout)
+    assert handover["status"] == "awaiting_human"
+    [pending] = handover["pending"]
+    assert pending["kind"] == "approval" and pending["call"]["name"] == "lint.file_ticket"
+    assert tickets(tmp_path) == []  # nothing written before a person approves
+    approved = warrant("resume", handover["thread_id"], "--approve", "--db", db, cwd=tmp_path)
+    assert approved.returncode == 0, approved.stderr
+    assert tickets(tmp_path) == ["clk_en lint"]
+
+
+@pytest.mark.slow  # a real process killed after its write was sent, before its receipt was saved
+def test_a_write_cut_by_a_crash_is_not_sent_again_and_its_outcome_stays_unknown(
+    postgres_url, tmp_path
+):
+    lint_folder(tmp_path, WRITE_MANIFEST)
+    assert warrant("mcp", "pin", "m.toml", cwd=tmp_path).returncode == 0
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text(
+        "\n".join(json.dumps(doc) for doc in [call("t1", "lint.file_ticket", title="once"), STOP])
+    )
+    chooser = f"file:{actions}"
+    started = warrant(
+        "run", "m.toml", "--chooser", chooser, "--db", postgres_url, "--thread", "w", cwd=tmp_path
+    )
+    assert "approval" in started.stdout + started.stderr
+    process = start_paused(
+        "resume", "w", "--approve", "--db", postgres_url, point="after:execute@t1", cwd=tmp_path
+    )
+    process.wait_paused()
+    process.kill()
+    assert tickets(tmp_path) == ["once"]  # the write reached the server; its receipt did not
+    resumed = json.loads(
+        warrant("resume", "w", "--db", postgres_url, "--json", cwd=tmp_path).stdout
+    )
+    assert tickets(tmp_path) == ["once"]  # not sent again
+    [receipt] = resumed["evidence"]
+    assert receipt["error"] == "outcome_unknown" and receipt["attempt"] == 2
+    assert resumed["status"] == "stopped"
+    assert any(
+        unknown.startswith(f"{receipt['ref']}: ") and "unknown until a person checks" in unknown
+        for unknown in resumed["unknowns"]
+    )
+    executed = [event for event in ledger("w", postgres_url) if event["type"] == "executed"]
+    assert [event["payload"]["outcome"] for event in executed] == ["outcome_unknown"]

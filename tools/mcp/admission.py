@@ -59,11 +59,6 @@ def admitted_tools(servers: Sequence[McpServer], root: Path) -> dict[str, Admitt
 
 def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) -> AdmittedMcpTool:
     name = tool_name(server.name, listed.name)
-    if listed.effects == "write":
-        raise McpRefused(
-            f"MCP tool {name}: write tools are not admitted yet (a write cut by a crash needs a"
-            " person to reconcile its outcome, which Warrant does not record yet)"
-        )
     if listed.schema_sha256 is None:
         raise McpRefused(f"MCP tool {name} has no schema_sha256: pin it with `warrant mcp pin`")
     discovered = found.get(listed.name)

@@ -43,6 +43,13 @@ def die() -> str:
     os._exit(1)
 
 
+@server.tool(description="File a ticket: a write, one line appended to tickets.txt per call.")
+def file_ticket(title: str) -> str:
+    with Path("tickets.txt").open("a") as tickets:
+        tickets.write(title + "\n")
+    return f"filed: {title}"
+
+
 @server.tool(description="A tool the manifest does not list.")
 def delete_all() -> str:
     return "deleted"

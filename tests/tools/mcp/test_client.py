@@ -60,7 +60,7 @@ def server(request) -> McpServer:
 
 def test_the_servers_tools_are_listed_with_their_pins(server):
     found = {tool.name: tool for tool in discover(server, HERE, 30)}
-    assert set(found) == {"check_file", "hang", "flood", "die", "delete_all"}
+    assert set(found) == {"check_file", "hang", "flood", "die", "delete_all", "file_ticket"}
     check = found["check_file"]
     assert check.description == "Lint one file and list its findings."
     assert check.input_schema["properties"]["path"]["type"] == "string"

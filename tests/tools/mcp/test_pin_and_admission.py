@@ -77,7 +77,7 @@ def test_pin_writes_the_listed_tools_digest_and_reports_what_it_did_not_add(fold
     digest = offered(folder)["check_file"]
     assert result.stdout.splitlines() == [
         f"lint.check_file  {digest[:12]}…  pinned",
-        "lint: offered, not listed (never shown, never called): delete_all, die, flood, hang",
+        "lint: offered, not listed (never shown, never called): delete_all, die, file_ticket, flood, hang",
     ]
     text = (folder / "m.toml").read_text()
     assert "# the one tool the chooser may see" in text  # the author's file, kept
@@ -94,7 +94,7 @@ def test_a_tool_the_server_does_not_offer_stops_the_pin_with_nothing_written(fol
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         "error: m.toml: server 'lint' offers no tool 'format_file' "
-        "(it offers: check_file, delete_all, die, flood, hang)"
+        "(it offers: check_file, delete_all, die, file_ticket, flood, hang)"
     ]
     assert (folder / "m.toml").read_text() == before
 
