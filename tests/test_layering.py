@@ -58,13 +58,19 @@ def test_the_guard_never_calls_a_tool_run_function():
                 assert node.func.attr != "run", f"{path} calls .run()"
 
 
-SERVING_MODULES = {"uvicorn"}
-"""`uvicorn.run` and `uvicorn.Server(…).run` serve the web inbox: a server's run, not a tool's."""
+SERVING_MODULES = {"uvicorn", "anyio", "server", "manager"}
+"""`uvicorn.run` and `uvicorn.Server(…).run` serve the web inbox and `warrant mcp serve`'s HTTP;
+`anyio.run` its event loop; `server.run(…)` an MCP server's session and `manager.run()` its HTTP
+session manager (`graph/mcp/server.py`, whose `super().run` is the SDK's): a server's run, not a
+tool's."""
 
 
 def _serving(target: ast.expr) -> bool:
-    """`uvicorn` itself, or a server it made (`uvicorn.Server(config)`)."""
+    """`uvicorn` itself, or a server it made (`uvicorn.Server(config)`); an event loop, an MCP
+    server's session loop or the base class's (`super().run`)."""
     if isinstance(target, ast.Call):
+        if isinstance(target.func, ast.Name) and target.func.id == "super":
+            return True
         target = target.func.value if isinstance(target.func, ast.Attribute) else target.func
     return isinstance(target, ast.Name) and target.id in SERVING_MODULES
 

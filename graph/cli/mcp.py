@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 from typing import Annotated
 
+import anyio
 import typer
 
-from graph.cli.common import fail
+from graph.cli.common import DbOption, QuietOption, chosen_db, fail, failed, progress
 from graph.errors import ErrorKind
+from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
+from graph.mcp.session import SessionRun
+from graph.runs.runner import RunError, admit_request
+from nodes.choosers.client import MCP_CLIENT
 from tools.errors import ManifestError
 from tools.mcp.pinning import pin_manifest
 from tools.records.registry import load_scenario
@@ -19,7 +26,7 @@ mcp_app = typer.Typer(
 
 
 def register(app: typer.Typer) -> None:
-    """`mcp pin` on the command line `app`."""
+    """`mcp pin` and `mcp serve` on the command line `app`."""
     app.add_typer(mcp_app, name="mcp")
 
 
@@ -55,3 +62,54 @@ def pin(
                 f"{server.server}: offered, not listed (never shown, never called): "
                 + ", ".join(server.unlisted)
             )
+
+
+TOKEN = "WARRANT_MCP_TOKEN"
+
+
+@mcp_app.command("serve")
+def serve(
+    scenario: Annotated[
+        str, typer.Argument(help="A built-in scenario id (R42, …) or a manifest path.")
+    ],
+    http: Annotated[
+        int | None,
+        typer.Option(
+            "--http",
+            min=1,
+            max=65535,
+            metavar="PORT",
+            help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (bearer token:"
+            f" ${TOKEN}, else one printed at start); default: stdio.",
+        ),
+    ] = None,
+    goal: Annotated[str | None, typer.Option(help="Replace the scenario's goal.")] = None,
+    db: DbOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Serve SCENARIO's governed tools to MCP clients: each session is a run of SCENARIO (its
+    grant, budgets and ledger) whose chooser is the client; every call passes the guard, a refusal
+    comes back as a tool error with its code and owner; the session's end writes the run's
+    handover (`warrant show THREAD`)."""
+    store = chosen_db(db)
+    try:
+        admit_request(scenario, goal, MCP_CLIENT, None, None)  # refuse a bad scenario now, once
+    except RunError as exc:
+        failed(exc)
+    on_event = progress(quiet)
+
+    def open_session() -> SessionRun:
+        request = admit_request(scenario, goal, MCP_CLIENT, None, None)
+        told(f"session run {request.thread_id}: `warrant show {request.thread_id}` after it ends")
+        return SessionRun(request, store, on_event)
+
+    quiet_sdk_logs()
+    server = GovernedServer("warrant", open_session)
+    if http is None:
+        anyio.run(serve_stdio, server)
+        return
+    token = os.environ.get(TOKEN) or secrets.token_urlsafe(32)
+    told(f"serving http://127.0.0.1:{http}/mcp")
+    if TOKEN not in os.environ:
+        told(f"bearer token: {token}")
+    serve_http(server, http, token)

@@ -259,9 +259,16 @@ def lanes_of(db: str, thread_id: str) -> list[Lane]:
         return child_lanes(store_of(graph), thread_id, values)
 
 
-def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = False) -> Outcome:
+def start(
+    request: RunRequest,
+    db: str,
+    on_event: OnEvent,
+    lane_calls: bool = False,
+    context: WarrantContext | None = None,
+) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead.
-    `lane_calls`: the outcome holds the children's model attempts (`outcome`)."""
+    `lane_calls`: the outcome holds the children's model attempts (`outcome`); `context`: the
+    run's clock and embedded choosers (`WarrantContext`; the real clock by default)."""
     config = config_of(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -277,9 +284,9 @@ def start(request: RunRequest, db: str, on_event: OnEvent, lane_calls: bool = Fa
                 f"identity conflict: message id {request.message_id!r} was used for a different request",
             )
         if not values:
-            advance(graph, request.as_input(), config, request.thread_id, on_event)
+            advance(graph, request.as_input(), config, request.thread_id, on_event, context)
         elif is_unfinished(snapshot):
-            carry_on(graph, config, request.thread_id, on_event)
+            carry_on(graph, config, request.thread_id, on_event, context)
         return outcome(graph, config, lane_calls)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from nodes.choosers.adversary import AdversaryChooser
 from nodes.choosers.baseline import TriageBaseline
 from nodes.choosers.cassette import CassetteError, read_cassette
+from nodes.choosers.client import MCP_CLIENT, SessionGone
 from nodes.choosers.view import Chooser, ChooserView, Proposal
 from tools.records.files import open_regular
 from tools.records.registry import Scenario
@@ -104,11 +105,11 @@ def parse_spec(spec: str, extra: Collection[str] = ()) -> tuple[str, str]:
         return kind, ""
     if kind in ("file", "replay") and argument:
         return kind, argument
-    if kind in ("model", "adversary", BASELINE) and not argument:
+    if kind in ("model", "adversary", BASELINE, MCP_CLIENT) and not argument:
         return kind, ""
     raise ChooserError(
         f"unknown chooser {spec!r}: use 'scripted', 'baseline', 'file:PATH', 'model',"
-        " 'replay:PATH' or 'adversary'"
+        " 'replay:PATH', 'adversary' or 'mcp-client'"
     )
 
 
@@ -126,7 +127,7 @@ def admit_spec(
     kind, argument = parse_spec(spec, extra)
     if kind in extra:
         return kind
-    if kind in ("model", "adversary"):
+    if kind in ("model", "adversary", MCP_CLIENT):
         return kind
     if kind == "scripted":
         if scenario.script:
@@ -174,6 +175,8 @@ def chooser_for(
         return AdversaryChooser()
     if kind == BASELINE:
         return TriageBaseline()
+    if kind == MCP_CLIENT:  # a session's run resumed without its session
+        return SessionGone()
     return FileChooser(Path(argument))
 
 
