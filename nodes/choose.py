@@ -114,6 +114,7 @@ def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
         shown = tuple(entry for entry in shown if entry["name"] not in family_tools)
     mcp = [
         {"name": name, "description": tool["description"], "args": tool["input_schema"]}
+        | ({"flags": list(tool["flags"])} if tool.get("flags") else {})
         for name, tool in sorted((grant.get("mcp_tools") or {}).items())
     ]
     return [*shown, *mcp]

@@ -57,6 +57,11 @@ def pin(
                 else f"CHANGED from {before[:12]}… (review the tool before you run)"
             )
             typer.echo(f"{server.server}.{tool}  {digest[:12]}…  {change}")
+        for tool in server.flagged:
+            typer.echo(
+                f"{server.server}.{tool}: its description or schema reads like instructions to an"
+                " agent; review it before you run (the chooser is shown it flagged)"
+            )
         if server.unlisted:
             typer.echo(
                 f"{server.server}: offered, not listed (never shown, never called): "

@@ -8,10 +8,12 @@ it was pinned, or one its server no longer lists, is refused at admission in one
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from tools.flags import instruction_flags
 from tools.mcp.arguments import schema_problem
 from tools.mcp.client import Discovered, McpUnavailable, discover
 from tools.mcp.spec import McpServer, McpTool
@@ -37,6 +39,9 @@ class AdmittedMcpTool(StrictModel):
     effects: Literal["read", "write"]
     approval: Literal["none", "human"]
     share: Literal["remote", "local"]
+    flags: list[str] = []
+    """What its description or schema reads like (`instruction_like_text`): shown to the chooser
+    with the tool; a flag never changes what is permitted."""
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -80,7 +85,14 @@ def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) 
         effects=listed.effects,
         approval=listed.approval,
         share=listed.share,
+        flags=list(shown_flags(discovered.description, discovered.input_schema)),
     )
+
+
+def shown_flags(description: str, input_schema: dict[str, Any]) -> tuple[str, ...]:
+    """The flags of what a chooser is shown of a tool: its description, and its schema's text
+    (property names and descriptions are read by a model as much as the description is)."""
+    return instruction_flags(f"{description}\n{json.dumps(input_schema, ensure_ascii=False)}")
 
 
 __all__ = ["AdmittedMcpTool", "McpRefused", "McpUnavailable", "admitted_tools", "tool_name"]

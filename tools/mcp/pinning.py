@@ -17,6 +17,7 @@ from pathlib import Path
 import tomlkit
 
 from tools.errors import ManifestError
+from tools.mcp.admission import shown_flags
 from tools.mcp.client import McpUnavailable, discover
 from tools.mcp.spec import McpServer
 
@@ -30,6 +31,8 @@ class Pinned:
     """(tool, its digest now, the pin it had) for each listed tool."""
     unlisted: tuple[str, ...]
     """Tools the server offers that the manifest does not list: never shown, never called."""
+    flagged: tuple[str, ...] = ()
+    """Listed tools whose description or schema reads like instructions to an agent."""
 
 
 def pin_manifest(path: Path, servers: list[McpServer], timeout_s: float = 30.0) -> list[Pinned]:
@@ -47,7 +50,7 @@ def pin_manifest(path: Path, servers: list[McpServer], timeout_s: float = 30.0) 
             found = {tool.name: tool for tool in discover(server, root, timeout_s)}
         except McpUnavailable as exc:
             raise ManifestError(f"{path}: {exc}") from None
-        pinned = []
+        pinned, flagged = [], []
         for position, listed in enumerate(server.tool):
             if listed.name not in found:
                 offered = ", ".join(sorted(found)) or "none"
@@ -57,9 +60,11 @@ def pin_manifest(path: Path, servers: list[McpServer], timeout_s: float = 30.0) 
             digest = found[listed.name].digest
             tables[index]["tool"][position]["schema_sha256"] = digest
             pinned.append((listed.name, digest, listed.schema_sha256))
+            if shown_flags(found[listed.name].description, found[listed.name].input_schema):
+                flagged.append(listed.name)
         listed_names = {tool.name for tool in server.tool}
         unlisted = tuple(sorted(name for name in found if name not in listed_names))
-        report.append(Pinned(server.name, tuple(pinned), unlisted))
+        report.append(Pinned(server.name, tuple(pinned), unlisted, tuple(flagged)))
     _replace(path, tomlkit.dumps(document))
     return report
 
