@@ -214,6 +214,8 @@ class Handover(TypedDict, total=False):
     refusals: list[RecordedRefusal]
     hypotheses: list[dict[str, Any]]
     chooser_stop_text: str
+    stopped_by: dict[str, Any]
+    """Who stopped the run (`warrant stop`), when they asked and why; absent otherwise."""
     lane: str
     """A child investigation's lane (`t1`); absent for main."""
     children: list[dict[str, Any]]

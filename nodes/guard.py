@@ -52,6 +52,7 @@ from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
+from nodes.control import stop_requested, stopped_update
 from nodes.evidence import answer_item, family_members
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
@@ -77,6 +78,11 @@ def guard(
     scope = run_scope()
     if runtime.store is None:
         raise RuntimeError("the guard needs the run's store: compile the graph with one")
+    if stop := stop_requested(runtime.store, scope):  # a safe point: nothing decided yet
+        ended = record(End(Status.STOPPED, ()), state, scope, at)
+        taken = stopped_update(stop, state.get("turn", 0), at)
+        withdrawn: dict[str, Any] = {"pending": []} if state.get("pending") else {}  # asked no more
+        return ended | taken | withdrawn | {"events": [*ended["events"], *taken["events"]]}
     looked_up = _Lookups(runtime.store, scope, cursor_of(state))
     update = (
         _resolve(state, scope, at, looked_up)

@@ -217,6 +217,7 @@ def build_handover(
         "refusals": unsealed(state.get("refusals", [])),
         "hypotheses": bind_lines(state.get("hypotheses", []), _lines_shown(shown)),
         "chooser_stop_text": state.get("stop_text", ""),
+        **({"stopped_by": state["stopped_by"]} if state.get("stopped_by") else {}),
         **({"children": unsealed(children)} if children else {}),
         **({"skills": skills} if (skills := skills_sent(state)) else {}),
         **({"memory": [_recalled(note) for note in memory]} if memory else {}),

@@ -19,17 +19,27 @@ from contract.shapes import HumanTask
 from guards.human import approver_refusal, check_reply
 from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
-from nodes.context import WarrantContext, event, now
+from nodes.context import WarrantContext, event, now, store_of
+from nodes.control import stop_requested
 from nodes.integrity import run_scope, sealed_payload
 
 PERSON = "human"
 EXPIRED = {"expired": True}
 """The reply recorded for an interaction whose reply time passed."""
+WITHDRAWN = {"withdrawn": True}
+"""What `warrant stop` resumes a parked run's interactions with: taken only when a stop was asked
+(`nodes.control`), each recorded as expired, withdrawn; the guard then ends the run stopped."""
 
 
 def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
     reply = interrupt({**interaction, **hitl_request(interaction)})
+    if reply == WITHDRAWN and stop_requested(store_of(runtime), run_scope()):
+        turn, iid = interaction["turn"], interaction["interaction_id"]
+        withdrawn = event(
+            EventKind.EXPIRED, turn, PERSON, now(runtime), interaction_id=iid, withdrawn=True
+        )
+        return {"replies": {iid: EXPIRED}, "events": [withdrawn]}
     # What interrupt() returns was sent to this task's interrupt (by its id, or bare while it was
     # the only one); a task sent before `pending` was carried leaves the reply to name its own.
     checked = check_reply(interaction, reply, task.get("pending"))

@@ -46,6 +46,12 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
     ]
     if note := _STATUS_NOTES.get(state.get("status", "")):
         items.append(note)
+    if stop := state.get("stopped_by"):
+        why = f" ({stop['reason']})" if stop.get("reason") else ""
+        items.append(
+            f"The run was stopped by {stop['by']}{why} before it finished; evidence that further"
+            " steps would have found is unknown."
+        )
     return items
 
 

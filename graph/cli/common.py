@@ -24,8 +24,10 @@ from graph.persistence.savers import (
     user_store,
 )
 from graph.present.render import escaped, event_summary, handover_markdown
+from graph.runs.interactions import os_user
 from graph.runs.runner import PROGRESS, Outcome, RunError, stored_run
 from nodes.choosers.cassette import write_cassette
+from tools.validation import USER_NAME
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -200,3 +202,14 @@ def record_cassette(path: Path | None, result: Outcome) -> None:
     after a resume too, so a run that waited for a person is recorded whole."""
     if path is not None:
         write_cassette(path, result.values.get("model_calls", []), result.lane_calls)
+
+
+def person(given: str | None) -> str:
+    """Who acts (`--as`, else the OS user), checked as a user name; bad input otherwise."""
+    by = given or os_user()
+    if not USER_NAME.fullmatch(by):
+        fail(
+            ErrorKind.BAD_INPUT,
+            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+        )
+    return by

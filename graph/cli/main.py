@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.build import store_of
+from graph.cli import control as cli_control
 from graph.cli import eval as cli_eval
 from graph.cli import mcp as cli_mcp
 from graph.cli import memory as cli_memory
@@ -338,6 +339,7 @@ cli_eval.register(app)
 cli_trace.register(app)
 cli_memory.register(app)
 cli_mcp.register(app)
+cli_control.register(app)
 
 
 def main() -> None:

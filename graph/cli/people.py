@@ -22,6 +22,7 @@ from graph.cli.common import (
     fail,
     failed,
     finish,
+    person,
     print_json,
     progress,
     record_cassette,
@@ -31,10 +32,9 @@ from graph.people.waiting import open_questions, save_answer, waiting
 from graph.persistence.savers import redact, shown_db
 from graph.present.render import escaped
 from graph.runs.identity import check_message_id
-from graph.runs.interactions import os_user, reply_from_options
+from graph.runs.interactions import reply_from_options
 from graph.runs.runner import RunError, continuation, start, stored_run
 from graph.runs.runner import resume as resume_run
-from tools.validation import USER_NAME
 
 
 def register(app: typer.Typer) -> None:
@@ -106,12 +106,7 @@ def resume(
     replying = (
         answer is not None or approve or reject or edit is not None or interaction is not None
     )
-    by = responder or os_user()
-    if not USER_NAME.fullmatch(by):
-        fail(
-            ErrorKind.BAD_INPUT,
-            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
-        )
+    by = person(responder)
     reply = (
         (lambda kind: {**reply_from_options(kind, answer, approve, reject, edit), "by": by})
         if replying
@@ -184,12 +179,7 @@ def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
     the OS user); on a random free port unless `port` is given. Prints the URL that opens it."""
     from graph.people.web_inbox import loopback_socket, serve_on_loopback
 
-    by = responder or os_user()
-    if not USER_NAME.fullmatch(by):
-        fail(
-            ErrorKind.BAD_INPUT,
-            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
-        )
+    by = person(responder)
     try:
         listener = loopback_socket(port or 0)
     except OSError as exc:

@@ -43,6 +43,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         f"**Goal:** {handover['goal']}",
         f"**Status:** {handover['status']}{_spent(handover)}",
+        *_stopped_line(handover.get("stopped_by")),
         *_revision_lines(handover),
         "",
         f"> {handover['statement']}",
@@ -65,6 +66,15 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += _skills_markdown(handover.get("skills", []))
     lines += _pending_markdown(handover.get("pending", []))
     return "\n".join(map(escaped, lines)) + "\n"
+
+
+def _stopped_line(stop: Mapping[str, Any] | None) -> list[str]:
+    """Who stopped the run, when they asked and why (`warrant stop`): a person's words."""
+    if not stop:
+        return []
+    asked = datetime.fromtimestamp(stop["at"], UTC).isoformat(timespec="seconds")
+    why = f": “{stop['reason']}”" if stop.get("reason") else ""
+    return [f"**Stopped by:** {stop['by']} at {asked}{why}"]
 
 
 def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, Any]]) -> list[str]:
@@ -408,7 +418,12 @@ def _event_summary(event: Mapping[str, Any]) -> str:
         moved = datetime.fromtimestamp(payload["deadline_at"], UTC).isoformat(timespec="seconds")
         return f"waited {payload['parked_s']:.0f} s for people · work deadline now {moved}"
     if kind == EventKind.EXPIRED:
+        if payload.get("withdrawn"):
+            return f"{payload['interaction_id']} · withdrawn: the run was stopped"
         return f"{payload['interaction_id']} · replied after its reply time; not used"
+    if kind == EventKind.STOP_REQUESTED:
+        why = f": {payload['reason']}" if payload.get("reason") else ""
+        return f"stopped by a person{why}"
     if kind == EventKind.DELEGATED:
         task = payload["task"]
         budget = task["budget"]
