@@ -132,6 +132,8 @@ class EventKind(StrEnum):
     """A person approved (or edited) a note the chooser proposed, and it was saved to memory."""
     UNPARKED = "unparked"
     """People replied: the work deadline moved on by the time the run waited (`guards.parking`)."""
+    CORRECTED = "corrected"
+    """A person's correction (`warrant correct`), as given; the `adopted` event after it names its ref."""
     STOP_REQUESTED = "stop_requested"
     """The run took in a person's stop (`warrant stop`) at a safe point: who, when asked, why."""
     STOPPED = "stopped"

@@ -135,6 +135,8 @@ class WarrantState(TypedDict, total=False):
     """The chooser's stop text, or why the run ended (a model failure, a capability gap)."""
     status: str
     """A `contract.codes.Status` value once the run is ending; absent while it runs."""
+    corrections: int
+    """People's corrections the run took in (`nodes.control`), each an `H…` item."""
     stopped_by: dict[str, Any]
     """A person's stop the run took in (`nodes.control`): who, when they asked, why."""
     handover: Handover

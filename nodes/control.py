@@ -1,25 +1,32 @@
-"""A person's stop: asked from outside the run (`warrant stop`), taken at the run's next safe point.
+"""A person's stop and corrections: asked from outside the run (`warrant stop`, `warrant correct`),
+taken at the run's next safe point.
 
-The request is an item in the store under the run's thread (its children read the same one), put
-by whoever asks; the run reads it where nothing is half done — the guard, before it decides a
-proposal, and the choose node, before it asks a model — and ends `stopped`, the handover naming who
-stopped it, when and why. A call in flight when the stop is asked completes and is receipted: the
-executor is never cut.
+Each is an item in the store under the run's thread (its children read the same stop), put by
+whoever asks, without the run's lease; the guard reads them in one batch before it decides a
+proposal, where nothing is half done. A stop ends the run `stopped`, the handover naming who stopped
+it, when and why; a call in flight when it is asked completes and is receipted: the executor is
+never cut. A correction is adopted as a person's statement (`H…` evidence, like an answer): the
+chooser is shown it from then on, and it is never authority — the guard decides as before.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from contract.codes import EventKind, Status
+from contract.codes import ANSWER, EventKind, Status
 from nodes.context import event
+from nodes.evidence import correction_item
 from nodes.integrity import thread_and_lane
-from nodes.record import got, space
+from nodes.record import got, space, with_body_ref
 
 CONTROL = "control"
 STOP = "stop"
+CORRECTION = "correction-"
+MAX_CORRECTIONS = 100
+"""Corrections one run takes; a later one is refused when it is given."""
 
 
 class StopRequest(TypedDict):
@@ -27,6 +34,62 @@ class StopRequest(TypedDict):
     """Who asked (`--as`, else the OS user; the authenticated user on the server)."""
     at: float
     reason: str
+
+
+class Correction(TypedDict):
+    by: str
+    at: float
+    text: str
+
+
+class CorrectionRefused(ValueError):
+    """A correction the run cannot take (it took its last one already)."""
+
+
+def save_correction(store: BaseStore, thread: str, correction: Correction) -> int:
+    """Save a correction for the run on `thread` to take at its next turn; returns its number."""
+    keys = [f"{CORRECTION}{number}" for number in range(1, MAX_CORRECTIONS + 1)]
+    found = got(store, [GetOp(space(thread, CONTROL), key) for key in keys])
+    number = next((n for n, item in enumerate(found, 1) if item is None), None)
+    if number is None:
+        raise CorrectionRefused(f"the run took {MAX_CORRECTIONS} corrections already")
+    store.batch(
+        [PutOp(space(thread, CONTROL), f"{CORRECTION}{number}", dict(correction), index=False)]
+    )
+    return number
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What people asked of the run since its last turn: a stop, corrections in order."""
+
+    stop: StopRequest | None
+    corrections: tuple[Correction, ...]
+
+
+def asked_of(store: BaseStore, scope: str, taken: int) -> Asked:
+    """The stop asked of the run this scope belongs to (a child's lane reads its run's), and the
+    corrections after the `taken` ones (a child takes none: they are its run's): one batch, and
+    one more per further correction found."""
+    thread, lane = thread_and_lane(scope)
+    where = space(thread, CONTROL)
+    stop, *next_one = got(
+        store, [GetOp(where, STOP), *([] if lane else [GetOp(where, f"{CORRECTION}{taken + 1}")])]
+    )
+    corrections: list[Correction] = []
+    while next_one and next_one[0] is not None and _is_correction(next_one[0].value):
+        value = next_one[0].value
+        corrections.append(Correction(by=value["by"], at=value["at"], text=value["text"]))
+        next_one = got(store, [GetOp(where, f"{CORRECTION}{taken + len(corrections) + 1}")])
+    return Asked(_stop_of(stop.value if stop else None), tuple(corrections))
+
+
+def _is_correction(value: dict[str, Any]) -> bool:
+    return (
+        type(value.get("by")) is str
+        and type(value.get("at")) in (int, float)
+        and type(value.get("text")) is str
+    )
 
 
 def request_stop(store: BaseStore, thread: str, request: StopRequest) -> None:
@@ -40,17 +103,18 @@ def stop_requested(store: BaseStore, scope: str) -> StopRequest | None:
     """The stop asked of the run this scope belongs to (a child's lane reads its run's)."""
     thread = thread_and_lane(scope)[0]
     found = got(store, [GetOp(space(thread, CONTROL), STOP)])[0]
-    if found is None or not _well_formed(found.value):
+    return _stop_of(found.value if found else None)
+
+
+def _stop_of(value: dict[str, Any] | None) -> StopRequest | None:
+    if (
+        value is None
+        or type(value.get("by")) is not str
+        or type(value.get("at")) not in (int, float)
+        or type(value.get("reason")) is not str
+    ):
         return None
-    return StopRequest(by=found.value["by"], at=found.value["at"], reason=found.value["reason"])
-
-
-def _well_formed(value: dict[str, Any]) -> bool:
-    return (
-        type(value.get("by")) is str
-        and type(value.get("at")) in (int, float)
-        and type(value.get("reason")) is str
-    )
+    return StopRequest(by=value["by"], at=value["at"], reason=value["reason"])
 
 
 def stopped_update(request: StopRequest, turn: int, at: float) -> dict[str, Any]:
@@ -70,3 +134,36 @@ def stopped_update(request: StopRequest, turn: int, at: float) -> dict[str, Any]
             )
         ],
     }
+
+
+def adopted_corrections(
+    corrections: tuple[Correction, ...], taken: int, answers: int, turn: int, at: float
+) -> dict[str, Any]:
+    """The corrections taken in as `H…` evidence after `answers` refs: for each, a `corrected`
+    event (its author, when it was given) and an `adopted` one; the count taken so far."""
+    if not corrections:
+        return {}
+    evidence, events = [], []
+    for offset, correction in enumerate(corrections):
+        number, ref = taken + offset + 1, f"{ANSWER}{answers + offset + 1}"
+        evidence.append(with_body_ref(correction_item(correction, number, ref, turn)))
+        actor = f"human:{correction['by']}"
+        events += [
+            event(
+                EventKind.CORRECTED,
+                turn,
+                actor,
+                correction["at"],
+                correction=number,
+                text=correction["text"],
+            ),
+            event(
+                EventKind.ADOPTED,
+                turn,
+                "guard",
+                at,
+                interaction_id=f"{CORRECTION}{number}",
+                ref=ref,
+            ),
+        ]
+    return {"evidence": evidence, "events": events, "corrections": taken + len(corrections)}

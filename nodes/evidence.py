@@ -107,6 +107,16 @@ def mcp_item(
     return item
 
 
+def correction_item(
+    correction: Mapping[str, Any], number: int, ref: str, turn: int
+) -> EvidenceItem:
+    """A person's correction (`warrant correct`), unasked: evidence labelled as their statement,
+    as an answer is."""
+    question: Interaction = {"interaction_id": f"correction-{number}", "turn": turn, "question": ""}
+    item = answer_item(question, {"answer": correction["text"], "by": correction["by"]}, ref)
+    return item | {"tool": "correct", "args": {"correction": number}}
+
+
 def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> EvidenceItem:
     """A person's answer to a question, as evidence labelled as their statement."""
     lines = [

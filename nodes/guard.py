@@ -52,7 +52,7 @@ from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
-from nodes.control import stop_requested, stopped_update
+from nodes.control import Asked, adopted_corrections, asked_of, stopped_update
 from nodes.evidence import answer_item, family_members
 from nodes.integrity import run_scope, sealed_payload
 from nodes.model import ACTOR as MODEL_ACTOR
@@ -78,11 +78,13 @@ def guard(
     scope = run_scope()
     if runtime.store is None:
         raise RuntimeError("the guard needs the run's store: compile the graph with one")
-    if stop := stop_requested(runtime.store, scope):  # a safe point: nothing decided yet
+    asked = asked_of(runtime.store, scope, state.get("corrections", 0))
+    if asked.stop:  # a safe point: nothing decided yet
         ended = record(End(Status.STOPPED, ()), state, scope, at)
-        taken = stopped_update(stop, state.get("turn", 0), at)
+        taken = stopped_update(asked.stop, state.get("turn", 0), at)
         withdrawn: dict[str, Any] = {"pending": []} if state.get("pending") else {}  # asked no more
-        return ended | taken | withdrawn | {"events": [*ended["events"], *taken["events"]]}
+        update = ended | taken | withdrawn | {"events": [*ended["events"], *taken["events"]]}
+        return _with_corrections(update, state, asked, cursor_of(state)["answers"], at)
     looked_up = _Lookups(runtime.store, scope, cursor_of(state))
     update = (
         _resolve(state, scope, at, looked_up)
@@ -92,7 +94,27 @@ def guard(
     answers = looked_up.cursor["answers"] + sum(
         item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
     )
-    return _with_answers_adopted(update, state, looked_up.store, scope, answers, at)
+    update = _with_answers_adopted(update, state, looked_up.store, scope, answers, at)
+    answers = looked_up.cursor["answers"] + sum(
+        item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
+    )
+    return _with_corrections(update, state, asked, answers, at)
+
+
+def _with_corrections(
+    update: dict[str, Any], state: WarrantState, asked: Asked, answers: int, at: float
+) -> dict[str, Any]:
+    """This step's update, with the corrections people gave since the last turn taken in."""
+    taken = adopted_corrections(
+        asked.corrections, state.get("corrections", 0), answers, state.get("turn", 0), at
+    )
+    if not taken:
+        return update
+    return update | {
+        "evidence": [*update.get("evidence", ()), *taken["evidence"]],
+        "events": [*update.get("events", ()), *taken["events"]],
+        "corrections": taken["corrections"],
+    }
 
 
 def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""`warrant stop`: a person ends a run at its next safe point."""
+"""`warrant stop` and `warrant correct`: a person ends a run, or corrects it, at its next turn."""
 
 from __future__ import annotations
 
@@ -19,16 +19,15 @@ from graph.cli.common import (
     progress,
 )
 from graph.present.render import escaped
-from graph.runs.control import stop as stop_run
+from graph.runs.control import MAX_TEXT, correct_run, stop_run
 from graph.runs.runner import RunError
-from nodes.control import StopRequest
-
-MAX_REASON = 2000
+from nodes.control import Correction, StopRequest
 
 
 def register(app: typer.Typer) -> None:
-    """`stop` on the command line `app`."""
+    """`stop` and `correct` on the command line `app`."""
     app.command()(stop)
+    app.command()(correct)
 
 
 def stop(
@@ -46,7 +45,7 @@ def stop(
     else is decided; the handover says `stopped`, by whom, when and why. A run waiting for people
     stops at once (what they were asked is withdrawn); one another process is advancing stops
     there, at its next turn."""
-    request = StopRequest(by=person(responder), at=time.time(), reason=reason[:MAX_REASON])
+    request = StopRequest(by=person(responder), at=time.time(), reason=reason[:MAX_TEXT])
     try:
         result = stop_run(thread_id, chosen_db(db), request, progress(quiet, json_output))
     except RunError as exc:
@@ -58,3 +57,26 @@ def stop(
         )
         return
     finish(result.outcome, json_output)
+
+
+def correct(
+    thread_id: ThreadArgument,
+    text: Annotated[str, typer.Argument(help="What the run should know, in your words.")],
+    responder: Annotated[
+        str | None,
+        typer.Option("--as", help="Who says it, for the ledger (default: your user name)."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Tell a run something it should know ("the failing seed is 4182734, not the latest"): saved
+    now, taken in at its next turn as your statement (an H… item the chooser is shown, cited like an
+    answer), never as authority: the grant, the budget and the records stay as they are."""
+    correction = Correction(by=person(responder), at=time.time(), text=text)
+    try:
+        number = correct_run(thread_id, chosen_db(db), correction)
+    except RunError as exc:
+        failed(exc)
+    typer.echo(
+        f"correction {number} saved for run {escaped(thread_id)}: it takes it in at its next turn"
+        f" (a run waiting for a person or cut short: at `warrant resume {escaped(thread_id)}`)"
+    )

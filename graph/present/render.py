@@ -211,10 +211,12 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
 
 
 def _answer_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
+    unasked = item["tool"] == "correct"  # a correction (`warrant correct`): no question
+    said = "correction, unasked" if unasked else "answer"
     lines = [
         "",
-        f"### {_anchor(item['ref'])}{item['ref']} · {_whose(item)} answer (not a verified observation){_answer_origin(item)}",
-        f"Question: {item['args']['question']}",
+        f"### {_anchor(item['ref'])}{item['ref']} · {_whose(item)} {said} (not a verified observation){_answer_origin(item)}",
+        *([] if unasked else [f"Question: {item['args']['question']}"]),
         "",
     ]
     ref = item["ref"]

@@ -1,4 +1,4 @@
-"""Run control from outside a run: a person's stop (`warrant stop`).
+"""Run control from outside a run: a person's stop (`warrant stop`) and correction (`warrant correct`).
 
 The stop is recorded where the run reads it (`nodes.control`); then, when no other process is
 advancing the run, this one takes its lease and brings it to that safe point: a parked run's
@@ -14,6 +14,7 @@ from langgraph.types import Command
 
 from graph.build import store_of
 from graph.errors import ErrorKind
+from graph.governed import Graph
 from graph.persistence.savers import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.runner import (
@@ -28,9 +29,19 @@ from graph.runs.runner import (
     outcome,
     reading_graph,
 )
-from nodes.control import StopRequest, request_stop
+from nodes.control import (
+    Correction,
+    CorrectionRefused,
+    StopRequest,
+    request_stop,
+    save_correction,
+)
 from nodes.human import WITHDRAWN
 from nodes.integrity import handover_is_sealed
+from tools.validation import storable_text
+
+MAX_TEXT = 2000
+"""Characters of a correction or a stop's reason."""
 
 
 @dataclass(frozen=True)
@@ -42,21 +53,11 @@ class Stopped:
     outcome: Outcome | None
 
 
-def stop(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -> Stopped:
+def stop_run(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -> Stopped:
     """Ask the run on `thread_id` to stop, and end it here when nobody else is advancing it."""
     config = config_of(thread_id)
     with reading_graph(db) as graph:
-        snapshot = graph.get_state(config)
-        if not has_run(snapshot):
-            raise RunError(
-                ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
-            )
-        if handover_is_sealed(snapshot.values, thread_id):
-            status = snapshot.values["handover"].get("status")
-            raise RunError(
-                ErrorKind.CONFLICT,
-                f"run {thread_id!r} already ended ({status}): see `warrant show {thread_id}`",
-            )
+        _check_running(graph, thread_id, db)
         request_stop(store_of(graph), thread_id, request)
     try:
         with leased_graph(db, thread_id) as graph:
@@ -73,3 +74,34 @@ def stop(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -> St
         if exc.kind is ErrorKind.BUSY:
             return Stopped(thread_id, None)
         raise
+
+
+def correct_run(thread_id: str, db: str, correction: Correction) -> int:
+    """Save a person's correction for the run on `thread_id` to take in at its next turn, without
+    its lease (the run may be advancing elsewhere); returns the correction's number."""
+    if not correction["text"].strip():
+        raise RunError(ErrorKind.BAD_INPUT, "the correction is empty")
+    if len(correction["text"]) > MAX_TEXT:
+        raise RunError(ErrorKind.BAD_INPUT, f"the correction is longer than {MAX_TEXT} characters")
+    correction = correction | {"text": storable_text(correction["text"])}
+    with reading_graph(db) as graph:
+        _check_running(graph, thread_id, db)
+        try:
+            return save_correction(store_of(graph), thread_id, correction)
+        except CorrectionRefused as exc:
+            raise RunError(ErrorKind.CONFLICT, str(exc)) from None
+
+
+def _check_running(graph: Graph, thread_id: str, db: str) -> None:
+    """A run on `thread_id` that has not ended; a `RunError` otherwise."""
+    snapshot = graph.get_state(config_of(thread_id))
+    if not has_run(snapshot):
+        raise RunError(
+            ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
+        )
+    if handover_is_sealed(snapshot.values, thread_id):
+        status = snapshot.values["handover"].get("status")
+        raise RunError(
+            ErrorKind.CONFLICT,
+            f"run {thread_id!r} already ended ({status}): see `warrant show {thread_id}`",
+        )
