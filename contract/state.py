@@ -137,6 +137,9 @@ class WarrantState(TypedDict, total=False):
     """A `contract.codes.Status` value once the run is ending; absent while it runs."""
     corrections: int
     """People's corrections the run took in (`nodes.control`), each an `H…` item."""
+    started_by: str
+    """The served caller who started the run (the server's identity; absent when embedded): the
+    only one who may stop it through the server (`runs.cancel`, `graph.server.control`)."""
     stopped_by: dict[str, Any]
     """A person's stop the run took in (`nodes.control`): who, when they asked, why."""
     handover: Handover

@@ -203,6 +203,7 @@ def admit(
         **given,
         **pinned,
         **continued,
+        **({"started_by": caller} if caller else {}),
         "request_sha256": request_digest(
             state["scenario"], pinned["goal"], pinned["chooser"], parent
         ),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from langgraph.store.base import BaseStore, GetOp, PutOp
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, EventKind, Status
 from nodes.context import event
@@ -25,6 +25,8 @@ from nodes.record import got, space, with_body_ref
 CONTROL = "control"
 STOP = "stop"
 CORRECTION = "correction-"
+MAX_TEXT = 2000
+"""Characters of a correction or a stop's reason."""
 MAX_CORRECTIONS = 100
 """Corrections one run takes; a later one is refused when it is given."""
 
@@ -48,15 +50,25 @@ class CorrectionRefused(ValueError):
 
 def save_correction(store: BaseStore, thread: str, correction: Correction) -> int:
     """Save a correction for the run on `thread` to take at its next turn; returns its number."""
-    keys = [f"{CORRECTION}{number}" for number in range(1, MAX_CORRECTIONS + 1)]
-    found = got(store, [GetOp(space(thread, CONTROL), key) for key in keys])
+    put = next_correction(thread, got(store, correction_reads(thread)), correction)
+    store.batch([put])
+    return int(put.key.removeprefix(CORRECTION))
+
+
+def correction_reads(thread: str) -> list[GetOp]:
+    """The reads that find the run's next free correction number (`next_correction`)."""
+    return [
+        GetOp(space(thread, CONTROL), f"{CORRECTION}{number}")
+        for number in range(1, MAX_CORRECTIONS + 1)
+    ]
+
+
+def next_correction(thread: str, found: list[Item | None], correction: Correction) -> PutOp:
+    """The write of `correction` under the first number `correction_reads` found free."""
     number = next((n for n, item in enumerate(found, 1) if item is None), None)
     if number is None:
         raise CorrectionRefused(f"the run took {MAX_CORRECTIONS} corrections already")
-    store.batch(
-        [PutOp(space(thread, CONTROL), f"{CORRECTION}{number}", dict(correction), index=False)]
-    )
-    return number
+    return PutOp(space(thread, CONTROL), f"{CORRECTION}{number}", dict(correction), index=False)
 
 
 @dataclass(frozen=True)
@@ -96,7 +108,12 @@ def request_stop(store: BaseStore, thread: str, request: StopRequest) -> None:
     """Ask the run on `thread` to stop; the first request stands (a second does not rewrite who
     stopped it)."""
     if stop_requested(store, thread) is None:
-        store.batch([PutOp(space(thread, CONTROL), STOP, dict(request), index=False)])
+        store.batch([stop_put(thread, request)])
+
+
+def stop_put(thread: str, request: StopRequest) -> PutOp:
+    """The write that asks the run on `thread` to stop."""
+    return PutOp(space(thread, CONTROL), STOP, dict(request), index=False)
 
 
 def stop_requested(store: BaseStore, scope: str) -> StopRequest | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -48,6 +49,23 @@ def wait_until_up(
     raise TimeoutError(f"{name} did not answer at {url}")
 
 
+def config_in(folder: Path) -> Path:
+    """This project's `langgraph.json`, its paths made absolute, written in `folder`: a server
+    started there keeps its own runs (`.langgraph_api`), never another test's."""
+    config = json.loads((ROOT / "langgraph.json").read_text())
+
+    def rooted(path: str) -> str:
+        return str(ROOT / path) if path.startswith(".") else path
+
+    config["dependencies"] = [rooted(path) for path in config["dependencies"]]
+    config["graphs"] = {name: rooted(path) for name, path in config["graphs"].items()}
+    for part in ("checkpointer", "store", "auth"):
+        config[part]["path"] = rooted(config[part]["path"])
+    written = folder / "langgraph.json"
+    written.write_text(json.dumps(config, indent=2))
+    return written
+
+
 @contextmanager
 def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
     """`langgraph dev` serving this project's langgraph.json with `env` added; its log in
@@ -61,8 +79,9 @@ def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
         **env,
     }
     server = subprocess.Popen(
-        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=ROOT,
+        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)]
+        + ["--config", str(config_in(folder))],
+        cwd=folder,  # the dev server keeps its runs in `.langgraph_api` here: none leaks to the next
         env=environment,
         stdout=log,
         stderr=subprocess.STDOUT,

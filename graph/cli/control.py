@@ -19,9 +19,9 @@ from graph.cli.common import (
     progress,
 )
 from graph.present.render import escaped
-from graph.runs.control import MAX_TEXT, correct_run, stop_run
+from graph.runs.control import correct_run, stop_run
 from graph.runs.runner import RunError
-from nodes.control import Correction, StopRequest
+from nodes.control import MAX_TEXT, Correction, StopRequest
 
 
 def register(app: typer.Typer) -> None:

@@ -30,6 +30,7 @@ from graph.runs.runner import (
     reading_graph,
 )
 from nodes.control import (
+    MAX_TEXT,
     Correction,
     CorrectionRefused,
     StopRequest,
@@ -39,9 +40,6 @@ from nodes.control import (
 from nodes.human import WITHDRAWN
 from nodes.integrity import handover_is_sealed
 from tools.validation import storable_text
-
-MAX_TEXT = 2000
-"""Characters of a correction or a stop's reason."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Authority must not live in anything a client can write. A client of the server may create
 threads, start runs, read threads, runs, assistants and the store, change a thread's metadata,
-cancel a run, and answer a person's interaction (a command's `resume`). Everything else is
+stop a run it started (`runs.cancel` records the stop the run takes at its next safe point;
+`graph.server.control`), correct a run, and answer a person's interaction (a command's `resume`). Everything else is
 refused (403), among it: writing a thread's state (`threads.update_state`, a thread created with
 `supersteps`), a command that updates state or jumps to a node (`update`, `goto`), rolling a run
 back or deleting a thread (its ledger would lose what it recorded: the `rollback` multitask
@@ -36,13 +37,16 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from langgraph_sdk import Auth
 
 from graph.persistence.savers import FORK_REFUSED
+from graph.server.control import Refused, numbered_correction, stop_by_cancel
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
+from nodes.control import CONTROL
 from nodes.memory import NAME
 
 TOKEN_ENV = "WARRANT_API_TOKEN"
@@ -161,11 +165,24 @@ for _allow in (
     _allow(_allowed)
 
 
+_SUPERSEDING: ContextVar[bool] = ContextVar("warrant_superseding", default=False)
+"""Set while a run sent with the `interrupt` multitask strategy is being created: the server then
+cancels the run in flight itself, and the new one takes the run on (`graph.build.where_it_stood`)."""
+
+
 @auth.on.threads.update
 async def no_state_writes(ctx: Auth.types.AuthContext, value: Auth.types.ThreadsUpdate) -> None:
-    """A thread's metadata may change and its runs be cancelled; its state is the run's own."""
+    """A thread's metadata may change and its run be stopped by its owner (`runs.cancel`, a
+    recorded stop: `graph.server.control`); its state is the run's own."""
     if value.get("action") == "rollback":
         raise _forbidden(ROLLBACK, value)
+    if value.get("action") == "interrupt" and not _SUPERSEDING.get():
+        try:
+            await stop_by_cancel(ctx.user.identity, value.get("thread_id"))
+        except Refused as refused:
+            if refused.status_code >= 400:
+                LOG.warning("warrant refused a stop: %s", refused.detail)
+            raise
     if value.get("metadata") is None and value.get("action") is None:
         raise _forbidden(
             "Warrant's run state is written only by the run itself: use a run's command resume"
@@ -214,6 +231,8 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.Ru
     (`config_problem`), no rollback; and every step durable."""
     if value.get("multitask_strategy") == "rollback":
         raise _forbidden(ROLLBACK, value)
+    if value.get("multitask_strategy") == "interrupt":
+        _SUPERSEDING.set(True)
     kwargs = value.get("kwargs") or {}
     if problem := config_problem(kwargs, value.get("thread_id")):
         raise _forbidden(problem, value)
@@ -246,10 +265,15 @@ REPLY_KEY = re.compile(r"ix-[0-9a-f]{16}")
 async def only_replies_to_open_questions(
     ctx: Auth.types.AuthContext, value: Auth.types.StorePut
 ) -> None:
-    """The one store write a client may make: a reply to a run's open (non-blocking) question,
-    under that run's `replies`, signed by the authenticated user and timed by the server; the run
+    """The store writes a client may make: a correction of a running run
+    (`graph.server.control`), and a reply to a run's open (non-blocking) question, under that run's `replies`, signed by the authenticated user and timed by the server; the run
     checks it against its own question before adopting it (`nodes.questions`)."""
     namespace, key, item = tuple(value.get("namespace") or ()), value.get("key"), value.get("value")
+    if len(namespace) == 4 and namespace[:2] == ("warrant", "runs") and namespace[3] == CONTROL:
+        if key != "correction":
+            raise _forbidden("under a run's control, a client puts only a correction", value)
+        await numbered_correction(ctx.user.identity, str(namespace[2]), value)
+        return
     if len(namespace) != 4 or namespace[:2] != ("warrant", "runs") or namespace[3] != "replies":
         raise _forbidden("store writes are refused, but for a reply under a run's replies", value)
     if not isinstance(key, str) or not REPLY_KEY.fullmatch(key) or not isinstance(item, dict):
