@@ -110,13 +110,15 @@ class Stopped(Exception):
 
 @contextmanager
 def stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP stop the replica set as Ctrl-C does (a `kill` of `warrant serve` left
+    """Ctrl-C, SIGTERM and SIGHUP stop the replica set (a `kill` of `warrant serve` left
     its replicas serving on their ports, holding their PostgreSQL connections)."""
 
     def raise_stopped(signum: int, _frame: object) -> None:
         raise Stopped(signal.Signals(signum).name)
 
-    earlier = {sig: signal.signal(sig, raise_stopped) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    asked = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGINT too: a shell that started
+    # `warrant serve` in the background had it ignored, and the replicas alone would stop on it
+    earlier = {sig: signal.signal(sig, raise_stopped) for sig in asked}
     try:
         yield
     finally:
