@@ -139,6 +139,8 @@ class HumanTask(TypedDict):
     interaction: Interaction
     pending: NotRequired[list[str]]
     """The ids of every interaction asked with it (absent from tasks sent before it was carried)."""
+    unattended: NotRequired[bool]
+    """A scheduled run's: nobody waits on it, so it is recorded unasked (`nodes.human`)."""
 
 
 class Event(TypedDict, total=False):

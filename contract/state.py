@@ -48,6 +48,9 @@ class RunInput(TypedDict):
     """The client's message id; a retry with the same id and body finds this run."""
     parent: NotRequired[str]
     """A finished run's thread to continue (`nodes.continuation`): its evidence carried in."""
+    schedule: NotRequired[dict[str, Any]]
+    """The confirmed schedule this run is an occurrence of (`guards.schedule.ScheduleLink`): the
+    run never waits for people, and is not admitted if its scenario changed since."""
 
 
 class ChildInput(TypedDict):
@@ -137,6 +140,9 @@ class WarrantState(TypedDict, total=False):
     """A `contract.codes.Status` value once the run is ending; absent while it runs."""
     corrections: int
     """People's corrections the run took in (`nodes.control`), each an `H…` item."""
+    schedule: dict[str, Any]
+    """The schedule occurrence this run is (`guards.schedule.ScheduleLink`), as admitted: nobody
+    waits on it, so what it would ask a person is recorded unasked (`nodes.human`)."""
     started_by: str
     """The served caller who started the run (the server's identity; absent when embedded): the
     only one who may stop it through the server (`runs.cancel`, `graph.server.control`)."""

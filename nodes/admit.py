@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline
 from guards.refusals import RUNTIME, Refusal, RefusalCode
+from guards.schedule import ScheduleLink, changed_since_confirmed, link_of
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
 from nodes.choosers.cassette import recorded_locality
@@ -182,6 +184,7 @@ def admit(
     at = now(runtime)
     parent = state.get("parent")
     caller = served_identity() if served else None
+    link = scheduled(state.get("schedule"), grant["manifest_sha256"], at)
     continued = (
         {"parent": parent, **carried(store_of(runtime), parent, grant["manifest_sha256"], caller)}
         if parent
@@ -195,6 +198,7 @@ def admit(
         reference=reference,
         message_id=state.get("message_id"),
         **({"started_by": caller} if caller else {}),
+        **({"schedule": link} if link else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
     values: Mapping[str, Any] = state
@@ -204,6 +208,7 @@ def admit(
         **pinned,
         **continued,
         **({"started_by": caller} if caller else {}),
+        **({"schedule": link} if link else {}),
         "request_sha256": request_digest(
             state["scenario"], pinned["goal"], pinned["chooser"], parent
         ),
@@ -213,6 +218,18 @@ def admit(
         "refused_choices": 0,
         "events": [admitted],
     }
+
+
+def scheduled(given: object, manifest_sha256: str, at: float) -> ScheduleLink | None:
+    """The run's link to the schedule it is an occurrence of, checked, or None; a run whose
+    scenario changed since the schedule was confirmed is not admitted (a ValueError)."""
+    if given is None:
+        return None
+    link = link_of(given)
+    if problem := changed_since_confirmed(link, manifest_sha256):
+        raise ValueError(problem)
+    link.setdefault("occurrence", datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds"))
+    return link
 
 
 def admitted_event(
@@ -275,6 +292,7 @@ def refused_input(admitted: dict[str, Any], state: WarrantState, at: float) -> d
         "goal": first.get("goal") or state.get("goal"),
         "chooser": first.get("chooser") or state.get("chooser"),
         "message_id": first.get("message_id"),
+        **({"schedule": first.get("schedule")} if "schedule" in state else {}),
     }
     detail = "this thread already has a run; a new run needs a new thread"
     refusal = Refusal(RefusalCode.THREAD_IN_USE, RUNTIME, detail).to_dict()

@@ -33,6 +33,12 @@ WITHDRAWN = {"withdrawn": True}
 
 def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
+    if task.get("unattended"):  # a scheduled run: nobody waits on it, nothing is asked
+        turn, iid = interaction["turn"], interaction["interaction_id"]
+        unasked = event(
+            EventKind.EXPIRED, turn, PERSON, now(runtime), interaction_id=iid, unattended=True
+        )
+        return {"replies": {iid: EXPIRED}, "events": [unasked]}
     reply = interrupt({**interaction, **hitl_request(interaction)})
     if reply == WITHDRAWN and stop_requested(store_of(runtime), run_scope()):
         turn, iid = interaction["turn"], interaction["interaction_id"]
@@ -87,7 +93,8 @@ def served_identity() -> str | None:
 def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:
     """One `human` task for each pending interaction that has no reply yet, sealed for this run;
     each carries the ids of all of them (`pending`), which says whether a reply that names no
-    interaction can only be for its own."""
+    interaction can only be for its own, and, in a scheduled run, that nobody waits on it
+    (`unattended`: recorded expired at once, never an interrupt)."""
     replies = state.get("replies", {})
     scope = run_scope() if scope is None else scope
     waiting = [i for i in state.get("pending", []) if i["interaction_id"] not in replies]
@@ -95,4 +102,6 @@ def to_people(state: dict[str, Any], scope: str | None = None) -> list[Send]:
     tasks: list[HumanTask] = [
         {"interaction": interaction, "pending": ids} for interaction in waiting
     ]
+    if state.get("schedule"):
+        tasks = [task | {"unattended": True} for task in tasks]
     return [Send("human", sealed_payload("human", dict(task), scope)) for task in tasks]

@@ -36,10 +36,12 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
     ]
     items += _unread_records(grant, evidence)
     items += _refused_records(state.get("refusals", []))
-    items += [
-        f"A question to a person went unanswered in time: {question}"
-        for question in state.get("unanswered", ())
-    ]
+    unanswered = (
+        "Not asked: a scheduled run waits for nobody, so this question went to no one"
+        if state.get("schedule")
+        else "A question to a person went unanswered in time"
+    )
+    items += [f"{unanswered}: {question}" for question in state.get("unanswered", ())]
     items += [
         f"A question to a person is still open: {q['question']}"
         for q in state.get("open_questions") or ()

@@ -23,6 +23,7 @@ from graph.cli import mcp as cli_mcp
 from graph.cli import memory as cli_memory
 from graph.cli import ops as cli_ops
 from graph.cli import people as cli_people
+from graph.cli import schedule as cli_schedule
 from graph.cli import trace as cli_trace
 from graph.cli.common import (
     DbOption,
@@ -340,6 +341,7 @@ cli_trace.register(app)
 cli_memory.register(app)
 cli_mcp.register(app)
 cli_control.register(app)
+cli_schedule.register(app)
 
 
 def main() -> None:

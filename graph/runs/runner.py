@@ -35,6 +35,7 @@ from graph.present.tracing import langsmith_context
 from graph.runs.identity import thread_for_message
 from graph.runs.interactions import InteractionError, expiry_command, pending_of, resume_command
 from graph.runs.lanes import Lane, child_lanes
+from guards.schedule import ScheduleLink
 from lab import builtin_manifests
 from nodes.admit import admission, request_digest
 from nodes.choosers import ChooserError
@@ -123,6 +124,8 @@ class RunRequest:
     message_id: str | None
     parent: str | None = None
     """The finished run this one continues (`warrant continue`)."""
+    schedule: ScheduleLink | None = None
+    """The confirmed schedule this run is an occurrence of (`graph.runs.schedules`)."""
 
     @property
     def digest(self) -> str:
@@ -138,6 +141,8 @@ class RunRequest:
             run_input["parent"] = self.parent
         if self.message_id:
             run_input["message_id"] = self.message_id
+        if self.schedule:
+            run_input["schedule"] = dict(self.schedule)
         return run_input
 
 
