@@ -64,8 +64,9 @@ def changed_since_confirmed(link: ScheduleLink, manifest_sha256: str) -> str | N
     """Why the occurrence may not run because its scenario changed, or None."""
     if link["manifest_sha256"] == manifest_sha256:
         return None
+    again = "create the cron again" if link["id"].startswith("cron:") else "`warrant schedule add`"
     return (
         f"the scenario changed since {link['confirmed_by']} confirmed schedule {link['id']}"
         f" (manifest sha256 {link['manifest_sha256'][:12]}… then, {manifest_sha256[:12]}… now):"
-        " confirm it again (`warrant schedule add`)"
+        f" confirm it again ({again})"
     )

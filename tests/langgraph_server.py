@@ -78,9 +78,9 @@ def langgraph_dev(folder: Path, env: dict[str, str]) -> Iterator[str]:
         "LANGSMITH_TRACING": "false",
         **env,
     }
+    config = str(config_in(folder))
     server = subprocess.Popen(
-        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port)]
-        + ["--config", str(config_in(folder))],
+        [LANGGRAPH, "dev", "--no-browser", "--no-reload", "--port", str(port), "--config", config],
         cwd=folder,  # the dev server keeps its runs in `.langgraph_api` here: none leaks to the next
         env=environment,
         stdout=log,

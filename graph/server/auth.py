@@ -7,7 +7,8 @@ stop a run it started (`runs.cancel` records the stop the run takes at its next 
 refused (403), among it: writing a thread's state (`threads.update_state`, a thread created with
 `supersteps`), a command that updates state or jumps to a node (`update`, `goto`), rolling a run
 back or deleting a thread (its ledger would lose what it recorded: the `rollback` multitask
-strategy or cancel action, `threads.delete`), crons, assistants' creation and changes, and writes
+strategy or cancel action, `threads.delete`), a cron on a thread or a cron's change (a cron is a
+schedule its creator confirms and alone sees: `graph.server.crons`), assistants' creation and changes, and writes
 to the store (but a reply to a run's open question, in its one shape). Every served run is
 durable step by step: its `durability` is set to `sync`, whatever the request asked (DESIGN §2,
 invariant 4).
@@ -44,6 +45,7 @@ from langgraph_sdk import Auth
 
 from graph.persistence.savers import FORK_REFUSED
 from graph.server.control import Refused, numbered_correction, stop_by_cancel
+from graph.server.crons import OWNER, confirm_cron
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
 from nodes.control import CONTROL
@@ -189,6 +191,32 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: Auth.types.Threads
             " to answer an interaction",
             value,
         )
+
+
+@auth.on.crons.create
+async def crons_are_confirmed_schedules(
+    ctx: Auth.types.AuthContext, value: Auth.types.CronsCreate
+) -> None:
+    """A cron is a schedule its creator confirms (`graph.server.crons`)."""
+    await confirm_cron(ctx.user.identity, value)
+
+
+async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A cron is seen and deleted by its creator only."""
+    return {OWNER: ctx.user.identity}
+
+
+auth.on.crons.read(own_crons)
+auth.on.crons.search(own_crons)
+auth.on.crons.delete(own_crons)
+
+
+@auth.on.crons.update
+async def no_cron_changes(ctx: Auth.types.AuthContext, value: Any) -> None:
+    raise _forbidden(
+        "a Warrant schedule is not changed: delete the cron and create it again (a new confirmation)",
+        value if isinstance(value, dict) else {},
+    )
 
 
 @auth.on.threads.delete

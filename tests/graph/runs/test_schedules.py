@@ -233,3 +233,41 @@ def test_an_occurrence_whose_predecessor_still_runs_is_skipped_and_a_cut_one_fin
     assert finished["outcome"] == "finished"
     shown = handover(tmp_path, db, finished["thread"])
     assert [item["call_id"] for item in shown["evidence"]] == ["c1", "c2", "c3"]
+
+
+def test_wake_schedule_continue_and_retry_are_four_different_things(tmp_path):
+    """docs/control.md's table, each row on one store: a reply wakes the same run; a schedule
+    starts a new one; `continue` starts a linked one; a retried send finds the same run."""
+    from lab import LAB_DIR
+
+    db = str(tmp_path / "w.sqlite")
+    gated = str(LAB_DIR / "R42-gated.toml")
+    assert warrant("run", gated, "--db", db, "--thread", "g", "-q", cwd=tmp_path).returncode == 3
+    woken = warrant(
+        "resume", "g", "--approve", "--as", "alice", "--db", db, "--json", "-q", cwd=tmp_path
+    )
+    assert woken.returncode == 0, woken.stderr
+    assert json.loads(woken.stdout)["thread_id"] == "g"  # wake: the same run goes on
+    first = warrant("run", "R42", "--message-id", "m-1", "--db", db, "--json", "-q", cwd=tmp_path)
+    again = warrant("run", "R42", "--message-id", "m-1", "--db", db, "--json", "-q", cwd=tmp_path)
+    assert json.loads(first.stdout)["thread_id"] == json.loads(again.stdout)["thread_id"]  # retry
+    assert (
+        len(
+            [
+                e
+                for e in ledger(json.loads(first.stdout)["thread_id"], db)
+                if e["type"] == "admitted"
+            ]
+        )
+        == 1
+    )
+    linked = warrant("continue", "g", "--db", db, "--json", "-q", cwd=tmp_path)
+    assert linked.returncode == 0, linked.stderr
+    continued = json.loads(linked.stdout)
+    assert continued["thread_id"] != "g"
+    assert ledger(continued["thread_id"], db)[0]["payload"]["parent"] == "g"  # continue: linked
+    added(tmp_path, db)
+    (occurrence,) = work(tmp_path, db, MONDAY)
+    assert occurrence["thread"] not in ("g", continued["thread_id"])
+    admitted = ledger(occurrence["thread"], db)[0]["payload"]
+    assert "parent" not in admitted and admitted["schedule"]["confirmed_by"] == "alice"  # new

@@ -81,11 +81,19 @@ def test_state_updates_and_jumps_are_refused(server_url):
 
 
 def test_what_no_handler_allows_is_refused(server_url):
-    """Deny by default: deleting a run's thread, crons, assistants' changes and store writes."""
+    """Deny by default: deleting a run's thread, a cron on a thread or for no admitted scenario,
+    assistants' changes and store writes."""
     client = get_sync_client(url=server_url)
     thread_id, _ = waiting_thread(client)
     assert "append-only" in refused(lambda: client.threads.delete(thread_id))
-    refused(lambda: client.crons.create("triage", schedule="* * * * *", input={"scenario": "R42"}))
+    assert "a cron on a thread is refused" in refused(
+        lambda: client.crons.create_for_thread(
+            thread_id, "triage", schedule="* * * * *", input={"scenario": "R42"}
+        )
+    )
+    assert "the cron's input is refused: unknown scenario" in refused(
+        lambda: client.crons.create("triage", schedule="* * * * *", input={"scenario": "/etc"})
+    )
     refused(lambda: client.assistants.create("triage", config={"configurable": {"x": 1}}))
     refused(lambda: client.store.put_item(("warrant", "receipts"), "k", {"v": 1}))
     refused(lambda: client.store.put_item(("notes",), "k", {"v": 1}))
