@@ -76,6 +76,25 @@ class Status(StrEnum):
     """The run found values it did not write; the handover says which."""
 
 
+class Ending(StrEnum):
+    """How a run ended (`guards.finalize`), beside its `Status`: a chooser's own end told from a
+    person's stop, a deadline from the manifest's hard end."""
+
+    COMPLETED = "completed"
+    """The chooser ended the investigation itself."""
+    STOPPED = "stopped"
+    """A person stopped it (`warrant stop`, the server's `runs.cancel`)."""
+    BUDGET = "budget"
+    DEADLINE = "deadline"
+    EXPIRED = "expired"
+    """The manifest's hard end (`expires_at`) passed."""
+    MODEL_FAILED = "model_failed"
+    CAPABILITY_GAP = "capability_gap"
+    REFUSED = "refused"
+    """Too many proposals in a row were refused."""
+    TAMPERED = "tampered"
+
+
 class Outcome(StrEnum):
     """What the guard decided of a proposal; the last two are the human node's."""
 

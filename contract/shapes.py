@@ -218,6 +218,11 @@ class Handover(TypedDict, total=False):
     chooser_stop_text: str
     stopped_by: dict[str, Any]
     """Who stopped the run (`warrant stop`), when they asked and why; absent otherwise."""
+    ending: str
+    """How the run ended (`guards.finalize.Ending`): completed, stopped, budget, deadline,
+    expired, model_failed, capability_gap, refused, tampered."""
+    ending_reasons: list[str]
+    """Why: the ending's own reason, then what failed along the way without ending the run."""
     lane: str
     """A child investigation's lane (`t1`); absent for main."""
     children: list[dict[str, Any]]

@@ -14,11 +14,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from contract.codes import EventKind, Status
+from contract.codes import EventKind
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
 from guards.citations import bind_lines
+from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
+from guards.parking import hard_end
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now, store_of
@@ -62,19 +64,27 @@ def handover(
     recorded: dict[str, Any] = (
         tampering("handover", found, turn, at) if found and not state.get("tampered") else {}
     )
-    if found or state.get("tampered"):
+    tampered = bool(found or state.get("tampered"))
+    if tampered:
         state = {**trusted_view(state, thread, record.admitted), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
-        status = TAMPERED
-    else:
-        status = state.get("status") or Status.STOPPED.value
+    final = finalize(end_facts(state, tampered, record.evidence, at))
+    status = final.status.value
     report = build_handover(
         {**state, "status": status}, thread, record.evidence, record.handoffs, record.memory
-    )
+    ) | {"ending": final.ending.value, "ending_reasons": list(final.reasons)}
     observed = _end_hooks(state, report, store, thread) if status != TAMPERED else []
     events = [
         *recorded.get("events", []),
-        event(EventKind.STOPPED, turn, RUNTIME, at, status=status, text=state.get("stop_text", "")),
+        event(
+            EventKind.STOPPED,
+            turn,
+            RUNTIME,
+            at,
+            status=status,
+            text=state.get("stop_text", ""),
+            ending=final.ending.value,
+        ),
         event(
             EventKind.HANDOVER,
             turn,
@@ -90,6 +100,21 @@ def handover(
     if "report" in report and status != TAMPERED:  # a continuation: its report's next revision
         publish_revision(store, report["report"], report["revision"], thread)
     return {**recorded, "status": status, "handover": report, "events": events}
+
+
+def end_facts(
+    state: WarrantState, tampered: bool, evidence: list[dict[str, Any]], at: float
+) -> EndFacts:
+    """What the run recorded that decides its end (`guards.finalize`)."""
+    hard = hard_end(state["grant"]["budget"]) if state.get("grant") else None
+    return EndFacts(
+        asked=state.get("status"),
+        stop_text=state.get("stop_text", ""),
+        stopped_by=state.get("stopped_by"),
+        tampered=tampered,
+        hard_end_passed=hard is not None and at >= hard,
+        evidence=unsealed(evidence),
+    )
 
 
 def _end_hooks(

@@ -43,6 +43,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         f"**Goal:** {handover['goal']}",
         f"**Status:** {handover['status']}{_spent(handover)}",
+        *_ending_lines(handover),
         *_stopped_line(handover.get("stopped_by")),
         *_revision_lines(handover),
         "",
@@ -66,6 +67,14 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     lines += _skills_markdown(handover.get("skills", []))
     lines += _pending_markdown(handover.get("pending", []))
     return "\n".join(map(escaped, lines)) + "\n"
+
+
+def _ending_lines(handover: Mapping[str, Any]) -> list[str]:
+    """How the run ended and why (`guards.finalize`); absent from a handover written before."""
+    if "ending" not in handover:
+        return []
+    reasons = " ".join(handover.get("ending_reasons", []))
+    return [f"**Ended:** {handover['ending']}" + (f" — {reasons}" if reasons else "")]
 
 
 def _stopped_line(stop: Mapping[str, Any] | None) -> list[str]:

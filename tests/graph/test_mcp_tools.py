@@ -124,6 +124,11 @@ def test_a_hanging_call_fails_that_call_and_the_run_goes_on(manifest):
     assert first["error"] == "tool_timeout" and first["sha256"] is None
     assert "did not call hang within 3s" in first["summary"]
     assert second["error"] is None
+    assert state["handover"]["ending"] == "completed"  # the failure was the call's, not the run's
+    assert state["handover"]["ending_reasons"] == [
+        "The chooser ended the investigation: done",
+        "1 call failed and was recorded on its receipt (E1); the run went on.",
+    ]
 
 
 def test_instructions_in_a_result_are_flagged_and_powerless(manifest):
@@ -201,6 +206,9 @@ def test_a_flood_is_cut_and_a_server_killed_mid_call_fails_that_call_only(manife
     assert "10485760 bytes; cut at 1048576 bytes" in flood["summary"]
     assert died["error"] == "record_unavailable" and died["sha256"] is None
     assert checked["error"] is None
+    assert state["handover"]["ending_reasons"][1:] == [
+        "1 call failed and was recorded on its receipt (E2); the run went on."
+    ]
 
 
 WRITE_MANIFEST = MANIFEST.replace("call_s = 3", "call_s = 30") + (
@@ -261,6 +269,10 @@ def test_a_write_cut_by_a_crash_is_not_sent_again_and_its_outcome_stays_unknown(
     [receipt] = resumed["evidence"]
     assert receipt["error"] == "outcome_unknown" and receipt["attempt"] == 2
     assert resumed["status"] == "stopped"
+    assert resumed["ending_reasons"][1:] == [
+        "Whether E1 took effect is unknown (sent before a crash, never sent again): a person"
+        " must check."
+    ]
     assert any(
         unknown.startswith(f"{receipt['ref']}: ") and "unknown until a person checks" in unknown
         for unknown in resumed["unknowns"]

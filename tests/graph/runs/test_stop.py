@@ -31,6 +31,8 @@ def test_a_parked_run_stops_at_once_and_what_it_asked_is_withdrawn(tmp_path):
     assert stopped.returncode == 0, stopped.stderr
     handover = json.loads(stopped.stdout)
     assert stopped_by(handover, "alice", "wrong seed")
+    assert handover["ending"] == "stopped"
+    assert handover["ending_reasons"] == ["alice stopped the run: wrong seed"]
     assert handover["pending"] == [] and handover["refusals"] == []
     assert any("stopped by alice (wrong seed)" in unknown for unknown in handover["unknowns"])
     assert "Nothing is waiting" in warrant("inbox", "--db", db, cwd=tmp_path).stdout
