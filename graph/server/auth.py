@@ -45,7 +45,7 @@ from langgraph_sdk import Auth
 
 from graph.persistence.savers import FORK_REFUSED
 from graph.server.control import Refused, numbered_correction, stop_by_cancel
-from graph.server.crons import OWNER, confirm_cron
+from graph.server.crons import OWNER, confirm_cron, schedule_problem
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
 from nodes.control import CONTROL
@@ -277,6 +277,8 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.Ru
             )
         if command.get("resume") is None:
             raise _forbidden("a command to a Warrant run must carry a reply to resume with", value)
+    if problem := schedule_problem(kwargs):
+        raise _forbidden(problem, value)
     for part, given in (("input", kwargs.get("input")), ("resume", (command or {}).get("resume"))):
         if problem := storable_problem(given):  # it would be saved before any node could refuse it
             raise _forbidden(

@@ -62,3 +62,16 @@ async def confirm_cron(identity: str, value: Auth.types.CronsCreate) -> None:
     payload["on_completion"] = "keep"  # an occurrence's thread is its ledger: never deleted
     metadata: dict[str, Any] = value.setdefault("metadata", {})  # type: ignore[typeddict-item]
     metadata[OWNER] = identity
+
+
+def schedule_problem(kwargs: dict[str, Any]) -> str | None:
+    """Why a run request's schedule link is refused, or None: only the server's cron scheduler
+    starts a run linked to a cron, and only to that cron (its `cron_id`, set by the server)."""
+    given = kwargs.get("input")
+    if not isinstance(given, dict) or "schedule" not in given:
+        return None
+    link = given["schedule"]
+    cron_id = ((kwargs.get("config") or {}).get("configurable") or {}).get("cron_id")
+    if cron_id is None or not isinstance(link, dict) or link.get("id") != f"cron:{cron_id}":
+        return "a run's schedule link is written by the server into a cron's input, never given"
+    return None

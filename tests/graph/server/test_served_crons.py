@@ -88,6 +88,11 @@ def test_a_cron_is_a_confirmed_schedule_its_occurrences_new_runs(served):
     assert handover["budget"]["steps"] == 8 and len(handover["evidence"]) == 3
     alice.crons.delete(cron_id)
     assert alice.crons.search() == []
+    forged = {"scenario": "R42", "schedule": link}  # a plain run posing as the cron's occurrence
+    with pytest.raises(httpx.HTTPStatusError) as posing:
+        alice.runs.wait(alice.threads.create()["thread_id"], "triage", input=forged)
+    assert posing.value.response.status_code == 403
+    assert "never given" in posing.value.response.json()["detail"]
 
 
 def test_a_cron_whose_scenario_changed_runs_nothing(served):
