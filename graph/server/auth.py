@@ -262,6 +262,12 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.Ru
     if value.get("multitask_strategy") == "interrupt":
         _SUPERSEDING.set(True)
     kwargs = value.get("kwargs") or {}
+    if kwargs.get("temporary"):  # a thread-less run: the server would delete its thread
+        raise _forbidden(
+            "a Warrant run needs a thread of its own, kept with its ledger: create one"
+            " (threads.create) and run on it",
+            value,
+        )
     if problem := config_problem(kwargs, value.get("thread_id")):
         raise _forbidden(problem, value)
     command = kwargs.get("command")

@@ -94,6 +94,9 @@ def test_what_no_handler_allows_is_refused(server_url):
     assert "the cron's input is refused: unknown scenario" in refused(
         lambda: client.crons.create("triage", schedule="* * * * *", input={"scenario": "/etc"})
     )
+    assert "needs a thread of its own" in refused(
+        lambda: client.runs.wait(None, "triage", input={"scenario": "R42"})
+    )  # thread-less: the server would delete the run's thread when it ends
     refused(lambda: client.assistants.create("triage", config={"configurable": {"x": 1}}))
     refused(lambda: client.store.put_item(("warrant", "receipts"), "k", {"v": 1}))
     refused(lambda: client.store.put_item(("notes",), "k", {"v": 1}))
