@@ -9,6 +9,11 @@ the state that points to it, and before it (one pipeline runs its statements in 
 failed statement skips the rest). Until then this process reads it back from the hand-over, so
 the next step sees what the last one wrote. What is not yet sent is sent when the lease ends.
 
+The run's `control` items (a person's stop and corrections, written by other processes:
+`nodes.control`) ride the same pipeline back: each pipelined write also reads them, and the guard's
+read of them at its next turn is answered from that read (once a step has written nothing since),
+where it was a round trip of its own. What the guard sees is as fresh as the step's checkpoint.
+
 A write asked of the store itself (`batch`: a call's intent before its tool runs) is sent at once,
 after whatever waits. `count_attempt` records a call's intent and returns its attempt in one
 statement, where reading the count and writing one more took two round trips.
@@ -19,11 +24,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.store.base import BaseStore, Op, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from psycopg import Cursor
 from psycopg.rows import DictRow
@@ -46,6 +52,9 @@ RETURNING (value ->> 'attempts')::bigint AS attempts
 `nodes.intents` reads it."""
 
 
+_WATCHED = "SELECT key, value FROM store WHERE prefix = %(prefix)s"
+
+
 def counted_attempt(
     cur: Cursor[DictRow], namespace: tuple[str, ...], key: str, mark: dict[str, Any]
 ) -> int:
@@ -64,7 +73,12 @@ class LeaseStore(BaseStore):
     while the store is nearly empty keeps a generic plan that reads every row of a namespace, and
     a long run's steps slowed as it grew; the checkpointer's statements stay prepared)."""
 
-    def __init__(self, store: PostgresStore, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: PostgresStore,
+        clock: Callable[[], float] = time.time,
+        watched: Callable[[str], tuple[str, ...]] | None = None,
+    ) -> None:
         if not isinstance(store.conn, psycopg.Connection):
             raise TypeError("a LeaseStore is made on one connection, not on a pool")
         self.store = store
@@ -72,13 +86,36 @@ class LeaseStore(BaseStore):
         self.lock = store.lock  # the connection's, which the saver takes too
         self._waiting = WaitingWrites()
         self._clock = clock  # stamps an item read back before it is sent
+        self._watched = watched
+        """The namespace others write for a thread's run (its control), read with every
+        pipelined write for that thread."""
+        self._seen: tuple[tuple[str, ...], dict[str, Any]] | None = None
+        """That namespace and its items as the last pipelined write read them; None once this
+        process wrote since."""
 
     # The step's record, handed over.
 
     def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
         """Keep `puts` for the saver's next write (read back here until then); one run per
-        lease, so the scope is not needed to find them."""
+        lease, so the scope is not needed to find them. A step ended: what was read of the
+        watched namespace is older than the next write's read."""
         self._waiting.add("", puts)
+        self._seen = None
+
+    def watch(self, thread: str | None) -> tuple[tuple[str, ...], Cursor[DictRow]] | None:
+        """Queue the read of `thread`'s watched namespace in the pipeline under way."""
+        if self._watched is None or thread is None:
+            return None
+        namespace = self._watched(thread)
+        cur = self.conn.cursor()
+        cur.execute(_WATCHED, {"prefix": ".".join(namespace)})
+        return namespace, cur
+
+    def saw(self, watching: tuple[tuple[str, ...], Cursor[DictRow]]) -> None:
+        """Keep what the pipeline's read found (once it has committed)."""
+        namespace, cur = watching
+        with cur:
+            self._seen = namespace, {row["key"]: row["value"] for row in cur.fetchall()}
 
     def send_waiting(self, cur: Cursor[DictRow]) -> list[PutOp]:
         """Queue what waits on `cur` (in a pipeline, under the connection's lock); the puts
@@ -101,7 +138,27 @@ class LeaseStore(BaseStore):
     # The store's own operations.
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        if (seen := self._from_watch(ops)) is not None:
+            return seen
         return batch_through(ops, self._waiting, self._clock, self.flush, self._store_batch)
+
+    def _from_watch(self, ops: list[Op]) -> list[Result] | None:
+        """Reads of the watched namespace only, answered from the last pipelined write's read."""
+        if self._seen is None or not ops:
+            return None
+        watched, seen = self._seen
+        if not all(isinstance(op, GetOp) and tuple(op.namespace) == watched for op in ops):
+            return None
+        at = datetime.fromtimestamp(self._clock(), UTC)
+        return [
+            Item(
+                value=seen[op.key], key=op.key, namespace=op.namespace, created_at=at, updated_at=at
+            )
+            if isinstance(op, GetOp) and op.key in seen
+            else None
+            for op in ops
+        ]
 
     def _store_batch(self, ops: list[Op]) -> list[Result]:
         with self.lock, self._unprepared():
@@ -138,10 +195,23 @@ class LeaseSaver(PostgresSaver):
         super().__init__(conn)
         self.lock = store.lock  # a reentrant lock (`postgres_lease`) serves
         self.record = store
+        self._writing: str | None = None
+        """The thread whose checkpoint or task writes are being written."""
+
+    def put(self, config: Any, *args: Any, **kwargs: Any) -> Any:
+        self._writing = str(config["configurable"]["thread_id"])
+        return super().put(config, *args, **kwargs)
+
+    def put_writes(self, config: Any, *args: Any, **kwargs: Any) -> None:
+        self._writing = str(config["configurable"]["thread_id"])
+        super().put_writes(config, *args, **kwargs)
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
         with super()._cursor(pipeline=pipeline) as cur:
             puts = self.record.send_waiting(cur) if pipeline else []
+            watching = self.record.watch(self._writing) if pipeline else None
             yield cur
         self.record.sent(puts)  # the pipeline has committed
+        if watching is not None:
+            self.record.saw(watching)

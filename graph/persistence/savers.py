@@ -37,6 +37,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from graph.persistence.lease import LeaseSaver, LeaseStore
 from graph.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
+from nodes.control import CONTROL
+from nodes.record import space
 
 PROJECT_FOLDER = ".warrant"
 STORE_FILE = "warrant.sqlite"
@@ -264,7 +266,7 @@ def postgres_lease(
             # The savers declare a `threading.Lock` and only ever enter it; a reentrant one serves.
             store = PostgresStore(conn)
             store.lock = threading.RLock()  # type: ignore[assignment]
-            record = LeaseStore(store)
+            record = LeaseStore(store, watched=lambda thread: space(thread, CONTROL))  # a stop
             yield Storage(LeaseSaver(conn, record), record)
             record.flush()  # what waits for a write that never came (nothing, after a step)
         finally:

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import GetOp, PutOp, SearchOp
+from psycopg.types.json import Jsonb
 
 from graph.persistence.lease import LeaseSaver, LeaseStore
 from graph.persistence.savers import Storage, postgres_lease, postgres_pool
@@ -85,3 +86,26 @@ def test_a_lease_left_by_an_error_sends_nothing_of_a_step_whose_checkpoint_was_n
         staged_step(storage.store, "0000000001", {"n": 1})
         raise RuntimeError("the process stops here")
     assert in_database(postgres_url, "0000000001") is None
+
+
+CONTROL = ("warrant", "runs", "t1", "control")
+
+
+def test_the_control_items_ride_back_with_each_pipelined_write(lease):
+    """Another process's stop, read in the checkpoint's round trip: the guard's read of it is
+    answered from there until the step writes its record; then it is read again."""
+    (storage, url) = lease
+    config = {"configurable": {"thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": "x"}}
+    with psycopg.connect(url, autocommit=True) as other:  # `warrant stop` in another process
+        other.execute(
+            "INSERT INTO store (prefix, key, value) VALUES (%s, 'stop', %s)",
+            (".".join(CONTROL), Jsonb({"by": "alice", "at": 1.0, "reason": ""})),
+        )
+        storage.saver.put(config, empty_checkpoint(), {"source": "loop", "step": 0}, {})
+        other.execute("DELETE FROM store WHERE prefix = %s", (".".join(CONTROL),))
+    stop, correction = storage.store.batch([GetOp(CONTROL, "stop"), GetOp(CONTROL, "correction-1")])
+    assert stop is not None and stop.value["by"] == "alice"  # as the write's read found it
+    assert correction is None
+    staged_step(storage.store, "0000000001", {"n": 1})  # the step's record: the read is old now
+    (again,) = storage.store.batch([GetOp(CONTROL, "stop")])
+    assert again is None  # read from the database: the stop is gone there

@@ -66,10 +66,11 @@ def test_an_ended_or_unknown_run_cannot_be_stopped(tmp_path):
 
 
 @pytest.mark.slow  # a real process advancing the run while another stops it
-@pytest.mark.parametrize("point", ["before:guard@2", "before:execute@c2"])
+@pytest.mark.parametrize("point", ["before:choose@2", "before:execute@c2"])
 def test_a_run_advanced_elsewhere_stops_at_its_next_safe_point(postgres_url, tmp_path, point):
-    """Paused before its second decision, or with its second call in flight: the stop is
-    recorded, the run goes on to its next guard and ends there; a call in flight is receipted."""
+    """Paused before its second choice, or with its second call in flight: the stop is
+    recorded, the run goes on to its next guard and ends there; a call in flight is receipted.
+    (The guard sees the stop as the step before it read it, in its checkpoint's round trip.)"""
     r42 = patient_r42(tmp_path)
     process = start_paused(
         "run", r42, "--db", postgres_url, "--thread", "s", "--json", point=point, cwd=tmp_path
