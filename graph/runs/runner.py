@@ -150,6 +150,13 @@ def admit_request(
     scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
 ) -> RunRequest:
     """Check a run request before anything starts; bad input is a `RunError` (`ErrorKind.BAD_INPUT`)."""
+    return pinned_request(scenario, goal, chooser, thread, message_id)[0]
+
+
+def pinned_request(
+    scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
+) -> tuple[RunRequest, dict[str, Any]]:
+    """`admit_request`, with what admission pinned (the grant with its manifest's sha256)."""
     if thread and message_id:
         raise RunError(
             ErrorKind.BAD_INPUT,
@@ -168,13 +175,14 @@ def admit_request(
     thread_id = thread or (
         thread_for_message(message_id) if message_id else f"{grant['id']}-{secrets.token_hex(4)}"
     )
-    return RunRequest(
+    request = RunRequest(
         grant["id"] if builtin else grant["manifest"],
         pinned["goal"],
         pinned["chooser"],
         thread_id,
         message_id,
     )
+    return request, pinned
 
 
 def continuation(

@@ -30,9 +30,8 @@ from langgraph.store.base import BaseStore, PutOp
 
 from graph.build import store_of
 from graph.errors import ErrorKind
-from graph.runs.runner import OnEvent, RunError, RunRequest, admit_request, reading_graph, start
+from graph.runs.runner import OnEvent, RunError, RunRequest, pinned_request, reading_graph, start
 from guards.schedule import ScheduleLink, changed_since_confirmed
-from nodes.admit import admission
 
 SCHEDULES = ("warrant", "schedules")
 OCCURRENCES = ("warrant", "schedule-occurrences")
@@ -133,8 +132,7 @@ def confirm(
 ) -> Schedule:
     """Record a schedule `by` confirmed: the scenario as admitted now (its manifest's sha256)."""
     checked_cron(cron, tz)
-    request = admit_request(scenario, goal, chooser, None, None)
-    pinned = admission(request.reference, goal, chooser)
+    request, pinned = pinned_request(scenario, goal, chooser, None, None)
     schedule = Schedule(
         id=f"sch-{secrets.token_hex(6)}",
         scenario=request.reference,
@@ -157,16 +155,18 @@ def confirm(
 def schedules(db: str, removed: bool = False) -> list[tuple[Schedule, Occurrence | None]]:
     """Each schedule (oldest first) with its latest occurrence record."""
     with schedule_store(db) as store:
-        found = [
-            _schedule(item.value)
-            for item in store.search(SCHEDULES, limit=10_000)
-            if tuple(item.namespace) == SCHEDULES
-        ]
-        listed = [s for s in found if removed or s["removed_by"] is None]
-        return [
-            (schedule, _latest(store, schedule))
-            for schedule in sorted(listed, key=lambda s: s["confirmed_at"])
-        ]
+        return [(schedule, _latest(store, schedule)) for schedule in _listed(store, removed)]
+
+
+def _listed(store: BaseStore, removed: bool = False) -> list[Schedule]:
+    """The schedules, oldest first; the removed ones too with `removed`."""
+    found = [
+        _schedule(item.value)
+        for item in store.search(SCHEDULES, limit=10_000)
+        if tuple(item.namespace) == SCHEDULES
+    ]
+    listed = [s for s in found if removed or s["removed_by"] is None]
+    return sorted(listed, key=lambda s: s["confirmed_at"])
 
 
 def occurrences(db: str, schedule_id: str) -> list[Occurrence]:
@@ -189,8 +189,10 @@ def run_due(db: str, now: datetime, on_event: OnEvent) -> list[Occurrence]:
     """Handle every schedule at `now`, one after another: an occurrence cut short (a worker
     stopped mid-run) goes on to its handover, then the due one runs; each handled leaves a
     record, whatever became of it."""
+    with schedule_store(db) as store:
+        listed = _listed(store)
     handled = []
-    for schedule, _ in schedules(db):
+    for schedule in listed:
         running = None
         if schedule["running"] is not None:
             cut = _occurrence_of(db, schedule, schedule["running"])
@@ -235,7 +237,7 @@ def _handle(
 def occurrence_request(schedule: Schedule, occurrence: str) -> RunRequest:
     """The run of one occurrence, admitted now; a changed scenario is a ValueError."""
     message_id = f"{schedule['id']}@{occurrence}"
-    request = admit_request(
+    request, pinned = pinned_request(
         schedule["scenario"], schedule["goal"], schedule["chooser"], None, message_id
     )
     link = ScheduleLink(
@@ -244,7 +246,6 @@ def occurrence_request(schedule: Schedule, occurrence: str) -> RunRequest:
         confirmed_by=schedule["confirmed_by"],
         occurrence=occurrence,
     )
-    pinned = admission(request.reference, schedule["goal"], schedule["chooser"])
     if problem := changed_since_confirmed(link, pinned["grant"]["manifest_sha256"]):
         raise ValueError(problem)
     return replace(request, schedule=link)
