@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
-from contract.shapes import HumanTask
+from contract.shapes import HumanTask, Interaction
 from guards.human import approver_refusal, check_reply
 from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
@@ -34,27 +34,16 @@ WITHDRAWN = {"withdrawn": True}
 def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     interaction = task["interaction"]
     if task.get("unattended"):  # a scheduled run: nobody waits on it, nothing is asked
-        turn, iid = interaction["turn"], interaction["interaction_id"]
-        unasked = event(
-            EventKind.EXPIRED, turn, PERSON, now(runtime), interaction_id=iid, unattended=True
-        )
-        return {"replies": {iid: EXPIRED}, "events": [unasked]}
+        return _expired(interaction, now(runtime), unattended=True)
     reply = interrupt({**interaction, **hitl_request(interaction)})
     if reply == WITHDRAWN and stop_requested(store_of(runtime), run_scope()):
-        turn, iid = interaction["turn"], interaction["interaction_id"]
-        withdrawn = event(
-            EventKind.EXPIRED, turn, PERSON, now(runtime), interaction_id=iid, withdrawn=True
-        )
-        return {"replies": {iid: EXPIRED}, "events": [withdrawn]}
+        return _expired(interaction, now(runtime), withdrawn=True)
     # What interrupt() returns was sent to this task's interrupt (by its id, or bare while it was
     # the only one); a task sent before `pending` was carried leaves the reply to name its own.
     checked = check_reply(interaction, reply, task.get("pending"))
     turn, at, iid = interaction["turn"], now(runtime), interaction["interaction_id"]
     if at > interaction.get("reply_by", at):  # too late: the reply is kept as data, not used
-        late = event(
-            EventKind.EXPIRED, turn, PERSON, at, interaction_id=iid, late_reply=bounded(reply)
-        )
-        return {"replies": {iid: EXPIRED}, "events": [late]}
+        return _expired(interaction, at, late_reply=bounded(reply))
     if not isinstance(checked, Refusal):
         responder = served_identity() or checked.get("by")
         checked = approver_refusal(interaction, responder) or _signed(checked, responder)
@@ -68,6 +57,14 @@ def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
         EventKind.RESUMED, turn, person_of(checked), at, interaction_id=iid, reply=checked
     )
     return {"replies": {iid: checked}, "events": [resumed]}
+
+
+def _expired(interaction: Interaction, at: float, **why: Any) -> dict[str, Any]:
+    """The interaction recorded expired (its reply `EXPIRED`), the event saying why: unasked in a
+    scheduled run, withdrawn by a stop, or a reply that came too late."""
+    iid = interaction["interaction_id"]
+    expired = event(EventKind.EXPIRED, interaction["turn"], PERSON, at, interaction_id=iid, **why)
+    return {"replies": {iid: EXPIRED}, "events": [expired]}
 
 
 def person_of(reply: dict[str, Any]) -> str:
