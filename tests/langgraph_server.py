@@ -111,3 +111,41 @@ def served_values(client: Any, thread_id: str) -> dict[str, Any]:
         (item for item in found if int(item["key"]) <= count), key=lambda item: item["key"]
     )
     return {**values, "events": [item["value"] for item in ledger]}
+
+
+@contextmanager
+def paused_dev(folder: Path, point: str, env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    """`langgraph_dev` whose runs pause at `point` (`graph/crashpoints.py`): its URL and the file
+    a paused run writes (`release` lets it go on)."""
+    signal_file = folder / "pause"
+    paused = {"WARRANT_PAUSE_AT": point, "WARRANT_PAUSE_FILE": str(signal_file)}
+    with langgraph_dev(folder, {**env, **paused}) as url:
+        yield url, signal_file
+
+
+def run_until_paused(client: Any, signal_file: Path, scenario: str = "R42") -> tuple[str, str]:
+    """A new thread's run of `scenario`, once it has paused: its thread and run ids."""
+    for stale in (signal_file, signal_file.with_name("pause.release")):
+        stale.unlink(missing_ok=True)
+    thread = client.threads.create()["thread_id"]
+    run = client.runs.create(thread, "triage", input={"scenario": scenario})
+    deadline = time.monotonic() + 60
+    while not signal_file.exists():
+        assert time.monotonic() < deadline, "the run never reached its pause point"
+        time.sleep(0.05)
+    return thread, run["run_id"]
+
+
+def release(signal_file: Path) -> None:
+    signal_file.with_name("pause.release").touch()
+
+
+def handover_of(client: Any, thread: str, timeout: float = 90) -> dict[str, Any]:
+    """The thread's values with its ledger (`served_values`) once its run has ended idle."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        values = client.threads.get_state(thread)["values"]
+        if "handover" in values and client.threads.get(thread)["status"] == "idle":
+            return served_values(client, thread)
+        time.sleep(0.2)
+    raise AssertionError("no handover")

@@ -6,7 +6,6 @@ approved and about to run (`graph/crashpoints.py`), driven by `langgraph_sdk`.""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from graph.server.control import CANCELLED
-from tests.langgraph_server import langgraph_dev, served_values
+from tests.langgraph_server import handover_of, paused_dev, release, run_until_paused
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
@@ -27,15 +26,12 @@ CONTROL = ("warrant", "runs")
 @pytest.fixture(scope="module")
 def paused(tmp_path_factory, module_postgres_url) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("served-control")
-    signal_file = folder / "pause"
     env = {
         "WARRANT_DB": module_postgres_url,
-        "WARRANT_PAUSE_AT": "before:execute@c2",
-        "WARRANT_PAUSE_FILE": str(signal_file),
         "WARRANT_API_TOKENS": ",".join(f"{who}:{token}" for who, token in TOKENS.items()),
     }
-    with langgraph_dev(folder, env) as url:
-        yield url, signal_file
+    with paused_dev(folder, "before:execute@c2", env) as served:
+        yield served
 
 
 def client_of(url: str, who: str):
@@ -44,27 +40,7 @@ def client_of(url: str, who: str):
 
 def in_flight(url: str, signal_file: Path) -> tuple[str, str]:
     """Alice's R42 run, paused with its second call approved and about to run."""
-    for stale in (signal_file, signal_file.with_name("pause.release")):
-        stale.unlink(missing_ok=True)
-    alice = client_of(url, "alice")
-    thread = alice.threads.create()["thread_id"]
-    run = alice.runs.create(thread, "triage", input={"scenario": "R42"})
-    deadline = time.monotonic() + 60
-    while not signal_file.exists():
-        assert time.monotonic() < deadline, "the run never reached its second call"
-        time.sleep(0.05)
-    return thread, run["run_id"]
-
-
-def finished(client, thread: str) -> dict:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if "handover" in client.threads.get_state(thread)["values"] and client.threads.get(thread)[
-            "status"
-        ] in ("idle", "error"):
-            return served_values(client, thread)
-        time.sleep(0.2)
-    raise AssertionError("no handover")
+    return run_until_paused(client_of(url, "alice"), signal_file)
 
 
 def refusal(call) -> tuple[int, str]:
@@ -83,8 +59,8 @@ def test_runs_cancel_is_the_owners_stop_taken_after_the_call_in_flight(paused):
     )
     answer = alice.runs.cancel(thread, run_id)  # 202: recorded, never a hard cancel
     assert "stop recorded: the run ends stopped at its next safe point" in str(answer)
-    signal_file.with_name("pause.release").touch()
-    values = finished(alice, thread)
+    release(signal_file)
+    values = handover_of(alice, thread)
     handover = values["handover"]
     assert handover["status"] == "stopped"
     assert handover["stopped_by"]["by"] == "alice"
@@ -112,8 +88,8 @@ def test_a_correction_is_signed_by_its_giver_and_taken_at_the_next_turn(paused):
     )
     assert refusal(lambda: bob.store.put_item(where, "stop", {"stop": {"reason": "x"}}))[0] == 403
     bob.store.put_item(where, "correction", {"correction": {"text": text, "by": "alice"}})
-    signal_file.with_name("pause.release").touch()
-    values = finished(alice, thread)
+    release(signal_file)
+    values = handover_of(alice, thread)
     handover = values["handover"]
     corrected = [e for e in values["events"] if e["type"] == "corrected"]
     assert [(e["actor"], e["payload"]["text"]) for e in corrected] == [("human:bob", text)]

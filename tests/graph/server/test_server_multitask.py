@@ -16,7 +16,13 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from tests.cli_process import warrant
-from tests.langgraph_server import langgraph_dev, served_values
+from tests.langgraph_server import (
+    handover_of,
+    paused_dev,
+    release,
+    run_until_paused,
+    served_values,
+)
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
@@ -26,42 +32,14 @@ POINT = "before:execute@c1"
 @pytest.fixture(scope="module")
 def paused_server(tmp_path_factory, module_postgres_url) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("multitask")
-    signal_file = folder / "pause"
-    env = {
-        "WARRANT_DB": module_postgres_url,
-        "WARRANT_PAUSE_AT": POINT,
-        "WARRANT_PAUSE_FILE": str(signal_file),
-    }
-    with langgraph_dev(folder, env) as url:
-        yield url, signal_file
+    with paused_dev(folder, POINT, {"WARRANT_DB": module_postgres_url}) as served:
+        yield served
 
 
 def in_flight(url: str, signal_file: Path) -> tuple[object, str]:
     """A thread whose R42 run has its first call approved and about to run."""
-    for stale in (signal_file, signal_file.with_name("pause.release")):
-        stale.unlink(missing_ok=True)
     client = get_sync_client(url=url)
-    thread = client.threads.create()["thread_id"]
-    client.runs.create(thread, "triage", input={"scenario": "R42"})
-    deadline = time.monotonic() + 60
-    while not signal_file.exists():
-        assert time.monotonic() < deadline, "the run never reached its first call"
-        time.sleep(0.05)
-    return client, thread
-
-
-def release(signal_file: Path) -> None:
-    signal_file.with_name("pause.release").touch()
-
-
-def wait_for_handover(client, thread: str) -> dict:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        values = client.threads.get_state(thread)["values"]
-        if "handover" in values and client.threads.get(thread)["status"] == "idle":
-            return served_values(client, thread)
-        time.sleep(0.2)
-    raise AssertionError("no handover")
+    return client, run_until_paused(client, signal_file)[0]
 
 
 def assert_promise_kept(values: dict) -> None:
@@ -88,7 +66,7 @@ def test_interrupt_finishes_the_approved_call_instead_of_losing_it(paused_server
     client, thread = in_flight(url, signal_file)
     client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="interrupt")
     release(signal_file)
-    values = wait_for_handover(client, thread)
+    values = handover_of(client, thread)
     assert_promise_kept(values)
     assert thread_in_use(values) == 1
 
@@ -101,7 +79,7 @@ def test_enqueue_lets_the_run_finish_then_refuses_the_second_input(paused_server
     )
     release(signal_file)
     client.runs.join(thread, second["run_id"])
-    values = wait_for_handover(client, thread)
+    values = handover_of(client, thread)
     assert_promise_kept(values)
     assert thread_in_use(values) == 1
 
@@ -121,7 +99,7 @@ def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
         and "never rolled back" in rolled.value.response.text
     )
     release(signal_file)
-    values = wait_for_handover(client, thread)
+    values = handover_of(client, thread)
     assert_promise_kept(values)
     assert thread_in_use(values) == 0
 
