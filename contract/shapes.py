@@ -195,6 +195,10 @@ class EvidenceItem(TypedDict, total=False):
     lane: str
     """The child lane that gathered it (`t1`), with its ref there (`lane_ref`); absent for main's."""
     lane_ref: str
+    computed: dict[str, Any]
+    """An analysis's receipt (`analyze`): the query, the result's columns, first rows and row
+    count, and a plot asked for. Analysis, not a source fact: a figure from it is shown as
+    computed, with its query."""
     shown: dict[str, Any]
     """What the model is shown of it when post-call hooks narrowed it: `by` (hook names), and
     `summary` and `excerpt` (the narrowed projection), or `withheld` with why (nothing shown)."""

@@ -606,6 +606,10 @@ def _check_call(
             resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
         if spec.family_field is not None:
             family = scenario.family(validated[spec.family_field], spec.family_kind, spec.name)
+        if spec.tables_field is not None:
+            for table, record_id in validated[spec.tables_field].items():
+                record = scenario.lookup(record_id, spec.table_kinds, spec.name)
+                resolved[f"{spec.tables_field}.{table}"] = record
     except RecordRefusal as refusal:
         return Refusal(refusal.code, tool_owner(spec.name), refusal.detail, offending)
     if seen_signature(signature):

@@ -88,6 +88,8 @@ def evidence_item(
     }
     if excerpt.unknowns:
         item["unknowns"] = list(excerpt.unknowns)
+    if excerpt.computed is not None:
+        item["computed"] = excerpt.computed
     return item
 
 

@@ -75,6 +75,11 @@ def r42() -> Scenario:
     return load_scenario(LAB_DIR / "R42.toml")
 
 
+@pytest.fixture(scope="session")
+def sta1() -> Scenario:
+    return load_scenario(LAB_DIR / "STA1.toml")
+
+
 @pytest.fixture
 def action_file(tmp_path: Path) -> Callable[[Iterable[Any]], str]:
     """Write documents (dicts become JSON, strings are written as they are) to a JSONL file."""

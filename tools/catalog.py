@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from tools.analysis import analyze
+from tools.analysis.query import AnalyzeArgs
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
@@ -44,6 +46,11 @@ class ToolSpec:
     """The kind of record a family's members must be."""
     optional_records: tuple[str, ...] = ()
     """Of `record_fields`, those a call may leave out (None)."""
+    tables_field: str | None = None
+    """The argument that maps table names to record ids (`analyze`), each resolved by the guard
+    to the admitted record the executor reads as field `tables.NAME`."""
+    table_kinds: tuple[RecordKind, ...] = ()
+    """The kinds of record a table may be."""
 
 
 SEARCHLOGS = ToolSpec(
@@ -168,6 +175,21 @@ STADIFF = ToolSpec(
     record_kind="sta_report",
     run=stadiff.stadiff,
 )
+ANALYZE = ToolSpec(
+    name="analyze",
+    description=(
+        "One SQL SELECT (DuckDB) over approved run histories and STA path tables loaded as"
+        " tables (tables maps a name to a record id; an STA report's table has corner, mode,"
+        " path_type, path_group, endpoint, startpoint, slack, status, unconstrained, truncated,"
+        " line). Its result is computed, never a source fact; plot draws it into the report."
+    ),
+    args_model=AnalyzeArgs,
+    record_fields=(),
+    record_kind="history",
+    run=analyze.run,
+    tables_field=analyze.TABLES_FIELD,
+    table_kinds=("history", "sta_report"),
+)
 
 _SPECS = {
     spec.name: spec
@@ -183,6 +205,7 @@ _SPECS = {
         STAPATHS,
         STAPATH,
         STADIFF,
+        ANALYZE,
     )
 }
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import pairwise
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -37,6 +38,9 @@ class Excerpt(BaseModel):
     unknowns: tuple[str, ...] = ()
     """What this reading could not tell, each in one line (a family's members with no verdict or
     not read, buckets counted and not shown): the handover lists them as the item's unknowns."""
+    computed: dict[str, Any] | None = None
+    """An analysis's result (`tools/analysis/`): its query, columns, first rows and row count.
+    Computed, never a value a source states."""
 
     @property
     def flags(self) -> tuple[str, ...]:

@@ -12,7 +12,8 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "getrunhistory",
         "triage",
         "searchfamily",
+        "analyze",
     ),
-    "sta": ("stasummary", "stapaths", "stapath", "stadiff"),
+    "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)

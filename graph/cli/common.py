@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 from rich.text import Text
 
+from graph.build import store_of
 from graph.errors import ErrorKind, KindedError
 from graph.persistence.savers import (
     checked_db,
@@ -25,8 +26,9 @@ from graph.persistence.savers import (
 )
 from graph.present.render import escaped, event_summary, handover_markdown
 from graph.runs.interactions import os_user
-from graph.runs.runner import PROGRESS, Outcome, RunError, stored_run
+from graph.runs.runner import PROGRESS, Outcome, RunError, reading_graph, stored_run
 from nodes.choosers.cassette import write_cassette
+from nodes.continuation import revision_thread
 from tools.validation import USER_NAME
 
 app = typer.Typer(
@@ -213,3 +215,17 @@ def person(given: str | None) -> str:
             f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
         )
     return by
+
+
+def revision_of(thread_id: str, revision: int, db: str | None) -> str:
+    """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
+    values = stored_outcome(thread_id, db).values
+    report = values.get("report") or thread_id
+    try:
+        with reading_graph(chosen_db(db)) as graph:
+            found = revision_thread(store_of(graph), report, revision)
+    except RunError as exc:
+        failed(exc)
+    if found is None:
+        fail(ErrorKind.NOT_FOUND, f"report {escaped(report)!r} has no revision {revision}")
+    return found

@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph.build import store_of
 from graph.cli import control as cli_control
+from graph.cli import delivery as cli_delivery
 from graph.cli import eval as cli_eval
 from graph.cli import mcp as cli_mcp
 from graph.cli import memory as cli_memory
@@ -41,6 +41,7 @@ from graph.cli.common import (
     print_json,
     progress,
     record_cassette,
+    revision_of,
     stderr,
     stored_outcome,
     where_runs_are_kept,
@@ -51,10 +52,9 @@ from graph.present.render import escaped, event_summary
 from graph.runs.identity import check_message_id
 from graph.runs.lanes import Lane, handoff_break, laned
 from graph.runs.ledger import ledger_break
-from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, reading_graph, start
+from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, start
 from lab import builtin_manifests
 from nodes.admit import admission
-from nodes.continuation import revision_thread
 from tools.records.draft import draft_manifest
 from tools.records.registry import Scenario, load_scenario
 
@@ -156,20 +156,6 @@ def shown_json(result: Outcome, db: str, late: list[dict[str, Any]]) -> dict[str
     handover = result.handover
     shown = {**handover, "pending": [*handover["pending"], *open_questions(db, result.thread)]}
     return shown | ({"late_answers": late} if late else {})
-
-
-def revision_of(thread_id: str, revision: int, db: str | None) -> str:
-    """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
-    values = stored_outcome(thread_id, db).values
-    report = values.get("report") or thread_id
-    try:
-        with reading_graph(chosen_db(db)) as graph:
-            found = revision_thread(store_of(graph), report, revision)
-    except RunError as exc:
-        failed(exc)
-    if found is None:
-        fail(ErrorKind.NOT_FOUND, f"report {escaped(report)!r} has no revision {revision}")
-    return found
 
 
 VerifyOption = Annotated[
@@ -342,6 +328,7 @@ cli_memory.register(app)
 cli_mcp.register(app)
 cli_control.register(app)
 cli_schedule.register(app)
+cli_delivery.register(app)
 
 
 def main() -> None:

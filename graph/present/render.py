@@ -51,7 +51,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         "## Evidence",
     ]
-    targets = _line_targets(handover)
+    targets = line_targets(handover)
     for item in handover["evidence"]:
         lines += _evidence_markdown(
             item, {line for ref, line in targets.values() if ref == item["ref"]}
@@ -146,7 +146,7 @@ def interaction_summary(interaction: Mapping[str, Any]) -> str:
     )
 
 
-def _line_targets(handover: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
+def line_targets(handover: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
     """Each resolved line citation of the statements → the item and the line its link opens (the
     first line of it the item shows)."""
     shown = {
@@ -177,6 +177,8 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
         f"sha256 `{item['sha256'][:16]}…` · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
+    if computed := item.get("computed"):
+        lines.append(f"Computed, not stated by any source, by the query: `{computed['query']}`")
     if item["excerpt"]:
         lines += _fenced(item["ref"], item["excerpt"], cited)
     for flag in item["flags"]:

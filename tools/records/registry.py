@@ -113,18 +113,22 @@ class Scenario(BaseModel):
     """`server.tool` → the MCP tool as admitted (pin checked against its server; `nodes/admit.py`):
     empty until admission."""
 
-    def lookup(self, record_id: object, kind: RecordKind, tool: str) -> Record:
-        """The approved record with exactly this id and kind, or a `RecordRefusal`."""
+    def lookup(
+        self, record_id: object, kind: RecordKind | tuple[RecordKind, ...], tool: str
+    ) -> Record:
+        """The approved record with exactly this id and kind (or one of these kinds), or a
+        `RecordRefusal`."""
         record = self.records.get(record_id) if isinstance(record_id, str) else None
         if record is None:
             raise RecordRefusal(
                 RefusalCode.UNAPPROVED_RECORD,
                 f"{_clip(record_id)} is not an approved record of scenario {self.id}",
             )
-        if record.kind != kind:
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if record.kind not in kinds:
             raise RecordRefusal(
                 RefusalCode.INVALID_ARGUMENT,
-                f"{_clip(record_id)} is a {record.kind} record; {tool} reads {kind}",
+                f"{_clip(record_id)} is a {record.kind} record; {tool} reads {' or '.join(kinds)}",
             )
         return record
 

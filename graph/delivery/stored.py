@@ -1,0 +1,93 @@
+"""Artifacts and shares of the runs in a store (`--db`): published on first need, read, shared.
+The one place the CLI and the web app reach them through."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from langgraph.store.base import BaseStore
+
+from graph.build import store_of
+from graph.delivery.artifacts import Artifact, Published, content, publish, published
+from graph.delivery.shares import grant, shares_of
+from graph.errors import ErrorKind
+from graph.runs.interactions import os_user
+from graph.runs.runner import RunError, config_of, outcome, reading_graph
+from guards.sharing import Share, read_refusal
+
+
+@dataclass(frozen=True)
+class Refused(Exception):
+    """A reader who may not open a revision, and why."""
+
+    reason: str
+
+
+@contextmanager
+def delivery_store(db: str) -> Iterator[BaseStore]:
+    with reading_graph(db) as graph:
+        yield store_of(graph)
+
+
+def ensure_published(db: str, thread: str, publisher: str | None = None) -> Published:
+    """The run's artifacts, published now if it has ended and they were not yet; a run with no
+    handover is `NOT_FOUND`. An embedded run's owner is who published it (`publisher`, else this
+    process's user); a served run's is who started it."""
+    with reading_graph(db) as graph:
+        store = store_of(graph)
+        if (found := published(store, thread)) is not None:
+            return found
+        values = outcome(graph, config_of(thread)).values
+        if not values.get("grant"):
+            raise RunError(ErrorKind.NOT_FOUND, f"no run with thread id {thread!r}")
+        if "handover" not in values:
+            raise RunError(
+                ErrorKind.NOT_FOUND,
+                f"run {thread!r} has not ended: its artifacts are published with its handover",
+            )
+        owner = values.get("started_by") or publisher or os_user()
+        return publish(store, thread, values["handover"], owner)
+
+
+def opened(db: str, thread: str, name: str, reader: str) -> tuple[Artifact, bytes]:
+    """Artifact `name` of run `thread` for `reader`: `Refused` unless they may read it."""
+    index = ensure_published(db, thread)
+    with delivery_store(db) as store:
+        if reason := read_refusal(
+            reader, index.owner, thread, index.report, index.revision, shares_of(store, reader)
+        ):
+            raise Refused(reason)
+        artifact = index.named(name)
+        if artifact is None or artifact.sha256 is None:
+            raise RunError(
+                ErrorKind.NOT_FOUND,
+                f"revision {index.revision} of report {index.report} has no artifact {name!r}",
+            )
+        data = content(store, thread, artifact)
+    if data is None:
+        raise RunError(
+            ErrorKind.NOT_FOUND, f"artifact {name!r} of run {thread!r} is missing from the store"
+        )
+    return artifact, data
+
+
+def may_read(db: str, thread: str, reader: str) -> str | None:
+    """Why `reader` may not open run `thread`'s published revision, or None."""
+    index = ensure_published(db, thread)
+    with delivery_store(db) as store:
+        return read_refusal(
+            reader, index.owner, thread, index.report, index.revision, shares_of(store, reader)
+        )
+
+
+def share_revision(db: str, thread: str, to: str, by: str, at: float) -> Share:
+    """A grant to `to` for run `thread`'s revision; only its owner may give one."""
+    index = ensure_published(db, thread, by)
+    if by != index.owner:
+        raise Refused(f"only the run's owner ({index.owner}) may share its revisions; you are {by}")
+    share = Share(to, thread, index.report, index.revision, by, at)
+    with delivery_store(db) as store:
+        grant(store, share)
+    return share

@@ -1,0 +1,73 @@
+"""analyze under the guard: its tables are approved records looked up by id, what is not one
+SELECT is refused before it runs, and its receipt is shown as computed."""
+
+from graph.present.render import handover_markdown
+from tests.helpers import R42_HISTORY, call, run_embedded, stop
+
+AFTER = "lab/sta/setup_after.rpt"
+FAILS = "select test, count(*) as fails from h where status = 'FAIL' group by test"
+
+
+def test_a_computed_figure_is_receipted_with_its_query_and_its_inputs(action_file):
+    chooser = action_file(
+        [
+            call("a1", "analyze", query=FAILS, tables={"h": R42_HISTORY}),
+            stop("read", hypotheses=[{"statement": "reset_smoke failed 4 times", "refs": ["E1"]}]),
+        ]
+    )
+    state = run_embedded("R42", chooser)
+    (item,) = state["evidence"]
+    assert item["tool"] == "analyze" and item["computed"]["query"] == FAILS
+    assert item["computed"]["rows"] == [["reset_smoke", 4]]
+    assert [source["record"] for source in item["sources"]] == [R42_HISTORY]
+    assert item["sources"][0]["sha256"] == state["grant"]["records"][R42_HISTORY]["sha256"]
+    text = handover_markdown(state["handover"])
+    assert f"Computed, not stated by any source, by the query: `{FAILS}`" in text
+    assert "analysis, not a source fact: 1 row(s)" in text
+
+
+def test_tables_the_run_was_not_granted_and_escapes_are_refused(action_file):
+    chooser = action_file(
+        [
+            call("b1", "analyze", query="select 1", tables={"s": "lab/protected/secrets.csv"}),
+            call("b2", "analyze", query="select 1", tables={"l": "lab/runs/R42/reset_smoke.log"}),
+            call("b3", "analyze", query="COPY h TO '/tmp/x.csv'", tables={"h": R42_HISTORY}),
+            call(
+                "b4",
+                "analyze",
+                query="select * from read_csv('/etc/passwd')",
+                tables={"h": R42_HISTORY},
+            ),
+            call("b5", "analyze", query="ATTACH '/tmp/x.db'", tables={"h": R42_HISTORY}),
+            call("b6", "analyze", query="INSTALL httpfs", tables={"h": R42_HISTORY}),
+            stop(),
+        ]
+    )
+    state = run_embedded("R42", chooser)
+    refusals = [(r["code"], r["owner"], r["detail"]) for r in state["refusals"]]
+    assert [code for code, _, _ in refusals] == [
+        "unapproved_record",
+        "invalid_argument",
+        "invalid_argument",
+        "invalid_argument",
+        "invalid_argument",
+        "invalid_argument",
+    ]
+    assert {owner for _, owner, _ in refusals} == {"tool:analyze"}
+    assert "reads history or sta_report" in refusals[1][2]
+    assert "COPY given" in refusals[2][2] and "read_csv() is not allowed" in refusals[3][2]
+    assert state["evidence"] == []
+
+
+def test_an_sta_comparison_in_one_query(action_file):
+    query = (
+        "select a.endpoint, b.slack as before, a.slack as after from a join b using (endpoint)"
+        " where a.slack < b.slack order by a.slack - b.slack limit 3"
+    )
+    tables = {"a": AFTER, "b": "lab/sta/setup_before.rpt"}
+    chooser = action_file([call("s1", "analyze", query=query, tables=tables), stop()])
+    state = run_embedded("STA1", chooser)
+    (item,) = state["evidence"]
+    assert item["error"] is None and item["computed"]["columns"] == ["endpoint", "before", "after"]
+    assert {source["record"] for source in item["sources"]} == set(tables.values())
+    assert all(row[2] < row[1] for row in item["computed"]["rows"])

@@ -1,0 +1,69 @@
+"""analyze: one SELECT over approved tabular records, computed in the sandbox.
+
+Its receipt is analysis, not a source fact (seed 001 §16: a sandbox's receipt records that a
+computation took place, not that its value became a fact): the summary says so, and the receipt's
+`computed` holds the query, the result's columns and first rows. Which bytes it computed over are
+the receipt's `sources` (each table's record with its sha256)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tools.analysis.query import AnalyzeArgs
+from tools.analysis.sandbox import MAX_ROWS, Result, run_query
+from tools.analysis.tables import table_file
+from tools.excerpt import Excerpt, make_excerpt, make_line
+from tools.records.registry import Record
+
+TABLES_FIELD = "tables"
+"""The argument that maps table names to record ids: the guard resolves each to `tables.NAME`."""
+COMPUTED = "analysis, not a source fact"
+
+
+def table_records(records: Mapping[str, Record]) -> dict[str, Record]:
+    """Table name → its admitted record, from the executor's `tables.NAME` fields."""
+    prefix = f"{TABLES_FIELD}."
+    return {
+        field.removeprefix(prefix): record
+        for field, record in records.items()
+        if field.startswith(prefix)
+    }
+
+
+def run(args: AnalyzeArgs, records: Mapping[str, Record]) -> Excerpt:
+    tables = table_records(records)
+    with tempfile.TemporaryDirectory(prefix="warrant-analysis-") as folder:
+        files = [table_file(name, record, Path(folder)) for name, record in tables.items()]
+        result = run_query(args.query, files)
+    return make_excerpt(
+        _summary(result, tables),
+        [make_line(number, text) for number, text in enumerate(_lines(result), 1)],
+        result.total > len(result.rows),
+    ).model_copy(update={"computed": computed_of(args, result)})
+
+
+def computed_of(args: AnalyzeArgs, result: Result) -> dict[str, Any]:
+    return {
+        "query": args.query,
+        "columns": list(result.columns),
+        "rows": [list(row) for row in result.rows],
+        "total": result.total,
+        **({"plot": args.plot.model_dump()} if args.plot is not None else {}),
+    }
+
+
+def _summary(result: Result, tables: Mapping[str, Record]) -> str:
+    over = ", ".join(f"{name} = {record.id}" for name, record in tables.items())
+    shown = "" if result.total <= MAX_ROWS else f" (the first {MAX_ROWS} shown)"
+    return f"{COMPUTED}: {result.total} row(s){shown} computed by the query over {over}"
+
+
+def _lines(result: Result) -> list[str]:
+    """Line 1 the columns, then a row per line, cells separated by ` | `."""
+    return [
+        " | ".join(result.columns),
+        *(" | ".join("NULL" if cell is None else str(cell) for cell in row) for row in result.rows),
+    ]

@@ -1,0 +1,95 @@
+"""Approved records as tables: each is read once through the record reader (hashed, checked against
+the sha256 pinned at admission, within the call's limits) into a private file the sandbox loads
+before it locks itself. DuckDB never opens a record's own path.
+
+A `history` record is its CSV/TSV as written (header, types sniffed over every row); an
+`sta_report` is its path listing, one row per path as the STA tools read it (`tools/sta/scan.py`).
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.records.delimited import delimiter_for
+from tools.records.reading import check_time, open_record
+from tools.records.registry import HISTORY_COLUMNS, Record
+from tools.sta.scan import Row
+from tools.sta.summary import report_rows
+
+STA_COLUMNS = {
+    "corner": "VARCHAR",
+    "mode": "VARCHAR",
+    "path_type": "VARCHAR",
+    "path_group": "VARCHAR",
+    "endpoint": "VARCHAR",
+    "startpoint": "VARCHAR",
+    "slack": "DOUBLE",
+    "status": "VARCHAR",
+    "unconstrained": "BOOLEAN",
+    "truncated": "BOOLEAN",
+    "line": "BIGINT",
+}
+"""An STA report's table: one row per path, `line` its Startpoint line in the report."""
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A record's rows in a private file, and how the sandbox reads it."""
+
+    name: str
+    path: Path
+    delimiter: str
+    columns: dict[str, str] | None
+    """Column → DuckDB type; None: the header names them and DuckDB sniffs their types."""
+
+
+def table_file(name: str, record: Record, folder: Path) -> TableFile:
+    """Record `record` written under `folder` as table `name`."""
+    target = folder / f"{name}.csv"
+    if record.kind == "sta_report":
+        _write_paths(record, target)
+        return TableFile(name, target, ",", STA_COLUMNS)
+    with open_record(record) as stream, target.open("wb") as out:
+        shutil.copyfileobj(stream, out)
+    with target.open(encoding="utf-8", errors="replace") as written:
+        header = written.readline().lstrip("\ufeff")
+    return TableFile(name, target, delimiter_for(header, HISTORY_COLUMNS), None)
+
+
+def _write_paths(record: Record, target: Path) -> None:
+    with target.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(STA_COLUMNS)
+        for count, row in enumerate(_paths(record)):
+            if count % 10_000 == 0:
+                check_time()
+            writer.writerow(_path_cells(row))
+
+
+def _paths(record: Record) -> Iterator[Row]:
+    return (item for item in report_rows(record) if isinstance(item, Row))
+
+
+def _text(value: bytes | None) -> str:
+    return "" if value is None else value.decode("utf-8", "replace")
+
+
+def _path_cells(row: Row) -> list[object]:
+    corner, mode, path_type, group, endpoint = row.key
+    return [
+        _text(corner),
+        _text(mode),
+        _text(path_type),
+        _text(group),
+        _text(endpoint),
+        _text(row.start),
+        "" if row.slack is None else repr(row.slack),
+        _text(row.status),
+        row.unconstrained,
+        row.truncated,
+        row.line,
+    ]
