@@ -25,6 +25,7 @@ from graph.cli import ops as cli_ops
 from graph.cli import people as cli_people
 from graph.cli import schedule as cli_schedule
 from graph.cli import trace as cli_trace
+from graph.cli import web as cli_web
 from graph.cli.common import (
     DbOption,
     JsonOption,
@@ -329,6 +330,7 @@ cli_mcp.register(app)
 cli_control.register(app)
 cli_schedule.register(app)
 cli_delivery.register(app)
+cli_web.register(app)
 
 
 def main() -> None:

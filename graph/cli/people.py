@@ -27,14 +27,16 @@ from graph.cli.common import (
     progress,
     record_cassette,
 )
+from graph.cli.web import serve_web
 from graph.errors import ErrorKind
 from graph.people.waiting import open_questions, save_answer, waiting
-from graph.persistence.savers import redact, shown_db
+from graph.persistence.savers import shown_db
 from graph.present.render import escaped
 from graph.runs.identity import check_message_id
 from graph.runs.interactions import reply_from_options
 from graph.runs.runner import RunError, continuation, start, stored_run
 from graph.runs.runner import resume as resume_run
+from graph.web.gate import Person
 
 
 def register(app: typer.Typer) -> None:
@@ -175,23 +177,9 @@ def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
 
 
 def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
-    """The web inbox (`graph.people.web_inbox`) on 127.0.0.1 until Ctrl-C, signing as `responder` (else
-    the OS user); on a random free port unless `port` is given. Prints the URL that opens it."""
-    from graph.people.web_inbox import loopback_socket, serve_on_loopback
-
-    by = person(responder)
-    try:
-        listener = loopback_socket(port or 0)
-    except OSError as exc:
-        fail(ErrorKind.BAD_INPUT, f"cannot listen on 127.0.0.1:{port or 0}: {exc.strerror or exc}")
-    serve_on_loopback(
-        db,
-        by,
-        listener,
-        lambda url: typer.echo(
-            f"inbox of {redact(db)}, replies signed {by}: open {url} (Ctrl-C stops it)"
-        ),
-    )
+    """`warrant web` for its operator alone (`graph/web/`), signing as `responder` (else the OS
+    user); on a random free port unless `port` is given."""
+    serve_web(db, (Person(person(responder), "operator"),), port)
 
 
 def inbox(

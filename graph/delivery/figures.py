@@ -31,6 +31,10 @@ def figure_svg(computed: Mapping[str, Any], label: str) -> str:
     if not rows:
         raise FigureError("the result has no rows to draw")
     x = _column(columns, rows, plot["x"])
+    import matplotlib  # here: only a run with a figure pays for loading it
+
+    matplotlib.use("Agg")
+
     with plt.rc_context({"svg.hashsalt": "warrant", "svg.fonttype": "none", "font.size": 9}):
         figure, axes = plt.subplots(figsize=(7, 3.6), layout="constrained")
         try:

@@ -10,11 +10,17 @@ from dataclasses import dataclass
 from langgraph.store.base import BaseStore
 
 from graph.build import store_of
-from graph.delivery.artifacts import Artifact, Published, content, publish, published
+from graph.delivery.artifacts import Artifact, Published, content, published
 from graph.delivery.shares import grant, shares_of
 from graph.errors import ErrorKind
-from graph.runs.interactions import os_user
-from graph.runs.runner import RunError, config_of, outcome, reading_graph
+from graph.runs.runner import (
+    RunError,
+    config_of,
+    delivered,
+    has_run_values,
+    outcome,
+    reading_graph,
+)
 from guards.sharing import Share, read_refusal
 
 
@@ -32,23 +38,22 @@ def delivery_store(db: str) -> Iterator[BaseStore]:
 
 
 def ensure_published(db: str, thread: str, publisher: str | None = None) -> Published:
-    """The run's artifacts, published now if it has ended and they were not yet; a run with no
-    handover is `NOT_FOUND`. An embedded run's owner is who published it (`publisher`, else this
-    process's user); a served run's is who started it."""
+    """The run's artifacts, published now if it has ended and they were not yet (owned by
+    `publisher`, else this process's user, unless the run was served: `runner.delivered`); a run
+    with no handover is `NOT_FOUND`."""
     with reading_graph(db) as graph:
         store = store_of(graph)
         if (found := published(store, thread)) is not None:
             return found
-        values = outcome(graph, config_of(thread)).values
-        if not values.get("grant"):
-            raise RunError(ErrorKind.NOT_FOUND, f"no run with thread id {thread!r}")
-        if "handover" not in values:
-            raise RunError(
-                ErrorKind.NOT_FOUND,
-                f"run {thread!r} has not ended: its artifacts are published with its handover",
-            )
-        owner = values.get("started_by") or publisher or os_user()
-        return publish(store, thread, values["handover"], owner)
+        result = delivered(graph, outcome(graph, config_of(thread)), publisher)
+        if (found := published(store, thread)) is not None:
+            return found
+    if not has_run_values(result.values):
+        raise RunError(ErrorKind.NOT_FOUND, f"no run with thread id {thread!r}")
+    raise RunError(
+        ErrorKind.NOT_FOUND,
+        f"run {thread!r} has not ended: its artifacts are published with its handover",
+    )
 
 
 def opened(db: str, thread: str, name: str, reader: str) -> tuple[Artifact, bytes]:

@@ -21,6 +21,7 @@ from langgraph.types import Command, StateSnapshot
 from contract.codes import Status
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
+from graph.delivery.artifacts import publish
 from graph.errors import ErrorKind, KindedError
 from graph.governed import Graph, as_state
 from graph.persistence.savers import (
@@ -33,7 +34,13 @@ from graph.persistence.savers import (
 )
 from graph.present.tracing import langsmith_context
 from graph.runs.identity import thread_for_message
-from graph.runs.interactions import InteractionError, expiry_command, pending_of, resume_command
+from graph.runs.interactions import (
+    InteractionError,
+    expiry_command,
+    os_user,
+    pending_of,
+    resume_command,
+)
 from graph.runs.lanes import Lane, child_lanes
 from guards.schedule import ScheduleLink
 from lab import builtin_manifests
@@ -300,7 +307,7 @@ def start(
             advance(graph, request.as_input(), config, request.thread_id, on_event, context)
         elif is_unfinished(snapshot):
             carry_on(graph, config, request.thread_id, on_event, context)
-        return outcome(graph, config, lane_calls)
+        return delivered(graph, outcome(graph, config, lane_calls))
 
 
 def stored_digest(values: dict[str, Any]) -> str:
@@ -345,7 +352,18 @@ def resume(
             carry_on(graph, config, thread_id, on_event, context)
         elif expired := expiry_command(snapshot, context.clock()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event, context)
-        return outcome(graph, config, lane_calls)
+        return delivered(graph, outcome(graph, config, lane_calls))
+
+
+def delivered(graph: Graph, result: Outcome, publisher: str | None = None) -> Outcome:
+    """The run's outcome; a run that has ended has its artifacts published (once, by whoever
+    sees it end first: `graph.delivery.artifacts`), owned by who started it when served, else
+    by `publisher` (this process's user by default)."""
+    values = result.values
+    if "handover" in values and handover_is_sealed(values, result.thread):
+        owner = values.get("started_by") or publisher or os_user()
+        publish(store_of(graph), result.thread, values["handover"], owner)
+    return result
 
 
 def has_run(snapshot: StateSnapshot) -> bool:

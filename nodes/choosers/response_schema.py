@@ -90,7 +90,8 @@ def _tool(
     """A tool's name and argument schema, its record arguments limited to the granted records of
     its kind and a family argument to the granted globs; None when no granted record (or family)
     is of that kind (no call of it could be allowed)."""
-    ids = [record["id"] for record in records if record["kind"] == spec.record_kind]
+    kinds = spec.table_kinds if spec.tables_field else (spec.record_kind,)
+    ids = [record["id"] for record in records if record["kind"] in kinds]
     if not (globs if spec.family_field else ids):
         return None
     args = server_safe(spec.args_model.model_json_schema())
@@ -102,6 +103,10 @@ def _tool(
             args["properties"][field] = {"type": "null"}
     if spec.family_field:
         args["properties"][spec.family_field] = {"type": "string", "enum": list(globs)}
+    if spec.tables_field:
+        table = args["properties"][spec.tables_field]
+        names = {pattern: {"type": "string", "enum": ids} for pattern in table["patternProperties"]}
+        table |= {"patternProperties": names, "additionalProperties": False}
     return spec.name, args
 
 

@@ -91,11 +91,17 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
         "logsummary",
         "readspec",
         "getrunhistory",
+        "analyze",
     ]
     paths = {
         c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"]
         for c in calls
+        if "path" in c["properties"]["args"]["properties"]
     }
+    tables = calls[-1]["properties"]["args"]["properties"]["tables"]
+    (names,) = tables["patternProperties"].values()
+    assert names["enum"] == ["lab/history/regressions.csv"]
+    assert tables["additionalProperties"] is False
     assert paths["searchlogs"] == [R42_LOG] and paths["readspec"] == [R42_SPEC]
     for document in (
         call("t2c1", "readspec", path="lab/protected/design.txt", section="reset"),
