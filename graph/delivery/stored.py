@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from langgraph.store.base import BaseStore
 
@@ -24,11 +23,12 @@ from graph.runs.runner import (
 from guards.sharing import Share, read_refusal
 
 
-@dataclass(frozen=True)
 class Refused(Exception):
     """A reader who may not open a revision, and why."""
 
-    reason: str
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @contextmanager

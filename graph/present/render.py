@@ -86,6 +86,11 @@ def _stopped_line(stop: Mapping[str, Any] | None) -> list[str]:
     return [f"**Stopped by:** {stop['by']} at {asked}{why}"]
 
 
+NOTE_TEXT_NOT_KEPT = (
+    "its text is read from memory when shown (`warrant show`), never kept in a published report"
+)
+
+
 def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, Any]]) -> list[str]:
     """Recalled notes apart from the evidence: history, not observed in this run."""
     lines = []
@@ -94,7 +99,9 @@ def _memory_markdown(notes: list[Mapping[str, Any]], saved: list[Mapping[str, An
         lines += ["Recalled from the team's memory; nothing here was observed in this run.", ""]
         for note in notes:
             about = f"{_anchor(note['ref'])}**{note['ref']}** note {note['note']} v{note['version']} (recalled for {note['query']!r})"
-            said = note["forgotten"] if note.get("forgotten") else f"“{note['text']}”"
+            said = note.get("forgotten") or (
+                f"“{note['text']}”" if "text" in note else NOTE_TEXT_NOT_KEPT
+            )
             lines.append(f"- {about}: {said}")
     if saved:
         lines += ["", "## Saved to memory by people", ""]

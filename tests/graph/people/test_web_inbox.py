@@ -85,12 +85,16 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         [cookie] = page.context.cookies()
         assert (cookie["httpOnly"], cookie["sameSite"], cookie["path"]) == (True, "Strict", "/")
         assert page.locator("input[name=as]").count() == 0
-        assert "Replies are signed alice" in page.locator("#user").inner_text()
+        assert "Replies are signed alice" in page.locator("#signer").inner_text()
         assert (
             page.locator(f"#{question} h2").inner_text()
-            == "question: Did u_rst_ctrl change between R41 and R42?"
+            == "Question: Did u_rst_ctrl change between R41 and R42?"
         )
-        assert page.locator(f"#{approval} h2").inner_text().startswith("approve call c2 readspec")
+        assert page.locator(f"#{approval} h2").inner_text() == (
+            "Approve readspec on lab/spec/reset_controller.md"
+        )
+        call = page.locator(f"#{approval} dl.call").inner_text()
+        assert "section\nreset_release" in call and "{" not in call  # a form, not raw JSON
         shot(page, "inbox.png", tmp_path)
 
         page.locator(f"#{question} textarea[name=answer]").fill(
@@ -98,24 +102,25 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         )
         page.locator(f"#{question} button[value=answer]").click()
         page.wait_for_url(f"{url}/runs/R42-ask")
-        handover = page.locator("#handover").inner_text()
-        assert '### <a id="h1"></a>H1 · alice\'s answer (not a verified observation)' in handover
-        assert "> Yes: the synchronizer gained a stage in R41." in handover
-        assert page.locator("h1").inner_text() == "Run R42-ask · stopped"
+        answer = page.locator("#h1")
+        assert answer.locator("h3").inner_text() == (
+            "H1 · alice’s answer a person’s words, not a verified observation"
+        )
+        assert answer.locator("blockquote.said").inner_text() == (
+            "Yes: the synchronizer gained a stage in R41."
+        )
+        assert page.locator("#run-state").inner_text() == "stopped"
         shot(page, "handover.png", tmp_path)
 
         page.goto(url)
+        page.locator(f"#{approval} summary").click()  # the arguments' editor is folded
         page.locator(f"#{approval} textarea[name=args]").fill(HOSTILE)
         page.locator(f"#{approval} button[value=edit]").click()
         page.wait_for_url(f"{url}/runs/R42-gate")
-        handover = page.locator("#handover").inner_text()
-        assert (
-            "`unapproved_record` · owner tool:readspec · call c2 `readspec`: 'lab/protected/design.txt' is not an approved record"
-            in handover
-        )
-        assert "design.txt" not in "".join(
-            line for line in handover.splitlines() if line.startswith("### ")
-        )
+        refusals = page.locator("#handover ul.refusals").inner_text()
+        assert "unapproved_record by tool:readspec (turn " in refusals
+        assert "'lab/protected/design.txt' is not an approved record" in refusals
+        assert "design.txt" not in page.locator("#handover h3").all_inner_texts()
         page.goto(url)
         assert page.locator("#empty").inner_text() == "Nothing is waiting for a person."
         browser.close()
@@ -139,5 +144,5 @@ def test_a_reply_posted_without_the_inbox_token_is_refused(inbox):
                 f"{served.url}/reply", data={**form, **token}, headers={"Origin": served.url}
             )
             assert refused.status_code == 403, refused.text
-            assert "refused: this form was not made by this inbox" in refused.text
+            assert "refused: this form was not made by this app" in refused.text
     assert "R42-ask" in pending(db)  # nothing was answered

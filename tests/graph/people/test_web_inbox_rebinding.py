@@ -79,7 +79,7 @@ def test_a_rebinding_page_can_read_nothing_and_approve_nothing(gated):
             assert read.status_code == 403 and "set-cookie" not in read.headers
             assert (
                 read.text
-                == f"refused: Host '{FORGED}:{served.port}' is not this inbox's address (127.0.0.1:{served.port})\n"
+                == f"refused: Host '{FORGED}:{served.port}' is not this app's address (127.0.0.1:{served.port})\n"
             )
         posted = client.post(f"{served.url}/reply", data=form, headers={**forged, **origin})
         assert posted.status_code == 403 and form["token"] not in posted.text
@@ -112,12 +112,12 @@ def test_a_post_without_the_session_cookie_is_refused(gated):
         with httpx.Client(timeout=30) as stranger:
             for url in (f"{served.url}/", f"{served.url}/runs/g", f"{served.url}/?key=guessed"):
                 assert stranger.get(url, follow_redirects=False).status_code == 401
-            stranger.cookies.set(f"warrant_inbox_{served.port}", "guessed")
+            stranger.cookies.set(f"warrant_web_{served.port}", "guessed")
             posted = stranger.post(f"{served.url}/reply", data=form, headers={"Origin": served.url})
         assert posted.status_code == 401
         assert (
             posted.text
-            == f"refused: no session: open the URL `warrant inbox --serve` printed (http://127.0.0.1:{served.port}/?key=…)\n"
+            == f"refused: no session: open the URL `warrant web` printed for you (http://127.0.0.1:{served.port}/?key=…)\n"
         )
     assert still_waiting(gated)
 
@@ -131,7 +131,7 @@ def test_a_form_cannot_choose_who_approves_and_ports_are_random(gated):
             posted = client.post(f"{mine.url}/reply", data={**form, field: "alice"}, headers=origin)
             assert posted.status_code == 400
             assert (
-                f"a form cannot name who replies; this inbox signs as {getpass.getuser()!r}"
+                f"a form cannot name who replies; this app signs as {getpass.getuser()!r}"
                 in html.unescape(posted.text)
             )
         assert still_waiting(gated)
