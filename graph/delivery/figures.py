@@ -61,7 +61,7 @@ def _draw(axes: Any, plot: Mapping[str, Any], x: list[Any], y: list[float] | Non
             raise FigureError(f"{len(x)} bars: at most {MAX_BARS} can be read")
         positions = range(len(x))
         axes.bar(positions, y, color="#4c72b0")
-        axes.set_xticks(list(positions), [str(value)[:24] for value in x], rotation=45, ha="right")
+        axes.set_xticks(list(positions), [str(value)[:32] for value in x], rotation=45, ha="right")
     else:
         axes.plot(_numbers(x, plot["x"]), y, marker="o", color="#4c72b0")
     axes.set_xlabel(plot["x"])

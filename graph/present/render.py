@@ -174,7 +174,8 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
     fenced block holds no anchor: the block is split there)."""
     if item.get("kind") == "human_answer":
         return _answer_markdown(item, cited)
-    args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key != "path")
+    hidden = {"path", *(("query", "plot") if item.get("computed") else ())}  # shown below
+    args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key not in hidden)
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     if carried := item.get("carried_from"):
         via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"

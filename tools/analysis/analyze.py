@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tools.analysis.query import AnalyzeArgs
+from tools.analysis.query import AnalyzeArgs, Plot
 from tools.analysis.sandbox import MAX_ROWS, Result, run_query
 from tools.analysis.tables import table_file
 from tools.excerpt import Excerpt, make_excerpt, make_line
@@ -51,8 +51,14 @@ def computed_of(args: AnalyzeArgs, result: Result) -> dict[str, Any]:
         "columns": list(result.columns),
         "rows": [list(row) for row in result.rows],
         "total": result.total,
-        **({"plot": args.plot.model_dump()} if args.plot is not None else {}),
+        **({"plot": _plain(args.plot)} if args.plot is not None else {}),
     }
+
+
+def _plain(plot: Plot | dict[str, Any]) -> dict[str, Any]:
+    """The plot as JSON: the executor builds the arguments it approved without validating them
+    again (`model_construct`), so a nested model arrives as the dict the guard checked."""
+    return plot.model_dump() if isinstance(plot, Plot) else Plot.model_validate(plot).model_dump()
 
 
 def _summary(result: Result, tables: Mapping[str, Record]) -> str:

@@ -161,7 +161,8 @@ def test_an_empty_or_stale_answer_never_blanks_the_page(browser, tmp_path):
 def test_a_shared_revision_opens_for_its_reader_only(browser, tmp_path):
     db = str(tmp_path / "w.sqlite")
     for command in (
-        ("run", "R42", "--thread", "D", "--db", db, "-q"),
+        ("run", "STA1", "--chooser", "file:lab/choosers/sta1_analyze.jsonl", "--thread", "D")
+        + ("--db", db, "-q"),
         ("continue", "D", "--thread", "D2", "--db", db, "-q"),
         ("share", "D", "--rev", "1", "--to", "bob", "--db", db),
     ):
@@ -171,8 +172,12 @@ def test_a_shared_revision_opens_for_its_reader_only(browser, tmp_path):
     with served_web(db, "--as", "alice", *options, env=SECRET) as served:
         bob = opened(browser, served, "bob")
         bob.goto(f"{served.url}/runs/D/artifacts/handover.html")
-        assert bob.locator("h1").inner_text().startswith("Handover: R42")
-        assert bob.locator("#e1").count() == 1 and bob.locator("#e3 .line").count() > 0
+        assert bob.locator("h1").inner_text().startswith("Handover: STA1")
+        assert bob.locator("#e1 .line").count() > 0  # the comparison, quoted
+        computed = bob.locator("#e2")  # the analysis: marked computed, its figure drawn
+        assert computed.locator(".computed-tag").inner_text() == "computed — not a source fact"
+        assert computed.locator("figure img").count() == 1
+        assert bob.locator("a.cite").evaluate_all("l => l.map(a => a.hash)") == ["#e1", "#e2"]
         shot(bob, "artifact-html.png", tmp_path)
         other = bob.goto(f"{served.url}/runs/D2/artifacts/handover.html")
         assert other is not None and other.status == 403
