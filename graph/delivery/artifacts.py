@@ -133,7 +133,7 @@ def canonical_json(value: Mapping[str, Any]) -> str:
 
 def _figures(handover: Mapping[str, Any]) -> list[tuple[str, str, str | None, str | None]]:
     """(ref, name, svg or None, error or None) for each computed result with a plot."""
-    drawn = []
+    drawn: list[tuple[str, str, str | None, str | None]] = []
     for item in handover.get("evidence", ()):
         computed = item.get("computed") or {}
         if "plot" not in computed:

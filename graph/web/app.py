@@ -22,7 +22,7 @@ from typing import Any
 
 import uvicorn
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware

@@ -28,7 +28,7 @@ MEMORY_LIMIT = "256MB"
 MAX_ROWS = 200
 """Result rows kept on the receipt; the rest are counted."""
 MAX_CELL_CHARS = 200
-SETTINGS = {
+SETTINGS: dict[str, str | int | float | list[str]] = {
     "memory_limit": MEMORY_LIMIT,
     "threads": 1,
     "autoinstall_known_extensions": False,
@@ -81,7 +81,7 @@ def run_query(query: str, tables: Sequence[TableFile], seconds: float | None = N
 
 @contextmanager
 def _locked(tables: Sequence[TableFile]) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(":memory:", config=dict(SETTINGS))
+    connection = duckdb.connect(":memory:", config=SETTINGS)
     try:
         for table in tables:
             connection.execute(_load_statement(table), [str(table.path)])

@@ -160,9 +160,9 @@ def test_an_empty_or_stale_answer_never_blanks_the_page(browser, tmp_path):
 
 def test_a_shared_revision_opens_for_its_reader_only(browser, tmp_path):
     db = str(tmp_path / "w.sqlite")
+    analysed = "file:lab/choosers/sta1_analyze.jsonl"
     for command in (
-        ("run", "STA1", "--chooser", "file:lab/choosers/sta1_analyze.jsonl", "--thread", "D")
-        + ("--db", db, "-q"),
+        ("run", "STA1", "--chooser", analysed, "--thread", "D", "--db", db, "-q"),
         ("continue", "D", "--thread", "D2", "--db", db, "-q"),
         ("share", "D", "--rev", "1", "--to", "bob", "--db", db),
     ):
