@@ -150,6 +150,13 @@ class WarrantState(TypedDict, total=False):
     """A person's stop the run took in (`nodes.control`): who, when they asked, why."""
     handover: Handover
     """The final report; present once the run has ended."""
+    view: dict[str, Any]
+    """What the last step did, for a person watching the state (Studio): its node, the turn's
+    proposal and decision, the receipts and refusals it committed (`nodes.view`); replaced at
+    every step, never accumulated."""
+    messages: list[dict[str, Any]]
+    """The goal as the person's message and the published handover as the agent's (`nodes.view`),
+    in the shape chat clients read; bounded."""
     seals: Annotated[dict[str, str], merge_seals]
     """The seal of every other channel's value, by channel: proof the run wrote it."""
     tampered: Annotated[list[dict[str, Any]], append]

@@ -33,6 +33,7 @@ from nodes.integrity import (
 )
 from nodes.record import as_arrivals, commit_arrivals, committed
 from nodes.staged import StagedWrites
+from nodes.view import step_view
 
 State = dict[str, Any]
 """A state or an update as the node layer (`nodes/`) takes and returns it."""
@@ -71,6 +72,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
 
     def call(state: State, config: RunnableConfig, runtime: Runtime[WarrantContext]) -> State:
         scope = scope_of(config)
+        arrivals = list(state.get("arrivals") or ())
         found = unsealed_fields(state, scope, inputs) or out_of_step(state, runtime.store, scope)
         staged = StagedWrites(
             bound_store(runtime.store), context_of(runtime).clock, scope
@@ -88,6 +90,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
             crashpoints.pause("before", name, state)
             update = node(state, **{key: given[key] for key in wants})
             crashpoints.pause("after", name, state)
+        update = {**update, "view": step_view(name, update, arrivals)}
         recorded = committed(update, state, staged, scope, write="cursor" not in found)
         staged.flush()
         sealed = seal_update(arrived | recorded, scope)

@@ -49,6 +49,7 @@ from nodes.record import (
 )
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
+from nodes.view import goal_message, handover_message
 from tools.records.registry import Scenario
 
 
@@ -99,7 +100,14 @@ def handover(
     ]
     if "report" in report and status != TAMPERED:  # a continuation: its report's next revision
         publish_revision(store, report["report"], report["revision"], thread)
-    return {**recorded, "status": status, "handover": report, "events": events}
+    messages = [goal_message(report["goal"]), handover_message(report)]
+    return {
+        **recorded,
+        "status": status,
+        "handover": report,
+        "events": events,
+        "messages": messages,
+    }
 
 
 def end_facts(
