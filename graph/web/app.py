@@ -39,7 +39,7 @@ from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
 from graph.runs.runner import RunError, resume
 from graph.web.gate import Gate, Person, gate_check, refused
-from graph.web.runs import events_after, run_page, run_rows, shared_threads
+from graph.web.runs import events_after, run_page, run_rows, visible_threads
 from nodes.context import WarrantContext
 
 TEMPLATES = Environment(
@@ -65,8 +65,9 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
     operator = next(person.name for person in gate.people if person.role == "operator")
 
     def visible(person: Person) -> frozenset[str] | None:
-        """The threads `person` may see: all (None) for the operator."""
-        return None if person.role == "operator" else shared_threads(db, person.name)
+        """The threads `person` may see: all (None) for the operator; a reader's own and those
+        shared with them."""
+        return None if person.role == "operator" else visible_threads(db, person.name)
 
     async def index(request: Request) -> HTMLResponse:
         person = request.state.person
@@ -80,7 +81,7 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
 
     async def run(request: Request) -> Response:
         thread, person = request.path_params["thread"], request.state.person
-        if (reason := await run_in_threadpool(_hidden, visible(person), thread)) is not None:
+        if (reason := _hidden(await run_in_threadpool(visible, person), thread)) is not None:
             return _message(reason, 403)
         page = await run_in_threadpool(run_page, db, thread, operator)
         if page is None:
@@ -94,7 +95,7 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
     async def handover(request: Request) -> Response:
         """The handover's `<article>` alone, for a live page to put in place of its own."""
         thread = request.path_params["thread"]
-        if _hidden(visible(request.state.person), thread) is not None:
+        if _hidden(await run_in_threadpool(visible, request.state.person), thread) is not None:
             return _message("not shared with you", 403)
         page = await run_in_threadpool(run_page, db, thread, operator)
         if page is None:
@@ -105,7 +106,7 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
 
     async def events(request: Request) -> Response:
         thread = request.path_params["thread"]
-        if _hidden(visible(request.state.person), thread) is not None:
+        if _hidden(await run_in_threadpool(visible, request.state.person), thread) is not None:
             return _message("not shared with you", 403)
         after = _after(request)
         return EventSourceResponse(_stream(db, thread, after, request), ping=15)

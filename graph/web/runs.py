@@ -79,9 +79,19 @@ def run_rows(db: str, only: frozenset[str] | None = None) -> list[RunRow]:
     return rows
 
 
-def shared_threads(db: str, reader: str) -> frozenset[str]:
+def visible_threads(db: str, reader: str) -> frozenset[str]:
+    """The runs a reader may see: those shared with them, and their own (a served run they
+    started, or one whose artifacts they published)."""
     with reading_graph(db) as graph:
-        return frozenset(share.thread for share in shares_of(store_of(graph), reader))
+        store = store_of(graph)
+        shared = {share.thread for share in shares_of(store, reader)}
+        own = set()
+        for thread in thread_ids(saver_of(graph)):
+            values = graph.get_state(config_of(thread)).values
+            index = published(store, thread)
+            if values.get("started_by") == reader or (index is not None and index.owner == reader):
+                own.add(thread)
+    return frozenset(shared | own)
 
 
 def run_page(db: str, thread: str, publisher: str) -> RunPage | None:
