@@ -604,8 +604,11 @@ def _check_call(
             if validated.get(name) is None and name in spec.optional_records:
                 continue
             resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
-        if spec.family_field is not None:
-            family = scenario.family(validated[spec.family_field], spec.family_kind, spec.name)
+        named = validated.get(spec.family_field) if spec.family_field is not None else None
+        if spec.family_field is not None and (
+            named is not None or spec.family_field not in spec.optional_records
+        ):
+            family = scenario.family(named, spec.family_kind, spec.name)
         if spec.tables_field is not None:
             for table, record_id in validated[spec.tables_field].items():
                 record = scenario.lookup(record_id, spec.table_kinds, spec.name)

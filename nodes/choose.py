@@ -108,7 +108,11 @@ def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
     chooser names a family by its glob); then the admitted MCP tools, as pinned (`server.tool`,
     the description and input schema their pins cover; what a server offers beyond them is
     never shown)."""
-    family_tools = {spec.name for spec in tools_of(grant["profile"]).values() if spec.family_field}
+    family_tools = {
+        spec.name
+        for spec in tools_of(grant["profile"]).values()
+        if spec.family_field and spec.family_field not in spec.optional_records
+    }
     shown = describe(grant["profile"])
     if not grant.get("families"):
         shown = tuple(entry for entry in shown if entry["name"] not in family_tools)

@@ -45,7 +45,7 @@ class ToolSpec:
     family_kind: RecordKind = "log"
     """The kind of record a family's members must be."""
     optional_records: tuple[str, ...] = ()
-    """Of `record_fields`, those a call may leave out (None)."""
+    """Of `record_fields` and `family_field`, those a call may leave out (None)."""
     tables_field: str | None = None
     """The argument that maps table names to record ids (`analyze`), each resolved by the guard
     to the admitted record the executor reads as field `tables.NAME`."""
@@ -181,7 +181,9 @@ ANALYZE = ToolSpec(
         "One SQL SELECT (DuckDB) over approved run histories and STA path tables loaded as"
         " tables (tables maps a name to a record id; an STA report's table has corner, mode,"
         " path_type, path_group, endpoint, startpoint, slack, status, unconstrained, truncated,"
-        " line). Its result is computed, never a source fact; plot draws it into the report."
+        " line); family reads a family of logs as triage does into table verdicts (member, test,"
+        " status, signature, note). Its result is computed, never a source fact; plot draws it"
+        " into the report."
     ),
     args_model=AnalyzeArgs,
     record_fields=(),
@@ -189,6 +191,8 @@ ANALYZE = ToolSpec(
     run=analyze.run,
     tables_field=analyze.TABLES_FIELD,
     table_kinds=("history", "sta_report"),
+    family_field="family",
+    optional_records=("family",),
 )
 
 _SPECS = {

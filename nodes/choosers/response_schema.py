@@ -92,7 +92,8 @@ def _tool(
     is of that kind (no call of it could be allowed)."""
     kinds = spec.table_kinds if spec.tables_field else (spec.record_kind,)
     ids = [record["id"] for record in records if record["kind"] in kinds]
-    if not (globs if spec.family_field else ids):
+    readable = (ids or globs) if spec.tables_field else (globs if spec.family_field else ids)
+    if not readable:
         return None
     args = server_safe(spec.args_model.model_json_schema())
     for field in spec.record_fields:
@@ -102,7 +103,13 @@ def _tool(
         if optional and not ids:
             args["properties"][field] = {"type": "null"}
     if spec.family_field:
-        args["properties"][spec.family_field] = {"type": "string", "enum": list(globs)}
+        family = {"type": "string", "enum": list(globs)}
+        optional = spec.family_field in spec.optional_records
+        args["properties"][spec.family_field] = (
+            ({"anyOf": [family, {"type": "null"}]} if globs else {"type": "null"})
+            if optional
+            else family
+        )
     if spec.tables_field:
         table = args["properties"][spec.tables_field]
         names = {pattern: {"type": "string", "enum": ids} for pattern in table["patternProperties"]}

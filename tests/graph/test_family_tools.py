@@ -191,3 +191,23 @@ def test_a_member_swapped_for_a_symlink_after_admission_is_not_followed(tmp_path
     assert [member.path for member in members] == [str(tmp_path / i) for i in ids]
     read = triage.run_family(members, workers=1)
     assert f"not read: {ids[1]} " in read.summary and "1 not read" in read.summary
+
+
+def test_analyze_reads_a_family_as_verdicts_matching_the_reference(tmp_path):
+    """A nightly in SQL: the family read as triage reads it, one row per member; failures per
+    signature computed, and each count the reference's."""
+    query = (
+        "select signature, count(*) as failures from verdicts where status = 'fail'"
+        " group by signature order by failures desc, signature"
+    )
+    script = [call("a1", "analyze", query=query, family=GLOB), stop()]
+    state = run_embedded(str(nightly(tmp_path, script)))
+    [item] = state["evidence"]
+    assert item["error"] is None and item["family"]["members"] == 30
+    paths = {f"runs/{path.name}": path for path in sorted((tmp_path / "runs").glob("*.log"))}
+    want = reference.expected(paths)
+    counted = sorted(
+        ((sig, len(names)) for sig, names in want.buckets.items()), key=lambda b: (-b[1], b[0])
+    )
+    assert [tuple(row) for row in item["computed"]["rows"]] == counted
+    assert "verdicts = family runs/*.log (30 logs)" in item["summary"]

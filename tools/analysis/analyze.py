@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tools.analysis.query import AnalyzeArgs, Plot
+from tools.analysis.query import VERDICTS, AnalyzeArgs, Plot
 from tools.analysis.sandbox import MAX_ROWS, Result, run_query
-from tools.analysis.tables import table_file
+from tools.analysis.tables import table_file, verdicts_file
 from tools.excerpt import Excerpt, make_excerpt, make_line
-from tools.records.registry import Record
+from tools.logs.triage import Progress
+from tools.records.registry import Family, Record
 
 TABLES_FIELD = "tables"
 """The argument that maps table names to record ids: the guard resolves each to `tables.NAME`."""
@@ -33,13 +34,20 @@ def table_records(records: Mapping[str, Record]) -> dict[str, Record]:
     }
 
 
-def run(args: AnalyzeArgs, records: Mapping[str, Record]) -> Excerpt:
+def run(
+    args: AnalyzeArgs,
+    records: Mapping[str, Record],
+    family: Family | None = None,
+    progress: Progress | None = None,
+) -> Excerpt:
     tables = table_records(records)
     with tempfile.TemporaryDirectory(prefix="warrant-analysis-") as folder:
         files = [table_file(name, record, Path(folder)) for name, record in tables.items()]
+        if family is not None:
+            files.append(verdicts_file(VERDICTS, family.members, Path(folder), progress))
         result = run_query(args.query, files)
     return make_excerpt(
-        _summary(result, tables),
+        _summary(result, tables, family),
         [make_line(number, text) for number, text in enumerate(_lines(result), 1)],
         result.total > len(result.rows),
     ).model_copy(update={"computed": computed_of(args, result)})
@@ -61,8 +69,11 @@ def _plain(plot: Plot | dict[str, Any]) -> dict[str, Any]:
     return plot.model_dump() if isinstance(plot, Plot) else Plot.model_validate(plot).model_dump()
 
 
-def _summary(result: Result, tables: Mapping[str, Record]) -> str:
-    over = ", ".join(f"{name} = {record.id}" for name, record in tables.items())
+def _summary(result: Result, tables: Mapping[str, Record], family: Family | None) -> str:
+    named = [f"{name} = {record.id}" for name, record in tables.items()]
+    if family is not None:
+        named.append(f"{VERDICTS} = family {family.name} ({len(family.members)} logs)")
+    over = ", ".join(named)
     shown = "" if result.total <= MAX_ROWS else f" (the first {MAX_ROWS} shown)"
     return f"{COMPUTED}: {result.total} row(s){shown} computed by the query over {over}"
 

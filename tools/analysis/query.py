@@ -13,11 +13,14 @@ import re
 from typing import Annotated, Literal
 
 import duckdb
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from tools.args import RecordId, ToolArgs
+from tools.logs.familytools import FamilyName
 from tools.strict import StrictModel
 
+VERDICTS = "verdicts"
+"""The table a family of logs is read into."""
 MAX_QUERY_CHARS = 4000
 MAX_TABLES = 8
 TABLE_NAME = r"^[a-z][a-z0-9_]{0,30}$"
@@ -64,7 +67,18 @@ class Plot(StrictModel):
 class AnalyzeArgs(ToolArgs):
     query: Query
     """One SELECT over the tables below (DuckDB SQL)."""
-    tables: Annotated[dict[TableName, RecordId], Field(min_length=1, max_length=MAX_TABLES)]
+    tables: Annotated[dict[TableName, RecordId], Field(max_length=MAX_TABLES)] = {}
     """Table name → the exact id of an approved `history` or `sta_report` record."""
+    family: FamilyName | None = None
+    """A family of logs (a manifest glob as written, or log record ids), read as triage reads it
+    into table `verdicts`: member, test, status, signature, note."""
     plot: Plot | None = None
     """A figure of the result, drawn into the report's artifacts."""
+
+    @model_validator(mode="after")
+    def _something_to_read(self) -> AnalyzeArgs:
+        if not self.tables and self.family is None:
+            raise ValueError("name at least one table or a family")
+        if VERDICTS in self.tables and self.family is not None:
+            raise ValueError(f"table {VERDICTS!r} is the family's")
+        return self

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import csv
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.logs.triage import Progress, members_of, scan_family
 from tools.records.delimited import delimiter_for
 from tools.records.reading import check_time, open_record
 from tools.records.registry import HISTORY_COLUMNS, Record
@@ -93,3 +94,33 @@ def _path_cells(row: Row) -> list[object]:
         row.truncated,
         row.line,
     ]
+
+
+VERDICT_COLUMNS = {
+    "member": "VARCHAR",
+    "test": "VARCHAR",
+    "status": "VARCHAR",
+    "signature": "VARCHAR",
+    "note": "VARCHAR",
+}
+"""A family of logs as triage reads it: one row per member, its verdict (`pass`, `fail`, `none`:
+no verdict line, `unread`), its first error's masked signature (its bucket), and why it was not
+read or judged."""
+
+
+def verdicts_file(
+    name: str, members: Sequence[Record], folder: Path, progress: Progress | None = None
+) -> TableFile:
+    """The family's verdicts, read member by member as `triage` reads them, as table `name`."""
+    result = scan_family(members_of(members), progress=progress)
+    signature = {member: bucket.signature for bucket in result.buckets for member in bucket.members}
+    notes = dict(result.unread) | dict(result.notes)
+    target = folder / f"{name}.csv"
+    with target.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(VERDICT_COLUMNS)
+        for member, test, status in result.outcomes:
+            writer.writerow(
+                [member, test, status, signature.get(member, ""), notes.get(member, "")]
+            )
+    return TableFile(name, target, ",", VERDICT_COLUMNS)
