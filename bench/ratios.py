@@ -47,6 +47,7 @@ QUICK: dict[str, list[str]] = {
         "{tmp}",
     ],
     "memory_recall": ["bench/memory_recall.py", "--notes", "1000", "--reps", "15"],
+    "analyze": ["bench/analyze.py", "--rows", "100000", "--paths", "5000", "--reps", "7"],
 }
 """Each bench's quick command (from the project root, `{tmp}` a scratch folder of its own)."""
 
@@ -144,6 +145,7 @@ _PREFIXES = {
     "searchlogs": "searchlogs",
     "triage": "triage",
     "memory recall": "memory_recall",
+    "analyze": "analyze",
 }
 
 
