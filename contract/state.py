@@ -152,10 +152,10 @@ class WarrantState(TypedDict, total=False):
     """The final report; present once the run has ended."""
     view: dict[str, Any]
     """What the last step did, for a person watching the state (Studio): its node, the turn's
-    proposal and decision, the receipts and refusals it committed (`nodes.view`); replaced at
+    proposal and decision, the receipts and refusals it committed (`nodes.watched`); replaced at
     every step, never accumulated."""
     messages: list[dict[str, Any]]
-    """The goal as the person's message and the published handover as the agent's (`nodes.view`),
+    """The goal as the person's message and the published handover as the agent's (`nodes.watched`),
     in the shape chat clients read; bounded."""
     seals: Annotated[dict[str, str], merge_seals]
     """The seal of every other channel's value, by channel: proof the run wrote it."""

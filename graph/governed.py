@@ -33,7 +33,7 @@ from nodes.integrity import (
 )
 from nodes.record import as_arrivals, commit_arrivals, committed
 from nodes.staged import StagedWrites
-from nodes.view import step_view
+from nodes.watched import step_view
 
 State = dict[str, Any]
 """A state or an update as the node layer (`nodes/`) takes and returns it."""

@@ -28,7 +28,7 @@ from nodes.continuation import carried
 from nodes.human import served_identity
 from nodes.integrity import run_scope
 from nodes.record import event_at
-from nodes.view import goal_message
+from nodes.watched import goal_message
 from tools.mcp.admission import AdmittedMcpTool, McpRefused, McpUnavailable, admitted_tools
 from tools.records.registry import Scenario, load_scenario
 

@@ -7,7 +7,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.build import compile_graph
 from nodes.context import WarrantContext
-from nodes.view import MAX_ITEMS, step_view
+from nodes.watched import MAX_ITEMS, step_view
 from tests.helpers import R42_HISTORY, call, stop
 
 
