@@ -206,13 +206,14 @@ def record_cassette(path: Path | None, result: Outcome) -> None:
         write_cassette(path, result.values.get("model_calls", []), result.lane_calls)
 
 
-def person(given: str | None) -> str:
-    """Who acts (`--as`, else the OS user), checked as a user name; bad input otherwise."""
+def person(given: str | None, option: str = "--as") -> str:
+    """Who acts (`--as`, else the OS user), or who is named (`option`), checked as a user name;
+    bad input otherwise."""
     by = given or os_user()
     if not USER_NAME.fullmatch(by):
         fail(
             ErrorKind.BAD_INPUT,
-            f"--as {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
+            f"{option} {escaped(by)!r} is not a user name (letters, digits and _.@+- only, at most 100)",
         )
     return by
 

@@ -22,7 +22,7 @@ from graph.cli.common import (
 )
 from graph.delivery.artifacts import content
 from graph.delivery.stored import Refused, delivery_store, ensure_published, share_revision
-from graph.errors import ErrorKind
+from graph.errors import ErrorKind, KindedError
 from graph.present.render import escaped
 from graph.runs.runner import RunError
 
@@ -82,7 +82,7 @@ def export(
         index = ensure_published(chosen_db(db), thread)
         with delivery_store(chosen_db(db)) as store:
             files = [(item, content(store, thread, item)) for item in index.artifacts]
-    except RunError as exc:
+    except KindedError as exc:
         failed(exc)
     if folder.exists() and not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{escaped(str(folder))} is not a folder")
@@ -112,7 +112,7 @@ def share(
     """Grant one reader one revision of a run's report: the web app then serves its artifacts to
     them, and to nobody else but its owner (another revision stays refused)."""
     thread = revision_of(thread_id, revision, db) if revision else thread_id
-    reader, by = person(to), person(responder)
+    reader, by = person(to, "--to"), person(responder)
     try:
         granted = share_revision(chosen_db(db), thread, reader, by, time.time())
     except RunError as exc:

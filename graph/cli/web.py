@@ -42,7 +42,7 @@ def web(
     127.0.0.1 until Ctrl-C. Prints one opening URL per person; with $WARRANT_WEB_SECRET set,
     sessions outlive a restart."""
     operator = Person(person(responder), "operator")
-    others = tuple(Person(person(name), "reader") for name in readers or ())
+    others = tuple(Person(person(name, "--reader"), "reader") for name in readers or ())
     if operator.name in {reader.name for reader in others}:
         fail(ErrorKind.BAD_INPUT, f"{operator.name} is the operator; --reader names someone else")
     serve_web(chosen_db(db), (operator, *others), port)

@@ -24,6 +24,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from graph.delivery.figures import FigureError, figure_svg
 from graph.delivery.html import ShownFigure, handover_page, shown_figure
+from graph.errors import ErrorKind, KindedError
 from graph.present.render import handover_markdown
 from nodes.record import space
 
@@ -100,10 +101,20 @@ def publish(store: BaseStore, thread: str, handover: Mapping[str, Any], owner: s
 
 
 def content(store: BaseStore, thread: str, artifact: Artifact) -> bytes | None:
+    """The artifact's bytes as stored, proven by its sha256 (an altered store is a
+    `KindedError` of kind `BROKEN_LEDGER`); None for a figure never drawn or bytes missing."""
     if artifact.sha256 is None:
         return None
     found = store.get(space(thread, ARTIFACTS), f"sha256:{artifact.sha256}")
-    return None if found is None else str(found.value["text"]).encode()
+    if found is None:
+        return None
+    data = str(found.value.get("text", "")).encode()
+    if hashlib.sha256(data).hexdigest() != artifact.sha256:
+        raise KindedError(
+            ErrorKind.BROKEN_LEDGER,
+            f"artifact {artifact.name} of run {thread} is not the one published (its sha256 differs)",
+        )
+    return data
 
 
 def render_artifacts(handover: Mapping[str, Any]) -> tuple[dict[str, str], list[Artifact]]:

@@ -109,3 +109,23 @@ def test_a_revision_is_published_once(action_file):
     assert (first.owner, first.revision, first.report) == ("alice", 1, "t1")
     html = next(item for item in first.artifacts if item.name == "handover.html")
     assert hashlib.sha256(content(store, "t1", html)).hexdigest() == html.sha256
+
+
+def test_bytes_altered_in_the_store_are_not_served_as_the_artifact(action_file):
+    import pytest
+
+    from graph.delivery.artifacts import ARTIFACTS
+    from graph.errors import ErrorKind, KindedError
+    from nodes.record import space
+
+    handover = analysed_run(action_file, {"kind": "histogram", "x": "fails"})
+    store = InMemoryStore()
+    index = publish(store, "t1", handover, "alice")
+    markdown = index.artifacts[0]
+    store.put(space("t1", ARTIFACTS), f"sha256:{markdown.sha256}", {"text": "# Root cause: X"})
+    with pytest.raises(KindedError) as altered:
+        content(store, "t1", markdown)
+    assert altered.value.kind == ErrorKind.BROKEN_LEDGER
+    assert str(altered.value) == (
+        "artifact handover.md of run t1 is not the one published (its sha256 differs)"
+    )
