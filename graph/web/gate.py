@@ -116,6 +116,12 @@ def gate_check(gate: Gate) -> Callable[[Request, Next], Awaitable[Response]]:
             return _opened(request, gate)
         cookie = request.cookies.get(gate.cookie, "")
         person = gate.session_person(cookie)
+        if person is None and "/artifacts/" in request.url.path:
+            return refused(
+                "an artifact's URL is only a locator: its owner, or a reader it was shared with,"
+                " opens it in a session of this app",
+                403,
+            )
         if person is None:
             return refused(
                 f"no session: open the URL `warrant web` printed for you (http://127.0.0.1:{gate.port}/?key=…)",

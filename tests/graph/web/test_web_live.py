@@ -189,4 +189,4 @@ def test_a_shared_revision_opens_for_its_reader_only(browser, tmp_path):
         listing = carol.goto(f"{served.url}/")
         assert listing is not None and carol.locator("#no-runs").count() == 1
         bare = httpx.get(f"{served.url}/runs/D/artifacts/handover.html", timeout=30)
-        assert bare.status_code == 401
+        assert bare.status_code == 403 and "an artifact's URL is only a locator" in bare.text
