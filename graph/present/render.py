@@ -182,7 +182,7 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
     lines = [
         "",
         f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
-        f"sha256 `{item['sha256'][:16]}…` · {item['summary']}"
+        f"{_digest(item.get('sha256'))} · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
     if computed := item.get("computed"):
@@ -194,6 +194,11 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
         note = FLAG_NOTES.get(flag, flag)
         lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
     return lines + _shown_markdown(item.get("shown"))
+
+
+def _digest(sha256: str | None) -> str:
+    """A receipt's digest, shortened; a call whose result never came back has none."""
+    return f"sha256 `{sha256[:16]}…`" if sha256 else "no sha256 (nothing came back)"
 
 
 def _fenced(ref: str, excerpt: list[Mapping[str, Any]], cited: set[int]) -> list[str]:
