@@ -21,7 +21,13 @@ from graph.cli.common import (
     revision_of,
 )
 from graph.delivery.artifacts import content
-from graph.delivery.stored import Refused, delivery_store, ensure_published, share_revision
+from graph.delivery.stored import (
+    Refused,
+    delivery_store,
+    ensure_published,
+    revoke_share,
+    share_revision,
+)
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import escaped
 from graph.runs.runner import RunError
@@ -106,13 +112,30 @@ def share(
         str | None,
         typer.Option("--as", help="Who shares it: the run's owner (default: your user name)."),
     ] = None,
+    withdraw: Annotated[
+        bool, typer.Option("--revoke", help="Withdraw the reader's grant of this revision instead.")
+    ] = False,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Grant one reader one revision of a run's report: the web app then serves its artifacts to
-    them, and to nobody else but its owner (another revision stays refused)."""
+    them, and to nobody else but its owner (another revision stays refused). --revoke withdraws it."""
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     reader, by = person(to, "--to"), person(responder)
+    if withdraw:
+        try:
+            withdrawn = revoke_share(chosen_db(db), thread, reader, by)
+        except RunError as exc:
+            failed(exc)
+        except Refused as exc:
+            fail(ErrorKind.CONFLICT, exc.reason)
+        if not withdrawn:
+            fail(
+                ErrorKind.NOT_FOUND,
+                f"run {escaped(thread)!r} was not shared with {escaped(reader)}",
+            )
+        typer.echo(f"withdrew {escaped(reader)}'s grant of run {escaped(thread)}")
+        return
     try:
         granted = share_revision(chosen_db(db), thread, reader, by, time.time())
     except RunError as exc:

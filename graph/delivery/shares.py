@@ -28,6 +28,20 @@ def grant(store: BaseStore, share: Share) -> None:
     )
 
 
+def revoke(store: BaseStore, thread: str, reader: str) -> bool:
+    """The grant of run `thread` to `reader` withdrawn (both entries, one batch); False if there
+    was none."""
+    if store.get(space(thread, SHARES), reader) is None:
+        return False
+    store.batch(
+        [
+            PutOp(space(thread, SHARES), reader, None),
+            PutOp(shared_with_space(reader), thread, None),
+        ]
+    )
+    return True
+
+
 def shares_of(store: BaseStore, reader: str) -> list[Share]:
     """Every grant naming `reader`."""
     found = store.search(shared_with_space(reader), limit=1000)

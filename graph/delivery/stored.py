@@ -10,7 +10,7 @@ from langgraph.store.base import BaseStore
 
 from graph.build import store_of
 from graph.delivery.artifacts import Artifact, Published, content, published
-from graph.delivery.shares import grant, shares_of
+from graph.delivery.shares import grant, revoke, shares_of
 from graph.errors import ErrorKind
 from graph.runs.runner import (
     RunError,
@@ -85,6 +85,15 @@ def may_read(db: str, thread: str, reader: str) -> str | None:
         return read_refusal(
             reader, index.owner, thread, index.report, index.revision, shares_of(store, reader)
         )
+
+
+def revoke_share(db: str, thread: str, to: str, by: str) -> bool:
+    """The grant of run `thread` to `to` withdrawn; only its owner may. False: there was none."""
+    index = ensure_published(db, thread, by)
+    if by != index.owner:
+        raise Refused(f"only the run's owner ({index.owner}) may withdraw a grant; you are {by}")
+    with delivery_store(db) as store:
+        return revoke(store, thread, to)
 
 
 def share_revision(db: str, thread: str, to: str, by: str, at: float) -> Share:

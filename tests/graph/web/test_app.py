@@ -78,3 +78,19 @@ def test_the_stream_sends_each_event_once_then_ended(store):
     assert numbers == seqs and kinds[-1] == "ended"
     resumed, _ = streamed(**{"Last-Event-ID": str(seqs[5])})
     assert resumed == seqs[6:]
+
+
+def test_a_grant_opens_a_run_to_its_reader_until_it_is_withdrawn(store):
+    bob, _ = client_of(store, BOB)
+    artifact = "/runs/D/artifacts/handover.json"
+    assert bob.get(artifact).status_code == 403
+    owner = json.loads(warrant("artifacts", "D", "--db", store, "--json", cwd=ROOT).stdout)["owner"]
+    shared = warrant("share", "D", "--to", "bob", "--as", owner, "--db", store, cwd=ROOT)
+    assert shared.returncode == 0, shared.stderr
+    assert 'id="run-D"' in bob.get("/").text and bob.get("/runs/D").status_code == 200
+    assert json.loads(bob.get(artifact).text)["thread_id"] == "D"
+    withdrawn = warrant(
+        "share", "D", "--to", "bob", "--as", owner, "--revoke", "--db", store, cwd=ROOT
+    )
+    assert withdrawn.stdout == "withdrew bob's grant of run D\n"
+    assert bob.get(artifact).status_code == 403 and bob.get("/runs/D").status_code == 403
