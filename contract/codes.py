@@ -157,6 +157,10 @@ class EventKind(StrEnum):
     """The run took in a person's stop (`warrant stop`) at a safe point: who, when asked, why."""
     STOPPED = "stopped"
     HANDOVER = "handover"
+    ENTERED = "entered"
+    """Entry answered a question directly from reference material (`warrant ask`): the question,
+    the route and its reason, what was read. A research route's decision is in its run's
+    `admitted` event instead."""
 
 
 class InteractionKind(StrEnum):

@@ -200,6 +200,7 @@ def admit(
         message_id=state.get("message_id"),
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),
+        **({"entry": entry} if (entry := entry_of(state, served)) else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
     values: Mapping[str, Any] = state
@@ -210,6 +211,7 @@ def admit(
         **continued,
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),
+        **({"entry": entry_of(state, served) or {}} if "entry" in values else {}),
         "request_sha256": request_digest(
             state["scenario"], pinned["goal"], pinned["chooser"], parent
         ),
@@ -220,6 +222,19 @@ def admit(
         "events": [admitted],
         "messages": [goal_message(pinned["goal"])],
     }
+
+
+def entry_of(state: WarrantState, served: bool) -> dict[str, str] | None:
+    """Entry's decision as the `admitted` event records it: the question, route and reason, each
+    a bounded string; None when absent, malformed, or sent by a server's caller (the server has no
+    Entry: a client's claim of one is not recorded as Warrant's)."""
+    given = state.get("entry")
+    if served or not isinstance(given, dict):
+        return None
+    fields = {key: given.get(key) for key in ("question", "route", "reason")}
+    if not all(isinstance(value, str) for value in fields.values()):
+        return None
+    return {key: str(value)[:2000] for key, value in fields.items()}
 
 
 def scheduled(given: object, manifest_sha256: str, at: float) -> ScheduleLink | None:

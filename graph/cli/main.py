@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from graph.cli import ask as cli_ask
 from graph.cli import control as cli_control
 from graph.cli import delivery as cli_delivery
 from graph.cli import eval as cli_eval
@@ -331,6 +332,7 @@ cli_control.register(app)
 cli_schedule.register(app)
 cli_delivery.register(app)
 cli_web.register(app)
+cli_ask.register(app)
 
 
 def main() -> None:

@@ -174,8 +174,7 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
     fenced block holds no anchor: the block is split there)."""
     if item.get("kind") == "human_answer":
         return _answer_markdown(item, cited)
-    hidden = {"path", *(("query", "plot") if item.get("computed") else ())}  # shown below
-    args = ", ".join(f"{key}={value!r}" for key, value in item["args"].items() if key not in hidden)
+    args = ", ".join(f"{key}={value!r}" for key, value in _shown_args(item).items())
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     if carried := item.get("carried_from"):
         via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"
@@ -194,6 +193,17 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
         note = FLAG_NOTES.get(flag, flag)
         lines.append(f"⚠ {flag} on line(s) {', '.join(flagged)}: {note}.")
     return lines + _shown_markdown(item.get("shown"))
+
+
+def _shown_args(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's arguments as its heading shows them: not the path (the heading names the
+    record); for a computation, not its query and plot (shown below it) nor what it left out."""
+    computed = bool(item.get("computed"))
+    return {
+        key: value
+        for key, value in item["args"].items()
+        if key != "path" and not (computed and (key in ("query", "plot") or value is None))
+    }
 
 
 def _digest(sha256: str | None) -> str:
@@ -390,7 +400,11 @@ def _event_summary(event: Mapping[str, Any]) -> str:
     payload = event["payload"]
     kind = event["type"]
     if kind == EventKind.ADMITTED:
-        return f"{payload['scenario']} · {len(payload['records'])} records · chooser {payload['chooser']}"
+        entered = payload.get("entry") or {}
+        via = f" · by warrant ask: {entered['route']}, {entered['reason']}" if entered else ""
+        return f"{payload['scenario']} · {len(payload['records'])} records · chooser {payload['chooser']}{via}"
+    if kind == EventKind.ENTERED:
+        return f"{payload['route']}: {payload['reason']}"
     if kind == EventKind.PROPOSED:
         return _proposal_summary(payload["raw"])
     if kind == EventKind.APPROVED:

@@ -264,6 +264,12 @@ def _entries_named(document: ManifestFile, record_id: str) -> list[RecordEntry]:
     ]
 
 
+def manifest_document(path: Path) -> ManifestFile:
+    """The manifest as written, checked, without admitting anything it names (no record is
+    opened); a `ManifestError` otherwise."""
+    return _parse_or_refuse(path, _manifest_bytes(path))
+
+
 def _manifest_bytes(path: Path) -> bytes:
     try:
         with open_regular(path) as handle:
@@ -384,6 +390,12 @@ def _resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
     if not resolved.is_relative_to(root):
         raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
     return resolved
+
+
+def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
+    """One record of a manifest admitted alone (confined to its folder, hashed): what a reader of
+    reference material opens, and nothing else of the manifest."""
+    return _admit_record(entry, manifest.resolve().parent, manifest)
 
 
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:

@@ -1,0 +1,129 @@
+"""`warrant ask "QUESTION"`: Entry routes a question to a direct answer from approved reference
+material, or to a governed run of one of your scenarios (`graph/entry/`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Annotated
+
+import typer
+
+from graph.cli.common import (
+    DbOption,
+    JsonOption,
+    QuietOption,
+    chosen_db,
+    fail,
+    failed,
+    print_json,
+    progress,
+)
+from graph.entry.ask import Asked, ask, record_direct, research_request
+from graph.entry.candidates import EntryError
+from graph.errors import ErrorKind
+from graph.present.render import escaped, handover_markdown
+from graph.runs.runner import RunError, admit_request, start
+from guards.entry import Route
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="ask")(ask_command)
+
+
+def ask_command(
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="Your question, quoted.")],
+    within: Annotated[
+        str | None,
+        typer.Option(
+            "--in",
+            help="Where to look: a built-in scenario, a manifest, or a folder of manifests"
+            " (default: the built-in scenarios and those under $WARRANT_SCENARIO_ROOTS).",
+        ),
+    ] = None,
+    research: Annotated[
+        bool,
+        typer.Option("--research", help="Research it in a governed run, whatever the rules say."),
+    ] = False,
+    direct: Annotated[
+        bool,
+        typer.Option(
+            "--direct", help="Answer from reference material only, whatever the rules say."
+        ),
+    ] = False,
+    chooser: Annotated[
+        str, typer.Option(help="The research run's chooser (as `warrant run --chooser`).")
+    ] = "scripted",
+    db: DbOption = None,
+    json_output: JsonOption = False,
+    quiet: QuietOption = False,
+) -> None:
+    """Ask a question: Entry answers it directly from approved reference material (skills,
+    specifications; no run's records are read) or researches it in a governed run of one of your
+    scenarios, and says which and why."""
+    if research and direct:
+        fail(ErrorKind.BAD_INPUT, "--research and --direct ask for opposite routes: give one")
+    forced: Route | None = "research" if research else "direct" if direct else None
+    try:
+        asked = ask(question, within, forced)
+    except EntryError as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc))
+    if asked.decision.route == "direct":
+        _answer_directly(asked, question, chosen_db(db), json_output)
+        return
+    _research(asked, question, chooser, db, json_output, quiet)
+
+
+def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) -> None:
+    try:
+        event = record_direct(db, asked, question, time.time())
+    except RunError as exc:
+        failed(exc)
+    answer = asked.answer
+    assert answer is not None
+    if json_output:
+        print_json({**asked.decision_json(), "answer": event["payload"], "unknown": answer.unknown})
+        return
+    lines = [
+        f"route: direct — {asked.decision.reason} (entry {asked.entry})",
+        "",
+        "From approved reference material only (skills and specifications; no run's records were read):",
+        "",
+        *(
+            f"- {quote.source} (sha256 {quote.sha256[:12]}…), line {quote.line}: {quote.text}"
+            for quote in answer.quotes
+        ),
+        *([answer.unknown] if answer.unknown else []),
+    ]
+    sys.stdout.write("\n".join(escaped(line) for line in lines) + "\n")
+
+
+def _research(
+    asked: Asked, question: str, chooser: str, db: str | None, json_output: bool, quiet: bool
+) -> None:
+    manifest = asked.candidates.chosen(asked.decision.scenario)
+    reference = (
+        asked.decision.scenario
+        if asked.decision.scenario and not manifest.is_absolute()
+        else str(manifest)
+    )
+    if not json_output and not quiet:
+        typer.echo(
+            f"route: research — {escaped(asked.decision.reason)} → {escaped(str(asked.decision.scenario))}"
+            f" ({asked.decision.profile}), thread {asked.entry}",
+            err=True,
+        )
+    try:
+        pinned = admit_request(reference, question, chooser, asked.entry, None)
+        request = research_request(asked, question, chooser, pinned)
+        result = start(request, chosen_db(db), progress(quiet, json_output))
+    except ValueError as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc))
+    except RunError as exc:
+        failed(exc)
+    if json_output:
+        print_json({**asked.decision_json(), "handover": result.handover})
+    else:
+        sys.stdout.write(handover_markdown(result.handover))
+    if result.pending:
+        raise typer.Exit(3)
