@@ -225,13 +225,14 @@ def admit(
 
 
 def entry_of(state: WarrantState, served: bool) -> dict[str, str] | None:
-    """Entry's decision as the `admitted` event records it: the question, route and reason, each
+    """Entry's decision as the `admitted` event records it: the question, route, reason and who
+    decided (`entry:rules`, `entry:model`), each
     a bounded string; None when absent, malformed, or sent by a server's caller (the server has no
     Entry: a client's claim of one is not recorded as Warrant's)."""
     given = state.get("entry")
     if served or not isinstance(given, dict):
         return None
-    fields = {key: given.get(key) for key in ("question", "route", "reason")}
+    fields = {key: given.get(key) for key in ("question", "route", "reason", "by")}
     if not all(isinstance(value, str) for value in fields.values()):
         return None
     return {key: str(value)[:2000] for key, value in fields.items()}

@@ -3,6 +3,7 @@ material, or to a governed run of one of your scenarios (`graph/entry/`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Annotated
@@ -25,6 +26,8 @@ from graph.errors import ErrorKind
 from graph.present.render import escaped, handover_markdown
 from graph.runs.runner import RunError, admit_request, start
 from guards.entry import Route
+from nodes.choosers.route import Route as Route_
+from nodes.choosers.route import RouteError, route_from_env
 
 
 def register(app: typer.Typer) -> None:
@@ -54,6 +57,14 @@ def ask_command(
     chooser: Annotated[
         str, typer.Option(help="The research run's chooser (as `warrant run --chooser`).")
     ] = "scripted",
+    entry: Annotated[
+        str | None,
+        typer.Option(
+            "--entry",
+            help="Who routes: rules, or model (the route of $WARRANT_MODEL, $OPENAI_BASE_URL)."
+            " Default: model when $WARRANT_MODEL is set, else rules.",
+        ),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
@@ -65,13 +76,21 @@ def ask_command(
         fail(ErrorKind.BAD_INPUT, "--research and --direct ask for opposite routes: give one")
     forced: Route | None = "research" if research else "direct" if direct else None
     try:
-        asked = ask(question, within, forced)
-    except EntryError as exc:
+        asked = ask(question, within, forced, model=_entry_route(entry))
+    except (EntryError, RouteError) as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     if asked.decision.route == "direct":
         _answer_directly(asked, question, chosen_db(db), json_output)
         return
     _research(asked, question, chooser, db, json_output, quiet)
+
+
+def _entry_route(entry: str | None) -> Route_ | None:
+    """The model route Entry asks, if it asks one."""
+    chosen = entry or ("model" if os.environ.get("WARRANT_MODEL", "").strip() else "rules")
+    if chosen not in ("rules", "model"):
+        raise EntryError(f"--entry {chosen!r}: give rules or model")
+    return route_from_env() if chosen == "model" else None
 
 
 def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) -> None:

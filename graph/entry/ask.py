@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -17,8 +17,10 @@ from contract.codes import EventKind
 from graph.build import store_of
 from graph.entry.candidates import Candidates, EntryError, candidates
 from graph.entry.direct import DirectAnswer, direct_answer
+from graph.entry.model_entry import model_choice
 from graph.runs.runner import RunRequest, reading_graph
 from guards.entry import EntryDecision, Route, decide_entry
+from nodes.choosers.route import Route as ModelRoute
 from nodes.record import ROOT, position
 
 ENTRIES = (ROOT, "entries")
@@ -33,6 +35,8 @@ class Asked:
     candidates: Candidates
     answer: DirectAnswer | None = None
     """For a direct route."""
+    actor: str = "entry:rules"
+    """Who decided: `entry:rules`, or `entry:model` (a refused model choice is the rules')."""
 
     def decision_json(self) -> dict[str, Any]:
         shown = asdict(self.decision)
@@ -45,26 +49,52 @@ def entry_id(question: str, at: float) -> str:
     return f"ask-{digest}"
 
 
-def ask(question: str, given: str | None, forced: Route | None, at: float | None = None) -> Asked:
-    """Entry's decision on `question`, and for a direct route its answer (nothing is recorded yet:
-    `record_direct`, or the research run's admission, records it)."""
+def ask(
+    question: str,
+    given: str | None,
+    forced: Route | None,
+    at: float | None = None,
+    model: ModelRoute | None = None,
+) -> Asked:
+    """Entry's decision on `question` (by `model`'s route when given and nothing is forced, else
+    by the rules), and for a direct route its answer (nothing is recorded yet: `record_direct`, or
+    the research run's admission, records it)."""
     if not question.strip():
         raise EntryError("the question is empty")
     found = candidates(given)
-    decision = decide_entry(question, found.cards, forced)
+    decision = _decided(question, found, forced, model)
     if decision.route == "research":
         found.chosen(decision.scenario)  # never outside the roots
-    asked = Asked(entry_id(question, time.time() if at is None else at), decision, found)
+    actor = "entry:model" if decision.reason.startswith("the model: ") else "entry:rules"
+    entry = entry_id(question, time.time() if at is None else at)
     if decision.route == "direct":
-        return Asked(
-            asked.entry, decision, found, direct_answer(question, found.manifests.values())
-        )
-    return asked
+        answer = direct_answer(question, found.manifests.values())
+        return Asked(entry, decision, found, answer, actor)
+    return Asked(entry, decision, found, None, actor)
+
+
+def _decided(
+    question: str, found: Candidates, forced: Route | None, model: ModelRoute | None
+) -> EntryDecision:
+    if model is None or forced is not None:
+        return decide_entry(question, found.cards, forced)
+    chosen = model_choice(model, question, found.cards)
+    if isinstance(chosen, EntryDecision):
+        return chosen
+    ruled = decide_entry(question, found.cards)
+    return replace(
+        ruled, reason=f"the model's choice was refused: {chosen}; by the rules: {ruled.reason}"
+    )
 
 
 def research_request(asked: Asked, question: str, chooser: str, pinned: RunRequest) -> RunRequest:
     """The governed run's request, carrying Entry's decision into its `admitted` event."""
-    entry = {"question": question, "route": "research", "reason": asked.decision.reason}
+    entry = {
+        "question": question,
+        "route": "research",
+        "reason": asked.decision.reason,
+        "by": asked.actor,
+    }
     return RunRequest(
         pinned.reference,
         pinned.goal,
@@ -81,7 +111,7 @@ def record_direct(db: str, asked: Asked, question: str, at: float) -> dict[str, 
     event = {
         "type": EventKind.ENTERED.value,
         "time": at,
-        "actor": "entry:rules",
+        "actor": asked.actor,
         "payload": {
             "question": question,
             "route": asked.decision.route,

@@ -125,6 +125,7 @@ def test_a_research_question_runs_governed_and_records_the_decision(folder, tmp_
         "question": "why did fifo_smoke fail?",
         "route": "research",
         "reason": shown["reason"],
+        "by": "entry:rules",
     }
 
 
