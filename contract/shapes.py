@@ -204,6 +204,17 @@ class EvidenceItem(TypedDict, total=False):
     `summary` and `excerpt` (the narrowed projection), or `withheld` with why (nothing shown)."""
 
 
+class EntryRecord(TypedDict):
+    """Entry's decision as a research run's `admitted` event records it (`warrant ask`)."""
+
+    question: str
+    route: str
+    """`direct` or `research`."""
+    reason: str
+    by: str
+    """`entry:rules` or `entry:model`."""
+
+
 class Handover(TypedDict, total=False):
     """The report a run ends with: evidence and unknowns, never a root cause."""
 

@@ -16,9 +16,11 @@ case-insensitively; nothing here opens a file.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from tools.records.cards import Card
 
 Route = Literal["direct", "research"]
 WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9]|[A-Za-z0-9]")
@@ -57,22 +59,6 @@ STA_CUES = (
 )
 IDENTIFIER = re.compile(r"[0-9_.]|[A-Z]{2}")
 """A word that reads as a name (R43, reset_smoke, setup_after.rpt), not a dictionary word."""
-GENERIC_NAMES = frozenset({"lab", "runs", "run", "log", "logs", "spec", "history", "sta", "csv"})
-"""Parts of record names too common to say which scenario a question is about."""
-
-
-@dataclass(frozen=True)
-class Card:
-    """What Entry may know of a scenario: never a record's content."""
-
-    id: str
-    """A built-in id or the manifest's path as the caller may run it."""
-    profile: str
-    goal: str
-    names: frozenset[str]
-    """Lower-cased names its records are known by: ids, file stems, folders, the scenario id."""
-    records: int
-    """How many records it approves (a family's members counted)."""
 
 
 @dataclass(frozen=True)
@@ -84,20 +70,6 @@ class EntryDecision:
     profile: str | None = None
     goal: str | None = None
     matched: tuple[str, ...] = ()
-
-
-def names_of(scenario_id: str, record_ids: Iterable[str]) -> frozenset[str]:
-    """The names a scenario's records are known by: each id, its file name and stem (`reset_smoke`
-    of `lab/runs/R42/reset_smoke.log`), its folders (`R42`), and the scenario id."""
-    names = {scenario_id.lower()}
-    for record_id in record_ids:
-        parts = [part for part in re.split(r"[/\\]", record_id.lower()) if part and "*" not in part]
-        if "*" not in record_id:
-            names.add(record_id.lower())
-        names.update(parts)
-        if parts:
-            names.add(parts[-1].split(".", 1)[0])
-    return frozenset(name for name in names if name not in GENERIC_NAMES and len(name) > 1)
 
 
 def decide_entry(

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from contract.codes import EventKind
+from contract.shapes import EntryRecord
 from contract.state import WarrantState
 from guards.action import shape_problem
 from guards.hooks import scenario_hooks
@@ -232,7 +233,7 @@ def entry_of(state: WarrantState, served: bool) -> dict[str, str] | None:
     given = state.get("entry")
     if served or not isinstance(given, dict):
         return None
-    fields = {key: given.get(key) for key in ("question", "route", "reason", "by")}
+    fields = {key: given.get(key) for key in EntryRecord.__required_keys__}
     if not all(isinstance(value, str) for value in fields.values()):
         return None
     return {key: str(value)[:2000] for key, value in fields.items()}

@@ -20,7 +20,8 @@ from graph.cli.common import (
     print_json,
     progress,
 )
-from graph.entry.ask import Asked, ask, record_direct, research_request
+from graph.entry.ask import Asked, record_direct, research_request
+from graph.entry.ask import ask as entry_ask
 from graph.entry.candidates import EntryError
 from graph.errors import ErrorKind
 from graph.present.render import escaped, handover_markdown
@@ -31,10 +32,10 @@ from nodes.choosers.route import RouteError, route_from_env
 
 
 def register(app: typer.Typer) -> None:
-    app.command(name="ask")(ask_command)
+    app.command()(ask)
 
 
-def ask_command(
+def ask(
     question: Annotated[str, typer.Argument(metavar="QUESTION", help="Your question, quoted.")],
     within: Annotated[
         str | None,
@@ -76,7 +77,7 @@ def ask_command(
         fail(ErrorKind.BAD_INPUT, "--research and --direct ask for opposite routes: give one")
     forced: Route | None = "research" if research else "direct" if direct else None
     try:
-        asked = ask(question, within, forced, model=_entry_route(entry))
+        asked = entry_ask(question, within, forced, model=_entry_route(entry))
     except (EntryError, RouteError) as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     if asked.decision.route == "direct":

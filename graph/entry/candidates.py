@@ -10,11 +10,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from guards.entry import Card
 from lab import builtin_manifests
 from nodes.admit import SCENARIO_ROOTS
 from tools.errors import ManifestError
-from tools.records.cards import card_of, cards_under
+from tools.records.cards import Card, card_of, cards_under
 
 
 class EntryError(ValueError):

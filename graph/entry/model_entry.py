@@ -13,9 +13,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from guards.egress import Taint, gate
-from guards.entry import Card, EntryDecision
+from guards.entry import EntryDecision
 from nodes.choosers.route import Route
 from nodes.choosers.transport import send
+from tools.records.cards import Card
 from tools.validation import describe_validation_error
 
 MAX_NAMES = 30

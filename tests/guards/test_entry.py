@@ -5,9 +5,9 @@ research, with the reason saying so."""
 
 import pytest
 
-from guards.entry import Card, decide_entry, names_of
+from guards.entry import decide_entry
 from lab import builtin_manifests
-from tools.records.cards import card_of
+from tools.records.cards import Card, card_of, names_of
 
 CARDS = tuple(card_of(path, scenario_id) for scenario_id, path in builtin_manifests().items())
 
