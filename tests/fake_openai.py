@@ -3,9 +3,13 @@
 Each POST to `/v1/chat/completions` takes the next scripted reply: a content string, or a dict with
 `content`, `status` (an HTTP error), `delay` (seconds before answering; a server shut down meanwhile
 never answers), `usage` (False: omit it; any other value is sent as it is, `None` as null),
-`truncate` (stream half of it and hang up), `finish_reason`, `message` (the whole message object,
-sent as it is), `body` (the whole HTTP body, sent as it is), `headers` (extra response headers) and
-`trickle` (seconds between each quarter of a JSON body: bytes keep coming, slower than a timeout).
+`tool_calls` (native tool calls, OpenAI's `{"id", "type", "function": {"name", "arguments"}}`, sent
+as they are; streamed, each as a delta naming it, then its arguments 16 characters a delta),
+`truncate` (stream half of the deltas, then hang up; with a `finish_reason`, end with it instead),
+`finish_reason` (default `tool_calls` with tool calls, else `stop`), `message` (the whole message
+object, sent as it is), `body` (the whole HTTP body, sent as it is), `headers` (extra response
+headers) and `trickle` (seconds between each quarter of a JSON body: bytes keep coming, slower than
+a timeout).
 Requests are kept for assertions (not their times: a test checks what a run recorded, never how
 long it took). A reply held back (`delay`, `trickle`) ends when the server stops, so the attempt's
 thread waiting on it ends too.
@@ -104,22 +108,16 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("x-request-id", f"req-{len(fake.requests)}")
                 self.end_headers()
-                content = reply.get("content", "")
-                pieces = [content[i : i + 16] for i in range(0, len(content), 16)] or [""]
+                deltas = _deltas(reply)
                 if reply.get("truncate"):
-                    pieces = pieces[: len(pieces) // 2]
-                for index, piece in enumerate(pieces):
-                    delta = (
-                        {"role": "assistant", "content": piece}
-                        if index == 0
-                        else {"content": piece}
-                    )
+                    deltas = deltas[: len(deltas) // 2]
+                for delta in deltas:
                     self._event(_chunk(delta, None))
-                if reply.get("truncate"):
+                if reply.get("truncate") and "finish_reason" not in reply:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                self._event(_chunk({}, reply.get("finish_reason", "stop")))
+                self._event(_chunk({}, _finish(reply)))
                 usage = reply.get("usage", True)
                 if usage is not False and (body.get("stream_options") or {}).get("include_usage"):
                     self._event({**_chunk({}, None), "choices": [], "usage": _usage(usage)})
@@ -154,6 +152,32 @@ def _usage(given: Any = True) -> Any:
     )
 
 
+def _finish(reply: dict[str, Any]) -> Any:
+    return reply.get("finish_reason", "tool_calls" if reply.get("tool_calls") else "stop")
+
+
+def _pieces(text: str) -> list[str]:
+    return [text[at : at + 16] for at in range(0, len(text), 16)]
+
+
+def _deltas(reply: dict[str, Any]) -> list[dict[str, Any]]:
+    """The streamed message: the content 16 characters a delta (the first names the role), then
+    each tool call as a delta with its id and name, then its arguments 16 characters a delta."""
+    pieces = _pieces(reply.get("content", "")) or [""]
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": pieces[0]}]
+    deltas += [{"content": piece} for piece in pieces[1:]]
+    for index, call in enumerate(reply.get("tool_calls", [])):
+        function = dict(call.get("function", {}))
+        arguments = function.pop("arguments", "")
+        head = {**call, "index": index, "function": {**function, "arguments": ""}}
+        deltas.append({"tool_calls": [head]})
+        deltas += [
+            {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+            for piece in _pieces(arguments)
+        ]
+    return deltas
+
+
 def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
     return {
         "id": "chatcmpl-s",
@@ -162,6 +186,13 @@ def _chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
         "model": MODEL,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
+
+
+def _message(reply: dict[str, Any]) -> dict[str, Any]:
+    """The scripted message; with tool calls and no content, the content is null, as OpenAI sends."""
+    if "tool_calls" not in reply:
+        return {"role": "assistant", "content": reply.get("content", "")}
+    return {"role": "assistant", "content": reply.get("content"), "tool_calls": reply["tool_calls"]}
 
 
 def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
@@ -173,10 +204,8 @@ def _completion(reply: dict[str, Any], number: int) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": reply.get(
-                    "message", {"role": "assistant", "content": reply.get("content", "")}
-                ),
-                "finish_reason": reply.get("finish_reason", "stop"),
+                "message": reply.get("message", _message(reply)),
+                "finish_reason": _finish(reply),
             }
         ],
     }

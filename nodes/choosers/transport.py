@@ -6,6 +6,8 @@ SDK retries off (`max_retries=0`): every retry is a new, recorded attempt. Whate
 completion (an error object, no choices, a bare string) is a failed attempt with a one-line error.
 A response cut short (the output limit reached, or a stream that ended early) is an error, never
 completed or guessed; its partial text is recorded. Missing usage stays unknown (`None`), never 0.
+A reply of native tool calls becomes the action document they state (`as_document`), which the
+guard then parses like any other text: the transport maps, it never repairs or decides.
 """
 
 from __future__ import annotations
@@ -20,16 +22,16 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import httpx
-from langchain_core.messages import AIMessage, HumanMessage
-from pydantic import BaseModel
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from pydantic import BaseModel, ValidationError
 
-from guards.action import MAX_DOCUMENT_CHARS
+from guards.action import MAX_DOCUMENT_CHARS, unique_keys
 from guards.egress import Outbound
 from nodes.choosers.route import Route, RouteError, check_base_url
-from tools.validation import one_line, storable_text
+from tools.validation import describe_validation_error, one_line, storable_text
 
 if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every command's start
     import openai
@@ -38,7 +40,9 @@ if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every co
 OUTPUT_LIMIT = "the output limit was reached; the response is incomplete"
 TRUNCATED = "the response ended without a finish reason (truncated)"
 CONTENT_FILTER = "the endpoint's content filter stopped the response"
-NATIVE_TOOL_CALLS = "native tool calls are not supported; return the action document as content"
+CALLS_FINISHED = ("stop", "tool_calls")
+"""The finish reasons of a reply whose native tool calls are whole, and so may be mapped (a reply
+cut short, or one ended another way, such as a content filter, is never taken as calls)."""
 RECORDED_CHARS = MAX_DOCUMENT_CHARS + 1
 """At most this much of a reply's text is recorded (and shown to the guard): one character more than
 the guard accepts, so its decision on the recorded prefix is its decision on the whole reply."""
@@ -63,7 +67,8 @@ class Reply:
     """What one attempt produced, as recorded: what the server sent, or why there is nothing."""
 
     content: str | None
-    """The message text, cut to `RECORDED_CHARS`; for a cut-short reply, the partial text."""
+    """The message text, cut to `RECORDED_CHARS`; for a cut-short reply, the partial text; for
+    native tool calls, the action document they state (`as_document`)."""
     finish_reason: str | None = None
     usage: dict[str, int | None] | None = None
     """Token counts as reported (a count not reported is None); None when no usage came, never 0."""
@@ -78,7 +83,8 @@ class Reply:
     retryable: bool = True
     """False when another attempt cannot help (401, 403, 404, a cassette that diverged)."""
     tool_calls: str | None = None
-    """Native tool calls as sent, as JSON text (cut like `content`); never executed."""
+    """The native tool calls as sent (`NativeCall`s, as JSON text, cut like `content`); never
+    executed: when they are mapped, `content` is the action document they state."""
     refusal: str | None = None
     """The model's refusal text, when it sent one."""
     chars: int | None = None
@@ -88,6 +94,15 @@ class Reply:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class NativeCall(TypedDict):
+    """One native tool call as the endpoint sent it: `arguments` is the JSON text it came as, not
+    parsed; a field left out is None, and one of another type is kept as it came."""
+
+    id: object
+    name: object
+    arguments: object
 
 
 def send(
@@ -184,8 +199,10 @@ def _attempt(
         # Any other failure, such as an HTTP 200 body that is not a completion, is a recorded
         # attempt too (no interrupt or other control flow can come from inside the client).
         except Exception as exc:
-            return Reply(None, error=_unusable(exc, responses))
-    return _reply(message)
+            calls = [] if route.stream else _body_calls(responses)
+            return Reply(None, error=_unusable(exc, responses), tool_calls=_recorded_calls(calls))
+    calls = _streamed_calls(message) if route.stream else _body_calls(responses)
+    return _reply(message, calls)
 
 
 def _output_limit(route: Route) -> dict[str, Any]:
@@ -219,34 +236,121 @@ def _streamed(
     return merged
 
 
-def _reply(message: AIMessage) -> Reply:
+def _reply(message: AIMessage, calls: list[NativeCall]) -> Reply:
     metadata = message.response_metadata or {}
     content = message.content if isinstance(message.content, str) else json.dumps(message.content)
     raw_usage = metadata.get("token_usage")
-    calls = [*message.tool_calls, *message.invalid_tool_calls]
     refusal = message.additional_kwargs.get("refusal")
     refusal = storable_text(refusal)[:2000] if isinstance(refusal, str) and refusal else None
     request_id = (
         (metadata.get("headers") or {}).get("x-request-id") or metadata.get("id") or message.id
     )
     finish = metadata.get("finish_reason")
-    reply = Reply(
-        **recorded_text(content),
-        finish_reason=_name(finish),
-        usage=usage_of(raw_usage),
-        model=_name(metadata.get("model_name")),
-        request_id=_name(request_id),
-        refusal=refusal,
-        tool_calls=recorded_text(_tool_calls_json(calls))["content"] if calls else None,
-    )
+    mapped = _calls_are_the_proposal(content, calls)
     error = (
         usage_problem(raw_usage)
         or (TRUNCATED if finish is None else None)
         or (OUTPUT_LIMIT if finish == "length" else None)
         or (f"the model refused: {one_line(refusal, 200)}" if refusal else None)
-        or (NATIVE_TOOL_CALLS if calls and not content.strip() else None)
+        or (_unfinished_calls(finish) if mapped and finish not in CALLS_FINISHED else None)
     )
-    return Reply(**{**reply.to_dict(), "error": error}) if error else reply
+    text = as_document(content, calls) if mapped and not error else content
+    return Reply(
+        **recorded_text(text),
+        finish_reason=_name(finish),
+        usage=usage_of(raw_usage),
+        model=_name(metadata.get("model_name")),
+        request_id=_name(request_id),
+        error=error,
+        refusal=refusal,
+        tool_calls=_recorded_calls(calls),
+    )
+
+
+def as_document(content: str, calls: list[NativeCall]) -> str:
+    """The action document a reply's native tool calls state, for the guard to parse like any
+    text the model returns (one path into the guard, and the ledger and cassettes record this
+    text, which is what the guard saw). Nothing is guessed or repaired: arguments that are not
+    JSON text as the guard parses it (strict, no repeated key), a missing name or id, go in as
+    they came (a string, null), so the guard refuses the document as `malformed_action` and says
+    which field is wrong; what decides stays the guard. (Arguments that are JSON but not an object
+    never come here: the client library cannot build its message with them, `_unreadable_calls`.)
+    The summary is the reply's prose, as it came, or else one naming the calls."""
+    names = ", ".join(call["name"] if isinstance(call["name"], str) else "?" for call in calls)
+    summary = content if content.strip() else one_line(f"native tool calls: {names}", 200)
+    document = {
+        "summary": summary,
+        "tool_calls": [
+            {"id": call["id"], "name": call["name"], "args": _arguments(call["arguments"])}
+            for call in calls
+        ],
+    }
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _arguments(raw: object) -> object:
+    """A call's arguments, parsed as the guard parses a document; else as they came."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw, object_pairs_hook=unique_keys)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def _calls_are_the_proposal(content: str, calls: list[NativeCall]) -> bool:
+    """Whether a reply's native calls, not its content, are what the guard is to see: content that
+    is a JSON object is the model's own document, and calls beside it are only recorded; prose, or
+    no content, leaves the calls, with the prose as their summary."""
+    if not calls:
+        return False
+    try:
+        return not isinstance(json.loads(content), dict)
+    except (ValueError, RecursionError):
+        return True
+
+
+def _unfinished_calls(finish: object) -> str:
+    return (
+        f"native tool calls that ended with finish reason {one_line(repr(finish), 40)} are not"
+        f" taken (only {' or '.join(CALLS_FINISHED)})"
+    )
+
+
+def _streamed_calls(message: AIMessage) -> list[NativeCall]:
+    """A stream's tool calls: its deltas merged by index, the arguments as the text they made up
+    (not `message.tool_calls`, where the client library completes partial JSON)."""
+    chunks = message.tool_call_chunks if isinstance(message, AIMessageChunk) else []
+    return [
+        NativeCall(id=chunk.get("id"), name=chunk.get("name"), arguments=chunk.get("args"))
+        for chunk in chunks
+    ]
+
+
+def _body_calls(responses: list[httpx.Response]) -> list[NativeCall]:
+    """A completion's tool calls, read from its body: the client library's own reading fills in
+    what is missing (`{}` for absent arguments, `""` for a name) and drops a call with no
+    function, which would be guessing."""
+    data = _body(responses[-1]) if responses else None
+    try:
+        raw = json.loads(data or b"null")["choices"][0]["message"].get("tool_calls")
+    except (ValueError, RecursionError, LookupError, TypeError, AttributeError):
+        return []
+    return [_native_call(call) for call in raw] if isinstance(raw, list) else []
+
+
+def _native_call(raw: object) -> NativeCall:
+    call = raw if isinstance(raw, dict) else {}
+    function = call.get("function")
+    function = function if isinstance(function, dict) else {}
+    return NativeCall(
+        id=call.get("id"), name=function.get("name"), arguments=function.get("arguments")
+    )
+
+
+def _recorded_calls(calls: list[NativeCall]) -> str | None:
+    """Native tool calls as recorded: JSON text, cut like a reply's text; None when none came."""
+    return recorded_text(json.dumps(calls, ensure_ascii=False))["content"] if calls else None
 
 
 def _cut_short(completion: Any, finish: str, error: str) -> Reply:
@@ -256,8 +360,10 @@ def _cut_short(completion: Any, finish: str, error: str) -> Reply:
     usage = getattr(completion, "usage", None)
     raw_usage = usage.model_dump() if isinstance(usage, BaseModel) else None
     fields = recorded_text(content) if isinstance(content, str) else {"content": None}
+    calls = getattr(getattr(choices[0], "message", None), "tool_calls", None) or []
     return Reply(
         **fields,
+        tool_calls=_recorded_calls([_native_call(_plain(call)) for call in calls]),
         finish_reason=finish,
         usage=usage_of(raw_usage),
         error=error,
@@ -286,7 +392,21 @@ def _unusable(exc: Exception, responses: list[httpx.Response]) -> str:
     """Why the attempt yielded nothing: what is wrong with the body, when one came."""
     body = _body(responses[-1]) if responses else None
     problem = body_problem(body) if body is not None else None
-    return problem or f"transport failed: {type(exc).__name__}: {one_line(str(exc), 200)}"
+    return (
+        problem
+        or _unreadable_calls(exc)
+        or f"transport failed: {type(exc).__name__}: {one_line(str(exc), 200)}"
+    )
+
+
+def _unreadable_calls(exc: Exception) -> str | None:
+    """Native calls the client library cannot build its message with: arguments that are JSON but
+    not an object (an array, a string). Not guessed, and not a document: a failed attempt."""
+    if not isinstance(exc, ValidationError):
+        return None
+    if not any(error["loc"][:1] == ("tool_calls",) for error in exc.errors()):
+        return None
+    return f"the reply's native tool calls cannot be read: {describe_validation_error(exc)}"
 
 
 def _body(response: httpx.Response) -> bytes | None:
@@ -294,7 +414,7 @@ def _body(response: httpx.Response) -> bytes | None:
         return None
     try:
         return response.content
-    except httpx.ResponseNotRead:  # a stream: its events were consumed by the SDK
+    except RuntimeError:  # ResponseNotRead (of httpx2, which the SDK uses): a consumed stream
         return None
 
 
@@ -367,15 +487,9 @@ def _name(value: object) -> str | None:
     return one_line(storable_text(value), 200) if isinstance(value, str) else None
 
 
-def _tool_calls_json(calls: list[Any]) -> str:
-    return json.dumps(
-        [
-            {"id": call.get("id"), "name": call.get("name"), "args": call.get("args")}
-            for call in calls
-        ],
-        ensure_ascii=False,
-        default=str,
-    )
+def _plain(value: object) -> object:
+    """An SDK object as the JSON it came as."""
+    return value.model_dump() if isinstance(value, BaseModel) else value
 
 
 def _json_type(value: object) -> str:

@@ -9,7 +9,6 @@ import pytest
 
 from guards.action import MAX_DOCUMENT_CHARS
 from nodes.choosers.cassette import write_cassette
-from nodes.choosers.transport import NATIVE_TOOL_CALLS
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import R42_LOG, call
 from tests.nodes.choosers.test_model import STOP, run_model
@@ -84,7 +83,8 @@ def message(**fields: object) -> dict:
     return {"message": {"role": "assistant", "content": None, **fields}}
 
 
-def test_native_tool_calls_are_recorded_and_never_executed(route_env):
+def test_native_tool_calls_are_recorded_as_sent_and_proposed_as_a_document(route_env):
+    """`test_native_tool_calls.py` has the rest: malformed calls, calls cut short, replay."""
     arguments = json.dumps({"path": R42_LOG, "query": "RST_CHK"})
     native = {
         "id": "t1",
@@ -95,11 +95,18 @@ def test_native_tool_calls_are_recorded_and_never_executed(route_env):
     route_env(server)
     state = run_model(server)
     reply = state["model_calls"][0]["reply"]
-    assert reply["error"] == NATIVE_TOOL_CALLS
+    assert reply["error"] is None
     assert json.loads(reply["tool_calls"]) == [
-        {"id": "t1", "name": "searchlogs", "args": {"path": R42_LOG, "query": "RST_CHK"}}
+        {"id": "t1", "name": "searchlogs", "arguments": arguments}
     ]
-    assert state["evidence"] == [] and state["refusals"] == []
+    assert json.loads(reply["content"]) == {
+        "summary": "native tool calls: searchlogs",
+        "tool_calls": [
+            {"id": "t1", "name": "searchlogs", "args": {"path": R42_LOG, "query": "RST_CHK"}}
+        ],
+    }
+    assert [(item["ref"], item["call_id"]) for item in state["evidence"]] == [("E1", "t1")]
+    assert state["refusals"] == []
 
 
 def test_a_refusal_is_recorded_and_said_as_such(route_env):
