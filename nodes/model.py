@@ -52,8 +52,9 @@ def prepare(view: ChooserView, state: WarrantState, at: float, store: BaseStore)
         return {"turn": turn, **not_asked(turn, at, "budget or deadline spent")}
     route = Route.model_validate(state["route"])
     try:
-        request = assemble(view, state["grant"], route)
-        key = assemble(_without_clock(view), state["grant"], route).sha256
+        questions = state.get("open_questions") or ()  # each a reminder of the request
+        request = assemble(view, state["grant"], route, questions)
+        key = assemble(_without_clock(view), state["grant"], route, questions).sha256
     except CapabilityGap as gap:  # the handover records the stop: no event here
         return {
             "turn": turn,

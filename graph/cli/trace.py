@@ -1,5 +1,6 @@
 """`warrant trace`: where a run's evidence went (stored, sent to the model, cited) and the first
-hand-off where some was lost; its spans exported over OTLP (`graph.present.tracing`)."""
+hand-off where some was lost; for a model run, which reminders each request delivered and which it
+dropped; its spans exported over OTLP (`graph.present.tracing`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from graph.present.tracing import (
     finished_spans,
     first_loss,
     otlp_configured,
+    reminder_flow,
+    reminder_line,
     span_specs,
 )
 from graph.runs.lanes import laned
@@ -49,11 +52,13 @@ def trace(
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Show where a run's evidence went: stored, sent to the model, cited; and the first loss."""
+    """Show where a run's evidence went: stored, sent to the model, cited; and the first loss;
+    for a model run, each request's reminders, delivered and dropped."""
     outcome = stored_outcome(thread_id, db)
     ledger = _ledger(thread_id, db, outcome.values)
     flows = evidence_flow(outcome.handover, ledger)
     loss = first_loss(flows)
+    reminders = reminder_flow(ledger)
     if export:
         if not otlp_configured():
             fail(
@@ -68,6 +73,7 @@ def trace(
                 "thread_id": thread_id,
                 "evidence": [asdict(flow) for flow in flows],
                 "first_loss": loss,
+                "reminders": [asdict(request) for request in reminders],
             }
         )
         return
@@ -79,6 +85,10 @@ def trace(
     console.print(
         f"first loss: {loss}" if loss else "no evidence lost: every item was stored, sent and cited"
     )
+    if reminders:  # a model run: what each request reminded the model of, and what it left out
+        console.print("reminders, per model request (delivered: in a request the model answered):")
+        for request in reminders:
+            console.print(reminder_line(request), markup=False)
 
 
 def export_if_configured(outcome: Outcome, db: str) -> None:

@@ -1,5 +1,5 @@
-"""A run as a trace: OpenTelemetry spans built from its sealed ledger, and where its evidence was
-lost on the way to the handover (`warrant trace`).
+"""A run as a trace: OpenTelemetry spans built from its sealed ledger, where its evidence was lost
+on the way to the handover, and which reminders each model request delivered (`warrant trace`).
 
 Spans are made after the fact from the ledger, with the ledger's own times: one span for the run,
 one per turn, one per node's entry (choose, model, guard, human, tool, runtime) and one per tool
@@ -150,6 +150,12 @@ def _attributes(event: Mapping[str, Any]) -> dict[str, Any]:
         for section in manifest.get("sections", ()):
             found[f"warrant.section.{section['name']}.sha256"] = section["sha256"]
         found["warrant.omitted"] = [item["ref"] for item in manifest.get("omitted", ())]
+        found["warrant.reminders.delivered"] = [
+            reminder["id"] for reminder in manifest.get("reminders_delivered", ())
+        ]
+        found["warrant.reminders.dropped"] = [
+            reminder["id"] for reminder in manifest.get("reminders_dropped", ())
+        ]
         if manifest.get("response_schema"):
             found["warrant.response_schema"] = manifest["response_schema"]
     usage = payload.get("usage")
@@ -366,3 +372,64 @@ def first_loss(flows: Sequence[Flow]) -> str | None:
         if not flow.cited:
             return f"{flow.ref} (turn {flow.turn}) reached the chooser but no hypothesis cites it"
     return None
+
+
+@dataclass(frozen=True)
+class ReminderFlow:
+    """One model request's reminders: those it carried, delivered only once the model answered
+    it (seed 001 §05: a reminder counts when it reached the model), and those left out, with why."""
+
+    lane: str
+    turn: int
+    request_sha256: str
+    answered: bool
+    """An attempt with this request got the model's reply (not an error)."""
+    delivered: list[str]
+    carried: list[str] | None
+    """The reminders in the request; None for a request recorded before reminders were listed."""
+    dropped: list[dict[str, str]]
+    """Each left out: its id and why (context sizing, over the count limit)."""
+
+
+def reminder_flow(ledger: Sequence[Mapping[str, Any]]) -> list[ReminderFlow]:
+    """For each model request of the run and its children, in ledger order: its reminders."""
+    answered = {
+        (event.get("lane") or "", event["payload"].get("request_sha256"))
+        for event in ledger
+        if event["type"] == EventKind.MODEL_REPLIED and event["payload"].get("error") is None
+    }
+    flows = []
+    for event in ledger:
+        if event["type"] != EventKind.REQUESTED:
+            continue
+        payload, lane = event["payload"], event.get("lane") or ""
+        manifest = payload.get("manifest") or {}
+        listed = manifest.get("reminders_delivered")
+        carried = None if listed is None else [reminder["id"] for reminder in listed]
+        sent = (lane, payload.get("sha256")) in answered
+        flows.append(
+            ReminderFlow(
+                lane,
+                event["turn"],
+                str(payload.get("sha256", "")),
+                sent,
+                list(carried or ()) if sent else [],
+                carried,
+                [dict(item) for item in manifest.get("reminders_dropped", ())],
+            )
+        )
+    return flows
+
+
+def reminder_line(flow: ReminderFlow) -> str:
+    """One request's reminders in one line: delivered, then dropped with why."""
+    where = f"{flow.lane} turn {flow.turn}" if flow.lane else f"turn {flow.turn}"
+    if flow.carried is None:
+        delivered = "not recorded (a request from before reminders were listed)"
+    elif flow.answered:
+        delivered = ", ".join(flow.delivered) or "none"
+    else:
+        carried = ", ".join(flow.carried) or "none"
+        delivered = f"none: the model never answered this request (it carried {carried})"
+    dropped = ", ".join(f"{item['id']} ({item['reason']})" for item in flow.dropped) or "none"
+    return f"{where} · delivered: {delivered} · dropped: {dropped}"

@@ -1,11 +1,18 @@
 """Context assembly for a model chooser: one request, in a fixed order, with a manifest.
 
 Sections, in order: protocol, action schema, grant, tool catalog, delegation and skills (when the
-run has them), goal, evidence, unknowns, refusals, reminders (seed 002 §3). Sizing reserves the output allowance and a framing allowance;
-protocol, schema, grant, catalog, goal and reminders are never dropped. When the rest does not fit,
-old evidence bodies are first replaced by hash-checked references, then refusals and unknowns are
-compacted; if the mandatory part alone does not fit, assembly stops with `CapabilityGap` instead of
-dropping a constraint. Evidence is quoted as data between explicit markers.
+run has them), goal, evidence, unknowns, refusals, reminders (seed 002 §3). Sizing reserves the output
+allowance and a framing allowance; protocol, schema, grant, catalog and goal are never dropped. When
+the rest does not fit, old evidence bodies are first replaced by hash-checked references, then
+refusals and unknowns are compacted, then reminders are dropped, lowest rank first; if even that does
+not fit, assembly stops with `CapabilityGap` instead of dropping a constraint. Evidence is quoted as
+data between explicit markers.
+
+Reminders (seed 001 §05) are short lines of guidance, each with a stable id (`budget`, `deadline`,
+`context`, `question:<interaction id>`, `turn`, `unexamined:<record id>`), at most `MAX_REMINDERS`.
+The manifest lists those the request carries (`reminders_delivered`, with their lines) and those left
+out, with why (`reminders_dropped`): only a line that is in the request sent can count as delivered.
+They are text for the model only: nothing reads them back, so they change no budget and end no run.
 
 What a request quotes and what it holds back for a remote route is `nodes.choosers.withholding`'s;
 the manifest lists what was held back, with its sha256. The finished text then passes the egress
@@ -16,7 +23,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -35,6 +43,7 @@ from nodes.choosers.withholding import (
     taint,
     unknowns_shown,
 )
+from nodes.evidence import family_members
 
 CHARS_PER_TOKEN = 4
 """A conservative estimate that needs no tokenizer; recorded in the manifest."""
@@ -79,8 +88,14 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
-    """The request for one model turn, or `CapabilityGap`."""
+def assemble(
+    view: ChooserView,
+    grant: dict[str, Any],
+    route: Route,
+    questions: Sequence[Mapping[str, Any]] = (),
+) -> Request:
+    """The request for one model turn, or `CapabilityGap`. `questions`: the run's open questions
+    (not in the view: a reminder names each)."""
     budget = route.context_tokens - route.max_output_tokens - FRAMING_TOKENS
     local = local_records(grant["records"], route.locality)
     shareable = {rid: r for rid, r in sources_of(grant).items() if r.get("share") == "any"}
@@ -88,41 +103,32 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
     held: list[dict[str, Any]] = []
     view_unknowns = unknowns_shown(view, evidence, held)
     view_refusals = refusals_shown(view, local, held)
-    mandatory_tokens = sum(tokens(text) for _, text in _mandatory(view)) + tokens(_reminders(view))
+    draft = _Draft(view, route, evidence, view_refusals, view_unknowns, list(view.notes))
+    mandatory_tokens = sum(tokens(text) for _, text in draft.mandatory)
     if mandatory_tokens > budget:
         raise CapabilityGap(
             f"the protocol, schema, grant, catalog and goal need about {mandatory_tokens} tokens; "
             f"the route allows {budget} after reserving {route.max_output_tokens} for the output"
         )
-    compaction: list[str] = []
-    refusals, unknowns, notes = view_refusals, view_unknowns, list(view.notes)
-    sections = _sections(view, evidence, refusals, unknowns, notes, route)
-    for block in sorted(evidence, key=lambda block: (block.turn, -block.size)):
-        if _total(sections) <= budget:
-            break
-        if block.quoted:
-            block.replace_by_reference("context budget")
-            compaction.append(f"{block.ref} body replaced by a reference")
-            sections = _sections(view, evidence, refusals, unknowns, notes, route)
-    if _total(sections) > budget and any(note.get("text") for note in notes):
-        compaction.append(f"{len(notes)} recalled note(s) replaced by references")
-        notes = [_by_reference(note) for note in notes]
-        sections = _sections(view, evidence, refusals, unknowns, notes, route)
-    if _total(sections) > budget and (len(refusals) > 3 or len(unknowns) > 5):
-        compaction.append(
-            f"refusals compacted to the last 3 of {len(refusals)}; unknowns to 5 of {len(unknowns)}"
-        )
-        refusals, unknowns = refusals[-3:], unknowns[:5]
-        sections = _sections(view, evidence, refusals, unknowns, notes, route)
-    if _total(sections) > budget:
+    wanted = reminders_for(view, grant, route, questions)
+    draft.reminders = wanted[:MAX_REMINDERS]
+    compaction = _compact(draft, budget)
+    if compaction:
+        wanted = _with_context(wanted, compaction, draft)
+        draft.reminders = wanted[:MAX_REMINDERS]
+    over = [{"id": r.id, "reason": OVER_THE_LIMIT} for r in wanted[MAX_REMINDERS:]]
+    dropped = _fit(draft, budget) + over
+    sections = draft.sections()
+    if (needed := _total(sections)) > budget:
         raise CapabilityGap(
-            f"the request needs about {_total(sections)} tokens even after compaction; the route allows {budget}"
+            f"the request needs about {needed} tokens even after compaction; the route allows {budget}"
         )
     outbound = gate(
         "\n\n".join(f"## {name}\n{body}" for name, body in sections),
         route.locality,
-        taint(view, evidence, local, [body for _, body in _mandatory(view)]),
+        taint(view, evidence, local, [body for _, body in draft.mandatory]),
     )
+    delivered, withheld = _sent_reminders(draft.reminders, outbound.text)
     manifest = {
         "version": MANIFEST_VERSION,
         "route": {"model": route.model, "locality": route.locality, "version": route.version},
@@ -142,6 +148,8 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
         "omitted": [block.omission for block in evidence if block.omission],
         "withheld": held,
         "compaction": compaction,
+        "reminders_delivered": [{"id": r.id, "line": r.line} for r in delivered],
+        "reminders_dropped": withheld + dropped,
         "egress": {"locality": route.locality, "withheld_spans": outbound.withheld},
     }
     if view.skills:  # which methods reached the model, by version and hash
@@ -149,6 +157,73 @@ def assemble(view: ChooserView, grant: dict[str, Any], route: Route) -> Request:
             {key: skill[key] for key in ("id", "version", "sha256")} for skill in view.skills
         ]
     return Request(outbound=outbound, sha256=digest(outbound.text), manifest=manifest)
+
+
+@dataclass
+class _Draft:
+    """The request's parts as sizing shrinks them."""
+
+    view: ChooserView
+    route: Route
+    evidence: list[EvidenceBlock]
+    refusals: list[dict[str, Any]]
+    unknowns: list[str]
+    notes: list[dict[str, Any]]
+    reminders: list[Reminder] = field(default_factory=list)
+    mandatory: list[tuple[str, str]] = field(init=False)
+    """Built once: sizing never changes it, and it is most of each measure."""
+
+    def __post_init__(self) -> None:
+        self.mandatory = _mandatory(self.view)
+
+    def sections(self) -> list[tuple[str, str]]:
+        return _sections(self)
+
+    def total(self) -> int:
+        return _total(self.sections())
+
+
+def _compact(draft: _Draft, budget: int) -> list[str]:
+    """Shrink `draft` towards `budget`: old evidence bodies by reference first, then recalled notes,
+    then refusals and unknowns. What was done, in words (empty: nothing had to go)."""
+    compaction: list[str] = []
+    for block in sorted(draft.evidence, key=lambda block: (block.turn, -block.size)):
+        if draft.total() <= budget:
+            break
+        if block.quoted:
+            block.replace_by_reference("context budget")
+            compaction.append(f"{block.ref} body replaced by a reference")
+    if draft.total() > budget and any(note.get("text") for note in draft.notes):
+        compaction.append(f"{len(draft.notes)} recalled note(s) replaced by references")
+        draft.notes = [_by_reference(note) for note in draft.notes]
+    refusals, unknowns = draft.refusals, draft.unknowns
+    if draft.total() > budget and (len(refusals) > 3 or len(unknowns) > 5):
+        compaction.append(
+            f"refusals compacted to the last 3 of {len(refusals)}; unknowns to 5 of {len(unknowns)}"
+        )
+        draft.refusals, draft.unknowns = refusals[-3:], unknowns[:5]
+    return compaction
+
+
+def _fit(draft: _Draft, budget: int) -> list[dict[str, str]]:
+    """Drop reminders, lowest rank first, until `draft` fits `budget`: those dropped, with why."""
+    dropped: list[dict[str, str]] = []
+    while draft.reminders and draft.total() > budget:
+        dropped.insert(0, {"id": draft.reminders.pop().id, "reason": CONTEXT_SIZING})
+    return dropped
+
+
+def _sent_reminders(kept: list[Reminder], text: str) -> tuple[list[Reminder], list[dict[str, str]]]:
+    """The reminders whose line is in the reminders section of `text` as gated (the last
+    section), and those the egress gate changed, which did not reach the model as written."""
+    sent = set(text.rpartition("## reminders\n")[2].split("\n"))
+    delivered = [reminder for reminder in kept if reminder.line in sent]
+    changed = [
+        {"id": reminder.id, "reason": "changed by the egress gate"}
+        for reminder in kept
+        if reminder.line not in sent
+    ]
+    return delivered, changed
 
 
 def _total(sections: list[tuple[str, str]]) -> int:
@@ -271,33 +346,165 @@ def _handoffs_text(handoffs: tuple[dict[str, Any], ...], local_refs: frozenset[s
     return "\n\n".join(blocks)
 
 
-def _sections(
-    view: ChooserView,
-    evidence: list[EvidenceBlock],
-    refusals: list[dict[str, Any]],
-    unknowns: list[str],
-    notes: list[dict[str, Any]],
-    route: Route,
-) -> list[tuple[str, str]]:
-    refused = [f"turn {r['turn']}: {r['code']} ({r['owner']}): {r['detail']}" for r in refusals]
+def _sections(draft: _Draft) -> list[tuple[str, str]]:
+    view = draft.view
+    refused = [
+        f"turn {r['turn']}: {r['code']} ({r['owner']}): {r['detail']}" for r in draft.refusals
+    ]
     return [
-        *_mandatory(view),
-        ("evidence", "\n\n".join(block.text for block in evidence) or "None yet."),
+        *draft.mandatory,
+        ("evidence", "\n\n".join(block.text for block in draft.evidence) or "None yet."),
         *(
-            [("children", _handoffs_text(view.handoffs, local_reads(evidence)))]
+            [("children", _handoffs_text(view.handoffs, local_reads(draft.evidence)))]
             if view.handoffs
             else []
         ),
-        *([(NOTES_SECTION, _notes_text(notes, route))] if view.has_memory else []),
-        ("unknowns", "\n".join(f"- {unknown}" for unknown in unknowns) or "None."),
+        *([(NOTES_SECTION, _notes_text(draft.notes, draft.route))] if view.has_memory else []),
+        ("unknowns", "\n".join(f"- {unknown}" for unknown in draft.unknowns) or "None."),
         ("refusals", "\n".join(refused) or "None."),
-        ("reminders", _reminders(view)),
+        ("reminders", "\n".join(reminder.line for reminder in draft.reminders) or "None."),
     ]
 
 
-def _reminders(view: ChooserView) -> str:
+# Reminders: text for the model only (seed 001 §05); nothing reads them back.
+
+MAX_REMINDERS = 8
+"""Reminder lines a request carries at most; those ranked lower are dropped, and listed."""
+MAX_REMINDER_CHARS = 200
+LOW_SHARE = 0.25
+"""Steps, evidence or seconds left at or below this share of the scenario's budget are pressure."""
+CONTEXT_SIZING = "context sizing"
+OVER_THE_LIMIT = f"over the count limit of {MAX_REMINDERS}"
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """One line of guidance: `id` is stable across turns (`budget`, `unexamined:<record id>`)."""
+
+    id: str
+    line: str
+
+
+def reminders_for(
+    view: ChooserView,
+    grant: Mapping[str, Any],
+    route: Route,
+    questions: Sequence[Mapping[str, Any]] = (),
+) -> list[Reminder]:
+    """The reminders this turn calls for, highest rank first: budget and deadline pressure, each
+    open question, the turn's line (what was the whole section before there were others), and,
+    under pressure only, each approved record not read yet (else the unknowns say so already)."""
+    left, budget = view.budget_left, grant.get("budget") or {}
+    pressure = [
+        Reminder(kind, line)
+        for kind, line in (
+            ("budget", _budget_line(left, budget)),
+            ("deadline", _deadline_line(left, budget)),
+        )
+        if line
+    ]
+    found = [*pressure, *(_question(question) for question in questions)]
+    found.append(Reminder("turn", _turn_line(view)))
+    if pressure:
+        found += _unexamined(view, grant, route)
+    return [Reminder(r.id, _bounded(r.line)) for r in found]
+
+
+def _low(total: float) -> int:
+    """How little left is pressure: a quarter of `total`, at least 1."""
+    return max(1, math.ceil(total * LOW_SHARE))
+
+
+def _budget_line(left: Mapping[str, float], budget: Mapping[str, Any]) -> str | None:
+    steps, evidence = int(left["steps"]), int(left["evidence"])
+    said = []
+    if steps <= _low(budget.get("steps", 0)):
+        said.append(
+            "this is the last turn: stop now, citing the evidence gathered"
+            if steps <= 1
+            else f"{steps} turns left including this one: leave one to stop with cited evidence"
+        )
+    if evidence <= _low(budget.get("evidence", 0)):
+        said.append(
+            "no evidence left to gather: a tool call would be refused"
+            if evidence <= 0
+            else f"{evidence} evidence item(s) left to gather: choose the read that matters most"
+        )
+    return f"Budget low: {'; '.join(said)}." if said else None
+
+
+def _deadline_line(left: Mapping[str, float], budget: Mapping[str, Any]) -> str | None:
+    """None with no seconds left: no request is made then, and the replay key, which leaves the
+    clock out (seconds 0), is the same whatever the time."""
+    seconds = left["seconds"]
+    if not 0 < seconds <= _low(budget.get("deadline_s", 0)):
+        return None
+    return f"Deadline near: about {int(seconds)} s left; a turn that starts after it is refused."
+
+
+def _question(question: Mapping[str, Any]) -> Reminder:
+    """An open question, by id and turn only: its text is in the unknowns."""
+    iid = str(question.get("interaction_id", ""))
+    return Reminder(
+        f"question:{iid}",
+        f"Your question {iid} of turn {question.get('turn', '?')} is still open; an answer, if one"
+        " comes, arrives as an H ref: go on meanwhile.",
+    )
+
+
+def _turn_line(view: ChooserView) -> str:
     left = view.budget_left
     return (
         f"Turn {view.turn}. Left: {left['steps']} turn(s) including this one, {left['evidence']} evidence "
         f"item(s), {int(left['seconds'])} s. Reply with one JSON action document."
     )
+
+
+def _unexamined(view: ChooserView, grant: Mapping[str, Any], route: Route) -> list[Reminder]:
+    """The listed approved records no evidence was read from: ids and kinds, as the grant shows
+    them to any route; a local one says the model would get a reference only."""
+    read = {source.get("record") for item in view.evidence for source in item.get("sources", ())}
+    read |= {
+        member
+        for item in view.evidence
+        if (family := item.get("family"))
+        for member in family_members(family, grant)
+    }
+    local = local_records(grant["records"], route.locality)
+    return [
+        Reminder(
+            f"unexamined:{record['id']}",
+            f"Approved {record['kind']} record {record['id']} has not been read"
+            + (
+                " (share = local: you would get a reference, not its text)."
+                if record["id"] in local
+                else "."
+            ),
+        )
+        for record in view.records
+        if record["id"] not in read
+    ]
+
+
+def _with_context(wanted: list[Reminder], compaction: list[str], draft: _Draft) -> list[Reminder]:
+    """`wanted` with the context reminder, ranked after budget and deadline pressure: what the
+    request leaves out to fit, in brief."""
+    refs = [
+        block.ref
+        for block in draft.evidence
+        if block.omission and block.omission["reason"] == "context budget"
+    ]
+    what = [f"{', '.join(refs)} by reference"] if refs else []
+    what += [item for item in compaction if not item.endswith(" body replaced by a reference")]
+    line = (
+        f"Context: this request was cut to fit the route's context budget ({'; '.join(what)});"
+        " cite what is shown by reference by its ref."
+    )
+    at = sum(1 for reminder in wanted if reminder.id in ("budget", "deadline"))
+    return [*wanted[:at], Reminder("context", _bounded(line)), *wanted[at:]]
+
+
+def _bounded(line: str) -> str:
+    """One line, at most `MAX_REMINDER_CHARS`."""
+    line = " ".join(line.split())
+    return line if len(line) <= MAX_REMINDER_CHARS else line[: MAX_REMINDER_CHARS - 1] + "…"
