@@ -85,6 +85,9 @@ class WarrantState(TypedDict, total=False):
     """The sha256 of the admitted request body, compared when a message id is reused."""
     route: dict[str, Any]
     """The model route pinned at admission (model choosers only); never holds a key."""
+    route_admission: dict[str, str]
+    """What admitted the model route for the profile (`guards.route_admission`): the passing
+    evaluation report's figures, or a person's override with the refusal it overrode."""
     request: dict[str, Any]
     """The latest model request: sha256 and manifest, recorded before dispatch (its text is a
     body in the store)."""

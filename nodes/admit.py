@@ -19,9 +19,11 @@ from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline
 from guards.refusals import RUNTIME, Refusal, RefusalCode
+from guards.route_admission import route_refusal
 from guards.schedule import ScheduleLink, changed_since_confirmed, link_of
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
+from nodes.choosers.admissions import admission_folders, override_reason, reports_in
 from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
 from nodes.context import WarrantContext, context_of, event, now, store_of
@@ -96,11 +98,32 @@ def admission(
     if scenario.children.depth:
         pinned["child_chooser"] = children_spec(spec, scenario, extra_choosers, served)
     if spec == "model":
-        pinned["route"] = route_from_env().model_dump()
+        route = route_from_env()
+        pinned["route"] = route.model_dump()
+        pinned["route_admission"] = route_admission(scenario, route.model)
     elif spec.startswith("replay:"):
         locality = recorded_locality(Path(spec.removeprefix("replay:")))
         pinned["route"] = Route(model="replay", locality=locality).model_dump()
     return pinned
+
+
+class RouteNotAdmitted(ValueError):
+    """A model route no passing evaluation report admits for the scenario's profile."""
+
+
+def route_admission(scenario: Scenario, model: str) -> dict[str, str]:
+    """What admits `model` for the scenario's profile: a passing report of its own (its figures),
+    or a person's override (`$WARRANT_ROUTE_OVERRIDE`) with the refusal it overrode; otherwise
+    the run is refused (`RouteNotAdmitted`, with the latest report's figures)."""
+    reports = reports_in(admission_folders(Path(scenario.manifest)), scenario.profile)
+    refusal = route_refusal(scenario.profile, model, reports)
+    if refusal is None:
+        passing = max((r for r in reports if r.model == model and r.admitted), key=lambda r: r.date)
+        return {"admitted_by": passing.figures}
+    override = override_reason()
+    if override is None:
+        raise RouteNotAdmitted(refusal)
+    return {"override": override, "refused": refusal}
 
 
 def mcp_tools(scenario: Scenario) -> dict[str, AdmittedMcpTool]:
@@ -202,6 +225,7 @@ def admit(
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),
         **({"entry": entry} if (entry := entry_of(state, served)) else {}),
+        **({"route_admission": pinned["route_admission"]} if "route_admission" in pinned else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
     values: Mapping[str, Any] = state

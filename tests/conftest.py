@@ -21,6 +21,11 @@ from lab import LAB_DIR
 from tests.langgraph_server import langgraph_dev
 from tools.records.registry import Scenario, load_scenario
 
+# Model routes run only when an evaluation report admits them (`guards/route_admission.py`); the
+# suite's routes are fake servers and the local model it measures, so every run of the suite (and
+# every process it starts) runs them under a recorded override. The admission tests unset it.
+os.environ.setdefault("WARRANT_ROUTE_OVERRIDE", "the test suite: fake and local routes under test")
+
 # Property tests draw the same examples on every run (a red suite is reproducible, CI never goes
 # red on a draw nobody can repeat); `pytest --hypothesis-profile=explore` draws fresh ones.
 settings.register_profile(

@@ -402,6 +402,8 @@ def _event_summary(event: Mapping[str, Any]) -> str:
     if kind == EventKind.ADMITTED:
         entered = payload.get("entry") or {}
         via = f" · by warrant ask: {entered['route']}, {entered['reason']}" if entered else ""
+        if overridden := (payload.get("route_admission") or {}).get("override"):
+            via += f" · route not admitted by an evaluation, run anyway: {overridden}"
         return f"{payload['scenario']} · {len(payload['records'])} records · chooser {payload['chooser']}{via}"
     if kind == EventKind.ENTERED:
         return f"{payload['route']}: {payload['reason']}"

@@ -1,0 +1,56 @@
+"""Where evaluation reports of model routes are kept and found: `admissions/PROFILE/*.json` under
+`$WARRANT_ADMISSIONS` (folders, `os.pathsep`), the manifest's own folder and the project's
+`evals/`. A report is matched by what it says (profile, model), never by a path built from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from guards.route_admission import RouteReport
+
+FOLDER_ENV = "WARRANT_ADMISSIONS"
+OVERRIDE_ENV = "WARRANT_ROUTE_OVERRIDE"
+SHIPPED = Path(__file__).resolve().parents[2] / "evals" / "admissions"
+MAX_REPORTS = 500
+
+
+def admission_folders(manifest: Path) -> list[Path]:
+    configured = [Path(part) for part in os.environ.get(FOLDER_ENV, "").split(os.pathsep) if part]
+    return [*configured, manifest.resolve().parent / "admissions", SHIPPED]
+
+
+def reports_in(folders: Iterable[Path], profile: str) -> list[RouteReport]:
+    """The readable reports of `profile` in `folders` (a file that is not one is skipped)."""
+    found: list[RouteReport] = []
+    for folder in folders:
+        where = folder / profile
+        if not where.is_dir():
+            continue
+        for path in sorted(where.glob("*.json"))[:MAX_REPORTS]:
+            try:
+                report = RouteReport(**json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError):
+                continue
+            if report.profile == profile:
+                found.append(report)
+    return found
+
+
+def write_report(folder: Path, report: RouteReport) -> Path:
+    """`folder/PROFILE/MODEL.json` (the model's name made a file name), written whole."""
+    safe = "".join(char if char.isalnum() or char in "._-" else "_" for char in report.model)
+    target = folder / report.profile / f"{safe[:100] or 'route'}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(asdict(report), indent=1) + "\n", encoding="utf-8")
+    return target
+
+
+def override_reason() -> str | None:
+    """`$WARRANT_ROUTE_OVERRIDE`: why an unadmitted route runs anyway (recorded), or None."""
+    given = os.environ.get(OVERRIDE_ENV, "").strip()
+    return given[:500] or None
