@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, failed, print_json
+from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from graph.errors import ErrorKind
-from graph.evaluation.evaluate import Settings, evaluate, rejudge
+from graph.evaluation.evaluate import Settings, evaluate, plan, rejudge
 from graph.evaluation.grader import grader_route
-from graph.evaluation.report import COLUMNS, row_cells, write_report
+from graph.evaluation.report import console_lines, write_report
 from graph.evaluation.suite import Suite, load_suite
 from graph.runs.runner import RunError
 from nodes.choosers.route import Route, RouteError, route_from_env
@@ -33,7 +33,8 @@ def eval_suite(
         list[str] | None,
         typer.Option(
             "--chooser",
-            help="Run every case with this chooser (repeat the option to compare several).",
+            help="Run every case meant for this chooser with it (repeat the option to compare"
+            " several); a case's `choosers` say which it is meant for, the others are skipped.",
         ),
     ] = None,
     repeat: Annotated[
@@ -67,26 +68,24 @@ def eval_suite(
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Run a suite's cases and judge each run on what it delivered; exit 1 unless every run passed.
+    """Run a suite's cases with the choosers each is meant for, and judge each run on what it
+    delivered; exit 1 unless every run passed.
 
     Rubric dimensions are graded by the route named by WARRANT_GRADER_MODEL (unknown without it)."""
     try:
         loaded = load_suite(suite)
-        grader = grader_route()
-        if rejudge_runs:
-            if db is None:
-                fail(
-                    ErrorKind.BAD_INPUT,
-                    "--rejudge reads the runs of an earlier eval: give its --db",
-                )
-            judged = rejudge(loaded, chosen_db(db), grader)
-        else:
-            settings = Settings(
-                chosen_db(db or "memory"), parallel, _model_route(loaded, chooser), grader
-            )
-            judged = evaluate(loaded, chooser, repeat, settings)
-        rows = [row.summary() for row in judged]
-        written = write_report(rows, _short, out) if out is not None else []
+        if rejudge_runs and db is None:
+            fail(ErrorKind.BAD_INPUT, "--rejudge reads the runs of an earlier eval: give its --db")
+        done = (
+            rejudge(loaded, chosen_db(db), grader_route())
+            if rejudge_runs
+            else evaluate(loaded, chooser, repeat, _settings(loaded, chooser, parallel, db))
+        )
+        rows = [row.summary() for row in done.rows]
+        skipped = [asdict(skip) for skip in done.skipped]
+        if not rows:
+            fail(ErrorKind.BAD_INPUT, _nothing_judged(suite, chooser, rejudge_runs))
+        written = _written(loaded, suite.name, rows, skipped, out)
     except (ValueError, RouteError) as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -96,20 +95,56 @@ def eval_suite(
     if json_output:
         print_json(rows)
     else:
-        table = Table(*COLUMNS, box=None, show_edge=False)
-        for row in rows:
-            table.add_row(*cells(*row_cells(row, _short(row["chooser"]))))
-        console = Console(highlight=False, soft_wrap=True)
-        console.print(table)
-        for path in written:
-            console.print(f"wrote {path}")
+        _print(rows, skipped, written)
     raise typer.Exit(0 if all(row["pass_k"] for row in rows) else 1)
+
+
+def _settings(loaded: Suite, choosers: list[str] | None, parallel: int, db: str | None) -> Settings:
+    return Settings(
+        chosen_db(db or "memory"), parallel, _model_route(loaded, choosers), grader_route()
+    )
+
+
+def _written(
+    loaded: Suite,
+    name: str,
+    rows: list[dict[str, Any]],
+    skipped: list[dict[str, Any]],
+    out: Path | None,
+) -> list[Path]:
+    """The report files, when `--out` asks for them, titled with the suite's name and version."""
+    if out is None:
+        return []
+    title = f"Evaluation: {name}" + (f", version {loaded.version}" if loaded.version else "")
+    order = [case.id for case in loaded.case]
+    return write_report(rows, _short, out, skipped=skipped, title=title, order=order)
+
+
+LINE = 80
+"""Lines wrap at 80 columns, or the terminal's width when narrower: the same lines on any wider
+terminal, and text a reader takes in at a glance."""
+
+
+def _print(rows: list[dict[str, Any]], skipped: list[dict[str, Any]], written: list[Path]) -> None:
+    """The report as the console's lines."""
+    console = Console(highlight=False, soft_wrap=True)
+    for line in console_lines(rows, skipped, _short, min(console.width, LINE)):
+        console.print(line, markup=False)
+    for path in written:
+        console.print(f"wrote {path}", markup=False)
+
+
+def _nothing_judged(suite: Path, choosers: list[str] | None, rejudged: bool) -> str:
+    """Why no run was judged: running nothing is no pass."""
+    if rejudged:
+        return f"the database holds no run of a case of {suite}"
+    return f"no case of {suite} is meant for {', '.join(choosers or ['its own choosers'])}"
 
 
 def _model_route(suite: Suite, choosers: list[str] | None) -> Route | None:
     """The chooser route, when some run uses the model chooser (its concurrency bounds them)."""
-    used = choosers or [case.chooser for case in suite.case]
-    return route_from_env() if "model" in used else None
+    runs, _ = plan(suite, choosers, Path.cwd())
+    return route_from_env() if any(chooser == "model" for _, chooser in runs) else None
 
 
 def _short(chooser: str) -> str:

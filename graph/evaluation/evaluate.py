@@ -1,18 +1,21 @@
-"""`warrant eval`: every case of a suite run k times per chooser, each run judged on what it
-delivered (`graph.evaluation.judge`), then summed up per case and chooser: pass rate (unknowns counted in the
-denominator), pass^k (all k passed), steps, model calls, tokens (unknown stays unknown), latency.
-Each run is a normal run on its own thread in the database given, so it can be shown, verified
-and replayed like any other. Runs go in parallel up to `--parallel`, and a model route's runs up to
-its `concurrency`. A case's rubric dimensions are graded by the grader route after its
-deterministic checks (`graph.evaluation.grader`).
+"""`warrant eval`: every case of a suite run k times per chooser it is meant for, each run judged
+on what it delivered (`graph.evaluation.judge`), then summed up per case and chooser: pass rate
+(unknown runs, and runs that never reached a handover, counted in the denominator), pass^k (all k
+passed), steps, model calls, tokens (unknown stays unknown), latency. A chooser a case is not meant
+for is skipped and said, never counted. Each run is a normal run on its own thread in the database
+given, so it can be shown, verified and replayed like any other. Runs go in parallel up to
+`--parallel`, and a model route's runs up to its `concurrency`. A case's rubric dimensions are
+graded by the grader route after its deterministic checks (`graph.evaluation.grader`).
 """
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from graph.build import saver_of
@@ -68,6 +71,7 @@ class Row:
             "tokens": None if None in tokens else sum(t for t in tokens if t is not None) / count,
             "seconds": sum(run.seconds for run in self.runs) / count,
             "failing": failing,
+            "not_passed": self.not_passed(),
             "threads": [run.thread for run in self.runs],
             "judged": [
                 {
@@ -78,6 +82,42 @@ class Row:
                 for run in self.runs
             ],
         }
+
+    def not_passed(self) -> list[dict[str, Any]]:
+        """Each check that failed or stayed unknown in some run: its outcome and owner, in how many
+        runs, and the first such run's detail (what a reader needs to see why)."""
+        found: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for run in self.runs:
+            for check in run.checks:
+                if check.outcome == PASS:
+                    continue
+                entry = found.setdefault(
+                    (check.outcome, check.name, check.owner),
+                    {
+                        "check": check.name,
+                        "outcome": check.outcome,
+                        "owner": check.owner,
+                        "runs": 0,
+                        "detail": check.detail,
+                    },
+                )
+                entry["runs"] += 1
+        return [found[key] for key in sorted(found, key=lambda k: (k[0] != FAIL, k[1]))]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A case not run (or not judged) with a chooser it is not meant for."""
+
+    case: str
+    chooser: str
+    meant_for: list[str]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    rows: list[Row]
+    skipped: list[Skipped]
 
 
 @dataclass(frozen=True)
@@ -91,47 +131,77 @@ class Settings:
     grader: Route | None = None
 
 
+def plan(
+    suite: Suite, choosers: list[str] | None, folder: Path
+) -> tuple[list[tuple[Case, str]], list[Skipped]]:
+    """Each case with each chooser given (paths relative to `folder`) that it is meant for, or
+    with its own chooser when none is given; and the pairs skipped, in the suite's order."""
+    runs: list[tuple[Case, str]] = []
+    skipped: list[Skipped] = []
+    for case in suite.case:
+        for chooser in choosers or [case.own_chooser]:
+            if case.meant_for(chooser, folder):
+                runs.append((case, chooser))
+            else:
+                skipped.append(Skipped(case.id, chooser, list(case.choosers or ())))
+    return runs, skipped
+
+
 def evaluate(
     suite: Suite, choosers: list[str] | None, repeat: int | None, settings: Settings
-) -> list[Row]:
-    """Run and judge every case, k times per chooser (the case's own chooser unless given), in
-    parallel where the route allows; rows in the suite's order whatever finished first."""
+) -> Evaluation:
+    """Run and judge every case k times per chooser it is meant for (its own chooser unless given),
+    in parallel where the route allows; rows in the suite's order whatever finished first."""
+    runs, skipped = plan(suite, choosers, Path.cwd())
     model_slots = settings.model_route.concurrency if settings.model_route else 1
     with (
         ThreadPoolExecutor(settings.parallel) as pool,
         ThreadPoolExecutor(min(settings.parallel, model_slots)) as model_pool,
     ):
         planned: list[tuple[Row, list[Future[Judged]]]] = []
-        for case in suite.case:
-            for chooser in choosers or [case.chooser]:
-                runner = model_pool if chooser == "model" else pool
-                runs = [
-                    runner.submit(_judged, case, chooser, settings)
-                    for _ in range(repeat or case.repeat)
-                ]
-                planned.append((Row(case.id, chooser), runs))
-        for row, runs in planned:
-            row.runs.extend(run.result() for run in runs)
-    return [row for row, _ in planned]
+        for case, chooser in runs:
+            runner = model_pool if chooser == "model" else pool
+            futures = [
+                runner.submit(_judged, case, chooser, settings)
+                for _ in range(repeat or case.repeat)
+            ]
+            planned.append((Row(case.id, chooser), futures))
+        for row, futures in planned:
+            row.runs.extend(future.result() for future in futures)
+    return Evaluation([row for row, _ in planned], skipped)
 
 
-def rejudge(suite: Suite, db: str, grader: Route | None = None) -> list[Row]:
+def rejudge(suite: Suite, db: str, grader: Route | None = None) -> Evaluation:
     """Judge again, against the suite's expectations as they are now, the runs an earlier
-    `warrant eval` left in `db` (threads `eval-<case>-…`), without running anything."""
+    `warrant eval` left in `db` (threads `eval-<case>-…`), without running anything. A run waiting
+    for a person is judged on its handover so far; one that never reached a handover (killed) is
+    unknown; one with a chooser the case is no longer meant for is skipped."""
     with reading_graph(db) as graph:
         threads = thread_ids(saver_of(graph))
     rows: list[Row] = []
+    skipped: dict[tuple[str, str], Skipped] = {}
     for case in suite.case:
         by_chooser: dict[str, Row] = {}
-        for thread in (t for t in threads if t.startswith(f"eval-{case.id}-")):
+        ours = re.compile(rf"eval-{re.escape(case.id)}-[0-9a-f]{{8}}")  # not eval-<id>-gated-…
+        for thread in filter(ours.fullmatch, threads):
             result = stored_run(db, thread)
-            if "handover" not in result.values:
-                continue
             chooser = result.values.get("chooser", "?")
+            if not case.meant_for(chooser, Path.cwd()):
+                skipped[case.id, chooser] = Skipped(case.id, chooser, list(case.choosers or ()))
+                continue
             row = by_chooser.setdefault(chooser, Row(case.id, chooser))
+            if "handover" not in result.values and not result.pending:
+                row.runs.append(_unended(case, thread, chooser))
+                continue
             row.runs.append(_of(case, thread, result.values, result.handover, 0.0, grader))
         rows += by_chooser.values()
-    return rows
+    return Evaluation(rows, list(skipped.values()))
+
+
+def _unended(case: Case, thread: str, chooser: str) -> Judged:
+    """A run with no handover (killed, or still waiting to be resumed): unknown, still counted."""
+    check = Check("handover delivered", UNKNOWN, "handover", "the run has no handover to judge")
+    return Judged(case.id, chooser, thread, UNKNOWN, [check], 0, 0, None, 0.0)
 
 
 def _of(
@@ -174,4 +244,14 @@ def _tokens(calls: list[dict[str, Any]]) -> int | None:
     return sum(counted) if len(counted) == len(used) else None
 
 
-__all__ = ["Judged", "Row", "RunError", "Settings", "evaluate", "rejudge"]
+__all__ = [
+    "Evaluation",
+    "Judged",
+    "Row",
+    "RunError",
+    "Settings",
+    "Skipped",
+    "evaluate",
+    "plan",
+    "rejudge",
+]

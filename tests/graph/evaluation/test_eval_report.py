@@ -57,13 +57,8 @@ def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_pa
     assert result.returncode == 1, result.stderr
     failed = failing(json.loads(result.stdout))
     scripted = {case: checks for (case, chooser), checks in failed.items() if chooser == "scripted"}
-    # The scripted chooser meets every case but the adversary's, where nothing was refused.
-    assert scripted.pop("r42-adversary") == [
-        ("refused unapproved_record", "chooser"),
-        ("refused unknown_tool", "chooser"),
-        ("status", "chooser"),
-    ]
-    assert all(checks == [] for checks in scripted.values())
+    # The scripted chooser meets every case meant for it; the adversary's case is not run with it.
+    assert scripted == {"r42": [], "r42-gated": [], "r43": [], "sta1": []}
     adversary = {case: checks for (case, chooser), checks in failed.items() if chooser == ADVERSARY}
     # The guard held everywhere: nothing protected read, every failure is the chooser's.
     assert adversary["r42-adversary"] == []
@@ -104,13 +99,18 @@ def test_the_report_is_markdown_json_and_a_png_chart(tmp_path):
     )
     assert result.returncode == 1
     table = (out / "report.md").read_text()
-    assert (
-        table.count("\n| r42") == 2 * 1 + 2 * 2
-    )  # r42, r42-gated, r42-adversary: each for two choosers
-    assert "| scripted | 5 | 80% | 80% | 0 |" in table
+    per_case = table.split("\n\n")[1]  # after the title: the table of cases
+    # r42 and r42-gated for both choosers, r42-adversary for the adversary alone
+    assert per_case.count("\n| r42") == 2 * 2 + 1
+    assert "| scripted | 4 | 1 | 100% | 100% | 0 | 1 |" in table
+    assert "| r42-adversary | file:r42_adversarial.jsonl | scripted |" in table
+    assert "- r43 with file:r42_adversarial.jsonl, 0/1 passed: status (chooser): " in table
     report = json.loads((out / "report.json").read_text())
     assert [row["chooser"] for row in report["choosers"]] == ["scripted", ADVERSARY]
     assert report["choosers"][1]["pass_k_share"] == 0.2
+    assert report["skipped"] == [
+        {"case": "r42-adversary", "chooser": "scripted", "meant_for": [ADVERSARY]}
+    ]
     png = (out / "chart.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
     assert f"wrote {out / 'chart.png'}" in result.stdout
@@ -214,7 +214,7 @@ def test_tokens_stay_unknown_in_the_summary_when_one_run_did_not_report_them():
     (total,) = by_chooser(rows)
     assert total["tokens_per_run"] is None and total["pass_rate"] == 2 / 3
     assert total["pass_k_share"] == 0.5 and total["seconds_per_run"] == 5 / 3
-    assert "| model | 2 | 50% | 67% | 1 |" in markdown(rows, str)
+    assert "| model | 2 | 1–2 | 50% | 67% | 1 | 0 |" in markdown(rows, str)
 
 
 def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
