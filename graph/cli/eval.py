@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,11 +12,13 @@ from rich.console import Console
 
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from graph.errors import ErrorKind
+from graph.evaluation.admission import route_reports
 from graph.evaluation.evaluate import Settings, evaluate, plan, rejudge
 from graph.evaluation.grader import grader_route
 from graph.evaluation.report import console_lines, write_report
 from graph.evaluation.suite import Suite, load_suite
 from graph.runs.runner import RunError
+from nodes.choosers.admissions import OVERRIDE_ENV, override_reason, write_route_report
 from nodes.choosers.route import Route, RouteError, route_from_env
 
 
@@ -65,15 +68,34 @@ def eval_suite(
         Path | None,
         typer.Option("--out", help="Write report.md, report.json and chart.png to this folder."),
     ] = None,
+    admit: Annotated[
+        bool,
+        typer.Option(
+            "--admit",
+            help="Write the model route's reports, one per profile (passing or not): a passing one"
+            " admits the route for that profile.",
+        ),
+    ] = False,
+    admit_to: Annotated[
+        Path | None,
+        typer.Option("--admit-to", help="Where --admit writes (default: the suite's admissions/)."),
+    ] = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Run a suite's cases with the choosers each is meant for, and judge each run on what it
-    delivered; exit 1 unless every run passed.
+    delivered; exit 1 unless every run passed. A model route is evaluated under an override of
+    its own (its runs are how it earns admission); --admit records what it earned.
 
     Rubric dimensions are graded by the route named by WARRANT_GRADER_MODEL (unknown without it)."""
     try:
         loaded = load_suite(suite)
+        if admit and (rejudge_runs or "model" not in (chooser or [])):
+            fail(
+                ErrorKind.BAD_INPUT,
+                "--admit records a model route's evaluation: give --chooser model (and no --rejudge)",
+            )
+        _measuring(suite, chooser)
         if rejudge_runs and db is None:
             fail(ErrorKind.BAD_INPUT, "--rejudge reads the runs of an earlier eval: give its --db")
         done = (
@@ -86,6 +108,8 @@ def eval_suite(
         if not rows:
             fail(ErrorKind.BAD_INPUT, _nothing_judged(suite, chooser, rejudge_runs))
         written = _written(loaded, suite.name, rows, skipped, out)
+        if admit:
+            written += _admitted(loaded, suite, rows, repeat or 1, admit_to)
     except (ValueError, RouteError) as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -97,6 +121,25 @@ def eval_suite(
     else:
         _print(rows, skipped, written)
     raise typer.Exit(0 if all(row["pass_k"] for row in rows) else 1)
+
+
+def _measuring(suite: Path, choosers: list[str] | None) -> None:
+    """A model route under evaluation runs unadmitted: that is how it earns a report. The override
+    is this process's only, and recorded in each run's `admitted` event."""
+    if "model" in (choosers or []) and not override_reason():
+        os.environ[OVERRIDE_ENV] = f"warrant eval {suite}: the route under evaluation"
+
+
+def _admitted(
+    loaded: Suite, suite: Path, rows: list[dict[str, Any]], k: int, folder: Path | None
+) -> list[Path]:
+    """The model route's reports, written (passing or not)."""
+    model = route_from_env().model
+    target = folder or suite.resolve().parent / "admissions"
+    return [
+        write_route_report(target, report)
+        for report in route_reports(loaded, suite, rows, model, k)
+    ]
 
 
 def _settings(loaded: Suite, choosers: list[str] | None, parallel: int, db: str | None) -> Settings:

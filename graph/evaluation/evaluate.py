@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import saver_of
+from graph.entry.ask import ask
 from graph.evaluation.grader import RunFacts, grade
-from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, verdict
+from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, judge_entry, verdict
 from graph.evaluation.suite import Case, Suite
 from graph.persistence.retention import thread_ids
 from graph.runs.runner import RunError, admit_request, reading_graph, start, stored_run
@@ -229,12 +230,40 @@ def _of(
 
 
 def _judged(case: Case, chooser: str, settings: Settings) -> Judged:
+    if case.question is not None:
+        return _entry_judged(case, chooser, settings)
+    assert case.scenario is not None  # a case is a run or a question (`Case`)
     thread = f"eval-{case.id}-{secrets.token_hex(4)}"
     started = time.perf_counter()
     request = admit_request(case.scenario, case.goal, chooser, thread, None)
     result = start(request, settings.db, lambda event: None)
     seconds = time.perf_counter() - started
     return _of(case, thread, result.values, result.handover, seconds, settings.grader)
+
+
+def _entry_judged(case: Case, chooser: str, settings: Settings) -> Judged:
+    """An Entry case: the question through `warrant ask`'s decision, by the rules (`scripted`) or
+    the model route (`model`); no run is started, nothing is recorded."""
+    assert case.question is not None
+    started = time.perf_counter()
+    model = settings.model_route if chooser == "model" else None
+    asked = ask(case.question, case.scenario, None, model=model)
+    read = asked.answer.read if asked.answer is not None else ()
+    checks = judge_entry(
+        case.expect, asked.decision.route, asked.decision.scenario, asked.decision.reason, read
+    )
+    calls, tokens = (1, None) if model is not None else (0, 0)  # the rules ask no model
+    return Judged(
+        case.id,
+        chooser,
+        asked.entry,
+        verdict(checks),
+        checks,
+        0,
+        calls,
+        tokens,
+        time.perf_counter() - started,
+    )
 
 
 def _tokens(calls: list[dict[str, Any]]) -> int | None:

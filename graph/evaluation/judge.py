@@ -6,7 +6,7 @@ check passes, fails when one fails, and is unknown otherwise. Unknowns stay in t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,8 +48,37 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
         *(_flagged(wanted, observed) for wanted in expect.flagged),
         *(_pending(record, handover) for record in expect.pending),
         *([_max_steps(expect.max_steps, handover)] if expect.max_steps is not None else []),
-        *([_route(expect.route)] if expect.route is not None else []),
     ]
+
+
+def judge_entry(
+    expect: Expect, route: str, scenario: str | None, reason: str, read: Sequence[str]
+) -> list[Check]:
+    """An Entry case on the decision Entry took (`warrant ask`): its route, the scenario it
+    chose for research, and that a direct answer opened reference material only."""
+    checks = [
+        Check(
+            f"route {expect.route}",
+            PASS if route == expect.route else FAIL,
+            "entry",
+            f"{route}: {one_line(reason, 200)}",
+        )
+    ]
+    if expect.researched_in is not None:
+        ok = route == "research" and scenario == expect.researched_in
+        checks.append(
+            Check(
+                f"researched in {expect.researched_in}",
+                PASS if ok else FAIL,
+                "entry",
+                str(scenario),
+            )
+        )
+    if route == "direct":
+        private = [source for source in read if not source.startswith(("skill ", "spec "))]
+        detail = ", ".join(private) or f"{len(read)} reference source(s)"
+        checks.append(Check("reads no run record", FAIL if private else PASS, "entry", detail))
+    return checks
 
 
 def _status(expected: str, handover: Mapping[str, Any]) -> Check:
@@ -106,12 +135,6 @@ def _max_steps(limit: int, handover: Mapping[str, Any]) -> Check:
     used = handover.get("turns")
     outcome = UNKNOWN if not isinstance(used, int) else PASS if used <= limit else FAIL
     return Check(f"at most {limit} steps", outcome, "chooser", f"{used} used")
-
-
-def _route(route: str) -> Check:
-    """Entry's route (direct or research): `warrant eval` runs no case through Entry yet, so it
-    cannot be decided: unknown, never passed."""
-    return Check(f"route {route}", UNKNOWN, "handover", "no eval run goes through Entry yet")
 
 
 def own_words(handover: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -67,10 +67,10 @@ class Expect(StrictModel):
     """Records a request still waiting for a person must name (a run stopped at a gate)."""
     max_steps: Annotated[int, Field(ge=0)] | None = None
     route: Literal["direct", "research"] | None = None
-    """Reserved for Entry (`warrant ask`): whether a question is answered directly or sent to
-    research. `warrant eval` does not run a case through Entry yet, so a case that sets it is
-    judged unknown on it, kept in the denominator, never passed; the field lets such cases be
-    written now."""
+    """An Entry case's route (`warrant ask`): answered directly, or sent to research."""
+    researched_in: Text | None = None
+    """For a research route: the scenario Entry must choose (a built-in id, or a manifest path
+    relative to the suite)."""
 
 
 class Rubric(StrictModel):
@@ -84,7 +84,12 @@ class Rubric(StrictModel):
 
 class Case(StrictModel):
     id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    scenario: Text
+    scenario: Text | None = None
+    """What a run admits; for an Entry case, where Entry may look (`--in`; None: the built-in
+    scenarios and `$WARRANT_SCENARIO_ROOTS`)."""
+    question: Text | None = None
+    """An Entry case: the question put to `warrant ask`, judged on the route Entry takes (the
+    `scripted` chooser is Entry's rules; `model`, the model route's choice). No run is started."""
     goal: Text | None = None
     choosers: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = None
     """The choosers the case is meant for, as `--chooser` names them (`file:` and `replay:` paths
@@ -96,6 +101,14 @@ class Case(StrictModel):
     repeat: Annotated[int, Field(ge=1, le=100)] = 1
     expect: Expect = Expect()
     rubric: Annotated[list[Rubric], Field(max_length=20)] = []
+
+    @model_validator(mode="after")
+    def _a_run_or_a_question(self) -> Case:
+        if self.scenario is None and self.question is None:
+            raise ValueError("a case needs a scenario (a run) or a question (an Entry case)")
+        if self.question is not None and self.expect.route is None:
+            raise ValueError("an Entry case (question) needs expect.route")
+        return self
 
     @model_validator(mode="after")
     def _runs_with_a_chooser_it_is_meant_for(self) -> Case:
@@ -162,8 +175,12 @@ def _resolved_case(case: object, folder: Path) -> object:
         return case
     updates: dict[str, object] = {}
     scenario = case.get("scenario")
-    if isinstance(scenario, str) and scenario.endswith(".toml"):
+    if isinstance(scenario, str) and (scenario.endswith(".toml") or (folder / scenario).is_dir()):
         updates["scenario"] = str((folder / scenario).resolve())
+    expect = case.get("expect")
+    if isinstance(expect, dict) and str(expect.get("researched_in", "")).endswith(".toml"):
+        resolved = str((folder / str(expect["researched_in"])).resolve())
+        updates["expect"] = {**expect, "researched_in": resolved}
     if isinstance(case.get("chooser"), str):
         updates["chooser"] = _absolute(case["chooser"], folder)
     choosers = case.get("choosers")

@@ -41,7 +41,7 @@ def reports_in(folders: Iterable[Path], profile: str) -> list[RouteReport]:
     return found
 
 
-def write_report(folder: Path, report: RouteReport) -> Path:
+def write_route_report(folder: Path, report: RouteReport) -> Path:
     """`folder/PROFILE/MODEL.json` (the model's name made a file name), written whole."""
     safe = "".join(char if char.isalnum() or char in "._-" else "_" for char in report.model)
     target = folder / report.profile / f"{safe[:100] or 'route'}.json"
