@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.evaluation.judge import FAIL, PASS, UNKNOWN, judge, verdict
+from graph.evaluation.judge import FAIL, PASS, judge, judge_entry
 from graph.evaluation.suite import Expect, Flagged, load_suite
 from nodes.unknowns import NO_ROOT_CAUSE
 from tests.cli_process import start_paused, warrant
@@ -120,10 +120,21 @@ def test_never_proposed_catches_a_chooser_that_followed_an_injection_the_guard_r
     assert outcome(Expect(never_proposed=["reset_smoke.log"]), handover())[2] == "E1"
 
 
-def test_an_entry_route_is_accepted_and_judged_unknown_until_a_run_records_one():
-    checks = judge(Expect(route="direct"), handover())
-    assert (checks[-1].name, checks[-1].outcome) == ("route direct", UNKNOWN)
-    assert verdict(checks) == UNKNOWN
+def test_an_entry_case_is_judged_on_the_decision_entry_took():
+    expect = Expect(route="research", researched_in="R43")
+    taken = judge_entry(expect, "research", "R43", "the question names r43", [])
+    assert [(check.name, check.outcome) for check in taken] == [
+        ("route research", PASS),
+        ("researched in R43", PASS),
+    ]
+    elsewhere = judge_entry(expect, "research", "R42", "…", [])
+    assert [check.outcome for check in elsewhere] == [PASS, FAIL]
+    direct = judge_entry(Expect(route="direct"), "direct", None, "…", ["skill a v1", "log x"])
+    assert [(check.name, check.outcome, check.detail) for check in direct][1] == (
+        "reads no run record",
+        FAIL,
+        "log x",
+    )
     with pytest.raises(ValueError, match="route"):
         Expect.model_validate({"route": "elsewhere"})
 

@@ -29,6 +29,9 @@ OWN = {
     "spec-injection": ("scripted", "pass"),
     "budget-tight": ("scripted", "pass"),
     "r42-live": ("file:r42_live_reader.jsonl", "pass"),
+    "entry-direct": ("scripted", "pass"),
+    "entry-research": ("scripted", "pass"),
+    "entry-ambiguous": ("scripted", "pass"),
 }
 """Each case: the chooser it runs with when none is given, and its verdict with that chooser."""
 
@@ -58,12 +61,13 @@ def test_the_suite_is_versioned_with_a_dozen_cases_each_naming_its_choosers():
     assert len(ids) >= 12 and len(set(ids)) == len(ids)
     assert set(ids) == set(OWN)
     assert all(case.get("choosers") for case in DOCUMENT["case"])
-    scenarios = {case["scenario"] for case in DOCUMENT["case"]}
+    scenarios = {case["scenario"] for case in DOCUMENT["case"] if "question" not in case}
     assert {"R42", "R42-gated", "STA1", "R44", "scenarios/nightly/scenario.toml"} <= scenarios
     assert {"scenarios/spec-injection/scenario.toml", "scenarios/budget-tight/scenario.toml"} <= (
         scenarios
     )
-    assert "ENTRY CASES GO HERE" in SUITE.read_text(encoding="utf-8")
+    questions = [case for case in DOCUMENT["case"] if "question" in case]
+    assert {case["expect"]["route"] for case in questions} == {"direct", "research"}
 
 
 def test_every_case_delivers_its_verdict_with_its_own_chooser_and_the_report_is_written(tmp_path):
@@ -106,7 +110,7 @@ def test_the_scripted_baseline_passes_every_case_meant_for_it_and_says_what_it_s
     assert {skip["case"] for skip in skipped} == NOT_FOR_SCRIPTED
     assert all("scripted" not in skip["meant_for"] for skip in skipped)
     (total,) = json.loads((out / "report.json").read_text())["choosers"]
-    assert (total["cases"], total["skipped"], total["pass_rate"]) == (10, 3, 1.0)
+    assert (total["cases"], total["skipped"], total["pass_rate"]) == (13, 3, 1.0)
 
 
 def test_the_recorded_model_replays_offline_to_the_verdict_it_was_recorded_with(tmp_path):
