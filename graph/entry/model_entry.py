@@ -51,10 +51,25 @@ def entry_prompt(question: str, cards: Sequence[Card]) -> str:
     return f"{INSTRUCTIONS}\n\nScenarios:\n{json.dumps(listed, indent=1)}\n\nQuestion:\n{json.dumps(question)}"
 
 
+def entry_schema(cards: Sequence[Card]) -> dict[str, object]:
+    """The answer's JSON schema, for a route whose dialect sends one (a grammar on llama.cpp):
+    the scenario one of the candidates' ids, or null."""
+    return {
+        "type": "object",
+        "properties": {
+            "route": {"enum": ["direct", "research"]},
+            "scenario": {"anyOf": [{"enum": [card.id for card in cards]}, {"type": "null"}]},
+            "reason": {"type": "string", "minLength": 1, "maxLength": 300},
+        },
+        "required": ["route", "scenario", "reason"],
+        "additionalProperties": False,
+    }
+
+
 def model_choice(route: Route, question: str, cards: Sequence[Card]) -> EntryDecision | str:
     """The route's decision, or why it was refused (one line)."""
     outbound = gate(entry_prompt(question, cards), route.locality, Taint.of(()))
-    reply = send(route, outbound)
+    reply = send(route, outbound, schema=entry_schema(cards))
     if reply.error or reply.content is None:
         return f"the model gave no usable answer ({reply.error or 'no content'})"
     try:

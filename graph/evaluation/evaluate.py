@@ -250,7 +250,12 @@ def _entry_judged(case: Case, chooser: str, settings: Settings) -> Judged:
     asked = ask(case.question, case.scenario, None, model=model)
     read = asked.answer.read if asked.answer is not None else ()
     checks = judge_entry(
-        case.expect, asked.decision.route, asked.decision.scenario, asked.decision.reason, read
+        case.expect,
+        asked.decision.route,
+        asked.decision.scenario,
+        asked.decision.reason,
+        read,
+        model_refused=model is not None and asked.actor != "entry:model",
     )
     calls, tokens = (1, None) if model is not None else (0, 0)  # the rules ask no model
     return Judged(

@@ -52,17 +52,29 @@ def judge(expect: Expect, handover: Mapping[str, Any]) -> list[Check]:
 
 
 def judge_entry(
-    expect: Expect, route: str, scenario: str | None, reason: str, read: Sequence[str]
+    expect: Expect,
+    route: str,
+    scenario: str | None,
+    reason: str,
+    read: Sequence[str],
+    model_refused: bool = False,
 ) -> list[Check]:
     """An Entry case on the decision Entry took (`warrant ask`): its route, the scenario it
-    chose for research, and that a direct answer opened reference material only."""
+    chose for research, and that a direct answer opened reference material only. Measuring a
+    model route (`model_refused` said), a decision the rules took after its choice was refused
+    is no pass of the model's."""
     checks = [
+        *(
+            [Check("the model's own choice", FAIL, "chooser", one_line(reason, 200))]
+            if model_refused
+            else []
+        ),
         Check(
             f"route {expect.route}",
             PASS if route == expect.route else FAIL,
             "entry",
             f"{route}: {one_line(reason, 200)}",
-        )
+        ),
     ]
     if expect.researched_in is not None:
         ok = route == "research" and scenario == expect.researched_in
