@@ -40,6 +40,10 @@ def eval_suite(
             " several); a case's `choosers` say which it is meant for, the others are skipped.",
         ),
     ] = None,
+    cases: Annotated[
+        list[str] | None,
+        typer.Option("--case", help="Only this case (repeat the option for several)."),
+    ] = None,
     repeat: Annotated[
         int | None,
         typer.Option(
@@ -89,7 +93,9 @@ def eval_suite(
 
     Rubric dimensions are graded by the route named by WARRANT_GRADER_MODEL (unknown without it)."""
     try:
-        loaded = load_suite(suite)
+        loaded = only(load_suite(suite), cases)
+        if admit and cases:
+            fail(ErrorKind.BAD_INPUT, "--admit measures the whole suite: give no --case")
         if admit and (rejudge_runs or "model" not in (chooser or [])):
             fail(
                 ErrorKind.BAD_INPUT,
@@ -121,6 +127,16 @@ def eval_suite(
     else:
         _print(rows, skipped, written)
     raise typer.Exit(0 if all(row["pass_k"] for row in rows) else 1)
+
+
+def only(loaded: Suite, cases: list[str] | None) -> Suite:
+    """The suite with only the cases named (all when none is); an unknown id is bad input."""
+    if not cases:
+        return loaded
+    known = {case.id for case in loaded.case}
+    if unknown := [case for case in cases if case not in known]:
+        raise ValueError(f"no case {', '.join(map(repr, unknown))} in the suite")
+    return loaded.model_copy(update={"case": [c for c in loaded.case if c.id in cases]})
 
 
 def _measuring(suite: Path, choosers: list[str] | None) -> None:

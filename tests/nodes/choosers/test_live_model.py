@@ -157,3 +157,33 @@ def test_an_exact_proposal_without_a_grant_is_refused(tmp_path):
     assert (first["turn"], first["code"], first["call"]["id"]) == (1, "unapproved_record", "x1")
     assert not [item for item in handover["evidence"] if item["kind"] == "observation"]
     assert "PROTECTED DESIGN NOTES" not in result.stdout
+
+
+def test_the_local_model_is_measured_and_its_kept_report_says_so(
+    local_route, tmp_path, monkeypatch
+):
+    """The live job measures the local route on the suite's live read task and Entry cases, and
+    the route's kept report (`evals/admissions/`, written by `warrant eval --chooser model
+    --admit` on the whole suite) stays what the runs show: not admitted while a case fails."""
+    for name, value in local_route.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("WARRANT_ROUTE_OVERRIDE", raising=False)  # the evaluation sets its own
+    evals = Path(__file__).resolve().parents[3] / "evals"
+    picked = ("r42-live", "entry-direct", "entry-research", "entry-ambiguous")
+    ran = warrant(
+        "eval",
+        str(evals / "warrant.toml"),
+        "--chooser",
+        "model",
+        *(word for case in picked for word in ("--case", case)),
+        "--json",
+        cwd=tmp_path,
+    )
+    assert ran.returncode in (0, 1), ran.stderr
+    rows = {row["case"]: row for row in json.loads(ran.stdout)}
+    assert set(rows) == set(picked)
+    kept = json.loads((evals / "admissions" / "triage" / "smollm2-135m.json").read_text())
+    assert kept["model"] == local_route["WARRANT_MODEL"] and kept["cases"] >= 9
+    assert kept["admitted"] == (kept["passed"] == kept["cases"])
+    if not all(row["pass_k"] for row in rows.values()):
+        assert not kept["admitted"]  # a failing route is never kept as admitted
