@@ -51,9 +51,6 @@ class RunInput(TypedDict):
     schedule: NotRequired[dict[str, Any]]
     """The confirmed schedule this run is an occurrence of (`guards.schedule.ScheduleLink`): the
     run never waits for people, and is not admitted if its scenario changed since."""
-    entry: NotRequired[dict[str, Any]]
-    """Entry's decision that started the run (`warrant ask`): the question, the route and its
-    reason, recorded in the `admitted` event; it grants nothing."""
 
 
 class ChildInput(TypedDict):
@@ -146,8 +143,6 @@ class WarrantState(TypedDict, total=False):
     """A `contract.codes.Status` value once the run is ending; absent while it runs."""
     corrections: int
     """People's corrections the run took in (`nodes.control`), each an `H…` item."""
-    entry: dict[str, Any]
-    """Entry's decision that started the run (`warrant ask`), as admitted; empty when none."""
     schedule: dict[str, Any]
     """The schedule occurrence this run is (`guards.schedule.ScheduleLink`), as admitted: nobody
     waits on it, so what it would ask a person is recorded unasked (`nodes.human`)."""

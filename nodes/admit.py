@@ -224,7 +224,7 @@ def admit(
         message_id=state.get("message_id"),
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),
-        **({"entry": entry} if (entry := entry_of(state, served)) else {}),
+        **({"entry": entry} if (entry := entry_of(runtime, served)) else {}),
         **({"route_admission": pinned["route_admission"]} if "route_admission" in pinned else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
@@ -236,7 +236,6 @@ def admit(
         **continued,
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),
-        **({"entry": entry_of(state, served) or {}} if "entry" in values else {}),
         "request_sha256": request_digest(
             state["scenario"], pinned["goal"], pinned["chooser"], parent
         ),
@@ -249,13 +248,11 @@ def admit(
     }
 
 
-def entry_of(state: WarrantState, served: bool) -> dict[str, str] | None:
-    """Entry's decision as the `admitted` event records it: the question, route, reason and who
-    decided (`entry:rules`, `entry:model`), each
-    a bounded string; None when absent, malformed, or sent by a server's caller (the server has no
-    Entry: a client's claim of one is not recorded as Warrant's)."""
-    given = state.get("entry")
-    if served or not isinstance(given, dict):
+def entry_of(runtime: Runtime[WarrantContext], served: bool) -> dict[str, str] | None:
+    """Entry's decision as the `admitted` event records it (the in-process caller's context:
+    `warrant ask`), each field a bounded string; None when absent, malformed, or served."""
+    given = context_of(runtime).entry
+    if served or given is None:
         return None
     fields = {key: given.get(key) for key in EntryRecord.__required_keys__}
     if not all(isinstance(value, str) for value in fields.values()):

@@ -27,6 +27,10 @@ class WarrantContext:
     monotonic: Callable[[], float] = time.monotonic
     """Seconds on a clock that never goes back, for how long something took: a model stream's
     whole-response timeout (`nodes.choosers.transport`)."""
+    entry: Mapping[str, str] | None = None
+    """Entry's decision that started this run (`warrant ask`: question, route, reason, by),
+    recorded in its `admitted` event. In-process only: the server has no Entry, and no caller's
+    input can claim one."""
 
 
 def context_of(runtime: Runtime[WarrantContext] | None) -> WarrantContext:

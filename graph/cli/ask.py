@@ -20,7 +20,7 @@ from graph.cli.common import (
     print_json,
     progress,
 )
-from graph.entry.ask import Asked, record_direct, research_request
+from graph.entry.ask import Asked, entry_record, record_direct
 from graph.entry.ask import ask as entry_ask
 from graph.entry.candidates import EntryError
 from graph.errors import ErrorKind
@@ -29,6 +29,7 @@ from graph.runs.runner import RunError, admit_request, start
 from guards.entry import Route
 from nodes.choosers.route import Route as Route_
 from nodes.choosers.route import RouteError, route_from_env
+from nodes.context import WarrantContext
 
 
 def register(app: typer.Typer) -> None:
@@ -134,9 +135,9 @@ def _research(
             err=True,
         )
     try:
-        pinned = admit_request(reference, question, chooser, asked.entry, None)
-        request = research_request(asked, question, chooser, pinned)
-        result = start(request, chosen_db(db), progress(quiet, json_output))
+        request = admit_request(reference, question, chooser, asked.entry, None)
+        context = WarrantContext(entry=entry_record(asked, question))
+        result = start(request, chosen_db(db), progress(quiet, json_output), context=context)
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:

@@ -18,7 +18,7 @@ from graph.build import store_of
 from graph.entry.candidates import Candidates, EntryError, candidates
 from graph.entry.direct import DirectAnswer, direct_answer
 from graph.entry.model_entry import model_choice
-from graph.runs.runner import RunRequest, reading_graph
+from graph.runs.runner import reading_graph
 from guards.entry import EntryDecision, Route, decide_entry
 from nodes.choosers.route import Route as ModelRoute
 from nodes.record import ROOT, position
@@ -87,22 +87,14 @@ def _decided(
     )
 
 
-def research_request(asked: Asked, question: str, chooser: str, pinned: RunRequest) -> RunRequest:
-    """The governed run's request, carrying Entry's decision into its `admitted` event."""
-    entry = {
+def entry_record(asked: Asked, question: str) -> dict[str, str]:
+    """Entry's decision as the research run's `admitted` event records it (`WarrantContext`)."""
+    return {
         "question": question,
         "route": "research",
         "reason": asked.decision.reason,
         "by": asked.actor,
     }
-    return RunRequest(
-        pinned.reference,
-        pinned.goal,
-        chooser,
-        pinned.thread_id,
-        pinned.message_id,
-        entry=entry,
-    )
 
 
 def record_direct(db: str, asked: Asked, question: str, at: float) -> dict[str, Any]:

@@ -133,8 +133,6 @@ class RunRequest:
     """The finished run this one continues (`warrant continue`)."""
     schedule: ScheduleLink | None = None
     """The confirmed schedule this run is an occurrence of (`graph.runs.schedules`)."""
-    entry: dict[str, Any] | None = None
-    """Entry's decision that started this run (`warrant ask`): question, route, reason."""
 
     @property
     def digest(self) -> str:
@@ -152,8 +150,6 @@ class RunRequest:
             run_input["message_id"] = self.message_id
         if self.schedule:
             run_input["schedule"] = dict(self.schedule)
-        if self.entry:
-            run_input["entry"] = dict(self.entry)
         return run_input
 
 
