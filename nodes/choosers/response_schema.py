@@ -111,9 +111,15 @@ def _tool(
             else family
         )
     if spec.tables_field:
-        table = args["properties"][spec.tables_field]
-        names = {pattern: {"type": "string", "enum": ids} for pattern in table["patternProperties"]}
-        table |= {"patternProperties": names, "additionalProperties": False}
+        # Plain shapes only: a grammar built from the schema (llama.cpp) has no $ref or
+        # patternProperties to lean on; a model plots nothing (`plot` is the author's option).
+        args["properties"][spec.tables_field] = {
+            "type": "object",
+            "additionalProperties": {"type": "string", "enum": ids},
+            "maxProperties": 8,
+        }
+        args["properties"].pop("plot", None)
+        args.pop("$defs", None)
     return spec.name, args
 
 
