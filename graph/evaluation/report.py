@@ -37,14 +37,22 @@ def row_cells(row: dict[str, Any], chooser: str) -> list[str]:
     return [
         row["case"],
         chooser,
+        *_measures(row),
+        f"{row['seconds']:.2f}",
+        "; ".join(row["failing"]) or "-",
+    ]
+
+
+def _measures(row: dict[str, Any]) -> list[str]:
+    """The cells the Markdown table and the console share: runs passed, pass^k, unknown runs,
+    steps, model calls and tokens per run."""
+    return [
         f"{row['pass']}/{row['runs']}",
         "yes" if row["pass_k"] else "no",
         str(row["unknown"]),
         f"{row['steps']:.1f}",
         f"{row['model_calls']:.1f}",
         _tokens(row["tokens"]),
-        f"{row['seconds']:.2f}",
-        "; ".join(row["failing"]) or "-",
     ]
 
 
@@ -156,17 +164,7 @@ def _heading(name: str, total: dict[str, Any]) -> str:
 
 def _table(rows: Rows) -> list[str]:
     cells = [list(CONSOLE_COLUMNS)] + [
-        [
-            row["case"],
-            f"{row['pass']}/{row['runs']}",
-            "yes" if row["pass_k"] else "no",
-            str(row["unknown"]),
-            f"{row['steps']:.1f}",
-            f"{row['model_calls']:.1f}",
-            _tokens(row["tokens"]),
-            f"{row['seconds']:.2f}s",
-        ]
-        for row in rows
+        [row["case"], *_measures(row), f"{row['seconds']:.2f}s"] for row in rows
     ]
     widths = [max(len(line[i]) for line in cells) for i in range(len(CONSOLE_COLUMNS))]
     return [
