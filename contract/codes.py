@@ -30,6 +30,8 @@ class RefusalCode(StrEnum):
     REPEATED_REQUEST = "repeated_request"
     DUPLICATE_CALL_ID = "duplicate_call_id"
     QUESTION_BUDGET_EXHAUSTED = "question_budget_exhausted"
+    LOCAL_DATA = "local_data"
+    """A call to a remote party whose arguments are derived from local content."""
     # Owned by the guard, deciding a delegation (child investigations).
     DELEGATION_TOO_DEEP = "delegation_too_deep"
     TOO_MANY_CHILDREN = "too_many_children"

@@ -178,6 +178,8 @@ class EvidenceItem(TypedDict, total=False):
     """The admitted sha256 of the record read."""
     sources: list[dict[str, Any]]
     """The single records read (id and sha256); a family's members are in `family`."""
+    provenance: dict[str, Any]
+    """Its provenance (`guards.provenance.Provenance.as_record`): sources, and the local ones."""
     family: RecordedFamily
     """A family tool's family: `record` and `sha256` are its name and digest."""
     summary: str

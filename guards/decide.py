@@ -55,6 +55,7 @@ from guards.budget import BudgetLeft, budget_left
 from guards.citations import bound_citations, unresolved_refs
 from guards.delegation import Room, delegation_refusals
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
+from guards.provenance import local_egress
 from guards.recall import NO_MEMORY, RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.args import ToolArgs
@@ -121,6 +122,9 @@ class GuardContext:
     """Questions this run's children asked (handed off)."""
     recalled_queries: Container[str] = frozenset()
     """The queries this run recalled (`guards.recall.query_key`)."""
+    local_read: frozenset[str] = frozenset()
+    """The local sources of all the run was shown (`guards.provenance`): the chooser's words
+    carry them, so they go to no remote party."""
     surface: frozenset[str] | None = None
     """The tools the request that produced this proposal showed a model (its manifest's
     `tools`); None for a chooser that is shown no request of its own (a script, a file)."""
@@ -483,7 +487,13 @@ def _decide_calls(
             refusals.append(Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, call.model_dump()))
             continue
         checked = _check_call(
-            call, args, catalog, ctx.scenario, seen_ids, lambda sig: sig in batch or sig in earlier
+            call,
+            args,
+            catalog,
+            ctx.scenario,
+            seen_ids,
+            lambda sig: sig in batch or sig in earlier,
+            ctx.local_read,
         )
         if not isinstance(checked, Refusal):
             checked = _hooked(checked, call, ctx)
@@ -577,8 +587,10 @@ def _check_call(
     scenario: Scenario,
     seen_ids: Mapping[str, str],
     seen_signature: Callable[[str], bool],
+    local_read: frozenset[str] = frozenset(),
 ) -> ApprovedCall | Refusal:
-    """Checks 5–9 of one call; its arguments come validated (`parse_proposal`)."""
+    """Checks 5–9 of one call; its arguments come validated (`parse_proposal`). An MCP call to a
+    remote server is refused when the run was shown local content (its arguments carry it)."""
     offending = call.model_dump()
     if call.name in scenario.mcp_tools and call.name not in catalog:
         if isinstance(args, Refusal):
@@ -586,6 +598,9 @@ def _check_call(
         if not isinstance(args, McpArgs):
             detail = f"{call.name[:64]!r}: arguments not checked against its schema"
             return Refusal(RefusalCode.INVALID_ARGUMENT, GUARD, detail, offending)
+        tool = scenario.mcp_tools[call.name]
+        if leaked := local_egress(tool.server, tool.reach, local_read):
+            return Refusal(RefusalCode.LOCAL_DATA, GUARD, f"{call.name}: {leaked}", offending)
         return _check_mcp_call(call, args, seen_ids, seen_signature)
     spec = catalog.get(call.name)
     if spec is None or args is None:

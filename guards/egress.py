@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+from guards.provenance import item_provenance
+
 Locality = Literal["local", "remote"]
 
 WINDOW = 12
@@ -108,17 +110,10 @@ def sources_of(grant: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def local_sources(item: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The local records (`is_local_source`) an evidence item was read from: its sources, else its
-    record; a family when any member is local (its recorded `share`); none for a person's answer,
-    which is their own words."""
-    family = item.get("family")
-    sources = [source.get("record") for source in item.get("sources") or ()]
-    if not sources and family is None and item.get("record") is not None:
-        sources = [item["record"]]
-    local = [str(record) for record in sources if is_local_source(record, records)]
-    if isinstance(family, Mapping) and family.get("share") != "any":
-        local.append(str(family.get("name")))
-    return local
+    """The local sources an evidence item was read from, by its provenance (`guards.provenance`): the
+    one it carries, else one made from its sources, record and family against `records`; none
+    for a person's answer, which is their own words."""
+    return sorted(item_provenance(item, records).local)
 
 
 def is_local_source(record_id: object, records: Mapping[str, Mapping[str, Any]]) -> bool:

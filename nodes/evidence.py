@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from contract.shapes import EvidenceItem, ExcerptLine, Interaction, RecordedFamily
+from guards.provenance import Provenance, source_provenance
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records.registry import Record
@@ -36,15 +37,21 @@ def evidence_item(
     turn: int,
     family: RecordedFamily | None = None,
     primary: tuple[str, str | None, list[dict[str, str]]] | None = None,
+    primary_share: str = "local",
 ) -> EvidenceItem:
     """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen.
     A family tool's receipt names its family as its record (its members are the grant's);
-    `primary` names a record that is not the grant's (an MCP tool: `mcp_item`)."""
+    `primary` names a record that is not the grant's (an MCP tool: `mcp_item`), shareable where
+    `primary_share` says `any`. The item carries its `provenance` from here on."""
     sources: list[dict[str, Any]] = [
         {"record": record.id, "sha256": record.sha256} for record in records.values()
     ]
+    provenances = [source_provenance(record.id, record.share) for record in records.values()]
+    if family is not None:
+        provenances.append(source_provenance(family["name"], family["share"]))
     if primary is not None:
         record, sha256, sources = primary[0], primary[1], list(primary[2])
+        provenances = [source_provenance(primary[0], primary_share)]
     elif family is not None:
         record, sha256 = family["name"], family["sha256"]
     else:
@@ -60,6 +67,7 @@ def evidence_item(
         "record": record,
         "sha256": sha256,
         "sources": sources,
+        "provenance": Provenance().joined(*provenances).as_record(),
     }
     if family is not None:
         base["family"] = family
@@ -100,11 +108,20 @@ def mcp_item(
     excerpt: Excerpt | None,
     error: RecordRefusal | None,
     turn: int,
+    share: str = "local",
 ) -> EvidenceItem:
     """An MCP call's receipt: its record is the tool (`mcp:server.tool`) at the schema pinned at
-    admission (`source`), its sha256 the digest of all the server sent (none when it failed)."""
+    admission (`source`), its sha256 the digest of all the server sent (none when it failed);
+    shareable only where the manifest says `share = "remote"` (`share` is then `any`)."""
     item = evidence_item(
-        call, {}, excerpt, error, turn, None, primary=(source["record"], digest, [source])
+        call,
+        {},
+        excerpt,
+        error,
+        turn,
+        None,
+        primary=(source["record"], digest, [source]),
+        primary_share=share,
     )
     return item
 

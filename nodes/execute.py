@@ -125,7 +125,8 @@ def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
             timed_out = isinstance(exc, McpTimedOut)
             code = RefusalCode.TOOL_TIMEOUT if timed_out else RefusalCode.RECORD_UNAVAILABLE
             error = RecordRefusal(code, str(exc))
-    item = mcp_item(dict(call), source, digest, excerpt, error, task["turn"])
+    share = "any" if tool.share == "remote" else "local"
+    item = mcp_item(dict(call), source, digest, excerpt, error, task["turn"], share)
     receipt, done = _receipted(task, cast("dict[str, Any]", item), attempt, error, at)
     return {"evidence": [receipt], "events": [done]}
 

@@ -279,6 +279,7 @@ def context_for(
         child_turns=cursor["child_turns"],
         child_questions=cursor["child_questions"],
         recalled_queries=frozenset(state.get("recalls", ())),
+        local_read=frozenset(cursor.get("local_read", ())),
         surface=shown_tools(state),
     )
 

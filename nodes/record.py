@@ -33,6 +33,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 from contract.codes import ANSWER, OBSERVATION, RECOLLECTION
 from guards.budget import BudgetLeft, budget_left
 from guards.decide import call_signature
+from guards.provenance import read_locally
 from guards.seal import SEAL, canonical, sealed_item
 from nodes.handoff import received
 from nodes.integrity import item_intact, label
@@ -66,9 +67,12 @@ EMPTY_CURSOR: dict[str, Any] = {
     "child_questions": 0,
     "child_model_calls": 0,
     "notes": 0,
+    "local_read": [],
 }
 """`handoffs`: children handed off; `child_*`: what they spent, which counts against this run's
-budget (`nodes.handoff`); `notes`: notes recalled from memory (M refs, `nodes.recall`)."""
+budget (`nodes.handoff`); `notes`: notes recalled from memory (M refs, `nodes.recall`);
+`local_read`: the local sources of all the run was shown (`guards.provenance`), which the
+chooser's own words carry from then on."""
 _PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
 
 
@@ -200,6 +204,9 @@ def commit(
         after["head"] = event_digest(numbered)
         after["turn"] = max(after["turn"], event.get("turn", 0))
         ops.append(PutOp(space(scope, EVENTS), position(after["events"]), numbered, index=False))
+    after["local_read"] = read_locally(
+        after["local_read"], [*written.get(EVIDENCE, ()), *written.get(RECALLED, ())]
+    )
     if ops:
         store.batch(ops)
     if known is not None:

@@ -14,13 +14,14 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, Outcome
 from contract.state import WarrantState
-from guards.egress import local_records
 from guards.human import NoteEdit
+from guards.provenance import words_provenance
 from guards.refusals import HUMAN, Refusal, RefusalCode
 from nodes import memory
 from nodes.context import event
 from nodes.human import PERSON, person_of
 from nodes.recall import scope_of
+from nodes.record import cursor_of
 
 
 def remembered(
@@ -51,9 +52,9 @@ def remembered(
     by = reply.get("by") or PERSON
     note_id = memory.note_id_for(interaction["interaction_id"])
     existing = store.get(where.notes(), note_id)  # saved before a crash: never written again
-    share: Literal["any", "local"] = (
-        "local" if local_records(state["grant"]["records"], "remote") else "any"
-    )  # the run may have read them
+    # The note is the chooser's words: as local as anything the run was shown (an MCP result,
+    # a recalled local note included); the person approving it does not make it shareable.
+    share: Literal["any", "local"] = words_provenance(cursor_of(state)["local_read"]).share
     saved = (
         existing.value
         if existing is not None

@@ -15,6 +15,7 @@ from graph.errors import ErrorKind
 from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
 from graph.mcp.session import SessionRun
 from graph.runs.runner import RunError, admit_request
+from guards.provenance import Reach
 from nodes.choosers.client import MCP_CLIENT
 from tools.errors import ManifestError
 from tools.mcp.pinning import pin_manifest
@@ -89,6 +90,15 @@ def serve(
         ),
     ] = None,
     goal: Annotated[str | None, typer.Option(help="Replace the scenario's goal.")] = None,
+    client_locality: Annotated[
+        Reach,
+        typer.Option(
+            "--client-locality",
+            help="Where the clients are: remote (the default: an IDE agent may be backed by a"
+            " hosted model) is answered nothing read from a share = local record; local: on this"
+            " machine's side, answered everything.",
+        ),
+    ] = "remote",
     db: DbOption = None,
     quiet: QuietOption = False,
 ) -> None:
@@ -106,7 +116,7 @@ def serve(
     def open_session() -> SessionRun:
         request = admit_request(scenario, goal, MCP_CLIENT, None, None)
         told(f"session run {request.thread_id}: `warrant show {request.thread_id}` after it ends")
-        return SessionRun(request, store, on_event)
+        return SessionRun(request, store, on_event, client_locality)
 
     quiet_sdk_logs()
     server = GovernedServer("warrant", open_session)

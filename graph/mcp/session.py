@@ -18,6 +18,7 @@ from typing import Any
 
 from contract.codes import Status
 from graph.runs.runner import OnEvent, Outcome, RunError, RunRequest, start
+from guards.provenance import Reach, item_provenance, may_leave
 from nodes.choosers.client import MCP_CLIENT, ClientChooser
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext
@@ -43,8 +44,14 @@ class CallResult:
 class SessionRun:
     """A session's run, advanced in its own thread; `call` and `catalog` wait for it to ask."""
 
-    def __init__(self, request: RunRequest, db: str, on_event: OnEvent) -> None:
+    def __init__(
+        self, request: RunRequest, db: str, on_event: OnEvent, client: Reach = "remote"
+    ) -> None:
         self.thread = request.thread_id
+        self.client = client
+        """Where the client is: a `remote` one (an IDE agent backed by a hosted model, say) is
+        answered nothing derived from a local source (`guards.provenance`)."""
+        self._records: frozenset[str] = frozenset()
         self._chooser = ClientChooser()
         self._lock = threading.Lock()
         self._asking: ChooserView | None = None
@@ -83,6 +90,7 @@ class SessionRun:
             view = self._waiting_view()
             if view is None:
                 return self._not_taking_calls()
+            self._records = frozenset(str(record["id"]) for record in view.records)
             self._calls += 1
             call_id = f"mcp-{self._calls}"
             refused_before = len(view.refusals)
@@ -122,6 +130,9 @@ class SessionRun:
         return self._refused(refused)
 
     def _receipt(self, item: Mapping[str, Any]) -> CallResult:
+        provenance = item_provenance(item, {})
+        if not may_leave(provenance, self.client):
+            return self._withheld(item, sorted(provenance.local))
         content = {
             "run": self.thread,
             "ref": item["ref"],
@@ -137,11 +148,37 @@ class SessionRun:
             return CallResult(True, content | {"error": detail, "code": item["error"]})
         return CallResult(False, content)
 
+    def _withheld(self, item: Mapping[str, Any], local: list[str]) -> CallResult:
+        """A receipt of local content, for a remote client: what was called and its ref, no
+        line, summary, flag or digest of what was read (a digest is an oracle for it)."""
+        why = (
+            f"{item['ref']}: withheld from this client: read from {', '.join(local)}, approved"
+            " for this machine only (share = local); serve with `--client-locality local` for a"
+            " client on this machine's side"
+        )
+        content = {"run": self.thread, "ref": item["ref"], "tool": item["tool"], "withheld": why}
+        content |= {"lines": [], "summary": why}
+        if item.get("error"):
+            return CallResult(True, content | {"error": why, "code": item["error"]})
+        return CallResult(False, content)
+
+    def _detail(self, refusal: Mapping[str, Any]) -> str:
+        """A refusal's detail, unless the refused call names a record (a tool's refusal may
+        quote it) and the client is remote: deny by default, the code and owner still said."""
+        call = refusal.get("call") if isinstance(refusal.get("call"), Mapping) else None
+        values = (call or {}).get("args") if call else None
+        named = isinstance(values, Mapping) and any(
+            isinstance(value, str) and value in self._records for value in values.values()
+        )
+        if self.client == "local" or not named:
+            return str(refusal["detail"])
+        return "detail withheld from this client: the call names a record of the grant"
+
     def _refused(
         self, refused: Sequence[Mapping[str, Any]], status: str | None = None
     ) -> CallResult:
         refusals = [
-            {"code": r["code"], "owner": r["owner"], "detail": r["detail"]} for r in refused
+            {"code": r["code"], "owner": r["owner"], "detail": self._detail(r)} for r in refused
         ]
         lines = [f"refused {r['code']} by {r['owner']}: {r['detail']}" for r in refusals]
         if status:

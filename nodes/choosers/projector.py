@@ -302,7 +302,8 @@ def _note_text(note: dict[str, Any]) -> str:
     if note.get("forgotten"):
         return f"[{about}; {note['forgotten']}.]"
     if "text" not in note:
-        return f"[{about}; text not included ({note['omitted']}); sha256 {note['sha256'][:16]}. You may cite {note['ref']}.]"
+        proof = f"sha256 {note['sha256'][:16]}" if "sha256" in note else "kept in this run's record"
+        return f"[{about}; text not included ({note['omitted']}); {proof}. You may cite {note['ref']}.]"
     signature = f" signature={defang(note['signature'])!r}" if note.get("signature") else ""
     return "\n".join(
         [f"<<<NOTE {about}{signature}>>>", defang(note["text"]), f"<<<END NOTE {note['ref']}>>>"]

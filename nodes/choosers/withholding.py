@@ -16,6 +16,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from guards.egress import Taint, item_texts, local_sources
+from guards.provenance import may_leave, note_provenance
 from nodes.choosers.route import Route
 from nodes.choosers.view import ChooserView
 from nodes.unknowns import about_ref, quoting
@@ -34,7 +35,7 @@ def taint(
     """What this request must not carry to a remote route: the text of every item read from a
     local record, and of refused calls naming one; minus what may be shared anyway (the
     request's mandatory part, shareable items)."""
-    local_notes = any(note.get("share", "any") != "any" for note in view.notes)
+    local_notes = any(note_provenance(note).local for note in view.notes)
     if not local and not local_notes and all(not block.local for block in evidence):
         return Taint(frozenset())
     held = [text for block in evidence if block.local for text in item_texts(block.item)]
@@ -46,7 +47,7 @@ def taint(
     held += [
         f"{note.get('text', '')} {note.get('signature', '')}"
         for note in view.notes
-        if note.get("share", "any") != "any"
+        if note_provenance(note).local
     ]
     shared = [
         *shared,
@@ -56,10 +57,11 @@ def taint(
 
 
 def note_for_route(note: dict[str, Any], route: Route) -> dict[str, Any]:
-    """A note derived from local records, by reference only for a remote route."""
-    if route.locality != "remote" or note.get("share", "any") == "any" or "text" not in note:
+    """A note derived from local records, by reference only for a remote route: no text, no
+    signature, no digest of them (an oracle for the text)."""
+    if may_leave(note_provenance(note), route.locality) or "text" not in note:
         return note
-    kept = {key: value for key, value in note.items() if key not in ("text", "signature")}
+    kept = {key: value for key, value in note.items() if key not in ("text", "signature", "sha256")}
     return kept | {"omitted": "derived from records approved for local routes only"}
 
 
@@ -180,9 +182,15 @@ class EvidenceBlock:
         hidden = self.local or "withheld" in shown
         about = "" if hidden else f" — {shown.get('summary', self.item['summary'])}"
         what = "Body, summary and flags" if hidden else "Body"
+        # A local body's digest is an oracle for what the route cannot see (a chooser that
+        # controls the rest of the body recovers the unknown part offline): the ref alone, kept
+        # in the run's record, is its handle.
+        proof = (
+            "kept in this run's record" if self.local else f"sha256 {self.omission['sha256'][:16]}"
+        )
         self.text = (
             f"[{self.ref}: {self.item['tool']} on {self.item.get('record') or 'a person'}{about}. "
-            f"{what} not included ({reason}); sha256 {self.omission['sha256'][:16]}. You may cite {self.ref}.]"
+            f"{what} not included ({reason}); {proof}. You may cite {self.ref}.]"
         )
 
 

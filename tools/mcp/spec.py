@@ -49,6 +49,14 @@ class McpServer(StrictModel):
         None
     )
     tool: Annotated[list[McpTool], Field(max_length=100)] = []
+    locality: Literal["local", "remote"] | None = None
+    """Where the server is: `local` (on this machine's side: it may receive arguments written
+    after the run was shown local content) or `remote`. Unsaid: a `command` server, started
+    here, is local; a `url` server is remote."""
+
+    @property
+    def reach(self) -> Literal["local", "remote"]:
+        return self.locality or ("local" if self.command is not None else "remote")
 
     @model_validator(mode="after")
     def _one_transport_and_unique_tools(self) -> McpServer:
