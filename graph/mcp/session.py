@@ -130,37 +130,7 @@ class SessionRun:
         return self._refused(refused)
 
     def _receipt(self, item: Mapping[str, Any]) -> CallResult:
-        provenance = item_provenance(item, {})
-        if not may_leave(provenance, self.client):
-            return self._withheld(item, sorted(provenance.local))
-        content = {
-            "run": self.thread,
-            "ref": item["ref"],
-            "tool": item["tool"],
-            "summary": item["summary"],
-            "sha256": item["sha256"],
-            "truncated": item["truncated"],
-            "flags": item["flags"],
-            "lines": [{"line": line["line"], "text": line["text"]} for line in item["excerpt"]],
-        }
-        if item.get("error"):
-            detail = f"{item['error']} (tool:{item['tool']}): {item['summary']}"
-            return CallResult(True, content | {"error": detail, "code": item["error"]})
-        return CallResult(False, content)
-
-    def _withheld(self, item: Mapping[str, Any], local: list[str]) -> CallResult:
-        """A receipt of local content, for a remote client: what was called and its ref, no
-        line, summary, flag or digest of what was read (a digest is an oracle for it)."""
-        why = (
-            f"{item['ref']}: withheld from this client: read from {', '.join(local)}, approved"
-            " for this machine only (share = local); serve with `--client-locality local` for a"
-            " client on this machine's side"
-        )
-        content = {"run": self.thread, "ref": item["ref"], "tool": item["tool"], "withheld": why}
-        content |= {"lines": [], "summary": why}
-        if item.get("error"):
-            return CallResult(True, content | {"error": why, "code": item["error"]})
-        return CallResult(False, content)
+        return answered(item, self.client, self.thread)
 
     def _detail(self, refusal: Mapping[str, Any]) -> str:
         """A refusal's detail, unless the refused call names a record (a tool's refusal may
@@ -219,3 +189,36 @@ class SessionRun:
                 f" `warrant show {self.thread}`",
             },
         )
+
+
+def answered(item: Mapping[str, Any], client: Reach, thread: str) -> CallResult:
+    """A receipt as an MCP client at `client` is answered: whole, or, where the client is
+    remote and the receipt is local (`guards.provenance`), what was called and its ref — no
+    line, summary, flag or digest of what was read (a digest is an oracle for it)."""
+    provenance = item_provenance(item, {})
+    if not may_leave(provenance, client):
+        why = (
+            f"{item['ref']}: withheld from this client: read from"
+            f" {', '.join(sorted(provenance.local))}, approved for this machine only"
+            " (share = local); serve with `--client-locality local` for a client on this"
+            " machine's side"
+        )
+        withheld = {"run": thread, "ref": item["ref"], "tool": item["tool"], "withheld": why}
+        withheld |= {"lines": [], "summary": why}
+        if item.get("error"):
+            return CallResult(True, withheld | {"error": why, "code": item["error"]})
+        return CallResult(False, withheld)
+    content = {
+        "run": thread,
+        "ref": item["ref"],
+        "tool": item["tool"],
+        "summary": item["summary"],
+        "sha256": item["sha256"],
+        "truncated": item["truncated"],
+        "flags": item["flags"],
+        "lines": [{"line": line["line"], "text": line["text"]} for line in item["excerpt"]],
+    }
+    if item.get("error"):
+        detail = f"{item['error']} (tool:{item['tool']}): {item['summary']}"
+        return CallResult(True, content | {"error": detail, "code": item["error"]})
+    return CallResult(False, content)
