@@ -31,6 +31,7 @@ from graph.delivery.stored import (
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import escaped
 from graph.runs.runner import RunError
+from guards.provenance import Reach
 
 RevisionOption = Annotated[
     int | None,
@@ -115,6 +116,14 @@ def share(
     withdraw: Annotated[
         bool, typer.Option("--revoke", help="Withdraw the reader's grant of this revision instead.")
     ] = False,
+    reader_locality: Annotated[
+        Reach,
+        typer.Option(
+            "--reader-locality",
+            help="Where the reader is: remote (the default) is never granted a revision whose run"
+            " read a share = local record; local: on this machine's side.",
+        ),
+    ] = "remote",
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -137,7 +146,7 @@ def share(
         typer.echo(f"withdrew {escaped(reader)}'s grant of run {escaped(thread)}")
         return
     try:
-        granted = share_revision(chosen_db(db), thread, reader, by, time.time())
+        granted = share_revision(chosen_db(db), thread, reader, by, time.time(), reader_locality)
     except RunError as exc:
         failed(exc)
     except Refused as exc:

@@ -20,6 +20,7 @@ from graph.runs.runner import (
     outcome,
     reading_graph,
 )
+from guards.provenance import Reach, may_leave, words_provenance
 from guards.sharing import Share, read_refusal
 
 
@@ -96,11 +97,24 @@ def revoke_share(db: str, thread: str, to: str, by: str) -> bool:
         return revoke(store, thread, to)
 
 
-def share_revision(db: str, thread: str, to: str, by: str, at: float) -> Share:
-    """A grant to `to` for run `thread`'s revision; only its owner may give one."""
+def share_revision(
+    db: str, thread: str, to: str, by: str, at: float, reader: Reach = "remote"
+) -> Share:
+    """A grant to `to` for run `thread`'s revision; only its owner may give one, and a revision
+    whose run was shown local content (`guards.provenance`) only to a reader on this machine's
+    side (`reader`: where the owner says they are)."""
     index = ensure_published(db, thread, by)
     if by != index.owner:
         raise Refused(f"only the run's owner ({index.owner}) may share its revisions; you are {by}")
+    with reading_graph(db) as graph:
+        cursor = outcome(graph, config_of(thread)).values.get("cursor") or {}
+    provenance = words_provenance(cursor.get("local_read", ()))
+    if not may_leave(provenance, reader):
+        raise Refused(
+            f"revision {index.revision} of report {index.report} quotes records approved for this"
+            f" machine only ({', '.join(sorted(provenance.local))}, share = local): share it"
+            " with --reader-locality local only if the reader is on this machine's side"
+        )
     share = Share(to, thread, index.report, index.revision, by, at)
     with delivery_store(db) as store:
         grant(store, share)

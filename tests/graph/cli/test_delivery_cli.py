@@ -55,3 +55,29 @@ def test_mistakes_are_one_line_each(tmp_path):
         assert "Traceback" not in failed.stderr
     events = json.loads(warrant("events", "G", "--db", db, "--json", cwd=ROOT).stdout)
     assert events[-1]["type"] == "interrupted"  # nothing of the waiting run was touched
+
+
+def test_a_revision_that_read_local_records_is_shared_only_with_a_local_reader(scenario_dir):
+    manifest = scenario_dir / "local.toml"
+    manifest.write_text(
+        'id = "L1"\nprofile = "triage"\ngoal = "Why did fifo_smoke fail?"\n'
+        "budget = { steps = 4, evidence = 4 }\n"
+        '[[record]]\nid = "log"\nkind = "log"\npath = "logs/t.log"\nshare = "local"\n'
+    )
+    actions = scenario_dir / "a.jsonl"
+    call = {"id": "c1", "name": "searchlogs", "args": {"path": "log", "query": "UVM_ERROR"}}
+    stop = {"summary": "s", "message": {"kind": "stop", "text": "done"}}
+    actions.write_text(
+        json.dumps({"summary": "s", "tool_calls": [call]}) + "\n" + json.dumps(stop) + "\n"
+    )
+    db = str(scenario_dir / "w.sqlite")
+    here = {"cwd": scenario_dir}
+    ran = warrant(
+        "run", str(manifest), "--chooser", f"file:{actions}", "--thread", "L", "--db", db, **here
+    )
+    assert ran.returncode == 0, ran.stderr
+    refused = warrant("share", "L", "--to", "bob", "--db", db, **here)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "log, share = local" in refused.stderr and "Traceback" not in refused.stderr
+    granted = warrant("share", "L", "--to", "bob", "--reader-locality", "local", "--db", db, **here)
+    assert granted.returncode == 0 and "shared revision 1" in granted.stdout
