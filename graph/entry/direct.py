@@ -153,10 +153,13 @@ def _skills(manifests: Iterable[Path]) -> list[Source]:
 
 
 def _specs(manifests: Iterable[Path]) -> tuple[list[Source], tuple[str, ...]]:
-    """The specifications a run may read without a person, read; and those it may not, unread
-    (never opened, not even to be hashed: `admit_entry` would read the file)."""
+    """The specifications a run may read without a person, read; and those only a person may let
+    be read, unread (never opened, not even to be hashed: `admit_entry` reads the file), unless
+    another manifest lets the same file be read without one."""
     found: dict[str, Source] = {}
-    unopened: dict[str, None] = {}
+    read: set[str] = set()
+    unopened: dict[str, str] = {}
+    """Where each file left unread is (resolved, never opened) → as cited."""
     for manifest in manifests:
         try:
             entries = [
@@ -168,7 +171,8 @@ def _specs(manifests: Iterable[Path]) -> tuple[list[Source], tuple[str, ...]]:
             continue
         for entry in entries:
             if entry.approval != "none":
-                unopened.setdefault(f"spec {entry.id}")
+                where = str((manifest.resolve().parent / entry.path).resolve())
+                unopened.setdefault(where, f"spec {entry.id}")
                 continue
             try:
                 record = admit_entry(manifest, entry)
@@ -178,7 +182,11 @@ def _specs(manifests: Iterable[Path]) -> tuple[list[Source], tuple[str, ...]]:
             except (ManifestError, RecordRefusal, OSError):
                 continue
             found.setdefault(record.sha256, (f"spec {entry.id}", record.sha256, lines))
-    return list(found.values()), tuple(unopened)
+            read.add(record.path)
+    # A file another manifest lets be read without a person was read, under that manifest.
+    return list(found.values()), tuple(
+        dict.fromkeys(cited for where, cited in unopened.items() if where not in read)
+    )
 
 
 def _quoted(source: Source, terms: tuple[str, ...]) -> list[Quote]:

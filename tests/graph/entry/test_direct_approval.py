@@ -107,6 +107,16 @@ def test_a_spec_that_needs_a_persons_approval_is_not_opened_and_the_answer_says_
     assert text.stdout.count(line) == 1
 
 
+def test_a_spec_another_scenario_lets_be_read_without_a_person_is_read_under_it(folder, tmp_path):
+    (folder / "open.toml").write_text(
+        MANIFEST.replace('approval = "human"\n', "").replace("MINE", "OPEN")
+    )
+    result = asked(folder, tmp_path, "--json")
+    shown = json.loads(result.stdout)
+    assert "spec spec/fifo.md" in shown["answer"]["read"] and shown["not_opened"] == []
+    assert CANARY in result.stdout
+
+
 LOCAL_MANIFEST = """\
 id = "MINE"
 profile = "triage"
