@@ -243,7 +243,7 @@ class _Withholding:
     def pending(self, pending: list[Any], where: str) -> list[Any]:
         return self.listed(pending, where, ("interaction_id", "kind", "turn", "records"))
 
-    def remembered(self, notes: list[Any], where: str) -> list[Any]:
+    def notes_saved(self, notes: list[Any], where: str) -> list[Any]:
         return self.listed(notes, where, REMEMBERED_KEPT)
 
     def stopped_by(self, stop: Mapping[str, Any], where: str) -> Any:
@@ -294,14 +294,18 @@ PLAIN = frozenset(
 CATALOG = frozenset(spec.name for specs in PROFILES.values() for spec in specs)
 """The tools a refused call may name and still be shown: any other name is the chooser's text."""
 SHOWN = {
-    key: key
-    for key in ("statement", "unknowns", "refusals", "children", "memory", "remembered", "pending")
-} | {
+    "statement": "statement",
     "evidence": "evidence_items",
+    "unknowns": "unknowns",
     "ending_reasons": "reasons",
+    "refusals": "refusals",
     "hypotheses": "statements",
     "chooser_stop_text": "stop_text",
     "stopped_by": "stopped_by",
+    "children": "children",
+    "memory": "memory",
+    "remembered": "notes_saved",
+    "pending": "pending",
 }
 """Fields shown part by part (by the method named); any other field is withheld whole."""
 ITEM_REFERENCE = ("ref", "kind", "turn", "tool", "record", "sha256", "lane_ref")
