@@ -103,7 +103,14 @@ def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) ->
     answer = asked.answer
     assert answer is not None
     if json_output:
-        print_json({**asked.decision_json(), "answer": event["payload"], "unknown": answer.unknown})
+        print_json(
+            {
+                **asked.decision_json(),
+                "answer": event["payload"],
+                "unknown": answer.unknown,
+                "not_opened": answer.not_opened,
+            }
+        )
         return
     lines = [
         f"route: direct — {asked.decision.reason} (entry {asked.entry})",
@@ -115,6 +122,7 @@ def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) ->
             for quote in answer.quotes
         ),
         *([answer.unknown] if answer.unknown else []),
+        *answer.not_opened,
     ]
     sys.stdout.write("\n".join(escaped(line) for line in lines) + "\n")
 

@@ -109,6 +109,7 @@ def record_direct(db: str, asked: Asked, question: str, at: float) -> dict[str, 
             "route": asked.decision.route,
             "reason": asked.decision.reason,
             "read": list(asked.answer.read),
+            "unopened": list(asked.answer.unopened),
             "quotes": [asdict(quote) for quote in asked.answer.quotes],
         },
     }

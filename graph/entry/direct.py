@@ -1,7 +1,9 @@
 """A direct answer: lines of approved reference material that speak of the question's terms,
 each cited — the team's skills (`lab/skills/`, `$WARRANT_SKILLS`, a scenario's `skills/`) and
 the specifications the candidate scenarios approve. No log, history or report is opened: they are
-a run's records, read only by a governed run.
+a run's records, read only by a governed run. Only what a run could read without a person is
+read: a specification marked `approval = "human"` is not opened at all (a run would wait for a
+person's approval to read it), and the answer names it in one line (`DirectAnswer.not_opened`).
 
 Reference material is quoted, never summarised into a claim: what no reference mentions is said
 so, with the way to research it."""
@@ -88,6 +90,13 @@ class DirectAnswer:
     quotes: tuple[Quote, ...]
     read: tuple[str, ...]
     """Every source opened, as cited: skills and specifications only."""
+    unopened: tuple[str, ...] = ()
+    """Specifications not opened because reading one needs a person's approval, as cited."""
+
+    @property
+    def not_opened(self) -> list[str]:
+        """One line for each specification left unread."""
+        return [f"{source} {NEEDS_APPROVAL}" for source in self.unopened]
 
     @property
     def unknown(self) -> str | None:
@@ -112,11 +121,15 @@ def terms_of(question: str) -> tuple[str, ...]:
 
 def direct_answer(question: str, manifests: Iterable[Path]) -> DirectAnswer:
     terms = terms_of(question)
-    sources = [*_skills(manifests), *_specs(manifests)]
+    specs, unopened = _specs(manifests)
+    sources = [*_skills(manifests), *specs]
     quotes = [quote for source in sources for quote in _quoted(source, terms)]
     ranked = sorted(quotes, key=lambda q: -_weight(q.text, terms))[:MAX_QUOTES]
     shown = tuple(q for q in quotes if q in ranked)
-    return DirectAnswer(terms, shown, tuple(name for name, _, _ in sources))
+    return DirectAnswer(terms, shown, tuple(name for name, _, _ in sources), unopened)
+
+
+NEEDS_APPROVAL = "needs a person's approval to be read; not opened"
 
 
 Source = tuple[str, str, list[str]]
@@ -139,8 +152,14 @@ def _skills(manifests: Iterable[Path]) -> list[Source]:
     return found
 
 
-def _specs(manifests: Iterable[Path]) -> list[Source]:
+def _specs(manifests: Iterable[Path]) -> tuple[list[Source], tuple[str, ...]]:
+    """The specifications a run may read without a person, read; and those only a person may let
+    be read, unread (never opened, not even to be hashed: `admit_entry` reads the file), unless
+    another manifest lets the same file be read without one."""
     found: dict[str, Source] = {}
+    read: set[str] = set()
+    unopened: dict[str, str] = {}
+    """Where each file left unread is (resolved, never opened) → as cited."""
     for manifest in manifests:
         try:
             entries = [
@@ -151,6 +170,10 @@ def _specs(manifests: Iterable[Path]) -> list[Source]:
         except ManifestError:
             continue
         for entry in entries:
+            if entry.approval != "none":
+                where = str((manifest.resolve().parent / entry.path).resolve())
+                unopened.setdefault(where, f"spec {entry.id}")
+                continue
             try:
                 record = admit_entry(manifest, entry)
                 with reading(10.0) as session, open_record(record) as stream:
@@ -159,7 +182,11 @@ def _specs(manifests: Iterable[Path]) -> list[Source]:
             except (ManifestError, RecordRefusal, OSError):
                 continue
             found.setdefault(record.sha256, (f"spec {entry.id}", record.sha256, lines))
-    return list(found.values())
+            read.add(record.path)
+    # A file another manifest lets be read without a person was read, under that manifest.
+    return list(found.values()), tuple(
+        dict.fromkeys(cited for where, cited in unopened.items() if where not in read)
+    )
 
 
 def _quoted(source: Source, terms: tuple[str, ...]) -> list[Quote]:

@@ -20,7 +20,8 @@ from typing import Any
 
 from graph.build import saver_of
 from graph.entry.ask import ask
-from graph.evaluation.grader import RunFacts, grade
+from graph.evaluation.grader import grade
+from graph.evaluation.grader_view import RunFacts
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, judge_entry, verdict
 from graph.evaluation.suite import Case, Suite
 from graph.persistence.retention import thread_ids

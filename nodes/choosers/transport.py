@@ -21,6 +21,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -111,12 +112,15 @@ def send(
     timeout_s: float | None = None,
     schema: dict[str, Any] | None = None,
     monotonic: Callable[[], float] = time.monotonic,
+    traced: bool = True,
 ) -> Reply:
     """One attempt against the route's endpoint, over in `timeout_s` (default: the route's) at
     most, as `monotonic` counts it (the run's, `WarrantContext.monotonic`). The text is taken only as the egress gate let it out for this route's locality
     (`guards.egress`): a request gated for a local route is never sent to a remote one. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
-    its own and is given up when the time is over (it ends on its own later; its reply is dropped)."""
+    its own and is given up when the time is over (it ends on its own later; its reply is dropped).
+    `traced=False`: LangSmith traces nothing of the attempt, whatever `LANGSMITH_TRACING` says (the
+    thread does not inherit the caller's tracing context, so the caller cannot turn it off)."""
     if outbound.locality != route.locality:
         return Reply(
             None,
@@ -128,7 +132,8 @@ def send(
 
     def attempt() -> None:
         try:
-            replies.put(_attempt(route, text, timeout, schema, monotonic))
+            with nullcontext() if traced else _untraced():
+                replies.put(_attempt(route, text, timeout, schema, monotonic))
         except BaseException as exc:  # never lost: the waiting node would only see a timeout
             replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
 
@@ -140,6 +145,14 @@ def send(
 
 
 GRACE_S = 0.05
+
+
+def _untraced() -> AbstractContextManager[None]:
+    from langsmith import tracing_context
+
+    return tracing_context(enabled=False)
+
+
 """Past the attempt's time, so that the SDK's own timeout, when it comes first, is the one said."""
 
 

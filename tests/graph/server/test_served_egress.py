@@ -5,70 +5,19 @@ scenario's grant."""
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-import zstandard
 from langgraph_sdk import get_sync_client
 
 from tests.helpers import local_log_scenario
 from tests.langgraph_server import langgraph_dev
+from tests.langsmith_collector import collector
 
 pytestmark = pytest.mark.slow  # real processes: a server
 
 CANARY = "Qz7servedcanary"
-
-
-class _Collector(BaseHTTPRequestHandler):
-    """A stand-in for LangSmith's API: answers everything, keeps every body (decompressed)."""
-
-    bodies: list[bytes]
-
-    def do_GET(self) -> None:
-        self._answer(b"{}")
-
-    def do_POST(self) -> None:
-        self._keep()
-
-    do_PATCH = do_PUT = do_POST
-
-    def _keep(self) -> None:
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        encoding = self.headers.get("content-encoding", "")
-        if "zstd" in encoding:
-            body = zstandard.ZstdDecompressor().decompressobj().decompress(body)
-        elif "gzip" in encoding:
-            body = gzip.decompress(body)
-        self.bodies.append(self.path.encode() + b"\n" + body)
-        self._answer(b"{}")
-
-    def _answer(self, body: bytes) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def collector() -> Iterator[tuple[str, list[bytes]]]:
-    kept: list[bytes] = []
-    handler = type("Handler", (_Collector,), {"bodies": kept})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", kept
-    finally:
-        server.shutdown()
 
 
 def test_a_served_run_is_traced_to_langsmith_without_a_byte_of_a_local_record(

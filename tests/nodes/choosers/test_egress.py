@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graph.evaluation.grader import RunFacts, for_route, grade
+from graph.evaluation.grader import grade
+from graph.evaluation.grader_view import RunFacts, for_route
 from graph.evaluation.suite import Rubric
 from guards.egress import MARKER, WINDOW, Outbound, Taint, gate, local_records
 from nodes.choosers.projector import assemble
@@ -170,17 +171,15 @@ def _handover(canary: str, where: set[str]) -> dict[str, Any]:
     }
 
 
-@given(canary=canaries, where=planted, chooser=st.sampled_from([None, "local"]))
-def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(
-    canary, where, chooser
-):
+@given(canary=canaries, where=planted)
+def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(canary, where):
     sent: list[Outbound] = []
 
     def sender(route: Route, outbound: Outbound, **_: Any) -> Reply:
         sent.append(outbound)
         return Reply(json.dumps({"verdict": "unknown", "reason": "withheld"}))
 
-    run = RunFacts(GRANT["records"], chooser)
+    run = RunFacts(GRANT["records"])
     check = grade(
         Rubric(name="cites", question="Does it cite?"),
         _handover(canary, where),
@@ -193,14 +192,16 @@ def test_the_graders_request_to_a_remote_route_holds_no_byte_of_a_local_record(
     assert "plainshared" in sent[0].text
 
 
-def test_a_remote_graders_view_keeps_refs_and_what_a_remote_chooser_said():
-    shown, _ = for_route(
-        _handover("Qzsecret123456", {"excerpt"}), RunFacts(GRANT["records"], "remote"), "remote"
-    )
+def test_a_remote_graders_view_keeps_refs_and_withholds_what_any_chooser_said():
+    view = for_route(_handover("Qzsecret123456", {"excerpt"}), RunFacts(GRANT["records"]), "remote")
+    shown = view.shown
     assert shown["evidence"][0]["withheld"] and shown["evidence"][0]["ref"] == "E1"
     assert shown["evidence"][1]["excerpt"] == _handover("x", set())["evidence"][1]["excerpt"]
-    # A remote chooser saw only what the gate let out: its words are kept (the gate still checks).
-    assert shown["hypotheses"][0]["statement"].startswith("the log shows")
+    # Deny by default: once the run read a local record, whoever chose (a remote model
+    # included) may have written what it said from it; only its citations go.
+    assert shown["hypotheses"][0]["refs"] == ["E1"]
+    assert shown["hypotheses"][0]["statement"].startswith("[withheld: hypotheses[0].statement")
+    assert "hypotheses[0].statement" in {item["field"] for item in view.withheld}
 
 
 quoting = st.sampled_from(
