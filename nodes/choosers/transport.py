@@ -12,6 +12,7 @@ guard then parses like any other text: the transport maps, it never repairs or d
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import math
@@ -119,8 +120,8 @@ def send(
     (`guards.egress`): a request gated for a local route is never sent to a remote one. The SDK's timeout bounds each wait for bytes, not the whole response, so an endpoint
     that trickles its reply could hold the run past its deadline: the attempt runs on a thread of
     its own and is given up when the time is over (it ends on its own later; its reply is dropped).
-    `traced=False`: LangSmith traces nothing of the attempt, whatever `LANGSMITH_TRACING` says (the
-    thread does not inherit the caller's tracing context, so the caller cannot turn it off)."""
+    `traced=False`: LangSmith traces nothing of the attempt, whatever `LANGSMITH_TRACING` says;
+    otherwise the attempt is traced as its caller's context says (a run's hiding client)."""
     if outbound.locality != route.locality:
         return Reply(
             None,
@@ -137,7 +138,13 @@ def send(
         except BaseException as exc:  # never lost: the waiting node would only see a timeout
             replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
 
-    threading.Thread(target=attempt, name="warrant-model-attempt", daemon=True).start()
+    # The caller's context goes with the attempt: a run's LangSmith tracing hides node inputs and
+    # outputs through its own client (`graph.present.tracing`); a bare thread would trace the
+    # request through the default client instead, local record content and all.
+    caller = contextvars.copy_context()
+    threading.Thread(
+        target=caller.run, args=(attempt,), name="warrant-model-attempt", daemon=True
+    ).start()
     try:
         return replies.get(timeout=timeout + GRACE_S)
     except queue.Empty:

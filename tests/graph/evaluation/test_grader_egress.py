@@ -263,3 +263,37 @@ def test_the_graders_call_is_never_traced_by_the_default_langsmith_client(tmp_pa
     traced = b"\n".join(kept)
     assert b"hidden_keys" in traced, "the run itself was traced, through the hiding client"
     assert canary.encode() not in traced
+
+
+def test_a_model_choosers_request_reaches_langsmith_only_through_the_hiding_client(tmp_path):
+    """`warrant run --chooser model` on a local route with LangSmith tracing on: the route sees
+    the local record; LangSmith, a remote service, never does."""
+    canary = "Tq4chooserlangsmithcanary"
+    local_run(tmp_path, canary)
+    manifest = tmp_path / "scenario.toml"
+    search = {"id": "c1", "name": "searchlogs", "args": {"path": "lo/t.log", "query": "UVM_ERROR"}}
+    replies = [
+        json.dumps({"summary": "read it", "tool_calls": [search]}),
+        json.dumps({"summary": "s", "message": {"kind": "stop", "text": "done"}}),
+    ]
+    route = FakeOpenAI(replies)
+    with collector() as (endpoint, kept), route.running():
+        env = {
+            "PYTHONPATH": str(ROOT),
+            "WARRANT_MODEL": MODEL,
+            "WARRANT_MODEL_LOCALITY": "local",
+            "OPENAI_BASE_URL": route.url,
+            "OPENAI_API_KEY": "k",
+            "LANGSMITH_TRACING": "true",
+            "LANGSMITH_ENDPOINT": endpoint,
+            "LANGSMITH_API_KEY": "lsv2_pt_test",
+        }
+        result = warrant(
+            "run", str(manifest), "--chooser", "model", "--db", "memory", "-q",
+            cwd=tmp_path, env=env, subprocess_=True,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert canary in route.prompts[-1]  # the local route saw it
+    traced = b"\n".join(kept)
+    assert b"hidden_keys" in traced, "the run was traced, through the hiding client"
+    assert canary.encode() not in traced
