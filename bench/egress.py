@@ -5,7 +5,8 @@ route (no withholding, no gate), measured in the same run, interleaved.
     .venv/bin/python bench/egress.py [--reps 20]
 
 The view holds N evidence items of 40 log lines each, half of them from a `share = "local"` record.
-Prints medians per request and their ratio, for growing N.
+Prints medians per request and their ratio, and the remote request's cost per 1,000 characters
+of the request, for growing N. Run it on two checkouts back to back to compare the gate's cost.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def _item(n: int) -> dict[str, Any]:
         "record": record,
         "sha256": "0" * 64,
         "sources": [{"record": record}],
+        "provenance": {  # as a receipt carries it (`guards.provenance`); older code ignores it
+            "share": "local" if record == "r/local" else "any",
+            "sources": [record],
+            "local": [record] if record == "r/local" else [],
+        },
         "truncated": False,
         "flags": [],
         "error": None,
@@ -80,14 +86,15 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=20)
     reps = parser.parse_args().reps
     print(
-        "| evidence items | request chars (local route) | local route | remote route (withheld + gate) | ratio |"
+        "| evidence items | request chars (local route) | local route | remote route (withheld + gate) | ratio | remote, per 1,000 chars |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for count in (4, 16, 64):
         local_ms, chars = _median_ms(LOCAL, count, reps)
         remote_ms, _ = _median_ms(REMOTE, count, reps)
         print(
-            f"| {count} | {chars:,} | {local_ms:.2f} ms | {remote_ms:.2f} ms | {remote_ms / local_ms:.2f}× |"
+            f"| {count} | {chars:,} | {local_ms:.2f} ms | {remote_ms:.2f} ms"
+            f" | {remote_ms / local_ms:.2f}× | {remote_ms / chars * 1000:.3f} ms |"
         )
 
 
