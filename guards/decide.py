@@ -599,7 +599,7 @@ def _check_call(
             detail = f"{call.name[:64]!r}: arguments not checked against its schema"
             return Refusal(RefusalCode.INVALID_ARGUMENT, GUARD, detail, offending)
         tool = scenario.mcp_tools[call.name]
-        if leaked := local_egress(tool.server, tool.reach, local_read):
+        if leaked := local_egress(tool.server, tool.locality, local_read):
             return Refusal(RefusalCode.LOCAL_DATA, GUARD, f"{call.name}: {leaked}", offending)
         return _check_mcp_call(call, args, seen_ids, seen_signature)
     spec = catalog.get(call.name)

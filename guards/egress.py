@@ -19,11 +19,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
-from guards.provenance import item_provenance
-
-Locality = Literal["local", "remote"]
+from guards.provenance import Locality, item_provenance
 
 WINDOW = 12
 """Letters and digits in a row that count as a copy: long enough that a word the goal or the grant

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Share = Literal["any", "local"]
-Reach = Literal["local", "remote"]
-"""Where a sink is: on this machine's side (`local`) or anywhere else (`remote`)."""
+Locality = Literal["local", "remote"]
+"""Where a sink is: on this machine's side (`local`) or anywhere else (`remote`): a model route,
+an MCP server, a client of `warrant mcp serve`, a reader of a shared revision."""
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,9 @@ def provenance_from(value: object) -> Provenance | None:
     return Provenance(frozenset(sources), frozenset(local))
 
 
-def may_leave(provenance: Provenance, reach: Reach) -> bool:
-    """The one question every sink asks: may a value of this provenance reach a party at `reach`?"""
-    return reach == "local" or not provenance.local
+def may_leave(provenance: Provenance, locality: Locality) -> bool:
+    """The one question every sink asks: may a value of this provenance reach a party there?"""
+    return locality == "local" or not provenance.local
 
 
 def source_provenance(source: str, share: object) -> Provenance:
@@ -119,13 +120,13 @@ def words_provenance(local_read: Iterable[str]) -> Provenance:
     return Provenance(local, local)
 
 
-def local_egress(server: str, reach: Reach, local_read: Iterable[str]) -> str | None:
-    """Why a call to MCP server `server` at `reach` may not be sent, in one line; None when it
+def local_egress(server: str, locality: Locality, local_read: Iterable[str]) -> str | None:
+    """Why a call to MCP server `server` at `locality` may not be sent, in one line; None when it
     may. Its arguments are the chooser's words: as local as all it was shown, except what that
     server itself returned (its results go back to where they came from)."""
     own = f"mcp:{server}."
     local = sorted(source for source in local_read if not source.startswith(own))
-    if reach == "local" or not local:
+    if locality == "local" or not local:
         return None
     named = ", ".join(local[:3]) + (f" and {len(local) - 3} more" if len(local) > 3 else "")
     return (

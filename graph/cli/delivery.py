@@ -31,7 +31,7 @@ from graph.delivery.stored import (
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import escaped
 from graph.runs.runner import RunError
-from guards.provenance import Reach
+from guards.provenance import Locality
 
 RevisionOption = Annotated[
     int | None,
@@ -117,7 +117,7 @@ def share(
         bool, typer.Option("--revoke", help="Withdraw the reader's grant of this revision instead.")
     ] = False,
     reader_locality: Annotated[
-        Reach,
+        Locality,
         typer.Option(
             "--reader-locality",
             help="Where the reader is: remote (the default) is never granted a revision whose run"

@@ -15,7 +15,7 @@ from graph.errors import ErrorKind
 from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
 from graph.mcp.session import SessionRun
 from graph.runs.runner import RunError, admit_request
-from guards.provenance import Reach
+from guards.provenance import Locality
 from nodes.choosers.client import MCP_CLIENT
 from tools.errors import ManifestError
 from tools.mcp.pinning import pin_manifest
@@ -91,7 +91,7 @@ def serve(
     ] = None,
     goal: Annotated[str | None, typer.Option(help="Replace the scenario's goal.")] = None,
     client_locality: Annotated[
-        Reach,
+        Locality,
         typer.Option(
             "--client-locality",
             help="Where the clients are: remote (the default: an IDE agent may be backed by a"

@@ -20,7 +20,7 @@ from graph.runs.runner import (
     outcome,
     reading_graph,
 )
-from guards.provenance import Reach, may_leave, words_provenance
+from guards.provenance import Locality, may_leave, words_provenance
 from guards.sharing import Share, read_refusal
 
 
@@ -98,7 +98,7 @@ def revoke_share(db: str, thread: str, to: str, by: str) -> bool:
 
 
 def share_revision(
-    db: str, thread: str, to: str, by: str, at: float, reader: Reach = "remote"
+    db: str, thread: str, to: str, by: str, at: float, reader: Locality = "remote"
 ) -> Share:
     """A grant to `to` for run `thread`'s revision; only its owner may give one, and a revision
     whose run was shown local content (`guards.provenance`) only to a reader on this machine's

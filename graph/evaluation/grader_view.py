@@ -24,8 +24,9 @@ from typing import Any
 
 from contract.codes import Status
 from guards.citations import CITATION, base_ref
-from guards.egress import Locality, Taint, item_texts, local_sources, sources_of
+from guards.egress import Taint, item_texts, local_sources, sources_of
 from guards.finalize import EndFacts, finalize
+from guards.provenance import Locality
 from nodes.unknowns import quoting, unknowns_of
 from tools.catalog import PROFILES
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from contract.codes import Status
 from graph.runs.runner import OnEvent, Outcome, RunError, RunRequest, start
-from guards.provenance import Reach, item_provenance, may_leave
+from guards.provenance import Locality, item_provenance, may_leave
 from nodes.choosers.client import MCP_CLIENT, ClientChooser
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext
@@ -45,7 +45,7 @@ class SessionRun:
     """A session's run, advanced in its own thread; `call` and `catalog` wait for it to ask."""
 
     def __init__(
-        self, request: RunRequest, db: str, on_event: OnEvent, client: Reach = "remote"
+        self, request: RunRequest, db: str, on_event: OnEvent, client: Locality = "remote"
     ) -> None:
         self.thread = request.thread_id
         self.client = client
@@ -191,7 +191,7 @@ class SessionRun:
         )
 
 
-def answered(item: Mapping[str, Any], client: Reach, thread: str) -> CallResult:
+def answered(item: Mapping[str, Any], client: Locality, thread: str) -> CallResult:
     """A receipt as an MCP client at `client` is answered: whole, or, where the client is
     remote and the receipt is local (`guards.provenance`), what was called and its ref — no
     line, summary, flag or digest of what was read (a digest is an oracle for it)."""

@@ -39,9 +39,9 @@ class AdmittedMcpTool(StrictModel):
     effects: Literal["read", "write"]
     approval: Literal["none", "human"]
     share: Literal["remote", "local"]
-    reach: Literal["local", "remote"] = "remote"
-    """Where its server is (`McpServer.reach`): a remote one never receives arguments written
-    after the run was shown local content."""
+    locality: Literal["local", "remote"] = "remote"
+    """Where its server is (`McpServer.locality_or_default`): a remote one never receives
+    arguments written after the run was shown local content."""
     flags: list[str] = []
     """What its description or schema reads like (`instruction_like_text`): shown to the chooser
     with the tool; a flag never changes what is permitted."""
@@ -88,7 +88,7 @@ def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) 
         effects=listed.effects,
         approval=listed.approval,
         share=listed.share,
-        reach=server.reach,
+        locality=server.locality_or_default,
         flags=list(shown_flags(discovered.description, discovered.input_schema)),
     )
 

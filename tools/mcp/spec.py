@@ -52,10 +52,10 @@ class McpServer(StrictModel):
     locality: Literal["local", "remote"] | None = None
     """Where the server is: `local` (on this machine's side: it may receive arguments written
     after the run was shown local content) or `remote`. Unsaid: a `command` server, started
-    here, is local; a `url` server is remote."""
+    here, is local; a `url` server is remote (`locality_or_default`)."""
 
     @property
-    def reach(self) -> Literal["local", "remote"]:
+    def locality_or_default(self) -> Literal["local", "remote"]:
         return self.locality or ("local" if self.command is not None else "remote")
 
     @model_validator(mode="after")
