@@ -37,8 +37,9 @@ def pin(
 ) -> None:
     """Connect to each \\[\\[mcp]] server of MANIFEST, list its tools, and write each listed
     tool's schema_sha256 (the digest of its description and input schema) for you to review:
-    admission refuses a listed tool whose server shows anything else. Tools a server offers that
-    the manifest does not list are reported, never added."""
+    admission refuses a listed tool whose server shows anything else. A schema with a $ref outside
+    it or a pattern RE2 cannot run is not pinned (exit 2, nothing written). Tools a server offers
+    that the manifest does not list are reported, never added."""
     if not manifest.is_file():
         fail(ErrorKind.BAD_INPUT, f"{manifest} is not a manifest file")
     try:

@@ -3,7 +3,8 @@
 Discovered is not visible: only the tools the manifest lists, pinned, and listed by their server
 with the same description and input schema are admitted; the rest of what a server offers is never
 shown and never called. A listed tool without a pin, one whose description or schema changed since
-it was pinned, or one its server no longer lists, is refused at admission in one line.
+it was pinned, one its server no longer lists, or one whose schema could not be pinned (not
+self-contained, a pattern RE2 cannot run: `tools.mcp.schemas`), is refused at admission in one line.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.flags import instruction_flags
-from tools.mcp.arguments import schema_problem
 from tools.mcp.client import Discovered, McpUnavailable, discover
+from tools.mcp.schemas import schema_problem
 from tools.mcp.spec import McpServer, McpTool
 from tools.strict import StrictModel
 
@@ -73,7 +74,7 @@ def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) 
     if discovered is None:
         raise McpRefused(f"MCP tool {name} is not among the tools server {server.name!r} lists")
     if problem := schema_problem(discovered.input_schema):
-        raise McpRefused(f"MCP tool {name} has an input schema that is not JSON Schema: {problem}")
+        raise McpRefused(f"MCP tool {name}: its input schema {problem}")
     if discovered.digest != listed.schema_sha256:
         raise McpRefused(
             f"MCP tool {name} changed since it was pinned: its description or input schema hashes"

@@ -1,19 +1,20 @@
 """An MCP call's arguments, checked against the input schema pinned at admission.
 
 `jsonschema` (Draft 2020-12) never coerces: `"5"` is not an integer, and `True` is not one either
-(its type checker keeps booleans apart). A schema a server sent that is not valid JSON Schema is
-refused at admission (`check_schema`), so a call is never checked against nothing.
+(its type checker keeps booleans apart). A schema a server sent that is not valid JSON Schema, not
+self-contained or not linear-time is refused at pin and admission (`tools.mcp.schemas`), so a call
+is never checked against nothing; the check itself (`first_schema_error`) never fetches a `$ref`
+and runs patterns on RE2.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import ConfigDict
 
 from tools.args import ToolArgs
+from tools.mcp.schemas import first_schema_error
 
 MAX_ARGS_CHARS = 20_000
 
@@ -25,24 +26,12 @@ class McpArgs(ToolArgs):
     values: dict[str, Any]
 
 
-def schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why `schema` is not a usable JSON Schema, or None."""
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        return exc.message[:300]
-    return None
-
-
 def checked_args(args: object, schema: dict[str, Any]) -> McpArgs | str:
     """The arguments, or the first reason the schema refuses them (one line)."""
     if not isinstance(args, dict):
         return "arguments must be an object"
     if len(repr(args)) > MAX_ARGS_CHARS:
         return f"arguments longer than {MAX_ARGS_CHARS} characters"
-    errors = sorted(Draft202012Validator(schema).iter_errors(args), key=lambda error: error.path)
-    if errors:
-        first = errors[0]
-        where = "/".join(str(part) for part in first.absolute_path) or "arguments"
-        return f"{where}: {first.message[:300]}"
+    if refused := first_schema_error(args, schema):
+        return refused
     return McpArgs(values=args)

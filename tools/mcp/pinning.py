@@ -4,7 +4,8 @@ The manifest is read and checked as admission reads it, each `[[mcp]]` server's 
 and each `[[mcp.tool]]`'s `schema_sha256` is set to the digest of what its server shows now; the
 file keeps its layout and comments (tomlkit). What a server lists and the manifest does not is
 reported, never added: discovered is not visible. A listed tool its server does not offer stops
-the pin with nothing written.
+the pin with nothing written, as does a listed tool whose input schema cannot be pinned (not JSON
+Schema, a `$ref` outside it, a pattern RE2 cannot run: `tools.mcp.schemas.schema_problem`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import tomlkit
 from tools.errors import ManifestError
 from tools.mcp.admission import shown_flags
 from tools.mcp.client import McpUnavailable, discover
+from tools.mcp.schemas import schema_problem
 from tools.mcp.spec import McpServer
 
 
@@ -38,7 +40,8 @@ class Pinned:
 def pin_manifest(path: Path, servers: list[McpServer], timeout_s: float = 30.0) -> list[Pinned]:
     """Write each listed tool's current digest into the manifest at `path` (whose `[[mcp]]` tables,
     validated, are `servers`); raises `ManifestError` (nothing written) for a listed tool its
-    server does not offer or a server that cannot list its tools."""
+    server does not offer or whose input schema cannot be pinned, or a server that cannot list
+    its tools."""
     if not servers:
         return []
     root = path.resolve().parent
@@ -56,6 +59,10 @@ def pin_manifest(path: Path, servers: list[McpServer], timeout_s: float = 30.0) 
                 offered = ", ".join(sorted(found)) or "none"
                 raise ManifestError(
                     f"{path}: server {server.name!r} offers no tool {listed.name!r} (it offers: {offered})"
+                )
+            if problem := schema_problem(found[listed.name].input_schema):
+                raise ManifestError(
+                    f"{path}: MCP tool {server.name}.{listed.name}: its input schema {problem}"
                 )
             digest = found[listed.name].digest
             tables[index]["tool"][position]["schema_sha256"] = digest

@@ -123,3 +123,69 @@ def test_a_tool_changed_after_it_was_pinned_is_refused_at_admission_naming_both_
         f"error: MCP tool lint.check_file changed since it was pinned: its description or input"
         f" schema hashes to {now}, the manifest pins {pinned}"
     ]
+
+
+def served_schema(folder: Path, path_schema: dict) -> None:
+    """The server shows `check_file` with `path` under `path_schema`."""
+    schema = {"type": "object", "properties": {"path": path_schema}, "required": ["path"]}
+    (folder / "lint_schema.json").write_text(json.dumps(schema))
+
+
+def test_a_schema_with_a_remote_ref_is_not_pinned_and_nothing_is_written(folder):
+    served_schema(folder, {"$ref": "http://127.0.0.1:9/path.json"})
+    before = (folder / "m.toml").read_text()
+    result = warrant("mcp", "pin", "m.toml", cwd=folder)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "error: m.toml: MCP tool lint.check_file: its input schema is not self-contained:"
+        " $ref 'http://127.0.0.1:9/path.json' is not a '#/…' pointer within it"
+        " (nothing is fetched)"
+    ]
+    assert (folder / "m.toml").read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("path_schema", "why"),
+    [
+        ({"$dynamicRef": "#node"}, "$dynamicRef '#node' is not allowed"),
+        (
+            {"$id": "http://127.0.0.1:9/", "$ref": "path.json"},
+            "$ref 'path.json' is not a '#/…' pointer within it (nothing is fetched)",
+        ),
+        ({"$ref": "#/$defs/missing"}, "$ref '#/$defs/missing' points at nothing within it"),
+    ],
+)
+def test_a_ref_that_is_not_a_pointer_within_the_schema_is_not_pinned(folder, path_schema, why):
+    served_schema(folder, path_schema)
+    result = warrant("mcp", "pin", "m.toml", cwd=folder)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: m.toml: MCP tool lint.check_file: its input schema is not self-contained: {why}"
+    ]
+
+
+def test_a_pattern_re2_cannot_run_is_not_pinned(folder):
+    served_schema(folder, {"type": "string", "pattern": "^(a)\\1$"})
+    before = (folder / "m.toml").read_text()
+    result = warrant("mcp", "pin", "m.toml", cwd=folder)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "error: m.toml: MCP tool lint.check_file: its input schema has a pattern RE2 cannot run"
+        " in linear time: '^(a)\\\\1$' (invalid escape sequence: \\1)"
+    ]
+    assert (folder / "m.toml").read_text() == before
+
+
+def test_a_schema_with_a_remote_ref_is_refused_at_admission_even_when_pinned(folder):
+    served_schema(folder, {"$ref": "http://127.0.0.1:9/path.json"})
+    digest = offered(folder)["check_file"]  # a pin written by hand: `warrant mcp pin` refuses it
+    (folder / "m.toml").write_text(
+        MANIFEST.replace('effects = "read"', f'effects = "read"\nschema_sha256 = "{digest}"')
+    )
+    result = warrant("run", "m.toml", "--db", "runs.sqlite", cwd=folder)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: MCP tool lint.check_file: its input schema is not self-contained:"
+        " $ref 'http://127.0.0.1:9/path.json' is not a '#/…' pointer within it"
+        " (nothing is fetched)"
+    ]
