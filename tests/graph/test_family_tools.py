@@ -137,7 +137,10 @@ def test_a_local_familys_receipt_is_local_for_a_remote_route(tmp_path):
     assert item["family"]["share"] == "local"
     records = state["grant"]["records"]
     assert local_sources(item, records) == [GLOB]
-    shared = {**item, "family": {**item["family"], "share": "any"}}
+    assert item["provenance"]["local"] == [GLOB]  # carried from the receipt on
+    unmarked = {key: value for key, value in item.items() if key != "provenance"}
+    assert local_sources(unmarked, records) == [GLOB]  # an older receipt: from its family
+    shared = {**unmarked, "family": {**item["family"], "share": "any"}}
     assert local_sources(shared, records) == []
 
 
