@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -81,15 +82,25 @@ def run_query(query: str, tables: Sequence[TableFile], seconds: float | None = N
 
 @contextmanager
 def _locked(tables: Sequence[TableFile]) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(":memory:", config=SETTINGS)
-    try:
-        for table in tables:
-            connection.execute(_load_statement(table), [str(table.path)])
-        connection.execute("SET enable_external_access = false")
-        connection.execute("SET lock_configuration = true")
-        yield connection
-    finally:
-        connection.close()
+    """A connection holding `tables`, external access off and locked. Its temp directory is a
+    private, empty folder of the call: DuckDB allows its temp directory with external access off,
+    and its default is `<cwd>/.tmp`, which anything may have written to."""
+    with tempfile.TemporaryDirectory(prefix="warrant-spill-") as spill:
+        connection = duckdb.connect(":memory:", config={**SETTINGS, "temp_directory": spill})
+        try:
+            yield _loaded(connection, tables)
+        finally:
+            connection.close()
+
+
+def _loaded(
+    connection: duckdb.DuckDBPyConnection, tables: Sequence[TableFile]
+) -> duckdb.DuckDBPyConnection:
+    for table in tables:
+        connection.execute(_load_statement(table), [str(table.path)])
+    connection.execute("SET enable_external_access = false")
+    connection.execute("SET lock_configuration = true")
+    return connection
 
 
 def _load_statement(table: TableFile) -> str:
