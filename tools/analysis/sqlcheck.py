@@ -32,8 +32,8 @@ MODIFIERS = {
     "LIMIT_PERCENT_MODIFIER",
     "DISTINCT_MODIFIER",
     "ORDER_DEFAULT",
-    "ORDER_ASCENDING",
-    "ORDER_DESCENDING",
+    "ASCENDING",
+    "DESCENDING",
 }
 EXPRESSIONS = {
     "BETWEEN",
@@ -113,7 +113,7 @@ def _ctes(node: Mapping[str, Any]) -> frozenset[str]:
     """The CTE names `node` defines (its `WITH`, a recursive or materialized CTE node); each a
     plain name, else a `QueryProblem`."""
     names = [entry.get("key") for entry in (node.get("cte_map") or {}).get("map") or []]
-    if node.get("type") in {"RECURSIVE_CTE_NODE", "CTE_NODE"}:
+    if node.get("type") in ("RECURSIVE_CTE_NODE", "CTE_NODE"):  # a type may be an object
         names.append(node.get("ctename") or node.get("cte_name"))
     for name in names:
         if not isinstance(name, str) or not PLAIN_NAME.match(name):

@@ -145,6 +145,37 @@ def test_a_query_reaching_past_its_tables_is_refused_naming_what_it_reaches(quer
         ),
         ("select * from (values (1, 'a'), (2, 'b')) v(n, s) cross join h", None, None),
         (
+            "select distinct on (test) test, status from h order by test desc nulls last, run asc"
+            " nulls first, seed limit 5 offset 1",
+            None,
+            None,
+        ),
+        (
+            "select test from h union select test from h except select run from h intersect all"
+            " select test from h union all by name select test from h order by all desc",
+            None,
+            None,
+        ),
+        (
+            "select test, status, count(*) from h group by grouping sets ((test), (status), ())"
+            " union all select test, null, count(*) from h group by rollup (test)",
+            None,
+            None,
+        ),
+        (
+            "select h.test, t.n from h semi join h h2 using (test) anti join h h3 on false,"
+            " lateral (select h.seed as n) t left join h h4 on h4.run = h.run using sample 10 rows",
+            None,
+            None,
+        ),
+        (
+            "select test, row_number() over (order by seed desc rows between unbounded preceding"
+            " and unbounded following exclude current row), list(run order by seed desc) over ()"
+            " from h where seed > any (select seed from h)",
+            None,
+            None,
+        ),
+        (
             "select split_part(member, '/', 2) as nightly, signature, count(*) from verdicts"
             " where status = 'fail' group by all",
             {},
