@@ -114,3 +114,23 @@ def test_reading_duckdbs_temp_directory_is_refused_by_the_guard(action_file, tmp
     assert all("\n" not in detail for _, _, detail in refusals)
     assert state["evidence"] == []
     assert CANARY not in json.dumps(state, default=str)
+
+
+def test_a_call_past_its_memory_fails_on_its_receipt_and_the_run_goes_on(action_file):
+    """An allocation outside DuckDB's buffer manager (~1.1 GB for two 12,000-character strings)
+    is stopped by the address-space limit of the query's process: the call fails on its receipt
+    with a clear error, and the next call of the same run computes."""
+    huge = "select damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) as d from h limit 1"
+    chooser = action_file(
+        [
+            call("big1", "analyze", query=huge, tables={"h": R42_HISTORY}),
+            call("big2", "analyze", query=FAILS, tables={"h": R42_HISTORY}),
+            stop("read", hypotheses=[{"statement": "reset_smoke failed 4 times", "refs": ["E2"]}]),
+        ]
+    )
+    state = run_embedded("R42", chooser)
+    first, second = state["evidence"]
+    assert first["error"] == "invalid_argument" and first["excerpt"] == []
+    assert first["summary"].startswith("could not be read: ") and "memory limit" in first["summary"]
+    assert second["error"] is None and second["computed"]["rows"] == [["reset_smoke", 4]]
+    assert state["handover"]["status"] == "stopped"

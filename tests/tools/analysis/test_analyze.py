@@ -2,6 +2,8 @@
 and every way out of the sandbox refused or stopped with a clear error."""
 
 import csv
+import multiprocessing
+import signal
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -12,7 +14,7 @@ from pydantic import ValidationError
 from tests.helpers import R42_HISTORY, one_record
 from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
-from tools.analysis.sandbox import run_query
+from tools.analysis.sandbox import _ended, run_query
 from tools.analysis.tables import table_file
 from tools.errors import RecordRefusal
 from tools.records.reading import reading
@@ -150,3 +152,35 @@ def test_a_query_past_duckdbs_buffer_limit_is_refused(r42):
         )
     assert refused.value.code == "invalid_argument"
     assert "memory limit" in refused.value.detail
+
+
+def test_an_allocation_outside_duckdbs_buffers_is_bounded_by_the_process(r42):
+    """`damerau_levenshtein` of two 12,000-character strings allocates its ~1.1 GB matrix outside
+    DuckDB's buffer manager (`memory_limit` does not see it): the query's process has an address
+    space limit, the call fails with a clear error, and this process goes on to the next call."""
+    with pytest.raises(RecordRefusal) as refused, reading(60.0):
+        analysed(
+            "select damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) from h limit 1",
+            r42.records,
+            h=R42_HISTORY,
+        )
+    assert refused.value.code == "invalid_argument"
+    assert "memory limit" in refused.value.detail
+    with reading(60.0):
+        after = analysed("select count(*) from h", r42.records, h=R42_HISTORY)
+    assert after.computed["rows"] == [[18]]
+
+
+def test_a_query_process_ended_without_an_answer_is_a_clear_error():
+    ended = _ended(-signal.SIGKILL)
+    assert ended.code == "invalid_argument"
+    assert ended.detail.startswith("the query's process was ended by SIGKILL before it answered")
+    assert "memory limit is 256MB of DuckDB buffers" in ended.detail
+
+
+def test_no_query_process_outlives_its_call(r42):
+    with pytest.raises(RecordRefusal), reading(0.5):
+        analysed(
+            "select count(*) from h a, h b, h c, h d, h e, h f, h g", r42.records, h=R42_HISTORY
+        )
+    assert multiprocessing.active_children() == []
