@@ -133,17 +133,25 @@ def load_statement(table: Table) -> str:
 
 def _bound_memory() -> None:
     """One malloc arena (so that the limit counts memory, not per-thread reservations), then the
-    address space this process holds now plus `ADDRESS_SPACE`."""
+    address space this process holds now plus `ADDRESS_SPACE` (never above a limit it was given
+    already)."""
     with contextlib.suppress(AttributeError, OSError):
         ctypes.CDLL(None).mallopt(M_ARENA_MAX, 1)
     limit = _address_space() + ADDRESS_SPACE
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def _address_space() -> int:
-    """This process's address space in bytes (`/proc/self/statm`)."""
-    with open("/proc/self/statm", encoding="ascii") as statm:
-        pages = int(statm.read().split()[0])
+    """This process's address space in bytes (`/proc/self/statm`; 0 where there is no `/proc`,
+    so that the limit is `ADDRESS_SPACE` itself)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[0])
+    except OSError:
+        return 0
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
