@@ -11,6 +11,10 @@ worst-slack change per endpoint (both reports parsed by Warrant's STA reader) be
 slack`, as `bench/sta.py` measures `stadiff` (shown, not held to the baseline: at these sizes
 grep's few milliseconds are mostly its start). What the ratio over bare DuckDB prices is Warrant's
 proof of which bytes were read, its whole-file type sniffing and its sandbox.
+
+The sandbox's own price, apart: a query over no table (`select 42`) in the sandbox's process of
+its call (a fork of the tools' forkserver, its memory bounded, waited for and reaped) beside the
+same connection, settings and query run in this process.
 """
 
 from __future__ import annotations
@@ -32,8 +36,9 @@ import duckdb
 
 from bench.report import write_ratios
 from lab.stagen import report_pair, write_report
-from tools.analysis import analyze
+from tools.analysis import analyze, worker
 from tools.analysis.query import AnalyzeArgs
+from tools.analysis.sandbox import run_query
 from tools.records.reading import reading
 from tools.records.registry import load_scenario
 
@@ -60,6 +65,7 @@ WORSE = (
     " select endpoint, round(wa.s - wb.s, 3) as delta from wa join wb using (endpoint)"
     " order by delta limit 20"
 )
+TRIVIAL = "select 42"
 AWK = (
     'awk -F, \'NR > 1 && $4 == "FAIL" {n[$3]++} END {for (t in n) print t "," n[t]}\' {file} | sort'
 )
@@ -105,6 +111,14 @@ def bare(query: str, tables: dict[str, Path]) -> None:
     connection.close()
 
 
+def sandboxed(query: str) -> None:
+    run_query(query, [])
+
+
+def in_process(query: str, spill: str) -> None:
+    worker.run(worker.Job(query, (), spill))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=200_000)
@@ -127,9 +141,12 @@ def main() -> None:
         awk = AWK.replace("{file}", str(root / "history.csv"))
         files = [str(root / "before.rpt"), str(root / "after.rpt")]
         times: dict[str, list[float]] = {
-            key: [] for key in ("h", "h_duckdb", "h_awk", "sta", "grep")
+            key: [] for key in ("h", "h_duckdb", "h_awk", "sta", "grep", "child", "inline")
         }
+        sandboxed(TRIVIAL)  # the forkserver started, as a served process finds it
         for _ in range(options.reps):
+            times["child"].append(timed(sandboxed, TRIVIAL))
+            times["inline"].append(timed(in_process, TRIVIAL, folder))
             times["h"].append(timed(governed, fails, history))
             times["h_duckdb"].append(timed(bare, FAILS, {"h": root / "history.csv"}))
             times["h_awk"].append(timed(shell, awk))
@@ -147,11 +164,16 @@ def main() -> None:
     print(
         f"| STA pair, {len(after)} paths each: worst-slack change per endpoint | {m['sta'] * 1000:.0f} ms | | {m['grep'] * 1000:.0f} ms (grep -c slack) | | {m['sta'] / m['grep']:.1f}× |"
     )
+    print(
+        f"\nthe sandbox's process: `{TRIVIAL}` in it {m['child'] * 1000:.0f} ms, in this process"
+        f" {m['inline'] * 1000:.0f} ms ({m['child'] / m['inline']:.2f}×)"
+    )
     write_ratios(
         options.json,
         {
             f"analyze, {options.rows} history rows: analyze / bare DuckDB": m["h"] / m["h_duckdb"],
             f"analyze, {options.rows} history rows: analyze / awk pipeline": m["h"] / m["h_awk"],
+            "analyze, select 42: sandbox's process / in process": m["child"] / m["inline"],
         },
     )
 

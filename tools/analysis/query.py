@@ -1,20 +1,21 @@
 """The `analyze` call's arguments: one read-only SELECT, and the approved records it reads as tables.
 
 The statement is parsed here (DuckDB's own parser), so a second statement, a `COPY`, an `ATTACH`,
-an `INSTALL` or a `PRAGMA` is refused by the guard before anything runs, and a call naming a file
-function (`read_csv('/etc/passwd')`) is refused by name. None of this is the boundary: the query
-runs in a connection with external access off and its configuration locked
-(`tools/analysis/sandbox.py`), which refuses any file or network access whatever the text says.
+an `INSTALL` or a `PRAGMA` is refused by the guard before anything runs; its parse tree is then
+walked (`tools/analysis/sqlcheck.py`): every table one the call names, no table function, only
+allowed functions. Behind the guard, the query runs in a child process with external access off,
+its configuration locked and its memory bounded (`tools/analysis/sandbox.py`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 import duckdb
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from tools.analysis.sqlcheck import QueryProblem, check_query
 from tools.args import RecordId, ToolArgs
 from tools.logs.familytools import FamilyName
 from tools.strict import StrictModel
@@ -24,12 +25,6 @@ VERDICTS = "verdicts"
 MAX_QUERY_CHARS = 4000
 MAX_TABLES = 8
 TABLE_NAME = r"^[a-z][a-z0-9_]{0,30}$"
-FILE_FUNCTIONS = re.compile(
-    r"\b(read_\w+|\w+_scan|glob|parquet_\w+|sniff_csv|query_table|query|duckdb_\w+)\s*\(",
-    re.IGNORECASE,
-)
-"""Table functions that reach outside the tables given (files, other catalogs, the engine's own
-settings): refused by name, with the sandbox behind them."""
 
 
 def _one_select(query: str) -> str:
@@ -42,8 +37,6 @@ def _one_select(query: str) -> str:
     kind = statements[0].type
     if kind != duckdb.StatementType.SELECT:
         raise ValueError(f"a SELECT only ({kind.name} given): analysis reads, it never writes")
-    if found := FILE_FUNCTIONS.search(query):
-        raise ValueError(f"{found.group(1)}() is not allowed: the query reads only its tables")
     return query
 
 
@@ -81,4 +74,17 @@ class AnalyzeArgs(ToolArgs):
             raise ValueError("name at least one table or a family")
         if VERDICTS in self.tables and self.family is not None:
             raise ValueError(f"table {VERDICTS!r} is the family's")
+        return self
+
+    @model_validator(mode="after")
+    def _reads_only_its_tables(self) -> AnalyzeArgs:
+        """The query's parse tree reads only this call's tables and calls only allowed
+        functions: refused on `query` otherwise, naming the reference."""
+        names = [*self.tables, *([VERDICTS] if self.family is not None else [])]
+        try:
+            check_query(self.query, names)
+        except QueryProblem as problem:
+            error = PydanticCustomError("value_error", "{problem}", {"problem": str(problem)})
+            details = InitErrorDetails(type=error, loc=("query",), input=self.query)
+            raise ValidationError.from_exception_data(type(self).__name__, [details]) from None
         return self

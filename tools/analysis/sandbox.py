@@ -1,43 +1,39 @@
-"""The analysis sandbox: an in-process DuckDB that holds only the tables it was given.
+"""The analysis sandbox: a process of its own for each query, holding only the tables it was given.
 
-Tables are loaded from the private files `tools/analysis/tables.py` wrote; then external access is
-turned off (no file, no network, no extension) and the configuration locked, so that no statement
-can turn it back on. The query runs on one thread under a memory limit, and is interrupted at the
-call's time limit; at most `MAX_ROWS` rows of its result are kept.
+Tables come from the private files `tools/analysis/tables.py` wrote. The query runs in a fork of
+the tools' forkserver (`tools/analysis/worker.py`): a connection whose temp directory is a
+private folder of the call, external access turned off and its configuration locked once the
+tables are loaded, one thread, DuckDB's memory limit for its buffers and an address-space limit
+for the whole process. The process is killed at the call's time limit; one that ends without an
+answer (killed at its limit) fails the call with a clear error, and the run goes on. At most
+`MAX_ROWS` rows of the result are kept.
 """
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import threading
+import signal
+import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import duckdb
 
 from contract.codes import RefusalCode
 from tools.analysis.tables import TableFile
+from tools.analysis.worker import (
+    ADDRESS_SPACE,
+    MAX_ROWS,
+    MEMORY_LIMIT,
+    Answer,
+    Cell,
+    Job,
+    Table,
+    serve,
+)
 from tools.errors import RecordRefusal
 from tools.records.reading import check_time, deadline
+from tools.workers import forkserver, without_main
 
-MEMORY_LIMIT = "256MB"
-MAX_ROWS = 200
-"""Result rows kept on the receipt; the rest are counted."""
-MAX_CELL_CHARS = 200
-SETTINGS: dict[str, str | int | float | list[str]] = {
-    "memory_limit": MEMORY_LIMIT,
-    "threads": 1,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "allow_unsigned_extensions": False,
-}
-
-Cell = str | int | float | bool | None
+__all__ = ["MAX_ROWS", "MEMORY_LIMIT", "Cell", "Result", "run_query"]
 
 
 @dataclass(frozen=True)
@@ -50,82 +46,54 @@ class Result:
 
 
 def run_query(query: str, tables: Sequence[TableFile], seconds: float | None = None) -> Result:
-    """`query` over `tables`, in a locked connection; a `RecordRefusal` when the sandbox refuses
-    it, it fails, passes its memory limit or is cut by the time limit."""
-    with _locked(tables) as connection, _interrupted(connection, seconds) as cut:
-        try:
-            cursor = connection.execute(query)
-            columns = tuple(column[0] for column in cursor.description or ())
-            rows = cursor.fetchmany(MAX_ROWS)
-            total = len(rows) + sum(1 for _ in iter(cursor.fetchone, None))
-        except duckdb.InterruptException:
-            if not cut.is_set():
-                raise
-            check_time()  # the reading session's own cut: its time limit or the run's deadline
-            raise _cut(seconds) from None
-        except duckdb.OutOfMemoryException:
-            raise RecordRefusal(
-                RefusalCode.INVALID_ARGUMENT,
-                f"the query passed the sandbox's memory limit ({MEMORY_LIMIT})",
-            ) from None
-        except duckdb.PermissionException as exc:
-            raise RecordRefusal(
-                RefusalCode.INVALID_ARGUMENT, f"the sandbox refused it: {_first_line(exc)}"
-            ) from None
-        except duckdb.Error as exc:
-            raise RecordRefusal(
-                RefusalCode.INVALID_ARGUMENT, f"the query failed: {_first_line(exc)}"
-            ) from None
-    return Result(columns, tuple(tuple(_cell(value) for value in row) for row in rows), total)
+    """`query` over `tables`, in the sandbox's process; a `RecordRefusal` when the sandbox
+    refuses it, it fails, passes its memory limits or is cut by the time limit (the sooner of
+    `seconds` and the reading session's deadline)."""
+    with tempfile.TemporaryDirectory(prefix="warrant-spill-") as spill:
+        job = Job(query, tuple(_table(table) for table in tables), spill)
+        answer = _answer(job, _time_left(seconds), seconds)
+    if answer.refused is not None:
+        raise RecordRefusal(RefusalCode.INVALID_ARGUMENT, answer.refused)
+    return Result(answer.columns, answer.rows, answer.total)
 
 
-@contextmanager
-def _locked(tables: Sequence[TableFile]) -> Iterator[duckdb.DuckDBPyConnection]:
-    connection = duckdb.connect(":memory:", config=SETTINGS)
-    try:
-        for table in tables:
-            connection.execute(_load_statement(table), [str(table.path)])
-        connection.execute("SET enable_external_access = false")
-        connection.execute("SET lock_configuration = true")
-        yield connection
-    finally:
-        connection.close()
+def _table(table: TableFile) -> Table:
+    return Table(table.name, str(table.path), table.delimiter, table.columns)
 
 
-def _load_statement(table: TableFile) -> str:
-    """`CREATE TABLE name AS SELECT * FROM read_csv(?, …)`: the name is a checked identifier
-    (`tools.analysis.query.TABLE_NAME`), the path a parameter."""
-    options = f"header = true, delim = '{table.delimiter}', sample_size = -1"
-    if table.columns is not None:
-        typed = ", ".join(f"'{name}': '{kind}'" for name, kind in table.columns.items())
-        options += f", columns = {{{typed}}}"
-    return f'CREATE TABLE "{table.name}" AS SELECT * FROM read_csv(?, {options})'
-
-
-@contextmanager
-def _interrupted(
-    connection: duckdb.DuckDBPyConnection, seconds: float | None
-) -> Iterator[threading.Event]:
-    """Interrupts the connection when the call's time is up (the sooner of `seconds` and the
-    reading session's deadline); the event says it was the timer."""
+def _time_left(seconds: float | None) -> float | None:
     until = deadline()
-    left = None if until is None else until - time.monotonic()
+    left = None if until is None else max(0.0, until - time.monotonic())
     limits = [value for value in (seconds, left) if value is not None]
-    fired = threading.Event()
+    return min(limits) if limits else None
 
-    def interrupt() -> None:
-        fired.set()
-        connection.interrupt()
 
-    timer = threading.Timer(max(0.0, min(limits)), interrupt) if limits else None
-    if timer is not None:
-        timer.daemon = True
-        timer.start()
+def _answer(job: Job, timeout: float | None, seconds: float | None) -> Answer:
+    """`job` run by a process of its own, waited for at most `timeout` seconds and killed then."""
+    context = forkserver()
+    answers, channel = context.Pipe(duplex=False)
+    process = context.Process(target=serve, args=(channel, job), name="warrant-analysis")
     try:
-        yield fired
+        with without_main():
+            process.start()
+        channel.close()
+        if not answers.poll(timeout):
+            process.kill()
+            check_time()  # the reading session's own cut: its time limit or the run's deadline
+            raise _cut(seconds)
+        try:
+            answer: Answer = answers.recv()
+        except EOFError:
+            process.join()
+            raise _ended(process.exitcode) from None
+        return answer
     finally:
-        if timer is not None:
-            timer.cancel()
+        if process.pid is not None:
+            if process.is_alive():
+                process.kill()
+            process.join()
+        channel.close()
+        answers.close()
 
 
 def _cut(seconds: float | None) -> RecordRefusal:
@@ -133,15 +101,20 @@ def _cut(seconds: float | None) -> RecordRefusal:
     return RecordRefusal(RefusalCode.TOOL_TIMEOUT, f"the query ran past its time limit{shown}")
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+def _ended(code: int | None) -> RecordRefusal:
+    """The query's process ended without an answer: killed at its memory limit, most often."""
+    how = f"exited ({code})"
+    if code is not None and code < 0:
+        how = f"was ended by {_signal_name(-code)}"
+    return RecordRefusal(
+        RefusalCode.INVALID_ARGUMENT,
+        f"the query's process {how} before it answered: the sandbox's memory limit is"
+        f" {MEMORY_LIMIT} of DuckDB buffers and {ADDRESS_SPACE >> 20} MiB of address space",
+    )
 
 
-def _cell(value: Any) -> Cell:
-    """A JSON value for the receipt: numbers, text, booleans and nulls as they are; exact decimals,
-    dates and the rest as their text."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value[:MAX_CELL_CHARS] if isinstance(value, str) else value
-    if isinstance(value, decimal.Decimal | datetime.date | datetime.datetime | datetime.time):
-        return str(value)
-    return str(value)[:MAX_CELL_CHARS]
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

@@ -39,14 +39,10 @@ from __future__ import annotations
 
 import io
 import math
-import multiprocessing
 import os
-import sys
-import types
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, pairwise
@@ -67,6 +63,7 @@ from tools.records.delimited import delimiter_for
 from tools.records.digests import identity_of, known
 from tools.records.registry import HISTORY_COLUMNS, Record
 from tools.stream.lines import iter_lines, without_bom
+from tools.workers import forkserver, without_main
 
 MAX_BUCKETS = 10
 """Buckets shown (the largest); the rest are counted."""
@@ -203,34 +200,17 @@ _POOLS: dict[int, ProcessPoolExecutor] = {}
 
 def pool(workers: int | None = None) -> Executor:
     """A process pool of `workers` (the cores by default), started once and kept: the next call
-    finds its workers warm. Forkserver, not fork: the caller may hold threads (a server). Every
-    worker is started here, without the caller's main module (`_without_main`)."""
+    finds its workers warm. Its workers are forks of the tools' forkserver (`tools/workers.py`),
+    each started here, without the caller's main module."""
     count = workers or os.cpu_count() or 1
     found = _POOLS.get(count)
     if found is None:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["tools.logs.familyscan"])
-        found = ProcessPoolExecutor(max_workers=count, mp_context=context)
-        with _without_main():
+        found = ProcessPoolExecutor(max_workers=count, mp_context=forkserver())
+        with without_main():
             for _ in range(count):
                 found.submit(int)  # a no-op: each submit starts one worker, now
         _POOLS[count] = found
     return found
-
-
-@contextmanager
-def _without_main() -> Iterator[None]:
-    """While workers start, `__main__` is a blank module. multiprocessing starts a worker by
-    importing its parent's main module: the `warrant` script (the whole command line, 1.1-1.5 s
-    a worker), a notebook or `python -` (which cannot be imported), or an embedding program
-    without an `if __name__ == "__main__"` guard (which would run again in every worker). A
-    worker needs none of it: what it runs is `tools.logs.familyscan`, preloaded."""
-    main = sys.modules["__main__"]
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        yield
-    finally:
-        sys.modules["__main__"] = main
 
 
 def shutdown_pools() -> None:

@@ -2,6 +2,9 @@
 and every way out of the sandbox refused or stopped with a clear error."""
 
 import csv
+import multiprocessing
+import signal
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -11,11 +14,14 @@ from pydantic import ValidationError
 from tests.helpers import R42_HISTORY, one_record
 from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
+from tools.analysis.sandbox import _ended, run_query
+from tools.analysis.tables import table_file
 from tools.errors import RecordRefusal
 from tools.records.reading import reading
 
 ROOT = Path(__file__).resolve().parents[3]
 AFTER = "lab/sta/setup_after.rpt"
+CANARY = "CANARY-7d41f0"
 
 
 def analysed(query, records, **tables):
@@ -63,59 +69,118 @@ def test_a_long_result_keeps_its_first_rows_and_counts_the_rest(tmp_path):
     assert excerpt.truncated and "(the first 200 shown)" in excerpt.summary
 
 
-@pytest.mark.parametrize(
-    ("query", "says"),
-    [
-        ("select * from read_csv('/etc/passwd')", "read_csv() is not allowed"),
-        ("select * from READ_TEXT ('/etc/passwd')", "READ_TEXT() is not allowed"),
-        ("select * from glob('/etc/*')", "glob() is not allowed"),
-        ("COPY h TO '/tmp/out.csv'", "a SELECT only (COPY given)"),
-        ("INSTALL httpfs", "a SELECT only (LOAD given)"),
-        ("LOAD httpfs", "a SELECT only (LOAD given)"),
-        ("ATTACH '/tmp/x.db' AS x", "a SELECT only (ATTACH given)"),
-        ("SET enable_external_access = true", "a SELECT only (SET given)"),
-        ("select 1; select 2", "one statement only (2 given)"),
-        ("selec 1", "not SQL DuckDB can parse"),
-    ],
-)
-def test_what_is_not_one_select_over_its_tables_is_refused_before_it_runs(query, says):
-    with pytest.raises(ValidationError, match=__import__("re").escape(says)):
-        AnalyzeArgs(query=query, tables={"h": R42_HISTORY})
+def sandboxed(query, records, **tables):
+    """`query` run by the sandbox itself, past the guard's check: what the boundary does with a
+    query the guard would refuse."""
+    with tempfile.TemporaryDirectory() as folder:
+        files = [table_file(name, records[rid], Path(folder)) for name, rid in tables.items()]
+        return run_query(query, files)
 
 
 @pytest.mark.parametrize(
     "query",
     [
-        # A path or a URL as a table: the sandbox, not the parser, refuses it.
         f"select * from '{ROOT}/lab/history/regressions.csv'",
         "select * from 'lab/history/regressions.csv'",
         "select * from 'https://example.com/x.csv'",
+        "select * from read_text('/etc/passwd')",
     ],
 )
 def test_the_sandbox_refuses_a_file_whatever_the_text(r42, query):
     with pytest.raises(RecordRefusal) as refused:
-        analysed(query, r42.records, h=R42_HISTORY)
+        sandboxed(query, r42.records, h=R42_HISTORY)
     assert refused.value.code == "invalid_argument"
     assert refused.value.detail.startswith("the sandbox refused it: Permission Error")
 
 
-def test_a_cross_join_of_a_billion_rows_is_stopped_at_the_time_limit(r42):
-    with pytest.raises(RecordRefusal) as cut, reading(1.0):
-        analysed(
-            "select count(*) from range(1000000000) a, range(1000000000) b",
-            r42.records,
-            h=R42_HISTORY,
-        )
-    assert cut.value.code == "tool_timeout"
+@pytest.mark.parametrize(
+    "query",
+    [
+        "select * from '.tmp/x.csv'",
+        "select * from read_text('.tmp/*')",
+        "select * from glob('.tmp/*')",
+        "select * from read_blob('{cwd}/.tmp/x.csv')",
+    ],
+)
+def test_duckdbs_default_temp_directory_is_not_readable(r42, tmp_path, monkeypatch, query):
+    """DuckDB allows its temp directory (`<cwd>/.tmp` by default) with external access off: the
+    sandbox's is a private folder of the call, so the process's `.tmp` is a path like any other."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "x.csv").write_text(f"secret\n{CANARY}\n")
+    try:
+        result = sandboxed(query.format(cwd=tmp_path), r42.records, h=R42_HISTORY)
+    except RecordRefusal as refused:
+        assert CANARY not in refused.detail and refused.code == "invalid_argument"
+    else:
+        raise AssertionError(f"the sandbox read {result.rows!r}")
 
 
-def test_a_query_past_the_memory_limit_is_refused(r42):
-    with pytest.raises(RecordRefusal) as refused, reading(60.0):
-        analysed("select list(repeat('x', 1000)) from range(2000000)", r42.records, h=R42_HISTORY)
-    assert "memory limit (256MB)" in refused.value.detail
+def test_the_escape_through_the_temp_directory_is_refused_by_the_guard(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "x.csv").write_text(f"secret\n{CANARY}\n")
+    with pytest.raises(ValidationError) as refused:
+        AnalyzeArgs(query="select * from '.tmp/x.csv'", tables={"h": R42_HISTORY})
+    assert "'.tmp/x.csv'" in str(refused.value) and CANARY not in str(refused.value)
 
 
 @pytest.mark.parametrize("tables", [{"H": R42_HISTORY}, {"1h": R42_HISTORY}, {'h"; drop': "x"}, {}])
 def test_table_names_are_plain_identifiers(tables):
     with pytest.raises(ValidationError):
         AnalyzeArgs(query="select 1", tables=tables)
+
+
+def test_a_cross_join_past_the_time_limit_is_stopped(r42):
+    """18⁸ rows of the granted table joined with itself: the query's process is killed at the
+    call's time limit, `tool_timeout`."""
+    with pytest.raises(RecordRefusal) as cut, reading(1.0):
+        analysed(
+            "select count(*) from h a, h b, h c, h d, h e, h f, h g, h i",
+            r42.records,
+            h=R42_HISTORY,
+        )
+    assert cut.value.code == "tool_timeout"
+
+
+def test_a_query_past_duckdbs_buffer_limit_is_refused(r42):
+    with pytest.raises(RecordRefusal) as refused, reading(60.0):
+        analysed(
+            "select list(repeat(a.test, 1000)) from h a, h b, h c, h d, h e",
+            r42.records,
+            h=R42_HISTORY,
+        )
+    assert refused.value.code == "invalid_argument"
+    assert "memory limit" in refused.value.detail
+
+
+def test_an_allocation_outside_duckdbs_buffers_is_bounded_by_the_process(r42):
+    """`damerau_levenshtein` of two 12,000-character strings allocates its ~1.1 GB matrix outside
+    DuckDB's buffer manager (`memory_limit` does not see it): the query's process has an address
+    space limit, the call fails with a clear error, and this process goes on to the next call."""
+    with pytest.raises(RecordRefusal) as refused, reading(60.0):
+        analysed(
+            "select damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) from h limit 1",
+            r42.records,
+            h=R42_HISTORY,
+        )
+    assert refused.value.code == "invalid_argument"
+    assert "memory limit" in refused.value.detail
+    with reading(60.0):
+        after = analysed("select count(*) from h", r42.records, h=R42_HISTORY)
+    assert after.computed["rows"] == [[18]]
+
+
+def test_a_query_process_ended_without_an_answer_is_a_clear_error():
+    ended = _ended(-signal.SIGKILL)
+    assert ended.code == "invalid_argument"
+    assert ended.detail.startswith("the query's process was ended by SIGKILL before it answered")
+    assert "memory limit is 256MB of DuckDB buffers" in ended.detail
+
+
+def test_no_query_process_outlives_its_call(r42):
+    with pytest.raises(RecordRefusal), reading(0.5):
+        analysed(
+            "select count(*) from h a, h b, h c, h d, h e, h f, h g", r42.records, h=R42_HISTORY
+        )
+    assert multiprocessing.active_children() == []
