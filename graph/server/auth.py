@@ -242,13 +242,18 @@ def config_problem(
 ) -> str | None:
     """What in a run request's `config` or `context` a client may not set, in one line, or None:
     every key but those the server writes itself (`SERVER_KEYS`, the request's headers, the run's
-    own thread id, and `cron_id` in the configurable when it is `cron_id`, the cron the server
-    linked the request to). `checkpoint_…` keys name a checkpoint to fork from (or a subgraph's)."""
+    own thread id, and a `cron_id` that is `cron_id`, the cron the server linked the request to:
+    its scheduler's run carries it in the configurable and its copy, the context).
+    `checkpoint_…` keys name a checkpoint to fork from (or a subgraph's)."""
     config = kwargs.get("config") or {}
-    configurable = dict(config.get("configurable") or {})
-    if cron_id is not None and configurable.get("cron_id") == cron_id:
-        del configurable["cron_id"]  # the server's own
-    given = {**(kwargs.get("context") or {}), **configurable}
+    context, configurable = (
+        dict(kwargs.get("context") or {}),
+        dict(config.get("configurable") or {}),
+    )
+    for side in (context, configurable):
+        if cron_id is not None and side.get("cron_id") == cron_id:
+            del side["cron_id"]  # the server's own
+    given = {**context, **configurable}
     keys = [str(key) for key in given]
     if any(key.startswith("checkpoint") for key in keys):
         return FORK_REFUSED

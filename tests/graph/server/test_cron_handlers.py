@@ -68,9 +68,13 @@ def run_request(kwargs: dict[str, Any], thread: str = "t-1") -> dict[str, Any]:
 
 
 def occurrence(cron: dict[str, Any]) -> dict[str, Any]:
-    """The scheduler's run request for a stored cron: its payload as stored."""
+    """The scheduler's run request for a stored cron, as the server makes it: the payload as
+    stored, the configurable with what the server adds, the context its copy."""
     payload = copy.deepcopy(cron["payload"])
-    return {key: payload[key] for key in ("input", "config") if key in payload}
+    configurable = payload["config"]["configurable"]
+    configurable |= {"langgraph_auth_user_id": "alice", "langgraph_request_id": None}
+    context = {"cron_id": configurable["cron_id"], "langgraph_auth_user": {}}
+    return {"input": payload["input"], "config": payload["config"], "context": context}
 
 
 def create_run(who: str, request: dict[str, Any]) -> None:
