@@ -20,7 +20,7 @@ class ScheduleLink(TypedDict):
     """What a scheduled run is started with (`RunInput.schedule`) and keeps in its state."""
 
     id: str
-    """The schedule (`sch-…` embedded; `cron:OWNER` for a LangGraph cron)."""
+    """The schedule (`sch-…` embedded; `cron:<cron id>` for a LangGraph cron, written by the server)."""
     manifest_sha256: str
     """The scenario's manifest as confirmed."""
     confirmed_by: str

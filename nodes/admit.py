@@ -19,7 +19,7 @@ from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline
 from guards.refusals import RUNTIME, Refusal, RefusalCode
-from guards.route_admission import route_refusal
+from guards.route_admission import admitting, identity_digest, route_refusal
 from guards.schedule import ScheduleLink, changed_since_confirmed, link_of
 from lab import LAB_DIR, builtin_manifests
 from nodes.choosers import admit_spec
@@ -100,7 +100,7 @@ def admission(
     if spec == "model":
         route = route_from_env()
         pinned["route"] = route.model_dump()
-        pinned["route_admission"] = route_admission(scenario, route.model)
+        pinned["route_admission"] = route_admission(scenario, route)
     elif spec.startswith("replay:"):
         locality = recorded_locality(Path(spec.removeprefix("replay:")))
         pinned["route"] = Route(model="replay", locality=locality).model_dump()
@@ -111,19 +111,21 @@ class RouteNotAdmitted(ValueError):
     """A model route no passing evaluation report admits for the scenario's profile."""
 
 
-def route_admission(scenario: Scenario, model: str) -> dict[str, str]:
-    """What admits `model` for the scenario's profile: a passing report of its own (its figures),
-    or a person's override (`$WARRANT_ROUTE_OVERRIDE`) with the refusal it overrode; otherwise
-    the run is refused (`RouteNotAdmitted`, with the latest report's figures)."""
+def route_admission(scenario: Scenario, route: Route) -> dict[str, str]:
+    """What admits `route` for the scenario's profile: the newest report of its own identity,
+    passing and verified (its figures), or a person's override (`$WARRANT_ROUTE_OVERRIDE`) with
+    the refusal it overrode; otherwise the run is refused (`RouteNotAdmitted`, with the latest
+    report's figures). Both name the route's identity digest."""
+    identity = route.identity()
+    digest = {"route_sha256": identity_digest(identity)}
     reports = reports_in(admission_folders(Path(scenario.manifest)), scenario.profile)
-    refusal = route_refusal(scenario.profile, model, reports)
-    if refusal is None:
-        passing = max((r for r in reports if r.model == model and r.admitted), key=lambda r: r.date)
-        return {"admitted_by": passing.figures}
+    if passing := admitting(scenario.profile, identity, reports):
+        return {"admitted_by": passing.figures, **digest}
+    refusal = route_refusal(scenario.profile, identity, reports) or "no passing report"
     override = override_reason()
     if override is None:
         raise RouteNotAdmitted(refusal)
-    return {"override": override, "refused": refusal}
+    return {"override": override, "refused": refusal, **digest}
 
 
 def mcp_tools(scenario: Scenario) -> dict[str, AdmittedMcpTool]:

@@ -115,7 +115,7 @@ def eval_suite(
             fail(ErrorKind.BAD_INPUT, _nothing_judged(suite, chooser, rejudge_runs))
         written = _written(loaded, suite.name, rows, skipped, out)
         if admit:
-            written += _admitted(loaded, suite, rows, repeat or 1, admit_to)
+            written += _admitted(loaded, suite, rows, admit_to)
     except (ValueError, RouteError) as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -147,14 +147,13 @@ def _measuring(suite: Path, choosers: list[str] | None) -> None:
 
 
 def _admitted(
-    loaded: Suite, suite: Path, rows: list[dict[str, Any]], k: int, folder: Path | None
+    loaded: Suite, suite: Path, rows: list[dict[str, Any]], folder: Path | None
 ) -> list[Path]:
-    """The model route's reports, written (passing or not)."""
-    model = route_from_env().model
+    """The model route's reports, written (passing or not), each naming the route's identity."""
+    route = route_from_env()
     target = folder or suite.resolve().parent / "admissions"
     return [
-        write_route_report(target, report)
-        for report in route_reports(loaded, suite, rows, model, k)
+        write_route_report(target, report) for report in route_reports(loaded, suite, rows, route)
     ]
 
 

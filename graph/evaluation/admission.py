@@ -1,6 +1,8 @@
 """`warrant eval --admit`: an evaluation of a model route written as its reports, one per profile
-of the suite's cases, passing or not (`guards.route_admission`). A run admits the route for a
-profile only by a passing one (`nodes.admit.route_admission`)."""
+of the suite's cases, passing or not (`guards.route_admission`), each naming the route's identity
+and its digest and holding every case's verdicts, from which its figures are computed. A run
+admits the route for a profile only by the newest report of the same identity, passing
+(`nodes.admit.route_admission`)."""
 
 from __future__ import annotations
 
@@ -11,40 +13,57 @@ from pathlib import Path
 from typing import Any
 
 from graph.evaluation.suite import Suite
-from guards.route_admission import RouteReport, admitted
+from guards.route_admission import RouteReport, admitted, identity_digest, measured
 from lab import builtin_manifests
+from nodes.choosers.route import Route
 from tools.errors import ManifestError
 from tools.records.cards import card_of
 
 
 def route_reports(
-    suite: Suite, suite_path: Path, rows: Sequence[Mapping[str, Any]], model: str, k: int
+    suite: Suite,
+    suite_path: Path,
+    rows: Sequence[Mapping[str, Any]],
+    route: Route,
+    at: datetime | None = None,
 ) -> list[RouteReport]:
-    """One report per profile of the `model` runs in `rows`: how many of its cases passed in all
-    k runs (an Entry case belongs to no profile and admits nothing)."""
+    """One report per profile of the model runs in `rows`: each case's verdicts, and from them
+    how many cases passed in all their runs (k: the fewest runs a case had). An Entry case
+    belongs to no profile and admits nothing. `at`: when (now by default)."""
     profiles = _profiles(suite)
     digest = hashlib.sha256(suite_path.read_bytes()).hexdigest()
-    date = datetime.now(UTC).date().isoformat()
-    by_profile: dict[str, list[bool]] = {}
+    date = (at or datetime.now(UTC)).isoformat(timespec="seconds")
+    identity = route.identity()
+    by_profile: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         profile = profiles.get(str(row["case"]))
         if row["chooser"] == "model" and profile is not None:
-            by_profile.setdefault(profile, []).append(bool(row["pass_k"]))
-    return [
-        RouteReport(
-            profile,
-            model,
-            "model",
-            str(suite_path),
-            digest,
-            k,
-            len(passes),
-            sum(passes),
-            date,
-            admitted(sum(passes), len(passes)),
+            runs = [str(judged["verdict"]) for judged in row["judged"]]
+            by_profile.setdefault(profile, []).append({"case": str(row["case"]), "runs": runs})
+    reports = []
+    for profile, results in sorted(by_profile.items()):
+        found = measured(results)
+        if isinstance(found, str):
+            raise ValueError(f"the evaluation of profile {profile} cannot be reported: {found}")
+        cases, passed, k = found
+        reports.append(
+            RouteReport(
+                profile,
+                route.model,
+                "model",
+                str(suite_path),
+                digest,
+                k,
+                cases,
+                passed,
+                date,
+                admitted(passed, cases),
+                identity,
+                identity_digest(identity),
+                results,
+            )
         )
-        for profile, passes in sorted(by_profile.items())
-    ]
+    return reports
 
 
 def _profiles(suite: Suite) -> dict[str, str]:

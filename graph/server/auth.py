@@ -20,8 +20,10 @@ about to take (`graph.build.where_it_stood`). The nodes check their state's seal
 `state_tampered` refusal.
 
 A run's config is not input: a request whose `config` or `context` sets anything the server does
-not set itself (a `warrant_lane`, any LangGraph-internal key, a `checkpoint_id` to fork from) is
-refused (403) before any run starts; a waiting run stays waiting. Warrant's own routing (a child's
+not set itself (a `warrant_lane`, any LangGraph-internal key, a `checkpoint_id` to fork from, a
+`cron_id`: only the server's cron scheduler links a run to a cron, `graph.server.crons`) is refused
+(403) before any run starts; a waiting run stays waiting. A cron whose config a run would be
+refused for is refused when it is created. Warrant's own routing (a child's
 lane) never comes from a config (`nodes.integrity.ChildLane`).
 
 With `WARRANT_API_TOKENS` (`alice:tok1,bob:tok2`) or `WARRANT_API_TOKEN` (one bearer, the identity
@@ -45,7 +47,7 @@ from langgraph_sdk import Auth
 
 from graph.persistence.savers import FORK_REFUSED
 from graph.server.control import Refused, numbered_correction, stop_by_cancel
-from graph.server.crons import OWNER, confirm_cron, schedule_problem
+from graph.server.crons import OWNER, CronRefused, confirm_cron, forget_cron, occurrence_of
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
 from nodes.control import CONTROL
@@ -71,12 +73,12 @@ SERVER_KEYS = frozenset(
         "__otel_tracestate__",
         "__dd_trace_headers__",
         "__event_streaming_v2",
-        "cron_id",
     }
 )
 """The `configurable` keys the server itself writes before a run's auth handler runs
 (`langgraph_api.models.run.create_valid_run`, its event-streaming caller): the user, the request,
-timing, tracing. Besides them it copies the request's headers (`x-…`, `user-agent`,
+timing, tracing. Not `cron_id`, which a client can set as well: it passes only where the server
+linked the request to that cron itself (`config_problem`'s `cron_id`). Besides them it copies the request's headers (`x-…`, `user-agent`,
 `langsmith-…`), which Warrant never reads; `thread_id`, `run_id` and the rest it writes after the
 handler, over what a client gave."""
 HEADER_KEYS = ("x-", "langsmith-", "user-agent")
@@ -197,7 +199,12 @@ async def no_state_writes(ctx: Auth.types.AuthContext, value: Auth.types.Threads
 async def crons_are_confirmed_schedules(
     ctx: Auth.types.AuthContext, value: Auth.types.CronsCreate
 ) -> None:
-    """A cron is a schedule its creator confirms (`graph.server.crons`)."""
+    """A cron is a schedule its creator confirms (`graph.server.crons`), configured as a run may
+    be: a key a run's request would be refused for is refused here, when the cron is created
+    (its `cron_id` is the one the server just wrote)."""
+    payload = value.get("payload") or {}
+    if problem := config_problem(payload, cron_id=str(value.get("cron_id"))):
+        raise _forbidden(f"the cron is refused: {problem}", value)
     await confirm_cron(ctx.user.identity, value)
 
 
@@ -208,7 +215,13 @@ async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Filte
 
 auth.on.crons.read(own_crons)
 auth.on.crons.search(own_crons)
-auth.on.crons.delete(own_crons)
+
+
+@auth.on.crons.delete
+async def forget_link(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A cron deleted by its creator takes its schedule link with it."""
+    await forget_cron(ctx.user.identity, (value or {}).get("cron_id"))
+    return await own_crons(ctx, value)
 
 
 @auth.on.crons.update
@@ -224,12 +237,23 @@ async def no_deletes(ctx: Auth.types.AuthContext, value: Auth.types.ThreadsDelet
     raise _forbidden(ROLLBACK, value)
 
 
-def config_problem(kwargs: Mapping[str, Any], thread_id: object = None) -> str | None:
+def config_problem(
+    kwargs: Mapping[str, Any], thread_id: object = None, cron_id: str | None = None
+) -> str | None:
     """What in a run request's `config` or `context` a client may not set, in one line, or None:
     every key but those the server writes itself (`SERVER_KEYS`, the request's headers, the run's
-    own thread id). `checkpoint_…` keys name a checkpoint to fork from (or a subgraph's)."""
+    own thread id, and a `cron_id` that is `cron_id`, the cron the server linked the request to:
+    its scheduler's run carries it in the configurable and its copy, the context).
+    `checkpoint_…` keys name a checkpoint to fork from (or a subgraph's)."""
     config = kwargs.get("config") or {}
-    given = {**(kwargs.get("context") or {}), **(config.get("configurable") or {})}
+    context, configurable = (
+        dict(kwargs.get("context") or {}),
+        dict(config.get("configurable") or {}),
+    )
+    for side in (context, configurable):
+        if cron_id is not None and side.get("cron_id") == cron_id:
+            del side["cron_id"]  # the server's own
+    given = {**context, **configurable}
     keys = [str(key) for key in given]
     if any(key.startswith("checkpoint") for key in keys):
         return FORK_REFUSED
@@ -268,7 +292,12 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.Ru
             " (threads.create) and run on it",
             value,
         )
-    if problem := config_problem(kwargs, value.get("thread_id")):
+    try:
+        occurrence = await occurrence_of(kwargs)  # a cron's, started by the server, or None
+    except CronRefused as refused:
+        raise _forbidden(str(refused.detail), value) from None
+    linked = occurrence[0] if occurrence else None
+    if problem := config_problem(kwargs, value.get("thread_id"), linked):
         raise _forbidden(problem, value)
     command = kwargs.get("command")
     if command is not None:
@@ -283,13 +312,13 @@ async def only_resume_commands(ctx: Auth.types.AuthContext, value: Auth.types.Ru
             )
         if command.get("resume") is None:
             raise _forbidden("a command to a Warrant run must carry a reply to resume with", value)
-    if problem := schedule_problem(kwargs):
-        raise _forbidden(problem, value)
     for part, given in (("input", kwargs.get("input")), ("resume", (command or {}).get("resume"))):
         if problem := storable_problem(given):  # it would be saved before any node could refuse it
             raise _forbidden(
                 f"the run's {part} is refused: {problem.replace('the document ', '')}", value
             )
+    if occurrence:  # the server writes the link: the run's input held the cron's token
+        kwargs["input"]["schedule"] = dict(occurrence[1])
     kwargs["durability"] = "sync"  # each step on disk before the next: no call runs twice unseen
     kwargs["checkpoint_during"] = True
 

@@ -1,6 +1,7 @@
 """Where evaluation reports of model routes are kept and found: `admissions/PROFILE/*.json` under
 `$WARRANT_ADMISSIONS` (folders, `os.pathsep`), the manifest's own folder and the project's
-`evals/`. A report is matched by what it says (profile, model), never by a path built from them.
+`evals/`. A report is matched by what it says (profile, route identity), never by a path built
+from them, and verified before it decides (`guards.route_admission`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,15 @@ def reports_in(folders: Iterable[Path], profile: str) -> list[RouteReport]:
 
 
 def write_route_report(folder: Path, report: RouteReport) -> Path:
-    """`folder/PROFILE/MODEL.json` (the model's name made a file name), written whole."""
+    """`folder/PROFILE/MODEL-SHA.json` (the model's name made a file name, the first 12 digits of
+    its route's identity digest), written whole: a newer evaluation of the same route replaces
+    the older."""
     safe = "".join(char if char.isalnum() or char in "._-" else "_" for char in report.model)
-    target = folder / report.profile / f"{safe[:100] or 'route'}.json"
+    name = f"{safe[:100] or 'route'}-{report.route_sha256[:12]}"
+    target = folder / report.profile / f"{name}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(asdict(report), indent=1) + "\n", encoding="utf-8")
+    fields = {key: value for key, value in asdict(report).items() if value is not None}
+    target.write_text(json.dumps(fields, indent=1) + "\n", encoding="utf-8")
     return target
 
 

@@ -7,7 +7,7 @@ The key itself is never stored: the route names the variable that holds it.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +16,19 @@ from tools.validation import describe_validation_error, one_line
 
 ROUTE_VERSION = 2
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+IDENTITY_FIELDS = (
+    "version",
+    "model",
+    "base_url",
+    "locality",
+    "temperature",
+    "reasoning_effort",
+    "max_output_tokens",
+    "token_param",
+    "context_tokens",
+    "dialect",
+)
+"""A route's identity (`Route.identity`): what an evaluation report is bound to."""
 
 
 class RouteError(ValueError):
@@ -53,6 +66,17 @@ class Route(BaseModel):
     """The first wait between attempts of a turn, doubled for each further failure."""
     backoff_max_s: Annotated[float, Field(ge=0, le=600)] = 20.0
     """The longest wait, also for a larger `Retry-After`."""
+
+    def identity(self) -> dict[str, Any]:
+        """What an evaluation of this route measured (`guards.route_admission`): its endpoint,
+        model and locality, and every setting that changes what the model is sent or answers —
+        the sampling, the output limit and the name it is sent under, the context the request is
+        fitted to, the reasoning effort, the JSON dialect (a schema, a grammar). Not its key, its
+        timeouts, retries, concurrency or streaming: how long and how often it is asked."""
+        found: dict[str, Any] = {name: getattr(self, name) for name in IDENTITY_FIELDS}
+        if isinstance(found["base_url"], str):
+            found["base_url"] = found["base_url"].rstrip("/")
+        return found
 
     def gives_up_after(self, failed: int) -> bool:
         """Whether `failed` consecutive failed attempts (a transport error or malformed output,

@@ -6,6 +6,7 @@ driven by `langgraph_sdk`."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import time
 from collections.abc import Iterator
@@ -108,3 +109,39 @@ def test_a_cron_whose_scenario_changed_runs_nothing(served):
     assert failed["error"]["status"] == "error"
     state = alice.threads.get_state(failed["thread"]["thread_id"])["values"]
     assert "grant" not in state and "turn" not in state  # nothing admitted, nothing read
+
+
+def test_a_client_neither_links_a_run_to_a_cron_nor_configures_a_cron(served):
+    """`cron_id` is the server's: a run that sets it is refused, whoever's cron it names; a cron
+    whose config a run would be refused for is refused when created."""
+    url, manifest = served
+    alice, bob = client_of(url, "alice"), client_of(url, "bob")
+    cron = alice.crons.create("triage", schedule="0 6 * * *", input={"scenario": str(manifest)})
+    try:
+        link = {
+            "id": f"cron:{cron['cron_id']}",
+            "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest(),
+            "confirmed_by": "alice",
+        }
+        posed = {"scenario": str(manifest), "schedule": link}  # alice's occurrence, as bob
+        for who, given in ((bob, posed), (alice, {"scenario": "R42"})):
+            thread = who.threads.create()["thread_id"]
+            with pytest.raises(httpx.HTTPStatusError) as posing:
+                who.runs.wait(
+                    thread,
+                    "triage",
+                    input=given,
+                    config={"configurable": {"cron_id": cron["cron_id"]}},
+                )
+            assert posing.value.response.status_code == 403
+            assert "cron_id" in posing.value.response.json()["detail"]
+            assert who.threads.get_state(thread)["values"] == {}  # no run started
+        for config in ({"configurable": {"warrant_lane": "t1"}}, {"recursion_limit": 5}):
+            with pytest.raises(httpx.HTTPStatusError) as configured:
+                alice.crons.create(
+                    "triage", schedule="0 6 * * *", input={"scenario": "R42"}, config=config
+                )
+            assert configured.value.response.status_code == 403
+        assert [c["cron_id"] for c in alice.crons.search()] == [cron["cron_id"]]
+    finally:
+        alice.crons.delete(cron["cron_id"])

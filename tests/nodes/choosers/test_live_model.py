@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from contract.codes import RefusalCode, Status
+from guards.route_admission import RouteReport, report_problem
 from lab import LAB_DIR
 from tests.cli_process import warrant
 from tests.local_model import ROUTE, llama_server, unavailable
@@ -197,8 +198,10 @@ def test_the_local_model_is_measured_and_its_kept_report_says_so(
     assert ran.returncode in (0, 1), ran.stderr
     rows = {row["case"]: row for row in json.loads(ran.stdout)}
     assert set(rows) == set(picked)
-    kept = json.loads((evals / "admissions" / "triage" / "smollm2-135m.json").read_text())
+    [path] = (evals / "admissions" / "triage").glob("smollm2-135m-*.json")
+    kept = json.loads(path.read_text())
     assert kept["model"] == local_route["WARRANT_MODEL"] and kept["cases"] >= 9
+    assert report_problem(RouteReport(**kept)) is None  # its figures are its cases'
     assert kept["admitted"] == (kept["passed"] == kept["cases"])
     if not all(row["pass_k"] for row in rows.values()):
         assert not kept["admitted"]  # a failing route is never kept as admitted
