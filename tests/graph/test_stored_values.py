@@ -184,3 +184,46 @@ def test_a_result_no_store_keeps_is_a_failed_call_and_the_run_goes_on(db, tmp_pa
     assert failed["ref"] in handover["ending_reasons"][-1]
     verified = warrant("events", "N", "--verify", "--db", db, cwd=tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_numbers_json_has_no_word_for_in_a_proposal_are_refused_and_recorded(db, tmp_path):
+    """The chooser's side of the same class: NaN, 1e400 (an infinity), -0.0 and 1e20 as
+    arguments are refused, and the refusals (quoting the call in typed forms) are stored and
+    verify on every store."""
+    root = tmp_path / "proposals"
+    root.mkdir()
+    (root / "t.log").write_text("UVM_ERROR a\nTEST FAILED\n")
+    (root / "scenario.toml").write_text(NUL_MANIFEST.replace("steps = 4", "steps = 6"))
+    texts = ["NaN", "1e400", "-0.0", "1e20"]
+    lines = [
+        json.dumps(call(f"p{n}", "searchlogs", path="v/t.log", query="UVM", limit=0)).replace(
+            '"limit": 0', f'"limit": {text}'
+        )
+        for n, text in enumerate(texts, 1)
+    ]
+    actions = root / "actions.jsonl"
+    actions.write_text("\n".join([*lines, json.dumps(stop("read"))]) + "\n")
+    chooser = f"file:{actions}"
+    handover = run_json(
+        "run",
+        str(root / "scenario.toml"),
+        "--chooser",
+        chooser,
+        "--db",
+        db,
+        "--thread",
+        "P",
+        cwd=tmp_path,
+    )
+    assert handover["status"] == "stopped"
+    refusals = handover["refusals"]
+    assert [refusal["code"] for refusal in refusals] == ["invalid_argument"] * 4
+    limits = [refusal["call"]["args"]["limit"] for refusal in refusals]
+    assert limits == [
+        {"$float": "NaN"},
+        {"$float": "Infinity"},
+        {"$float": "-0.0"},
+        {"$float": "1e+20"},
+    ]
+    verified = warrant("events", "P", "--verify", "--db", db, cwd=tmp_path)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tools.mcp.arguments import McpArgs, checked_args
 from tools.storable import Unstorable, plain, storable, unkept
 
 INT64 = 2**63
@@ -199,3 +200,20 @@ def test_unkept_says_which_number_and_where():
     assert unkept([1, -math.inf]) == "an infinity in value[1]"
     assert unkept({"n": 2**70}) == "an integer beyond 64 bits (22 digits) in value.n"
     assert unkept({"f": 1e20}) == "the float 1e+20 in value.f"
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (math.nan, "NaN in arguments.x"),
+        (-math.inf, "an infinity in arguments.x"),
+        (-0.0, "the float -0.0 in arguments.x"),
+        (2**64, "an integer beyond 64 bits (20 digits) in arguments.x"),
+    ],
+)
+def test_an_mcp_call_whose_arguments_no_store_keeps_is_refused(value, says):
+    """An MCP call's arguments are sent and recorded as given, so they get no typed form: a
+    schema's `number` accepts NaN and infinities, and they are refused instead."""
+    schema = {"type": "object", "properties": {"x": {"type": "number"}}}
+    assert checked_args({"x": value}, schema) == f"{says}: no store keeps it as given"
+    assert isinstance(checked_args({"x": 0.5}, schema), McpArgs)

@@ -14,6 +14,7 @@ from jsonschema.exceptions import SchemaError
 from pydantic import ConfigDict
 
 from tools.args import ToolArgs
+from tools.storable import unkept
 
 MAX_ARGS_CHARS = 20_000
 
@@ -45,4 +46,6 @@ def checked_args(args: object, schema: dict[str, Any]) -> McpArgs | str:
         first = errors[0]
         where = "/".join(str(part) for part in first.absolute_path) or "arguments"
         return f"{where}: {first.message[:300]}"
+    if problem := unkept(args, "arguments"):  # sent and recorded as given: no typed form
+        return f"{problem}: no store keeps it as given"
     return McpArgs(values=args)
