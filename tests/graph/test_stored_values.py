@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from graph.delivery.artifacts import render_artifacts
 from graph.runs.ledger import ledger_break
 from tests.cli_process import run_json, warrant
 from tests.helpers import call, run_embedded, stop
@@ -227,3 +228,27 @@ def test_numbers_json_has_no_word_for_in_a_proposal_are_refused_and_recorded(db,
     ]
     verified = warrant("events", "P", "--verify", "--db", db, cwd=tmp_path)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def plotted(tmp_path: Path, plot: dict[str, Any]) -> dict[str, Any]:
+    """The handover of the values scenario's analysis, asked for `plot`."""
+    manifest, _ = scenario(tmp_path / "values")
+    actions = tmp_path / "plot.jsonl"
+    documents = [
+        call("a1", "analyze", query=QUERY, tables={"h": "v/history.csv"}, plot=plot),
+        stop("read"),
+    ]
+    actions.write_text("".join(json.dumps(document) + "\n" for document in documents))
+    return run_embedded(manifest, f"file:{actions}")["handover"]
+
+
+def test_a_figure_reads_the_typed_numbers_and_names_what_it_cannot_draw(tmp_path):
+    total = str(sum(int(seed) for seed in SEEDS))
+    handover = plotted(tmp_path, {"kind": "bar", "x": "seeds", "y": "seeds_f"})
+    contents, artifacts = render_artifacts(handover)
+    figure = artifacts[3]
+    assert figure.error is None and figure.sha256 in contents
+    assert total in contents[figure.sha256]  # the bars' labels: the integer's digits
+    handover = plotted(tmp_path / "2", {"kind": "histogram", "x": "slack"})
+    figure = render_artifacts(handover)[1][3]
+    assert figure.error == "column 'slack' holds NaN or an infinity, which cannot be drawn"

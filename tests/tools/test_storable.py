@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tools.mcp.arguments import McpArgs, checked_args
-from tools.storable import Unstorable, plain, storable, unkept
+from tools.storable import Unstorable, plain, shown, storable, unkept
 
 INT64 = 2**63
 EDGES = [INT64 - 1, INT64, -INT64, -INT64 - 1, 2**64, 2**127 - 1, -(2**127)]
@@ -217,3 +217,19 @@ def test_an_mcp_call_whose_arguments_no_store_keeps_is_refused(value, says):
     schema = {"type": "object", "properties": {"x": {"type": "number"}}}
     assert checked_args({"x": value}, schema) == f"{says}: no store keeps it as given"
     assert isinstance(checked_args({"x": 0.5}, schema), McpArgs)
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        (math.nan, "nan"),
+        (math.inf, "inf"),
+        (-math.inf, "-inf"),
+        (-0.0, "-0.0"),
+        (2**70, "1180591620717411303424"),
+        (2.5, "2.5"),
+        ("NaN", "NaN"),
+    ],
+)
+def test_a_stored_value_is_shown_as_the_analysis_lines_show_it(raw, text):
+    assert shown(storable(raw)) == text == str(raw)
