@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
+from graph.build import compile_graph
 from graph.delivery.artifacts import render_artifacts
+from graph.present.render import handover_markdown
 from graph.runs.ledger import ledger_break
 from tests.cli_process import run_json, warrant
-from tests.helpers import call, run_embedded, stop
+from tests.helpers import call, recorded, run_embedded, stop
 
 SEEDS = ["9223372036854775807", "9223372036854775807", "9223372036854775806"]
 SLACKS = ["nan", "1e999", "-inf"]
@@ -110,11 +113,18 @@ def assert_shown(text: str) -> None:
         assert f"{run} | {slack} | {total} | {float(total)!r}" in text
 
 
-def test_on_memory_the_run_ends_and_its_record_verifies(tmp_path):
+def test_on_memory_the_run_ends_verifies_resumes_and_shows_the_values(tmp_path):
     manifest, chooser = scenario(tmp_path / "values")
-    state = run_embedded(manifest, chooser)
+    graph = compile_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    graph.invoke({"scenario": manifest, "chooser": chooser}, config, durability="sync")
+    state = recorded(graph, config)
     assert_values_kept(state["handover"], tmp_path / "values")
     assert ledger_break("t1", state) is None
+    graph.invoke(None, config, durability="sync")  # a resume finds the run ended
+    again = recorded(graph, config)
+    assert again["handover"] == state["handover"] and ledger_break("t1", again) is None
+    assert_shown(handover_markdown(again["handover"]))
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
