@@ -65,8 +65,7 @@ def plain(value: object) -> object:
 def shown(value: object) -> str:
     """A value as a person reads it: a typed number as Python writes the number (`nan`, `inf`,
     `-inf`, `-0.0`, `2.7670116110564327e+19`, the integer's digits), as `analyze` shows its rows."""
-    number = plain(value)
-    return str(number) if number is not value else str(value)
+    return str(plain(value))
 
 
 def _canonical(value: object, where: str, depth: int, strict: bool) -> Any:
