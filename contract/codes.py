@@ -20,6 +20,8 @@ class RefusalCode(StrEnum):
     TOOL_TIMEOUT = "tool_timeout"
     OUTCOME_UNKNOWN = "outcome_unknown"
     """A write sent before a crash whose result was never recorded: not sent again."""
+    UNSTORABLE_RESULT = "unstorable_result"
+    """A result holding what no store keeps as it is (a NUL, a lone surrogate): not recorded."""
     # Owned by the guard.
     MALFORMED_ACTION = "malformed_action"
     UNKNOWN_TOOL = "unknown_tool"

@@ -20,7 +20,8 @@ from pydantic import (
     model_validator,
 )
 
-from guards.refusals import GUARD, INT64, Refusal, RefusalCode
+from guards.refusals import GUARD, Refusal, RefusalCode
+from tools.storable import unkept
 from tools.strict import StrictModel
 from tools.validation import describe_validation_error, one_line
 
@@ -217,19 +218,13 @@ def shape_problem(value: Any) -> str | None:
 
 
 def storable_problem(value: Any) -> str | None:
-    """`shape_problem`, and an integer beyond 64 bits (no checkpoint serializer stores one): for
-    values kept as they came, such as a person's reply, where a proposal is kept as text."""
+    """`shape_problem`, and a number some store would not give back as it is (`tools.storable`:
+    an integer beyond 64 bits, NaN, an infinity, -0.0, a float of 1e16 or more): for values kept
+    as they came, such as a person's reply, where a proposal is kept as text."""
     if problem := shape_problem(value):
         return problem
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool) and not -INT64 <= item < INT64:
-            return "the document holds an integer beyond 64 bits"
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+    if problem := unkept(value, "$"):
+        return f"the document holds {problem}"
     return None
 
 

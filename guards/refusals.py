@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import Owner, RefusalCode, tool_owner
+from tools.storable import storable
 from tools.validation import storable_text
 
 __all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
@@ -46,15 +47,18 @@ INT64 = 1 << 63
 
 
 def bounded(value: Any, depth: int = 0) -> Any:
-    """A proposal fragment safe to store and show: small, valid Unicode, 64-bit ints.
+    """A proposal fragment safe to store and show: small, valid Unicode, 64-bit ints, floats
+    every store keeps (`tools.storable`).
 
     Offending proposals are recorded as evidence of what was refused, but they are hostile input:
     a huge integer or a lone surrogate would otherwise break the checkpoint serializer.
     """
     if depth > 8:
         return "…"
-    if isinstance(value, bool) or value is None or isinstance(value, float):
+    if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, float):  # NaN, infinities, -0.0, 1e16…: their typed forms
+        return storable(value)
     if isinstance(value, int):
         return value if -INT64 <= value < INT64 else f"<int of {len(str(abs(value)))} digits>"
     if isinstance(value, str):

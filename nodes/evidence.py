@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from contract.codes import RefusalCode
 from contract.shapes import EvidenceItem, ExcerptLine, Interaction, RecordedFamily
 from guards.provenance import Provenance, source_provenance
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records.registry import Record
+from tools.storable import Unstorable, storable
 
 PERSON = "A person's answer: a statement, not a verified observation."
 
@@ -39,10 +41,11 @@ def evidence_item(
     primary: tuple[str, str | None, list[dict[str, str]]] | None = None,
     primary_share: str = "local",
 ) -> EvidenceItem:
-    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen.
-    A family tool's receipt names its family as its record (its members are the grant's);
-    `primary` names a record that is not the grant's (an MCP tool: `mcp_item`), shareable where
-    `primary_share` says `any`. The item carries its `provenance` from here on."""
+    """An evidence item (DESIGN §6). A failed read is evidence too: it says what could not be seen,
+    and so is a result no store keeps as it is (`_result`). A family tool's receipt names its
+    family as its record (its members are the grant's); `primary` names a record that is not the
+    grant's (an MCP tool: `mcp_item`), shareable where `primary_share` says `any`. The item
+    carries its `provenance` from here on."""
     sources: list[dict[str, Any]] = [
         {"record": record.id, "sha256": record.sha256} for record in records.values()
     ]
@@ -71,23 +74,33 @@ def evidence_item(
     }
     if family is not None:
         base["family"] = family
-    if error is not None:
-        return {
-            **base,
-            "summary": f"could not be read: {error.detail}",
-            "excerpt": [],
-            "truncated": False,
-            "flags": [],
-            "error": error.code,
-        }
-    if excerpt is None:
-        raise TypeError("a read that did not fail has an excerpt")
+    if error is None:
+        if excerpt is None:
+            raise TypeError("a read that did not fail has an excerpt")
+        try:
+            return {**base, **_result(excerpt)}  # type: ignore[typeddict-item]
+        except Unstorable as exc:  # recorded as the call's failure: the run goes on
+            error = RecordRefusal(RefusalCode.UNSTORABLE_RESULT, f"{exc}: no store keeps it")
+    return {
+        **base,
+        "summary": f"could not be read: {error.detail}",
+        "excerpt": [],
+        "truncated": False,
+        "flags": [],
+        "error": error.code,
+    }
+
+
+def _result(excerpt: Excerpt) -> dict[str, Any]:
+    """What a tool returned, as its receipt records it: the one place a tool's result becomes
+    evidence, so every value in it is made canonical here, before anything seals or stores it
+    (`tools.storable`: NaN, infinities, integers past 64 bits in their typed forms); a value no
+    form keeps raises `Unstorable`, and the call is recorded failed."""
     lines: list[ExcerptLine] = [
         {"line": line.number, "text": line.text, "flags": list(line.flags)}
         for line in excerpt.lines
     ]
-    item: EvidenceItem = {
-        **base,
+    result: dict[str, Any] = {
         "summary": excerpt.summary,
         "excerpt": lines,
         "truncated": excerpt.truncated,
@@ -95,10 +108,11 @@ def evidence_item(
         "error": None,
     }
     if excerpt.unknowns:
-        item["unknowns"] = list(excerpt.unknowns)
+        result["unknowns"] = list(excerpt.unknowns)
     if excerpt.computed is not None:
-        item["computed"] = excerpt.computed
-    return item
+        result["computed"] = excerpt.computed
+    kept: dict[str, Any] = storable(result, "the result")
+    return kept
 
 
 def mcp_item(

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
+from tools.validation import storable_text
 
 MAX_LINE_CHARS = 400
 """Longer lines are clipped; the excerpt says how many characters were left out."""
@@ -57,6 +58,10 @@ def make_line(number: int, raw: bytes | str) -> Line:
     else:
         text = raw
     text = text.rstrip("\r\n")
+    if "\x00" in text or not text.isascii():  # a NUL or a lone surrogate: shown escaped, so
+        escaped = storable_text(text)  # that every store keeps the line (and its run goes on)
+        if escaped != text:
+            text, flags = escaped, flags or (UNDECODABLE,)
     flags = instruction_flags(text) + flags
     if len(text) > MAX_LINE_CHARS:
         text = f"{text[:MAX_LINE_CHARS]}… [+{len(text) - MAX_LINE_CHARS} chars]"

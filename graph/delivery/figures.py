@@ -8,6 +8,7 @@ caller records it for that figure and publishes the text anyway.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+from tools.storable import plain, shown
 
 MAX_BARS = 60
 
@@ -61,14 +64,17 @@ def _draw(axes: Any, plot: Mapping[str, Any], x: list[Any], y: list[float] | Non
             raise FigureError(f"{len(x)} bars: at most {MAX_BARS} can be read")
         positions = range(len(x))
         axes.bar(positions, y, color="#4c72b0")
-        axes.set_xticks(list(positions), [str(value)[:32] for value in x], rotation=45, ha="right")
+        axes.set_xticks(
+            list(positions), [shown(value)[:32] for value in x], rotation=45, ha="right"
+        )
     else:
         axes.plot(_numbers(x, plot["x"]), y, marker="o", color="#4c72b0")
     axes.set_xlabel(plot["x"])
     axes.set_ylabel(plot["y"])
     low, high = min(y), max(y)
-    if low == high:  # all one value: an axis around it, not 0–0.05
-        axes.set_ylim(low - 1, high + 1)
+    if low == high:  # all one value: an axis around it, not 0–0.05 (±1 is lost past 2⁵³)
+        pad = max(1.0, abs(low) / 20)
+        axes.set_ylim(low - pad, high + pad)
 
 
 def _y(columns: list[str], rows: Sequence[Sequence[Any]], plot: Mapping[str, Any]) -> list[float]:
@@ -85,9 +91,16 @@ def _column(columns: list[str], rows: Sequence[Sequence[Any]], name: str) -> lis
 
 
 def _numbers(values: list[Any], name: str) -> list[float]:
+    """The column's numbers, its typed ones (`tools.storable`) read back; NaN and infinities
+    cannot be placed on an axis."""
     try:
-        return [
-            float(value) for value in values if value is not None and not isinstance(value, bool)
+        numbers = [
+            float(plain(value))  # type: ignore[arg-type]
+            for value in values
+            if value is not None and not isinstance(value, bool)
         ]
     except (TypeError, ValueError):
         raise FigureError(f"column {name!r} is not numeric") from None
+    if not all(math.isfinite(number) for number in numbers):
+        raise FigureError(f"column {name!r} holds NaN or an infinity, which cannot be drawn")
+    return numbers

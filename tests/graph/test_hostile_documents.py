@@ -207,3 +207,9 @@ def test_a_lone_surrogate_in_a_proposal_prints_in_the_events_table(tmp_path):
     assert ran.returncode == 0, ran.stderr
     table = warrant("events", "s", "--db", db, cwd=tmp_path)
     assert table.returncode == 0 and "Traceback" not in table.stderr, table.stderr
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-1e400", "-0.0", "1e16"])
+def test_an_edit_with_a_number_no_store_keeps_is_refused_before_it_is_sent(number):
+    with pytest.raises(InteractionError, match=r"--edit is refused: holds .* in \$\.limit"):
+        reply_from_options("approval", None, False, False, '{"limit": ' + number + "}")

@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 
 from tools.args import ToolArgs
 from tools.mcp.schemas import first_schema_error
+from tools.storable import unkept
 
 MAX_ARGS_CHARS = 20_000
 
@@ -34,4 +35,6 @@ def checked_args(args: object, schema: dict[str, Any]) -> McpArgs | str:
         return f"arguments longer than {MAX_ARGS_CHARS} characters"
     if refused := first_schema_error(args, schema):
         return refused
+    if problem := unkept(args, "arguments"):  # sent and recorded as given: no typed form
+        return f"{problem}: no store keeps it as given"
     return McpArgs(values=args)
