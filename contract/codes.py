@@ -22,6 +22,8 @@ class RefusalCode(StrEnum):
     """A write sent before a crash whose result was never recorded: not sent again."""
     UNSTORABLE_RESULT = "unstorable_result"
     """A result holding what no store keeps as it is (a NUL, a lone surrogate): not recorded."""
+    UNREADABLE_FIGURE = "unreadable_figure"
+    """A figure in the record no arithmetic keeps (a slack of 1e999): the call fails, not the run."""
     # Owned by the guard.
     MALFORMED_ACTION = "malformed_action"
     UNKNOWN_TOOL = "unknown_tool"

@@ -273,9 +273,15 @@ def _read(
             f"the call ran past its limit of {call_s}s (budget.call_s)",
         )
     with reading(min(left, call_s), *cut) as session:
-        if family is None:
-            excerpt = spec.run(args, records)
-        else:
-            excerpt = spec.run(args, records, family, _progress(task))
+        try:
+            if family is None:
+                excerpt = spec.run(args, records)
+            else:
+                excerpt = spec.run(args, records, family, _progress(task))
+        except ArithmeticError as exc:  # a figure no arithmetic keeps (a slack of 1e999)
+            raise RecordRefusal(
+                RefusalCode.UNREADABLE_FIGURE,
+                f"a figure in the record cannot be computed with ({type(exc).__name__}: {exc})",
+            ) from exc
         session.verify()
     return excerpt

@@ -1,5 +1,6 @@
 """The STA profile on the same graph, guard and handover."""
 
+from lab.stagen import PathSpec, render_path
 from tests.helpers import call, run_embedded, stop
 
 BEFORE, AFTER = "lab/sta/setup_before.rpt", "lab/sta/setup_after.rpt"
@@ -45,3 +46,27 @@ def test_out_of_scope_sta_requests_are_refused(action_file):
         ("invalid_argument", "tool:stapaths"),
     ]
     assert state["evidence"] == []
+
+
+def test_a_figure_no_arithmetic_keeps_fails_that_call_and_the_run_goes_on(tmp_path, action_file):
+    """A slack of 1e999 (infinity once read): the summary's call fails, saying so; the next call
+    reads the other report; the run ends normally."""
+    clock = "rising edge-triggered flip-flop clocked by clk"
+    path = render_path(PathSpec("a/q", "b/d", clock, clock, "clk", "max", 2.0, 9.95, pin="D"))
+    assert "7.95   slack (MET)" in path
+    (tmp_path / "bad.rpt").write_text(path.replace("7.95   slack (MET)", "-1e999   slack (VIOLATED)"))
+    (tmp_path / "good.rpt").write_text(path)
+    (tmp_path / "sta.toml").write_text(
+        'id = "INF"\nprofile = "sta"\ngoal = "Is timing worse?"\n'
+        "budget = { steps = 4, evidence = 4 }\n"
+        '[[record]]\nid = "bad"\nkind = "sta_report"\npath = "bad.rpt"\n'
+        '[[record]]\nid = "good"\nkind = "sta_report"\npath = "good.rpt"\n'
+    )
+    chooser = action_file(
+        [call("a", "stasummary", report="bad"), call("b", "stasummary", report="good"), stop("x")]
+    )
+    state = run_embedded(str(tmp_path / "sta.toml"), chooser)
+    assert state["status"] == "stopped"
+    failed, read = state["evidence"]
+    assert failed["error"] == "unreadable_figure" and "OverflowError" in failed["summary"]
+    assert read["error"] is None
