@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contract.codes import RefusalCode
-from tools.analysis.tables import TableFile
 from tools.analysis.worker import (
     ADDRESS_SPACE,
     MAX_ROWS,
@@ -26,7 +25,7 @@ from tools.analysis.worker import (
     Answer,
     Cell,
     Job,
-    Table,
+    TableFile,
     serve,
 )
 from tools.errors import RecordRefusal
@@ -50,15 +49,11 @@ def run_query(query: str, tables: Sequence[TableFile], seconds: float | None = N
     refuses it, it fails, passes its memory limits or is cut by the time limit (the sooner of
     `seconds` and the reading session's deadline)."""
     with tempfile.TemporaryDirectory(prefix="warrant-spill-") as spill:
-        job = Job(query, tuple(_table(table) for table in tables), spill)
+        job = Job(query, tuple(tables), spill)
         answer = _answer(job, _time_left(seconds), seconds)
     if answer.refused is not None:
         raise RecordRefusal(RefusalCode.INVALID_ARGUMENT, answer.refused)
     return Result(answer.columns, answer.rows, answer.total)
-
-
-def _table(table: TableFile) -> Table:
-    return Table(table.name, str(table.path), table.delimiter, table.columns)
 
 
 def _time_left(seconds: float | None) -> float | None:

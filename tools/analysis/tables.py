@@ -11,9 +11,9 @@ from __future__ import annotations
 import csv
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from tools.analysis.worker import TableFile
 from tools.logs.triage import Progress, members_of, scan_family
 from tools.records.delimited import delimiter_for
 from tools.records.reading import check_time, open_record
@@ -35,17 +35,6 @@ STA_COLUMNS = {
     "line": "BIGINT",
 }
 """An STA report's table: one row per path, `line` its Startpoint line in the report."""
-
-
-@dataclass(frozen=True)
-class TableFile:
-    """A record's rows in a private file, and how the sandbox reads it."""
-
-    name: str
-    path: Path
-    delimiter: str
-    columns: dict[str, str] | None
-    """Column → DuckDB type; None: the header names them and DuckDB sniffs their types."""
 
 
 def table_file(name: str, record: Record, folder: Path) -> TableFile:

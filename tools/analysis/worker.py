@@ -24,6 +24,7 @@ import os
 import resource
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -52,19 +53,21 @@ Cell = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
-class Table:
-    """A table's private file and how DuckDB reads it."""
+class TableFile:
+    """A record's rows in a private file, and how DuckDB reads it (made by
+    `tools.analysis.tables`, defined here so that the sandbox's process imports nothing more)."""
 
     name: str
-    path: str
+    path: Path
     delimiter: str
     columns: dict[str, str] | None
+    """Column → DuckDB type; None: the header names them and DuckDB sniffs their types."""
 
 
 @dataclass(frozen=True)
 class Job:
     query: str
-    tables: tuple[Table, ...]
+    tables: tuple[TableFile, ...]
     spill: str
     """The call's private, empty temp directory."""
 
@@ -103,7 +106,7 @@ def run(job: Job) -> Answer:
     try:
         connection.execute("SET enable_progress_bar = false")  # a session option: not in `config`
         for table in job.tables:
-            connection.execute(load_statement(table), [table.path])
+            connection.execute(load_statement(table), [str(table.path)])
         connection.execute("SET enable_external_access = false")
         connection.execute("SET lock_configuration = true")
         cursor = connection.execute(job.query)
@@ -121,7 +124,7 @@ def run(job: Job) -> Answer:
     return Answer(columns, tuple(tuple(_cell(value) for value in row) for row in rows), total)
 
 
-def load_statement(table: Table) -> str:
+def load_statement(table: TableFile) -> str:
     """`CREATE TABLE name AS SELECT * FROM read_csv(?, …)`: the name is a checked identifier
     (`tools.analysis.query.TABLE_NAME`), the path a parameter."""
     options = f"header = true, delim = '{table.delimiter}', sample_size = -1"
