@@ -54,7 +54,9 @@ def test_a_figure_no_arithmetic_keeps_fails_that_call_and_the_run_goes_on(tmp_pa
     clock = "rising edge-triggered flip-flop clocked by clk"
     path = render_path(PathSpec("a/q", "b/d", clock, clock, "clk", "max", 2.0, 9.95, pin="D"))
     assert "7.95   slack (MET)" in path
-    (tmp_path / "bad.rpt").write_text(path.replace("7.95   slack (MET)", "-1e999   slack (VIOLATED)"))
+    (tmp_path / "bad.rpt").write_text(
+        path.replace("7.95   slack (MET)", "-1e999   slack (VIOLATED)")
+    )
     (tmp_path / "good.rpt").write_text(path)
     (tmp_path / "sta.toml").write_text(
         'id = "INF"\nprofile = "sta"\ngoal = "Is timing worse?"\n'

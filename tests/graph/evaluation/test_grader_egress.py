@@ -288,10 +288,8 @@ def test_a_model_choosers_request_reaches_langsmith_only_through_the_hiding_clie
             "LANGSMITH_ENDPOINT": endpoint,
             "LANGSMITH_API_KEY": "lsv2_pt_test",
         }
-        result = warrant(
-            "run", str(manifest), "--chooser", "model", "--db", "memory", "-q",
-            cwd=tmp_path, env=env, subprocess_=True,
-        )  # fmt: skip
+        command = ("run", str(manifest), "--chooser", "model", "--db", "memory", "-q")
+        result = warrant(*command, cwd=tmp_path, env=env, subprocess_=True)
     assert result.returncode == 0, result.stderr
     assert canary in route.prompts[-1]  # the local route saw it
     traced = b"\n".join(kept)
