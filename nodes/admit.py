@@ -33,6 +33,7 @@ from nodes.integrity import run_scope
 from nodes.record import event_at
 from nodes.watched import goal_message
 from tools.mcp.admission import AdmittedMcpTool, McpRefused, McpUnavailable, admitted_tools
+from tools.profiles import PROFILE_GOALS
 from tools.records.registry import Scenario, load_scenario
 
 
@@ -90,9 +91,7 @@ def admission(
     scenario_hooks(scenario)  # a hook that cannot be loaded is a one-line error, before the run
     if scenario.mcp:
         scenario = scenario.model_copy(update={"mcp_tools": mcp_tools(scenario)})
-    pinned_goal = (goal or "").strip() or scenario.goal
-    if not pinned_goal:
-        raise ValueError(f"scenario {scenario.id} has no goal; give one with --goal")
+    pinned_goal = (goal or "").strip() or scenario.goal or PROFILE_GOALS[scenario.profile]
     spec = admit_spec(chooser or "scripted", scenario, extra_choosers, served)
     pinned = {"grant": scenario.model_dump(mode="json"), "goal": pinned_goal, "chooser": spec}
     if scenario.children.depth:

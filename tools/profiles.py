@@ -17,3 +17,9 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
+
+PROFILE_GOALS: dict[str, str] = {
+    "triage": "What failed in this regression, and what does each failure show?",
+    "sta": "Where did timing get worse, and what does each worsened path show?",
+}
+"""The question a scenario of the profile answers when its manifest and the command give none."""
