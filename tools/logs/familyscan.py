@@ -760,21 +760,31 @@ def without_test(message: str, test: str) -> str:
     return message
 
 
-def error_signature(raw: bytes, test: str = "") -> str:
-    """The signature of an error line (module docstring)."""
-    text = _TEXT_PREFIX.sub("", raw.decode("utf-8", "replace"), count=1).strip()
-    if uvm := _UVM_TEXT.match(text):
+_UVM_SHORT = re.compile(r"^(UVM_(?:ERROR|FATAL))\s+\[([^\]]*)\]\s*(.*)$")
+"""A UVM message as people write it in a history cell: severity, `[ID]`, text (no file or time)."""
+
+
+def signature(text: str, test: str = "") -> str:
+    """The one signature rule, for an error line and a history cell alike: a simulator's message
+    reduced to its severity, id and text (UVM's whole line or its `UVM_ERROR [ID] text` shorthand,
+    Verilator's, cocotb's), the test's name out of it, then masked (module docstring)."""
+    text = _TEXT_PREFIX.sub("", text, count=1).strip()
+    if uvm := _UVM_TEXT.match(text) or _UVM_SHORT.match(text):
         shape = f"{uvm[1]} {uvm[2]} {without_test(uvm[3], test)}"
     elif verilator := _VERILATOR_TEXT.match(text):
         shape = f"%{verilator[1]}: {without_test(verilator[2], test)}"
     elif cocotb := _COCOTB_TEXT.match(text):
         shape = f"{cocotb[1]} {cocotb[2]} {without_test(cocotb[3], test)}"
     else:
-        shape = text
+        shape = without_test(text, test)
     return mask(shape, test)
 
 
+def error_signature(raw: bytes, test: str = "") -> str:
+    """The signature of an error line (`signature`)."""
+    return signature(raw.decode("utf-8", "replace"), test)
+
+
 def cell_signature(cell: str, test: str = "") -> str:
-    """A history row's `signature` cell, normalized as an error line's message is."""
-    text = _TEXT_PREFIX.sub("", cell, count=1).strip()
-    return mask(without_test(text, test), test)
+    """A history row's `signature` cell, by the same rule as an error line (`signature`)."""
+    return signature(cell, test)

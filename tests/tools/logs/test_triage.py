@@ -21,6 +21,7 @@ from tests.tools.logs import triage_reference as reference
 from tools.logs import searchfamily, triage
 from tools.logs.familyscan import (
     Member,
+    cell_signature,
     error_signature,
     mask,
     member_test,
@@ -383,3 +384,49 @@ def test_the_pool_runs_whatever_the_callers_main_module(tmp_path, how):
     statuses = json.loads(done.stdout)
     assert statuses == {name: member.verdict for name, member in want.members.items()}
     assert (tmp_path / "ran").read_text() == "once\n"  # the program ran once, not in each worker
+
+
+SAME_FAILURES = [
+    # (a log's first error, the same failure as a history cell writes it)
+    (
+        "UVM_ERROR tb/axi_scb.sv(88) @ 1200ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
+        "UVM_ERROR [AXI_SCB] Data mismatch",
+    ),
+    (
+        "UVM_ERROR tb/axi_scb.sv(88) @ 1200ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
+        "UVM_ERROR tb/axi_scb.sv(91) @ 3400ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
+    ),
+    (
+        "UVM_FATAL @ 0: reporter [NOCFG] no config for axi_vif",
+        "UVM_FATAL [NOCFG] no config for axi_vif",
+    ),
+    (
+        "%Error: tb/top.sv:120: Assertion failed in TOP.tb",
+        "%Error: tb/top.sv:7: Assertion failed in TOP.tb",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "cell"), SAME_FAILURES)
+def test_one_signature_rule_for_a_log_line_and_a_history_cell(line, cell):
+    assert cell_signature(cell) == error_signature(line.encode())
+
+
+def test_a_failure_the_history_writes_as_uvm_prints_it_is_known(tmp_path):
+    log = tmp_path / "axi_burst.log"
+    log.write_text(
+        "UVM_INFO @ 0: reporter [RNTST] Running test axi_burst...\n"
+        "UVM_ERROR tb/axi_scb.sv(88) @ 1200ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch\n"
+        "--- UVM Report Summary ---\nUVM_ERROR :    1\nTEST FAILED\n"
+    )
+    history = tmp_path / "history.csv"
+    history.write_text(
+        "run,date,test,status,signature\n"
+        "N1,2026-11-01,axi_burst,FAIL,UVM_ERROR [AXI_SCB] Data mismatch\n"
+    )
+    with history.open("rb") as stream:
+        rows = read_history(stream)
+    triaged = report(scan_family(members({"axi_burst.log": log}), workers=1), rows)
+    [shown] = triaged.buckets
+    assert shown.status == "known" and shown.first_seen is not None
+    assert shown.first_seen.run == "N1"
