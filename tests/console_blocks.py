@@ -76,6 +76,8 @@ def commands_and_output(block: list[str]) -> list[tuple[str, list[str]]]:
 
 HEX = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{8,}\b")
 """A hash, or an id made from one."""
+NOTE_ID = re.compile(r"\bm-([0-9a-f]{8})\b")
+"""A note's id: random hex, with a digit or not (`m-efcebcfa`); `findall` gives the hex."""
 
 VOLATILE = (
     (
@@ -84,6 +86,7 @@ VOLATILE = (
     ),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:\.\d+)?\b"), "<when>"),
     (HEX, "<hex>"),
+    (NOTE_ID, "m-<hex>"),
     (re.compile(r"\b\d+(?:\.\d+)? ?s\b"), "<age>"),
     (re.compile(r"\bpid \d+\b"), "pid <pid>"),
     (re.compile(r"~\d+(?=/\d+ tokens\b)"), "~<size>"),
@@ -132,9 +135,11 @@ def bound_ids(matched: list[tuple[str, str]]) -> dict[str, str]:
     """The ids shown bound to the ids printed in their place, line by line."""
     bound: dict[str, str] = {}
     for shown, printed in matched:
-        ids_shown, ids_printed = HEX.findall(shown), HEX.findall(printed)
-        if len(ids_shown) == len(ids_printed):
-            bound.update((a, b) for a, b in zip(ids_shown, ids_printed, strict=True) if a != b)
+        for pattern in (HEX, NOTE_ID):
+            ids_shown, ids_printed = pattern.findall(shown), pattern.findall(printed)
+            if len(ids_shown) == len(ids_printed):
+                pairs = zip(ids_shown, ids_printed, strict=True)
+                bound.update((a, b) for a, b in pairs if a != b)
     return bound
 
 

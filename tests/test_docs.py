@@ -352,3 +352,7 @@ def test_an_id_the_output_gives_is_bound_to_the_id_shown_in_its_place():
         ["m-7e6d48cc version 1 (active)"], "m-9b0013dd version 1 (active)\n"
     )
     assert not missing and bound_ids(matched) == {"7e6d48cc": "9b0013dd"}
+    matched, missing = matched_lines(  # a random id with no digit is an id too
+        ["m-7e6d48cc version 1 (active)"], "m-efcebcfa version 1 (active)\n"
+    )
+    assert not missing and bound_ids(matched) == {"7e6d48cc": "efcebcfa"}
