@@ -114,13 +114,6 @@ def local_sources(item: Mapping[str, Any], records: Mapping[str, Mapping[str, An
     return sorted(item_provenance(item, records).local)
 
 
-def is_local_source(record_id: object, records: Mapping[str, Mapping[str, Any]]) -> bool:
-    """Whether content read from `record_id` is local: any record the grant does not mark
-    shareable, a record outside the grant included."""
-    record = records.get(record_id) if isinstance(record_id, str) else None
-    return record is None or record.get("share") != "any"
-
-
 def item_texts(item: Mapping[str, Any]) -> list[str]:
     """An evidence item's own text: its excerpt lines, summary and error, as read and as a
     post-call hook narrowed them."""

@@ -102,14 +102,17 @@ def note_provenance(note: Mapping[str, Any]) -> Provenance:
     return source_provenance(f"note:{note.get('id', '?')}", note.get("share", "any"))
 
 
-def read_locally(already: Iterable[str], shown: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The local sources of all a run was shown, with those of `shown` (receipts and recalled
-    notes, as they are committed): sorted, so that the run's cursor seals the same bytes."""
-    local = set(already)
-    for value in shown:
-        is_note = str(value.get("ref", "")).startswith("M")
-        provenance = note_provenance(value) if is_note else item_provenance(value, {})
-        local |= provenance.local
+def read_locally(
+    already: Iterable[str],
+    receipts: Iterable[Mapping[str, Any]],
+    notes: Iterable[Mapping[str, Any]],
+) -> list[str]:
+    """The local sources of all a run was shown, with those of `receipts` and recalled `notes` as
+    they are committed: sorted, so that the run's cursor seals the same bytes."""
+    local = set(already).union(
+        *(item_provenance(item, {}).local for item in receipts),
+        *(note_provenance(note).local for note in notes),
+    )
     return sorted(local)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import Owner, RefusalCode, tool_owner
-from tools.storable import storable
+from tools.storable import INT64, storable
 from tools.validation import storable_text
 
 __all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
@@ -41,9 +41,6 @@ class Refusal:
             "detail": self.detail,
             "call": bounded(self.call),
         }
-
-
-INT64 = 1 << 63
 
 
 def bounded(value: Any, depth: int = 0) -> Any:

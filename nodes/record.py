@@ -205,7 +205,7 @@ def commit(
         after["turn"] = max(after["turn"], event.get("turn", 0))
         ops.append(PutOp(space(scope, EVENTS), position(after["events"]), numbered, index=False))
     after["local_read"] = read_locally(
-        after["local_read"], [*written.get(EVIDENCE, ()), *written.get(RECALLED, ())]
+        after["local_read"], written.get(EVIDENCE, ()), written.get(RECALLED, ())
     )
     if ops:
         store.batch(ops)

@@ -58,10 +58,9 @@ def make_line(number: int, raw: bytes | str) -> Line:
     else:
         text = raw
     text = text.rstrip("\r\n")
-    if "\x00" in text or not text.isascii():  # a NUL or a lone surrogate: shown escaped, so
-        escaped = storable_text(text)  # that every store keeps the line (and its run goes on)
-        if escaped != text:
-            text, flags = escaped, flags or (UNDECODABLE,)
+    escaped = storable_text(text)  # a NUL or a lone surrogate shown escaped: every store keeps it
+    if escaped != text:
+        text, flags = escaped, flags or (UNDECODABLE,)
     flags = instruction_flags(text) + flags
     if len(text) > MAX_LINE_CHARS:
         text = f"{text[:MAX_LINE_CHARS]}… [+{len(text) - MAX_LINE_CHARS} chars]"
