@@ -33,9 +33,17 @@ through):
   above zero states *fail*, counts of zero state *pass*;
 - a Verilator `%Error…:` line, also after a run's simulation time (`[50] %Error: … Assertion
   failed`), is an error and states *fail*;
-- a cocotb log line at level `ERROR` or `CRITICAL` (`  1000.00ns ERROR    logger  message`) is an
-  error; cocotb's `** TESTS=n PASS=p FAIL=f SKIP=s` states *fail* when `FAIL` is above zero, else
-  *pass*;
+- a commercial simulator's error (`tools/logs/simmessages.py`: VCS `Error-[NOA] …` and `$error`/
+  `$fatal` lines, Xcelium `*E`/`*SE`/`*F` messages, Questa `** Error`/`** Fatal`/`** Failure`) or
+  a crash line (`An unexpected termination has occurred …`, `(core dumped)`) is an error and
+  states *fail*; a non-zero `Execution of simv exited with code N`, Questa's `Errors: N` above
+  zero and Xcelium's `Simulation terminated via $fatal` state *fail*;
+- a cocotb test's failure record (`… cocotb.regression test_x failed`, at any level, or `Test
+  Failed: test_x`) states *fail*, and its line is an error, unless a traceback follows it: then
+  the traceback's exception line (`AssertionError: …`) is (`tools/logs/tracebacks.py`), and the
+  traceback's lines are read no further; another cocotb log line at level `ERROR` or `CRITICAL`
+  (`  1000.00ns ERROR    logger  message`) is an error; cocotb's `** TESTS=n PASS=p FAIL=f SKIP=s`
+  states *fail* when `FAIL` is above zero, else *pass*;
 - a pytest summary line (`=== 2 passed, 1 failed in 0.12s ===`) states *fail* when it counts a
   failure or an error, else *pass*;
 - a verdict line, `TEST|SIMULATION PASSED|FAILED|PASS|FAIL` anywhere in a line that is not one of
@@ -45,24 +53,8 @@ through):
 A member *fails* when any statement says fail, *passes* when statements say only pass, and has
 *no verdict* when nothing states one (never guessed from its errors).
 
-**Signatures** (`signature`, `mask`): the first error line, the `# ` prefix dropped, reduced to
-`SEVERITY ID message` for UVM (file, line, time and reporter dropped), `%Error[-CODE]: message` for
-Verilator, `LEVEL logger message` for cocotb; a message that starts with the test's name and a
-colon loses it; then masked, in this order:
-
-1. the member's test name (its file name without `.log`/`.txt`/`.out`/`.gz`), alone or followed
-   by `_test` → `<test>`;
-2. a seed, `seed` then an optional `=`/`:` then a number → `seed <seed>`;
-3. a path, any token holding a `/` or a `\\` → `<path>`;
-4. hex: `0x…`, a Verilog based literal whose digits are its base's (`8'hff`, `1'b1`, `'d10`; not a
-   quoted word such as `'BAD'`), a word of 6 or more hex digits holding both a digit and a letter
-   → `<hex>`;
-5. a time, a number followed by `fs|ps|ns|us|ms|s` → `<time>`;
-6. a number not inside a word (`agt[3]`, `burst 7 of 16`; not `fifo0`) → `<n>`;
-7. runs of blanks made one space; at most `MAX_SIGNATURE_CHARS` characters kept.
-
-So `# UVM_ERROR tb/sb.sv(91) @ 1200: uvm_test_top.env.sb [SB_MISMATCH] exp 0x5 got 0x4` has the
-signature `UVM_ERROR SB_MISMATCH exp <hex> got <hex>`, with or without the prefix.
+The first error's **signature** is `tools/logs/signatures.py`'s, the one rule a history cell is
+read by too.
 """
 
 from __future__ import annotations
@@ -84,6 +76,10 @@ from typing import Literal, NamedTuple, Protocol, cast
 
 import hyperscan
 
+from tools.logs import simmessages, tracebacks
+from tools.logs.signatures import cell_signature as cell_signature
+from tools.logs.signatures import error_signature
+from tools.logs.signatures import mask as mask
 from tools.records.digests import FileIdentity, identity_of
 from tools.stream.patterns import scratch
 
@@ -95,7 +91,6 @@ MAX_LINE_BYTES = 64 << 10
 """Of a triggered line, the bytes the rules read (as `tools.stream.lines` cuts a line)."""
 MAX_KEPT_CHARS = 1000
 """Of a cited line, the characters kept in a member's result (an excerpt clips it further)."""
-MAX_SIGNATURE_CHARS = 300
 GZIP_MAGIC = b"\x1f\x8b"
 TEST_SUFFIXES = (".gz", ".log", ".txt", ".out")
 
@@ -130,10 +125,12 @@ TRIGGERS: tuple[tuple[bytes, int], ...] = (
     (rb"\tERROR", 0),
     (rb" CRITICAL", 0),
     (rb"\tCRITICAL", 0),
+    *((re.escape(literal), 0) for literal in simmessages.TRIGGERS),
 )
 r"""What makes a line worth reading: literals, a superset of every rule's lines (each rule then
-decides): a verdict line, cocotb's summary and pytest's `passed`/`failed` hold `PASS` or `FAIL` in
-some case; pytest's `error` is lower case; a cocotb level follows a space or a tab. Literals only:
+decides): a verdict line, cocotb's summary and failure record and pytest's `passed`/`failed` hold
+`PASS` or `FAIL` in some case; pytest's `error` is lower case; a cocotb level follows a space or a
+tab; the simulators' are `simmessages.TRIGGERS`. Literals only:
 Hyperscan runs them at several GB/s, where a regex such as `(?i)TEST\s+PASS` fires on every
 `uvm_test_top`."""
 
@@ -544,6 +541,10 @@ class _State:
     first_error_raw: bytes = b""
     errors: int = 0
     long_lines: int = 0
+    following: tracebacks.Following | None = None
+    """A cocotb failure record whose traceback is being read."""
+    provisional: bool = False
+    """The first error is that record's line, until its traceback's exception line is read."""
 
     @property
     def verdict(self) -> Verdict | None:
@@ -624,7 +625,7 @@ def _scan(state: _State, data: bytes | bytearray, size: int, last: bool) -> None
     database = _triggers()
     window = memoryview(data)[:size]
     database.scan(cast(bytes, window), match_event_handler=hit, scratch=scratch(database))
-    decided = -1
+    decided = _follow(state, data, 0, size) - 1 if state.following else -1
     for end in sorted(ends):
         if end <= decided:
             continue
@@ -633,7 +634,27 @@ def _scan(state: _State, data: bytes | bytearray, size: int, last: bool) -> None
         stop = size if stop == -1 else stop
         decided = stop
         read_line(state, start, bytes(data[start : min(stop, start + MAX_LINE_BYTES)]))
+        if state.following:
+            decided = _follow(state, data, stop + 1, size) - 1
     _number(state, data, size, last)
+
+
+def _follow(state: _State, data: bytes | bytearray, start: int, size: int) -> int:
+    """A cocotb failure record's traceback read on from `start`: its exception line, once read,
+    is the first error in place of the record's line. The offset where the scan goes on (past
+    the window while the traceback goes on in the next one)."""
+    assert state.following is not None
+    followed = tracebacks.follow(state.following, data, start, size)
+    if followed.exception is not None:
+        begin, stop = followed.exception
+        raw = bytes(data[begin : min(stop, begin + MAX_LINE_BYTES)]).rstrip(b"\r")
+        if state.provisional:
+            state.first_error, state.pending_error = None, (begin, raw)
+            state.first_error_raw = raw
+    if not followed.done:
+        return size + 1
+    state.following, state.provisional = None, False
+    return followed.end
 
 
 def _number(state: _State, data: bytes | bytearray, size: int, last: bool) -> None:
@@ -688,17 +709,40 @@ def _read_line(state: _State, offset: int, raw: bytes) -> None:
             state.pending.append(("fail" if int(count[2]) else "pass", offset, raw))
         return
     state.in_summary = False
-    if message := _MESSAGE.match(line):
-        if message[1] in (b"UVM_ERROR", b"UVM_FATAL"):
+    if not _error_line(state, offset, raw, line):
+        _stated(state, offset, raw, line)
+
+
+def _error_line(state: _State, offset: int, raw: bytes, line: bytes) -> bool:
+    """Read a message line (UVM, Verilator, a simulator's, cocotb's): whether it was one."""
+    if uvm := _MESSAGE.match(line):
+        if uvm[1] in (b"UVM_ERROR", b"UVM_FATAL"):
             _error(state, offset, raw)
-        return
+        return True
     if _VERILATOR.match(line):
         _error(state, offset, raw)
         state.pending.append(("fail", offset, raw))
-        return
+        return True
+    if (message := simmessages.read(line)) and (message.error or message.fails):
+        if message.error:
+            _error(state, offset, raw)
+        if message.fails:
+            state.pending.append(("fail", offset, raw))
+        return True
+    if tracebacks.RECORD.match(line):
+        state.provisional = state.first_error is None and state.pending_error is None
+        _error(state, offset, raw)
+        state.pending.append(("fail", offset, raw))
+        state.following = tracebacks.Following()
+        return True
     if _COCOTB_ERROR.match(line):
         _error(state, offset, raw)
-        return
+        return True
+    return False
+
+
+def _stated(state: _State, offset: int, raw: bytes, line: bytes) -> None:
+    """Read a summary or a verdict line (cocotb's, pytest's, `TEST PASSED`)."""
     if cocotb := _COCOTB_SUMMARY.search(line):
         state.pending.append(("fail" if int(cocotb[3]) else "pass", offset, raw))
     elif pytest := _PYTEST.match(line):
@@ -717,74 +761,3 @@ def _error(state: _State, offset: int, raw: bytes) -> None:
 
 def _cite(state: _State, number: int, raw: bytes) -> Cited:
     return Cited(state.member, number, raw[:MAX_KEPT_CHARS].decode("utf-8", "replace"))
-
-
-# Signatures.
-
-_UVM_TEXT = re.compile(
-    r"^(UVM_(?:ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$"
-)
-_VERILATOR_TEXT = re.compile(r"^(?:\[[\d.]+\] )?%(Error(?:-[\w]+)?):\s*(.*)$")
-_COCOTB_TEXT = re.compile(
-    r"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
-)
-_TEXT_PREFIX = re.compile(r"^# ?")
-_SEED = re.compile(r"(?i)\bseed\b\s*[=:]?\s*-?\d+")
-_PATH = re.compile(r"[^\s()\[\]{}<>,;'\"`]*[/\\][^\s()\[\]{}<>,;'\"`]*")
-_HEX = re.compile(
-    r"\b0[xX][0-9a-fA-F_]+\b"
-    r"|(?<![\w'])\d*'[sS]?(?:[bB][01xXzZ?_]+|[oO][0-7xXzZ?_]+|[dD][0-9xXzZ?_]+|[hH][0-9a-fA-F_xXzZ?]+)\b"
-    r"|\b(?=[0-9a-fA-F]*[0-9])(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{6,}\b"
-)
-_TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s)\b")
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
-_BLANKS = re.compile(r"\s+")
-
-
-def mask(text: str, test: str = "") -> str:
-    """The masking rules 1–7 (module docstring), in order."""
-    if test:
-        text = re.sub(rf"(?<![\w]){re.escape(test)}(?:_test)?(?![\w])", "<test>", text)
-    text = _SEED.sub("seed <seed>", text)
-    text = _PATH.sub("<path>", text)
-    text = _HEX.sub("<hex>", text)
-    text = _TIME.sub("<time>", text)
-    text = _NUMBER.sub("<n>", text)
-    return _BLANKS.sub(" ", text).strip()[:MAX_SIGNATURE_CHARS]
-
-
-def without_test(message: str, test: str) -> str:
-    """A message that starts with the test's name (or `<name>_test`) and a colon, without it."""
-    if test:
-        return re.sub(rf"^{re.escape(test)}(?:_test)?\s*:\s*", "", message)
-    return message
-
-
-_UVM_SHORT = re.compile(r"^(UVM_(?:ERROR|FATAL))\s+\[([^\]]*)\]\s*(.*)$")
-"""A UVM message as people write it in a history cell: severity, `[ID]`, text (no file or time)."""
-
-
-def signature(text: str, test: str = "") -> str:
-    """The one signature rule, for an error line and a history cell alike: a simulator's message
-    reduced to its severity, id and text (UVM's whole line or its `UVM_ERROR [ID] text` shorthand,
-    Verilator's, cocotb's), the test's name out of it, then masked (module docstring)."""
-    text = _TEXT_PREFIX.sub("", text, count=1).strip()
-    if uvm := _UVM_TEXT.match(text) or _UVM_SHORT.match(text):
-        shape = f"{uvm[1]} {uvm[2]} {without_test(uvm[3], test)}"
-    elif verilator := _VERILATOR_TEXT.match(text):
-        shape = f"%{verilator[1]}: {without_test(verilator[2], test)}"
-    elif cocotb := _COCOTB_TEXT.match(text):
-        shape = f"{cocotb[1]} {cocotb[2]} {without_test(cocotb[3], test)}"
-    else:
-        shape = without_test(text, test)
-    return mask(shape, test)
-
-
-def error_signature(raw: bytes, test: str = "") -> str:
-    """The signature of an error line (`signature`)."""
-    return signature(raw.decode("utf-8", "replace"), test)
-
-
-def cell_signature(cell: str, test: str = "") -> str:
-    """A history row's `signature` cell, by the same rule as an error line (`signature`)."""
-    return signature(cell, test)

@@ -165,10 +165,7 @@ def test_what_the_logs_say_read_by_hand(scanned):
     # The only UVM_ERROR is printed by a custom server as `MY_SERVER: UVM_ERROR …`: not a
     # message line, so the run fails (its summary counts 1) with no error line.
     assert "MY_SERVER: UVM_ERROR" in line("report_server_set_get_uvmsc.log", 7)
-    assert buckets["(no error line)"].members == (
-        "first_steps_self_checking.log",
-        "report_server_set_get_uvmsc.log",
-    )
+    assert buckets["(no error line)"].members == ("report_server_set_get_uvmsc.log",)
     # UVM-SystemC says `nullptr` where UVM-SV says `Null`: two buckets.
     regnull = (
         "UVM_ERROR CBUNREG {} callback object cannot be registered with object (*) (uvm_object)"
@@ -179,9 +176,14 @@ def test_what_the_logs_say_read_by_hand(scanned):
     # inside a UVM_INFO message (line 1369), not a verdict.
     assert "[test_2m_4s] ** UVM TEST PASSED **" in line("ubus_uvmsc.log.gz", 1369)
 
-    # cocotb: a failed assert is logged at WARNING, so the failure is stated only by the
-    # summary table (line 14); the analog model passes on `Test Passed: …` (line 21).
-    failed = buckets["(no error line)"].example
-    assert (failed.member, failed.number) == ("first_steps_self_checking.log", 14)
-    assert "** TESTS=1 PASS=0 FAIL=1 SKIP=0" in failed.text
+    # cocotb 2.0: a failed test is a WARNING record (line 2) with its traceback after it; the
+    # traceback's assertion (line 6) is the failure's line and signature, never the test's name
+    # (issue 53, item 7). The analog model passes on `Test Passed: …` (line 21).
+    assert line("first_steps_self_checking.log", 2).endswith("test_self_checking failed")
+    assertion = buckets[
+        "AssertionError: assert LogicArray('<n>', Range(<n>, 'downto', <n>)) == <n>"
+    ].example
+    assert (assertion.member, assertion.number) == ("first_steps_self_checking.log", 6)
+    assert assertion.text.strip().startswith("AssertionError: assert LogicArray('00000000'")
+    assert "** TESTS=1 PASS=0 FAIL=1 SKIP=0" in line("first_steps_self_checking.log", 14)
     assert "Test Passed: test_analog_model" in line("analog_model.log", 21)

@@ -23,6 +23,20 @@ COCOTB_ERROR = re.compile(
 COCOTB_SUMMARY = re.compile(r"\*\* TESTS=\d+ PASS=\d+ FAIL=(\d+) SKIP=\d+")
 PYTEST = re.compile(r"^=+ (.*\b(passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
 VERDICT = re.compile(r"\b(TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", re.IGNORECASE)
+# The commercial simulators (tools/logs/simmessages.py's docstring), read with string tests where
+# a prefix says it: VCS `Error-[ID] title` and `Error: "file", N: scope: at time T` ($error),
+# Xcelium `tool: *E,CODE …` (E, SE, F fail), Questa `** Error…`/`** Fatal:`/`** Failure:`.
+XCELIUM = re.compile(
+    r"^[\w.]+: \*(E|SE|F|W|N),(\w+)\b:?\s*(\([^()]*\):?\s*)?(\(time [^)]*\)\.?\s*)?(.*?)\s*$"
+)
+QUESTA_FAILS = ("** Error:", "** Error (suppressible):", "** Fatal:", "** Failure:")
+QUESTA_END = re.compile(r"^Errors: (\d+), Warnings: \d+")
+EXIT = re.compile(r"\bExecution of \S+ exited with code (-?\d+)")
+# A cocotb test's failure record (tools/logs/tracebacks.py's docstring) and its traceback.
+COCOTB_RECORD = re.compile(
+    r"^[ \t]*(\d+(\.\d+)?|-\.--)[ \t]*(fs|ps|ns|us|ms|s|step)?[ \t]+(INFO|WARNING|ERROR)[ \t]+"
+    r"(cocotb(\.regression)?)[ \t]+(Test Failed: (\S+)(.*)|(\S+) failed\b(.*))$"
+)
 
 
 @dataclass
@@ -54,7 +68,7 @@ def test_of(name: str) -> str:
 
 def mask(text: str, test: str) -> str:
     if test:
-        text = re.sub(r"(?<!\w)" + re.escape(test) + r"(_test)?(?!\w)", "<test>", text)
+        text = re.sub(r"(?<!\w)(test_)?" + re.escape(test) + r"(_test)?(?!\w)", "<test>", text)
     text = re.sub(r"(?i)\bseed\b\s*[=:]?\s*-?\d+", "seed <seed>", text)
     words = []
     for word in re.split(r"(\s+)", text):  # a path: a token holding a slash or a backslash
@@ -79,7 +93,64 @@ def mask(text: str, test: str) -> str:
 
 
 def drop_test(message: str, test: str) -> str:
-    return re.sub("^" + re.escape(test) + r"(_test)?\s*:\s*", "", message) if test else message
+    return (
+        re.sub("^(test_)?" + re.escape(test) + r"(_test)?\s*:\s*", "", message) if test else message
+    )
+
+
+def simulator_line(line: str) -> tuple[bool, bool] | None:
+    """(an error line, states fail) for a simulator's line, None for another line."""
+    if line.startswith("Error-[") and "]" in line:
+        return True, True
+    if line.startswith(('Error: "', 'Fatal: "')):
+        return True, True
+    if (m := XCELIUM.match(line)) and m[1] in ("E", "SE", "F"):
+        return True, True
+    if line.startswith(QUESTA_FAILS):
+        return True, True
+    if m := QUESTA_END.match(line):
+        return (False, True) if int(m[1]) else None
+    crashed = "An unexpected termination has occurred" in line or "(core dumped)" in line
+    if crashed or line.startswith("Segmentation fault"):
+        return True, True
+    if line.startswith("Fatal") and "Segmentation fault" in line:
+        return True, True
+    if m := EXIT.search(line):
+        return (False, True) if int(m[1]) else None
+    if line.startswith("Simulation terminated via $fatal"):
+        return False, True
+    return None
+
+
+def simulator_shape(text: str) -> str:
+    """A simulator's error line as its signature reads it (file, line and time out)."""
+    if m := XCELIUM.match(text):
+        return f"*{m[1]},{m[2]}" + (f": {m[5]}" if m[5] else "")
+    if text.startswith(('Error: "', 'Fatal: "')):
+        severity, rest = text.split(":", 1)
+        scope = rest.split(", ", 1)[1].split(": ", 1)[1]  # after `"file", N: `
+        return f"{severity}: {re.sub(r':? at time .*$', '', scope)}".strip()
+    return text
+
+
+def traceback_after(lines: list[str], index: int) -> tuple[int | None, int]:
+    """The traceback after the cocotb record at `index`: the index of its exception line (the
+    first line after `Traceback (most recent call last):` back at its indentation), or None; and
+    the number of the last line it holds (the record's own when none follows)."""
+    if index + 1 >= len(lines):
+        return None, index + 1
+    first = lines[index + 1].rstrip("\r")
+    if not first.lstrip(" \t").startswith("Traceback (most recent call last):"):
+        return None, index + 1
+    base = len(first) - len(first.lstrip(" \t"))
+    for later in range(index + 2, min(len(lines), index + 2001)):
+        text = lines[later].rstrip("\r")
+        indent = len(text) - len(text.lstrip(" \t"))
+        if text.strip(" \t") and indent < base:
+            return None, later
+        if text.strip(" \t") and indent == base and not text.lstrip(" \t").startswith("Traceback"):
+            return later, later + 1
+    return None, min(len(lines), index + 2001)
 
 
 def signature(line: str, test: str) -> str:
@@ -88,9 +159,15 @@ def signature(line: str, test: str) -> str:
         return mask(f"UVM_{m[1]} {m[3]} {drop_test(m[4], test)}", test)
     if m := VERILATOR.match(text):
         return mask(f"%{m[1]}: {drop_test(m[3], test)}", test)
+    if m := COCOTB_RECORD.match(text):
+        if m[8] is not None:
+            return mask(f"{m[4]} {m[5]} Test Failed: <test>{m[9]}", test)
+        return mask(f"{m[4]} {m[5]} <test> failed{m[11]}", test)
     if m := COCOTB_ERROR.match(text):
         return mask(f"{m[3]} {m[4]} {drop_test(m[5], test)}", test)
-    return mask(text, test)
+    if simulator_line(text) is not None and simulator_line(text)[0]:
+        return mask(simulator_shape(text), test)
+    return mask(drop_test(text, test), test)
 
 
 def read_member(path: Path, name: str) -> Member:
@@ -104,7 +181,11 @@ def read_member(path: Path, name: str) -> Member:
     said: set[str] = set()
     in_summary = False
     first_error = None
-    for number, raw in enumerate(data.decode("utf-8", "replace").split("\n"), 1):
+    lines = data.decode("utf-8", "replace").split("\n")
+    skip_to = 0  # the lines of a cocotb record's traceback are not read as lines of their own
+    for number, raw in enumerate(lines, 1):
+        if number <= skip_to:
+            continue
         raw = raw.rstrip("\r")
         line = PREFIX.sub("", raw, count=1)
         if SUMMARY.match(line):
@@ -122,6 +203,19 @@ def read_member(path: Path, name: str) -> Member:
             said.add("fail")
             if first_error is None:
                 first_error = (number, raw)
+            continue
+        if (sim := simulator_line(line)) is not None:
+            error, fails = sim
+            if fails:
+                said.add("fail")
+            if error and first_error is None:
+                first_error = (number, raw)
+            continue
+        if COCOTB_RECORD.match(line):
+            said.add("fail")
+            at, skip_to = traceback_after(lines, number - 1)
+            if first_error is None:
+                first_error = (number, raw) if at is None else (at + 1, lines[at].rstrip("\r"))
             continue
         if COCOTB_ERROR.match(line):
             if first_error is None:
