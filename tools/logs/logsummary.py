@@ -6,8 +6,11 @@ test` line names): a transcript may hold several runs, each closed by its own su
 the message lines counted in the log, over the whole log and run by run; the first `UVM_ERROR` and
 `UVM_FATAL` of each report id, with line numbers; the test's verdict line, quoted, never inferred;
 and, where present, a Verilator (`%Error`/`%Warning`), cocotb (`** TESTS=… PASS=… FAIL=…`) or
-pytest summary line. Questa's `# ` transcript prefix is read through. A log with none of these
-says so.
+pytest summary line. The commercial simulators' messages (VCS, Xcelium, Questa), crashes and exits,
+and cocotb's failure records with their tracebacks' exception lines, as `triage` reads them
+(`tools/logs/simsummary.py`): each message counted by kind, the first error of each kind and the
+run's closing lines named, and, with no verdict line, the first line where the simulator states
+the run failed. Questa's `# ` transcript prefix is read through. A log with none of these says so.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field
 
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.logs.simsummary import SimulatorFound
 from tools.records.reading import open_record
 from tools.records.registry import Record
 from tools.stream.lines import iter_lines
@@ -112,6 +116,7 @@ class _Found:
     """The last cocotb and pytest summary lines."""
     verilator: Counter[str] = field(default_factory=Counter)
     verilator_first: dict[str, Line] = field(default_factory=dict)
+    simulator: SimulatorFound = field(default_factory=SimulatorFound)
 
 
 def run(args: LogSummaryArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -125,6 +130,7 @@ def run(args: LogSummaryArgs, records: Mapping[str, Record]) -> Excerpt:
                 *summary_lines,
                 *list(found.firsts.values())[:MAX_FIRSTS],
                 *found.verilator_first.values(),
+                *found.simulator.lines(),
                 *found.tools,
                 *([found.verdict] if found.verdict else []),
             ]
@@ -173,6 +179,7 @@ def _scan(numbered: Iterable[tuple[int, bytes]]) -> _Found:
                 continue
             _close(block, found, number)  # its first other line ends it
             block = None
+        found.simulator.read(number, raw, line)
         _message(number, raw, line, found)
     if block is not None:
         _close(block, found, None)
@@ -250,10 +257,13 @@ def _summary(found: _Found) -> str:
             "Verilator: "
             + ", ".join(f"{kind} {count}" for kind, count in sorted(found.verilator.items()))
         )
+    parts += found.simulator.parts()
     for line in found.tools:
         parts.append(f"line {line.number}: {line.text.strip()}")
     if found.verdict:
         parts.append(f"verdict line {found.verdict.number}: {found.verdict.text.strip()!r}")
+    elif failed := found.simulator.failed_at:
+        parts.append(f"no verdict line; the simulator states a failure at line {failed.number}")
     elif parts:
         parts.append("no verdict line found")
     return (

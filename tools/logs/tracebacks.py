@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 _RECORD = (
     r"^[ \t]*(?:\d+(?:\.\d+)?|-\.--)[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(INFO|WARNING|ERROR)"
@@ -47,13 +48,34 @@ def shape(text: str) -> str | None:
     return None
 
 
+Step = Literal["held", "exception", "ended"]
+"""A line of the record (its traceback's, read), its exception line, or a line past its end
+(not the record's: read it as any other)."""
+
+
 @dataclass
 class Following:
-    """A record whose traceback is being read, maybe across windows of lines."""
+    """A record whose traceback is being read, a line at a time (maybe across windows)."""
 
     base: int = -1
     """The traceback line's indentation; -1 until the line after the record is seen."""
     lines: int = 0
+
+    def step(self, line: bytes) -> Step:
+        """The record's next line read (module docstring)."""
+        line = line.rstrip(b"\r")
+        text = line.lstrip(b" \t")
+        indent = len(line) - len(text)
+        self.lines += 1
+        if self.base < 0:
+            if not text.startswith(TRACEBACK):
+                return "ended"
+            self.base = indent
+        elif (text and indent < self.base) or self.lines > MAX_FOLLOWED:
+            return "ended"
+        elif text and indent == self.base and not text.startswith(TRACEBACK):
+            return "exception"
+        return "held"
 
 
 @dataclass(frozen=True)
@@ -68,22 +90,15 @@ class Followed:
 
 def follow(following: Following, data: bytes | bytearray, start: int, size: int) -> Followed:
     """Read the record's next lines in `data[start:size]` (whole lines) up to its exception line
-    (module docstring)."""
+    or its end."""
     offset = start
     while offset < size:
         stop = data.find(b"\n", offset, size)
         stop = size if stop == -1 else stop
-        line = bytes(data[offset:stop]).rstrip(b"\r")
-        text = line.lstrip(b" \t")
-        indent = len(line) - len(text)
-        following.lines += 1
-        if following.base < 0:
-            if not text.startswith(TRACEBACK):
-                return Followed(offset)
-            following.base = indent
-        elif (text and indent < following.base) or following.lines > MAX_FOLLOWED:
+        step = following.step(bytes(data[offset:stop]))
+        if step == "ended":
             return Followed(offset)
-        elif text and indent == following.base and not text.startswith(TRACEBACK):
+        if step == "exception":
             return Followed(stop + 1, (offset, stop))
         offset = stop + 1
     return Followed(size, done=False)

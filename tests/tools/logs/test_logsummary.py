@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.helpers import one_record
+from tests.tools.logs import triage_reference as reference
 from tools.catalog import tools_of
 from tools.logs import logsummary
 from tools.logs.logsummary import LogSummaryArgs
@@ -245,3 +246,69 @@ def test_a_long_line_that_only_looks_like_a_message_is_not_counted(tmp_path, lin
     linear in its length (a pattern that backtracked would take minutes on these)."""
     excerpt = summarize(tmp_path, line + "\nUVM_ERROR @ 5: reporter [X] real\n")
     assert "UVM_INFO 0, UVM_WARNING 0, UVM_ERROR 1, UVM_FATAL 0" in excerpt.summary
+
+
+SIM_LOGS = Path(__file__).resolve().parents[2] / "data" / "sim_logs"
+"""VCS, Xcelium and Questa logs and cocotb runs (tests/data/SOURCES.md)."""
+
+
+def simulator_lines(text: str) -> list[tuple[int, bool, bool]]:
+    """(line, an error, states fail) of each simulator line, read by the independent reference."""
+    found = []
+    for number, raw in enumerate(text.split("\n"), 1):
+        said = reference.simulator_line(re.sub(r"^# ?", "", raw.rstrip("\r"), count=1))
+        if said is not None:
+            found.append((number, *said))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in SIM_LOGS.glob("*.log")))
+def test_a_simulators_error_or_crash_is_named_with_its_line_as_the_runs_failure(tmp_path, name):
+    """Issue 53, item 4: a VCS crash was summarised as `UVM_ERROR 0 … no verdict line found`."""
+    text = (SIM_LOGS / name).read_text()
+    excerpt = summarize(tmp_path, text)
+    shown = {line.number for line in excerpt.lines}
+    said = simulator_lines(text)
+    errors = [number for number, error, _ in said if error]
+    failing = [number for number, _, fails in said if fails]
+    if errors:
+        assert f"line {errors[0]}" in excerpt.summary and errors[0] in shown
+    if failing and "verdict line" not in excerpt.summary:
+        assert excerpt.summary.endswith(f"the simulator states a failure at line {failing[0]}")
+    if not failing:
+        assert "states a failure" not in excerpt.summary
+
+
+def test_the_vcs_crash_of_issue_53_names_its_error_and_its_exit(tmp_path):
+    text = (SIM_LOGS / "axi_burst.log").read_text()
+    lines = text.split("\n")
+    excerpt = summarize(tmp_path, text)
+    noa = lines.index("Error-[NOA] Null object access") + 1
+    exit_line = lines.index("Note: Execution of simv exited with code 1") + 1
+    assert "simulator messages: VCS Error-[NOA] 1" in excerpt.summary
+    assert f"Error-[NOA] line {noa}" in excerpt.summary
+    assert f"line {exit_line}: Note: Execution of simv exited with code 1" in excerpt.summary
+    assert "no verdict line found" not in excerpt.summary
+    assert {noa, exit_line} <= {line.number for line in excerpt.lines}
+
+
+def test_questas_closing_count_is_quoted_and_a_warning_is_not_a_failure(tmp_path):
+    text = (SIM_LOGS / "keccak_round_mask.log").read_text()
+    excerpt = summarize(tmp_path, text)
+    closing = text.split("\n").index("# Errors: 0, Warnings: 55") + 1
+    assert f"line {closing}: # Errors: 0, Warnings: 55" in excerpt.summary
+    assert "Questa ** Warning 1" in excerpt.summary
+    assert excerpt.summary.endswith("no verdict line found")
+
+
+def test_a_cocotb_failure_is_named_with_its_assertion(tmp_path):
+    text = (SIM_LOGS / "fifo_fill.log").read_text()
+    lines = text.split("\n")
+    excerpt = summarize(tmp_path, text)
+    record = next(n for n, line in enumerate(lines, 1) if line.endswith("test_fill failed"))
+    exception = next(n for n, line in enumerate(lines, 1) if "AssertionError: fifo" in line)
+    assert (
+        f"cocotb: test_fifo.test_fill failed at line {record}, its exception at line"
+        f" {exception}: AssertionError: fifo not full after 16 writes" in excerpt.summary
+    )
+    assert {record, exception} <= {line.number for line in excerpt.lines}
