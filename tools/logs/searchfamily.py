@@ -3,7 +3,7 @@ matching lines (counted to the end of every member) and the first hits, in membe
 
 Each member goes through `searchlogs`' own scan (`tools.logs.logscan.search`: Hyperscan, a
 fixed string or a regular expression, one hit per line), read as `triage` reads it
-(`tools/logs/familyscan.py`: gzip read through to the cap, a binary member refused as that
+(`tools/logs/memberfile.py`: gzip read through to the cap, a binary member refused as that
 member's unknown, a growing one read to its size at open, and said; a pinned member read only as
 the version admitted, proven by its sha256, within the call's time limit). Members run in the same process pool as
 `triage`. A member's result holds its count and at most `limit` hits; `merge` keeps the first
@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from functools import partial
 
 from tools.excerpt import Excerpt, make_excerpt, make_line
-from tools.logs.familyscan import (
+from tools.logs.familyscan import Cited
+from tools.logs.logscan import Search, search
+from tools.logs.memberfile import (
     BINARY_PROBE,
     GZIP_MAGIC,
     NO_LIMITS,
     Capped,
-    Cited,
     Limits,
     Member,
     MemberFile,
     Unread,
 )
-from tools.logs.logscan import Search, search
 from tools.logs.triage import Progress, iter_members, parallel_map, session_limits
 from tools.records import reading
 from tools.records.registry import Record
@@ -79,7 +79,7 @@ class FamilyHits:
 def open_text(
     member: Member, limits: Limits = NO_LIMITS
 ) -> Iterator[tuple[io.BufferedIOBase, list[str]]]:
-    """A member's text as a stream, read as `triage` reads it (`familyscan.MemberFile`: to its
+    """A member's text as a stream, read as `triage` reads it (`memberfile.MemberFile`: to its
     size at open, or its pinned size and proven the version admitted; decompressed if gzip, to
     the cap), and the notes on its reading (filled when the block ends). Raises `Unread`."""
     with MemberFile(member, limits) as (source, notes):

@@ -38,10 +38,12 @@ signature `UVM_ERROR SB_MISMATCH exp <hex> got <hex>`, with or without the prefi
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from tools.logs import simmessages, tracebacks
 
 MAX_SIGNATURE_CHARS = 300
+TEST_SUFFIXES = (".gz", ".log", ".txt", ".out")
 
 _UVM_TEXT = re.compile(
     r"^(UVM_(?:ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$"
@@ -63,6 +65,19 @@ _HEX = re.compile(
 _TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:fs|ps|ns|us|ms|s)\b")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
 _BLANKS = re.compile(r"\s+")
+
+
+def member_test(member: str) -> str:
+    """A member's test: its file name without `TEST_SUFFIXES` (`runs/R44/reset_smoke.log.gz` →
+    `reset_smoke`)."""
+    name = PurePosixPath(member).name
+    changed = True
+    while changed:
+        changed = False
+        for suffix in TEST_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name, changed = name[: -len(suffix)], True
+    return name
 
 
 def name_pattern(test: str) -> str:

@@ -18,7 +18,8 @@ from contract.codes import RefusalCode
 from tests.tools.logs import triage_reference as reference
 from tests.tools.logs.test_triage import PASSING_UVM, failing_uvm, family
 from tools.logs import searchfamily, triage
-from tools.logs.familyscan import (
+from tools.logs.familyscan import scan_member
+from tools.logs.memberfile import (
     CHANGED,
     NOT_ADMITTED,
     TIME_PASSED,
@@ -26,7 +27,6 @@ from tools.logs.familyscan import (
     Member,
     Unread,
     read_chunks,
-    scan_member,
 )
 from tools.logs.triage import members_of, scan_family
 from tools.records import digests

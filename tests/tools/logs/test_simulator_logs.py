@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tools.logs import triage_reference as reference
-from tools.logs import familyscan
-from tools.logs.familyscan import Member, cell_signature, error_signature, mask, scan_member
+from tools.logs import familyscan, memberfile
+from tools.logs.familyscan import Member, scan_member
+from tools.logs.signatures import cell_signature, error_signature, mask
 from tools.logs.triage import read_history, report, scan_family
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sim_logs"
@@ -226,7 +227,7 @@ def test_cocotb_before_2_0_buckets_by_the_assertion_too(tmp_path):
 def test_a_traceback_across_windows_is_read_as_a_whole(monkeypatch, chunk):
     """A record's traceback may straddle two reads: it is followed into the next window."""
     whole = {name: scan_member(Member(name, str(path))) for name, path in paths().items()}
-    monkeypatch.setattr(familyscan, "_buffer", lambda: bytearray(chunk))
+    monkeypatch.setattr(memberfile, "_buffer", lambda: bytearray(chunk))
     for name, path in paths().items():
         cut = scan_member(Member(name, str(path)))
         assert (cut.verdict, cut.first_error, cut.signature, cut.errors) == (
@@ -281,7 +282,7 @@ def test_any_mix_of_lines_reads_as_the_reference_reads_it(tmp_path_factory, line
     path.write_text("\n".join(lines) + "\n")
     want = reference.read_member(path, "mix.log")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(familyscan, "_buffer", lambda: bytearray(chunk))
+        patch.setattr(memberfile, "_buffer", lambda: bytearray(chunk))
         got = scan_member(Member("mix.log", str(path)))
     assert (got.verdict or "none") == want.verdict
     assert (got.first_error.number if got.first_error else 0) == want.error_line
