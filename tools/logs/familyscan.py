@@ -87,25 +87,24 @@ _PYTEST = re.compile(rb"^=+ (.*\b(?:passed|failed|error|errors)\b.*) in [\d.]+s.
 _PYTEST_FAILED = re.compile(rb"\b(?:failed|error|errors)\b")
 
 TRIGGERS: tuple[tuple[bytes, int], ...] = (
-    (rb"UVM_ERROR", 0),
-    (rb"UVM_FATAL", 0),
-    (rb"%Error", 0),
-    (rb"UVM Report Summary", 0),
+    (rb"error", hyperscan.HS_FLAG_CASELESS),
+    (rb"fatal", hyperscan.HS_FLAG_CASELESS),
     (rb"PASS", hyperscan.HS_FLAG_CASELESS),
     (rb"FAIL", hyperscan.HS_FLAG_CASELESS),
-    (rb"error", 0),
-    (rb" ERROR", 0),
-    (rb"\tERROR", 0),
+    (rb"UVM Report Summary", 0),
     (rb" CRITICAL", 0),
     (rb"\tCRITICAL", 0),
     *((re.escape(literal), 0) for literal in simmessages.TRIGGERS),
 )
 r"""What makes a line worth reading: literals, a superset of every rule's lines (each rule then
-decides): a verdict line, cocotb's summary and failure record and pytest's `passed`/`failed` hold
-`PASS` or `FAIL` in some case; pytest's `error` is lower case; a cocotb level follows a space or a
-tab; the simulators' are `simmessages.TRIGGERS`. Literals only:
-Hyperscan runs them at several GB/s, where a regex such as `(?i)TEST\s+PASS` fires on every
-`uvm_test_top`."""
+decides). `error` and `fatal` in any case hold UVM's `UVM_ERROR`/`UVM_FATAL`, Verilator's `%Error`,
+cocotb's `ERROR` level, pytest's `error`, and the simulators' `Error-[…]`, `Error: "…"`,
+`** Error`, `Errors: N`, `Fatal: "…"`, `** Fatal`, `$fatal`; `PASS` and `FAIL` in any case a
+verdict line, cocotb's summary and failure record, pytest's `passed`/`failed` and Questa's
+`** Failure`; a cocotb `CRITICAL` follows a space or a tab; the rest of the simulators' lines hold
+one of `simmessages.TRIGGERS`. Literals only, few and of rare bytes where it can be (each one
+slows the scan: `bench/triage.py`): Hyperscan runs them at several GB/s, where a regex such as
+`(?i)TEST\s+PASS` fires on every `uvm_test_top`."""
 
 
 @cache

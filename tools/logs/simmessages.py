@@ -18,8 +18,8 @@ A line is read without Questa's `# ` transcript prefix (the caller drops it):
   `Errors: 2, Warnings: 0`, states fail when it counts an error, and nothing when it counts none
   (the simulator's own messages are not the test's verdict).
 - **A crash**: `An unexpected termination has occurred in ./simv due to a signal: Segmentation
-  fault` (VCS), `… (core dumped)`, a line starting `Segmentation fault`, or `Fatal…Segmentation
-  fault`, is an error and states fail.
+  fault` (VCS), `… (core dumped)` (the shell's), or `Fatal…Segmentation fault`, is an error and
+  states fail.
 - **An exit**: `Execution of simv exited with code 1` states fail when the code is not 0;
   `Simulation terminated via $fatal(1) …` (Xcelium) states fail.
 - **An end**: `$finish at simulation time …` (VCS), `Simulation complete via $finish(1) …`
@@ -39,8 +39,7 @@ _XCELIUM = r"^([\w.]+): \*(E|SE|F|W|N),(\w+)\b:?[ \t]*(.*?)\s*$"
 _QUESTA = r"^\*\* (Error|Fatal|Failure|Warning|Note|Info)( \(suppressible\))?:[ \t]*(.*?)\s*$"
 _QUESTA_END = r"^Errors: (\d+), Warnings: (\d+)"
 _CRASH = (
-    r"An unexpected termination has occurred\b|\(core dumped\)|^Segmentation fault\b"
-    r"|^Fatal\b.*\bSegmentation fault\b"
+    r"An unexpected termination has occurred\b|\(core dumped\)|^Fatal\b.*\bSegmentation fault\b"
 )
 _EXIT = r"\bExecution of (\S+) exited with code (-?\d+)"
 _FATAL_STOP = r"^Simulation terminated via \$fatal\b"
@@ -50,24 +49,17 @@ FAILING = frozenset({"Error", "Fatal", "Failure", "E", "SE", "F"})
 """The severities whose message is an error and states the run failed."""
 
 TRIGGERS: tuple[bytes, ...] = (
-    b"Error-[",
-    b'Error: "',
-    b'Fatal: "',
-    b"** Error",
-    b"** Fatal",
-    b"** Failure",
     b"*E,",
     b"*SE,",
     b"*F,",
-    b"Errors: ",
-    b"unexpected termination",
-    b"core dumped",
-    b"Segmentation fault",
-    b"exited with code",
-    b"terminated via $fatal",
+    b"An unexpected",
+    b"(core dumped)",
+    b"xited w",
 )
-"""Literals, a superset of the lines `read` finds failing (for a scan that reads only the lines
-a literal fires on); the end of a run, which states nothing, is not among them."""
+"""Literals for a scan that reads only the lines a literal fires on: with `error`, `fatal` and
+`fail` in any case (which a log scan holds for its other rules), a superset of the lines `read`
+finds failing. Picked for scan speed (`exited with code` costs the scan four times what `xited w`
+does); the end of a run, which states nothing, is not among them."""
 
 
 def _both(pattern: str) -> tuple[re.Pattern[bytes], re.Pattern[str]]:

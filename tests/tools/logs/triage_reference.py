@@ -110,8 +110,7 @@ def simulator_line(line: str) -> tuple[bool, bool] | None:
         return True, True
     if m := QUESTA_END.match(line):
         return (False, True) if int(m[1]) else None
-    crashed = "An unexpected termination has occurred" in line or "(core dumped)" in line
-    if crashed or line.startswith("Segmentation fault"):
+    if "An unexpected termination has occurred" in line or "(core dumped)" in line:
         return True, True
     if line.startswith("Fatal") and "Segmentation fault" in line:
         return True, True
