@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from tools.sta.items import Item, ReportedTable
+from tools.sta.items import Item, ReportedTable, Unrecognised
 from tools.sta.synopsys_tables import Read
 
 _TITLE = re.compile(r"^(?:\w+ ){0,4}Summary$")
@@ -138,6 +138,8 @@ class TimeDesign:
     def _border(self, number: int) -> Read:
         table = self.table
         if table is None:
+            if self.summary is None:  # a table under no summary title: not one of these
+                return None
             self.table = _Table(number, number)
         elif table.sections or table.header:
             if not table.sections:
@@ -150,11 +152,20 @@ class TimeDesign:
         table = self.table
         assert table is not None
         if not table.sections:
+            first = _cells(line.strip())[0][2] if "|" in line.strip()[1:] else ""
+            if not table.header and first and not first.endswith(" mode"):
+                return self._refuse(table)  # another table (a path's, say): not read here
             table.header.append(line.strip())
         elif not table.row([cell for _, _, cell in _cells(line.strip())], number):
             return False
         table.last = number
         return True
+
+    def _refuse(self, table: _Table) -> bool:
+        """The border lines taken for this table's start are said unread after all."""
+        self.done.append(Unrecognised(table.first, table.last, table.last - table.first + 1))
+        self.table = None
+        return False
 
     def _close_views(self) -> None:
         if self.views:
@@ -163,9 +174,13 @@ class TimeDesign:
 
     def end(self) -> None:
         self._close_views()
-        table, self.table = self.table, None
+        table = self.table
         if table is None:
             return
+        if not table.sections:  # borders and a header, never a row: not a table of figures
+            self._refuse(table)
+            return
+        self.table = None
         title = f"{self.summary} · {table.name}" if self.summary else table.name
         if table.name.endswith(" mode"):
             title, self.named = title + self.named, ""

@@ -252,7 +252,7 @@ class Qor:
         self.end()
         self.groups_seen = self.groups_seen or text.startswith("Timing")
         where = f" (scenario {scenario[1]})" if scenario and text.startswith("Timing") else ""
-        self.open, self.title = True, f"report_qor {text}{where}"
+        self.open, self.title = True, f"report_qor {' '.join(text.split())}{where}"
         self.first = self.last = scenario[0] if where and scenario else number
         self.figures = []
 

@@ -8,7 +8,11 @@ said unread, and a report's statement that it holds nothing is a true zero, said
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import one_record
 from tests.tools.sta import vendor_reference as ref
@@ -248,3 +252,114 @@ def test_the_fast_scan_reads_every_sample_as_the_line_parser_does():
     for path in sorted(DATA.glob("*.*")):
         data = path.read_bytes()
         assert fast(data, 64) == reference(data), path.name
+
+
+def unread_lines(excerpt: Excerpt) -> set[int]:
+    """The line numbers inside the ranges `stasummary` says it did not recognise."""
+    found = re.search(r"not recognised(?: \(\d+ of them blank\))?, at ([^;]*)", excerpt.summary)
+    numbers: set[int] = set()
+    for part in found[1].split(", ") if found else ():
+        first, _, last = part.removeprefix("L").partition("–L")
+        numbers |= set(range(int(first), int(last or first) + 1))
+    return numbers
+
+
+def test_a_name_no_values_follow_is_said_unread_not_taken(tmp_path):
+    """A line taken for a wrapped name, then a line that is no row's values: the name's line
+    was not read after all, and is said so; the section ends there, so its rows below are said
+    unread too, never counted."""
+    text = sample("dc_constraint_all_violators.rpt").replace(
+        "                                0.88           1.71 r        -0.83  (VIOLATED)\n",
+        "   (the row's values were cut here)\n",
+    )
+    lines = text.splitlines()
+    name = lines.index("   u_acc/u_saturate/sat_flag_reg/D") + 1
+    rest = next(n for n, line in enumerate(lines, 1) if n > name and not line.strip())
+    found = summary(tmp_path, text)
+    assert unread_lines(found) == set(range(name, rest)), found.summary
+    before = [row for row in ref.constraint_rows(text) if row.line < name]
+    assert f"end table max_delay/setup ('clk' group): {len(before)} row(s)" in "\n".join(
+        by_line(found).values()
+    )
+
+
+def test_a_table_under_no_timedesign_title_is_not_taken_for_one(tmp_path):
+    """Innovus' path tables share the `+---+` borders: without a summary title above, or with a
+    first header cell that names no mode, the lines are not read as a summary table."""
+    path_table = (
+        "+----------+---------+-------+\n"
+        "| Instance |  Cell   | Delay |\n"
+        "+----------+---------+-------+\n"
+        "| u1       | INV_X1  | 0.050 |\n"
+        "+----------+---------+-------+\n"
+    )
+    for text in (path_table, "timeDesign Summary\n\n" + path_table):
+        found = summary(tmp_path, text)
+        title = 1 if text.startswith("timeDesign") else 0
+        expected = set(range(1 + 2 * title, len(text.splitlines()) + 1))
+        assert unread_lines(found) == expected, found.summary
+
+
+ICC2_QOR = """\
+Scenario           'func_ss'
+Timing Path Group  'clk_i'
+----------------------------------------
+Levels of Logic:                      9
+Critical Path Slack:              -0.21
+Total Negative Slack:             -1.40
+No. of Violating Paths:              12
+----------------------------------------
+
+Scenario           'func_ff'
+Timing Path Group  'clk_i'
+----------------------------------------
+Levels of Logic:                      9
+Critical Path Slack:               1.10
+Total Negative Slack:              0.00
+No. of Violating Paths:               0
+----------------------------------------
+"""
+
+
+def test_ic_compiler_ii_qor_groups_name_their_scenario(tmp_path):
+    """IC Compiler II's `report_qor`: a `Scenario` line above each path group; the block is
+    cited at it (shape read from IC Compiler II's output, generated here)."""
+    found = summary(tmp_path, ICC2_QOR)
+    assert all_read(found, ICC2_QOR), found.summary
+    lines = ICC2_QOR.splitlines()
+    for number, line in enumerate(lines, 1):
+        if scenario := re.fullmatch(r"Scenario\s+'(\S+)'", line):
+            group = re.fullmatch(r"Timing Path Group\s+(.+)", lines[number])
+            assert group is not None
+            figures = ", ".join(
+                f"{label} {value}"
+                for label, value in re.findall(
+                    r"^([^:\n]+):\s+(\S+)$", "\n".join(lines[number + 2 : number + 6]), re.M
+                )
+            )
+            assert by_line(found)[number] == (
+                f"report_qor Timing Path Group {group[1]} (scenario {scenario[1]}): {figures} "
+                "(as reported)"
+            )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(sorted(path.name for path in DATA.glob("*.*"))), min_size=1, max_size=4
+    ),
+    st.integers(16, 4096),
+)
+def test_any_mixture_of_the_samples_reads_alike_and_every_line_is_accounted(names, chunk):
+    """Both readers agree on any mixture of these reports and any chunking, and what is read and
+    what is said unread add up to the report's length."""
+    data = b"".join((DATA / name).read_bytes() for name in names)
+    assert fast(data, chunk) == reference(data)
+    with tempfile.TemporaryDirectory() as folder:
+        found = summary(Path(folder), data.decode())
+    total = len(data.decode().splitlines())
+    if total and "not recognised" in found.summary:
+        read = int(re.search(r"the other (\d+) line\(s\) read", found.summary)[1])
+        assert read + len(unread_lines(found)) == total
+    elif total:
+        assert found.summary.endswith(f"; all {total} line(s) read"), found.summary
