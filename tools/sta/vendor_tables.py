@@ -39,12 +39,32 @@ class Reader(Protocol):
     def end(self) -> None: ...
 
 
+_OPENERS = (
+    *("*", "Report", "Scenarios: ", "Start of ", "End of ", "Started ", "Succeeded ", "Restoring "),
+    *("1", "No ", "This design ", "max_", "min_", "Setup ", "Hold ", "Scenario ", "Timing Path "),
+    *("Design", "Cell Count", "Area", "Compile CPU", "+", "Density:"),
+)
+"""How every line that can open one of these readers' tables begins (or it ends as `_CLOSERS`):
+any other line outside a table is passed on at the cost of two string tests."""
+_CLOSERS = ("Summary", " group)")
+
+
 @dataclass
 class VendorTables:
-    readers: tuple[Reader, ...] = field(
-        default_factory=lambda: (Banner(), Constraint(), GlobalTiming(), Qor(), TimeDesign())
-    )
+    done: list[Item] = field(default_factory=list)
+    """What the readers gave as their tables ended (one list, shared by them)."""
+    readers: tuple[Reader, ...] = ()
     active: Reader | None = None
+
+    def __post_init__(self) -> None:
+        done = self.done
+        self.readers = (
+            Banner(done=done),
+            Constraint(done=done),
+            GlobalTiming(done=done),
+            Qor(done=done),
+            TimeDesign(done=done),
+        )
 
     def read(self, number: int, line: str, text: str) -> Read:
         """The line's item, True for a line understood that gives none, None if no reader here
@@ -55,6 +75,8 @@ class VendorTables:
                 self.active = self.active if self.active.open else None
                 return found
             self.active = None
+        if not text.startswith(_OPENERS) and not text.endswith(_CLOSERS):
+            return None
         if NOTHING.match(text):
             return Notice(text, number)
         for reader in self.readers:
@@ -66,11 +88,10 @@ class VendorTables:
 
     def closed(self) -> list[Item]:
         """The tables (and lines said unread after all) given since the last call."""
-        items: list[Item] = []
-        for reader in self.readers:
-            if reader.done:
-                items += reader.done
-                reader.done.clear()
+        if not self.done:
+            return []
+        items = self.done.copy()
+        self.done.clear()
         return items
 
     def blank(self) -> list[Item]:
