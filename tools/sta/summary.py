@@ -3,8 +3,9 @@ two reports is `tools/sta/diff.py`).
 
 Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the scan in
 `tools/sta/scan.py`; `stapaths` keeps only the `limit` worst rows, and what a tool shows is read by the line parser from the offsets of
-the rows it shows. A report's own figures are shown beside the listing's (`tools/sta/counts.py`);
-every line is either read or inside a range said unread.
+the rows it shows. A report's own figures are shown beside the listing's (`tools/sta/counts.py`),
+its tables as `tools/sta/table_lines.py` says them; every line is either read or inside a range
+said unread.
 """
 
 from __future__ import annotations
