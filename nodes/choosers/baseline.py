@@ -5,8 +5,9 @@ names no chooser and no script. It makes no judgment; it reads the triage receip
 2. once every family is triaged, for the `TOP_BUCKETS` largest buckets of the whole nightly
    (ranked together, whichever family holds them: `largest`), `readlines` around each one's first
    example, then, with a history, `getrunhistory` of each one's first test;
-3. stop, with each bucket the receipts show, largest first, as a statement citing the receipts
-   (at most ten; a chooser's statements: the handover labels them so, never as findings).
+3. stop, with each bucket the receipts show, largest first, as a statement citing its example's
+   line in its member (`E1:runs/N7/a.log:L846`) and the reads made for it (at most ten; a
+   chooser's statements: the handover labels them so, never as findings).
 
 Every call is bounded by the evidence and steps left, so a small budget ends the run early with
 what it gathered; what the plan then did not read is the handover's unknown, one per bucket
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from guards.action import MAX_CALLS_PER_TURN
+from guards.citations import line_citation
 
 if TYPE_CHECKING:
     from nodes.choosers.view import ChooserView
@@ -157,7 +159,8 @@ def _rows(history: str, bucket: Bucket) -> dict[str, Any]:
 def _stop(view: ChooserView) -> dict[str, Any]:
     hypotheses = []
     for bucket in largest(_triaged(view.evidence))[:10]:
-        refs = [f"{bucket.ref}:L{bucket.line}", *_follow_ups(view.evidence, bucket)]
+        cited = line_citation(bucket.ref, bucket.line, bucket.member)
+        refs = [cited, *_follow_ups(view.evidence, bucket)]
         tests = ", ".join(bucket.tests) or "unnamed"
         status = f" ({bucket.status} against the history)" if bucket.status else ""
         statement = (
