@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contract.codes import Status
-from guards.citations import CITATION, base_ref
+from guards.action import is_citation
+from guards.citations import base_ref
 from guards.egress import Taint, item_texts, local_sources, sources_of
 from guards.finalize import EndFacts, finalize
 from guards.provenance import Locality
@@ -199,7 +200,7 @@ class _Withholding:
     def _citation(self, ref: object) -> bool:
         return (
             isinstance(ref, str)
-            and CITATION.fullmatch(ref) is not None
+            and is_citation(ref)
             and base_ref(ref) in self.refs
         )
 
