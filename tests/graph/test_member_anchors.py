@@ -9,9 +9,12 @@ import json
 import re
 
 import pytest
+from starlette.testclient import TestClient
 
 from graph.delivery.html import handover_body, handover_page
 from graph.present.render import handover_markdown
+from graph.web.app import web_app
+from graph.web.gate import Gate, Person
 from guards.action import parse_action
 from guards.refusals import Refusal
 from tests.cli_process import warrant
@@ -19,6 +22,8 @@ from tests.graph.cli.test_nightly_families import split_nightly
 from tests.helpers import stop
 from tests.tools.logs import triage_reference as reference
 from tools.logs import triage
+
+OPERATOR = Person("alice", "operator")
 
 
 @pytest.fixture(autouse=True)
@@ -130,18 +135,28 @@ def test_two_members_line_846_are_two_ids_and_each_link_opens_its_own_in_html(re
 
 def test_the_baselines_statements_open_their_own_members_lines(tmp_path):
     """Every failure of the split nightly is at line 10 of its log: the receipts quote several
-    members' line 10, and each statement's link opens its own bucket's example."""
+    members' line 10, and each statement's link opens its own bucket's example, in the exported
+    Markdown and HTML and on the web app's run page."""
     folder = tmp_path / "nightly"
     paths = split_nightly(folder)
     want = reference.expected(paths)
+    db = str(tmp_path / "w.sqlite")
     assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
-    ran = warrant(
-        "run", str(folder / "scenario.toml"), "--db", "memory", "--json", "-q", cwd=tmp_path
-    )
+    manifest = str(folder / "scenario.toml")
+    ran = warrant("run", manifest, "--db", db, "--thread", "N", "--json", "-q", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     handed = json.loads(ran.stdout)
-    markdown = handover_markdown(handed)
-    page = handover_page(handed)
+    exported = warrant("export", "N", str(tmp_path / "out"), "--db", db, cwd=tmp_path)
+    assert exported.returncode == 0, exported.stderr
+    markdown = (tmp_path / "out" / "handover.md").read_text()
+    gate = Gate(8711, b"test secret", (OPERATOR,))
+    client = TestClient(web_app(db, gate), base_url="http://127.0.0.1:8711")
+    assert client.get(f"/?key={gate.key_of(OPERATOR)}", follow_redirects=False).status_code == 303
+    pages = [(tmp_path / "out" / "handover.html").read_text(), client.get("/runs/N").text]
+    for page in pages:
+        ids = re.findall(r'id="([^"]+)"', page)
+        assert len(ids) == len(set(ids))
+    assert len(handed["hypotheses"]) == len(want.buckets)
     for said in handed["hypotheses"]:
         member = re.search(r"first example (\S+):(\d+),", said["statement"])[1]
         line = want.members[member].error_line
@@ -149,7 +164,9 @@ def test_the_baselines_statements_open_their_own_members_lines(tmp_path):
         [target] = re.findall(rf"\[{re.escape(said['refs'][0])}\]\(#([^)]+)\)", markdown)
         opened = markdown.split(f'<a id="{target}"></a>', 1)[1].lstrip().split("\n", 2)[1]
         assert quoted_member(opened.split(None, 1)[1]) == member
-        [text] = re.findall(
-            rf'id="{re.escape(target)}"><span class="no">{line}</span>([^<]*)', page
-        )
-        assert quoted_member(text) == member
+        for page in pages:
+            assert f'href="#{target}">{said["refs"][0]}<' in page
+            [text] = re.findall(
+                rf'id="{re.escape(target)}"><span class="no">{line}</span>([^<]*)', page
+            )
+            assert quoted_member(text) == member
