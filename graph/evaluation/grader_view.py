@@ -198,11 +198,7 @@ class _Withholding:
         ]
 
     def _citation(self, ref: object) -> bool:
-        return (
-            isinstance(ref, str)
-            and is_citation(ref)
-            and base_ref(ref) in self.refs
-        )
+        return isinstance(ref, str) and is_citation(ref) and base_ref(ref) in self.refs
 
     def listed(self, items: list[Any], where: str, keep: tuple[str, ...]) -> list[Any]:
         return [self.kept(item, f"{where}[{n}]", keep) for n, item in enumerate(items)]
