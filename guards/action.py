@@ -27,6 +27,8 @@ from tools.validation import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4
+MAX_STATEMENTS = 10
+"""Statements (hypotheses) one stop message may hold."""
 MAX_DEPTH = 16
 """Nesting of objects and arrays; an action document needs 5, and deeper data is refused before
 any code walks it recursively."""
@@ -108,7 +110,7 @@ class Hypothesis(StrictModel):
 class StopMessage(StrictModel):
     kind: Literal["stop"]
     text: Annotated[str, StringConstraints(max_length=2000)] = ""
-    hypotheses: Annotated[list[Hypothesis], Field(max_length=10)] = []
+    hypotheses: Annotated[list[Hypothesis], Field(max_length=MAX_STATEMENTS)] = []
 
 
 class AskUserMessage(StrictModel):

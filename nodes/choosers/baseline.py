@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from guards.action import MAX_CALLS_PER_TURN
+from guards.action import MAX_CALLS_PER_TURN, MAX_STATEMENTS
 from guards.citations import line_citation
 
 if TYPE_CHECKING:
@@ -158,7 +158,8 @@ def _rows(history: str, bucket: Bucket) -> dict[str, Any]:
 
 def _stop(view: ChooserView) -> dict[str, Any]:
     hypotheses = []
-    for bucket in largest(_triaged(view.evidence))[:10]:
+    buckets = largest(_triaged(view.evidence))
+    for bucket in buckets[:MAX_STATEMENTS]:
         cited = line_citation(bucket.ref, bucket.line, bucket.member)
         refs = [cited, *_follow_ups(view.evidence, bucket)]
         tests = ", ".join(bucket.tests) or "unnamed"
@@ -177,6 +178,11 @@ def _stop(view: ChooserView) -> dict[str, Any]:
         if triaged
         else "Triage baseline: no family was triaged (the budget or the grant allowed none)."
     )
+    if len(buckets) > MAX_STATEMENTS:
+        text += (
+            f" The receipts show {len(buckets) - MAX_STATEMENTS} smaller bucket(s) not stated here"
+            f" (a stop holds {MAX_STATEMENTS} statements)."
+        )
     return {
         "summary": "Triage baseline complete.",
         "message": {"kind": "stop", "text": text, "hypotheses": hypotheses},
