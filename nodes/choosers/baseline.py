@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from guards.action import MAX_CALLS_PER_TURN, MAX_STATEMENTS
 from guards.citations import line_citation
+from tools.profiles import TRIAGE_TOP_BUCKETS
 
 if TYPE_CHECKING:
     from nodes.choosers.view import ChooserView
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
 ACTOR = "chooser:baseline"
 BASELINE = "baseline"
 """The chooser spec that names it (`--chooser baseline`, and what a nightly with no script runs)."""
-TOP_BUCKETS = 3
-"""Buckets of the whole nightly read further."""
+TOP_BUCKETS = TRIAGE_TOP_BUCKETS
 AROUND = 5
 """Lines read before a bucket's first example (and as many after)."""
 _EXAMPLE = re.compile(r"^(B\d+) (\S+):(\d+): ")

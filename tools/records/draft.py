@@ -25,8 +25,10 @@ import os
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
+from tools.profiles import TRIAGE_TOP_BUCKETS
 from tools.records.delimited import missing_columns
 from tools.records.drafttables import Table, drafted_tables
+from tools.records.manifest import Budget
 from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
 from tools.records.summaries import summary_of
 
@@ -41,6 +43,8 @@ KINDS = {
     ".sta": "sta_report",
     ".timing": "sta_report",
 }
+DEFAULT = Budget()
+"""A drafted manifest's budget where its profile's plan needs no more: the manifest's defaults."""
 MAX_FILES = 100_000
 """Files looked at; a larger folder is refused (draft a manifest per sub-folder)."""
 
@@ -158,6 +162,18 @@ def _missing_columns(path: Path) -> list[str]:
     return missing_columns(header, HISTORY_COLUMNS)
 
 
+def _evidence(profile: str, tables: list[Table]) -> int:
+    """Evidence items a triage draft's own plan needs, never under the default: one triage per
+    log family, the lines around each of the largest buckets' examples and, with a history, each
+    one's rows; a draft whose budget cannot cover its profile's plan would leave buckets unread."""
+    if profile != "triage":
+        return DEFAULT.evidence
+    families = sum(1 for table in tables if table.kind == "log" and table.glob is not None)
+    history = any(table.kind == "history" for table in tables)
+    plan = families + TRIAGE_TOP_BUCKETS * (2 if history else 1) if families else 0
+    return max(DEFAULT.evidence, plan)
+
+
 def _toml(scenario_id: str, profile: str, tables: list[Table]) -> str:
     lines = [
         "# Drafted by `warrant scenario new`: review every record before running it.",
@@ -166,9 +182,9 @@ def _toml(scenario_id: str, profile: str, tables: list[Table]) -> str:
         '# goal = "The question this investigation answers"  (or give --goal to `warrant run`)',
         "",
         "[budget]",
-        "steps = 8",
-        "evidence = 6",
-        "deadline_s = 120",
+        f"steps = {DEFAULT.steps}",
+        f"evidence = {_evidence(profile, tables)}",
+        f"deadline_s = {DEFAULT.deadline_s}",
     ]
     count = 0
     for table in tables:
