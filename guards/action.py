@@ -27,6 +27,8 @@ from tools.validation import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4
+MAX_STATEMENTS = 10
+"""Statements (hypotheses) one stop message may hold."""
 MAX_DEPTH = 16
 """Nesting of objects and arrays; an action document needs 5, and deeper data is refused before
 any code walks it recursively."""
@@ -51,16 +53,45 @@ EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$"
 """`E…` an observation, `H…` a person's answer, `M…` a recalled note (history, never evidence)."""
 
 
+CITATION = re.compile(
+    r"(?P<ref>[EHM][1-9][0-9]{0,3})"
+    r"(?::(?:(?P<member>[\w.+,@%~=/-]{1,300}?):)?L(?P<first>[1-9][0-9]{0,8})(?:-L?(?P<last>[1-9][0-9]{0,8}))?)?"
+)
+"""A citation: a ref (`E1`), a line or lines of what it shows (`E1:L23`, `E1:L20-L25`), or a line
+of one member of a family it read (`E1:runs/N7/a.log:L846`: a family's excerpt quotes lines of
+several members, and two may share a number)."""
+_LINES = re.compile(r"L[1-9][0-9]{0,8}(?:-L?[1-9][0-9]{0,8})?")
+
+
+def is_citation(ref: str) -> bool:
+    """Whether `ref` is a citation: a recalled note (`M…`) is cited whole, and a member is never
+    a line marker (`E1:L2:L3` is malformed, not line 3 of a member `L2`)."""
+    found = CITATION.fullmatch(ref)
+    return not (
+        found is None
+        or (found["ref"][0] == "M" and found["first"] is not None)
+        or (found["member"] is not None and _LINES.fullmatch(found["member"]))
+    )
+
+
+def _citation(ref: str) -> str:
+    if not is_citation(ref):
+        raise ValueError(
+            f"{ref[:80]!r} is not a citation (E1, E1:L23, E1:L20-L25, E1:member:L23, M1)"
+        )
+    return ref
+
+
 CitationRef = Annotated[
     str,
-    StringConstraints(
-        pattern=r"^(?:[EH][1-9][0-9]{0,3}(?::L[1-9][0-9]{0,8}(?:-L?[1-9][0-9]{0,8})?)?|M[1-9][0-9]{0,3})$"
-    ),
+    StringConstraints(max_length=340),
+    AfterValidator(_citation),
     WithJsonSchema({"type": "string", "pattern": r"^[EHM][1-9][0-9]{0,3}$"}),
 ]
-"""A ref, or a line or lines of what an `E…`/`H…` item shows: `E1:L23`, `E1:L20-L25`. The schema
-a model is shown still names whole refs: the request a model is sent stays the one its recorded
-cassettes hold (a person, a script or a file may cite lines; a model that does is accepted)."""
+"""A ref, or a line or lines of what an `E…`/`H…` item shows: `E1:L23`, `E1:L20-L25`, and of a
+family's item `E1:runs/N7/a.log:L846`. The schema a model is shown still names whole refs: the
+request a model is sent stays the one its recorded cassettes hold (a person, a script or a file
+may cite lines; a model that does is accepted)."""
 
 
 class ToolCall(StrictModel):
@@ -79,7 +110,7 @@ class Hypothesis(StrictModel):
 class StopMessage(StrictModel):
     kind: Literal["stop"]
     text: Annotated[str, StringConstraints(max_length=2000)] = ""
-    hypotheses: Annotated[list[Hypothesis], Field(max_length=10)] = []
+    hypotheses: Annotated[list[Hypothesis], Field(max_length=MAX_STATEMENTS)] = []
 
 
 class AskUserMessage(StrictModel):

@@ -5,25 +5,27 @@ it does not have is listed as `unresolved` beside them, so one bad citation neve
 statements, or the statement's good citations, with it (a failed binding used to suppress usable
 answer text). The guard still records the bad citation as an `unknown_reference` refusal.
 
-A citation may name the line a reader should open: `E1:L23`, or a range `E1:L20-L25`. It resolves
-when the item shows that line (for a range, any line of it); otherwise it is `unresolved` too — a
-citation says where to look, it certifies nothing (`bind_lines`, at the handover, where the
-excerpts are).
+A citation may name the line a reader should open: `E1:L23`, or a range `E1:L20-L25`; of a family
+tool's item, whose excerpt quotes lines of several members (two may share a number), the member
+too: `E1:runs/N7/a.log:L846`. It resolves when the item shows that line (for a range, any line of
+it; of the member named, if one is); otherwise it is `unresolved` too — a citation says where to
+look, it certifies nothing (`bind_lines`, at the handover, where the excerpts are).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from contract.codes import RECOLLECTION
-from guards.action import Hypothesis
+from guards.action import CITATION, Hypothesis, is_citation
+from tools.excerpt import quoted_member
 
 FROM_MEMORY = "from memory, not observed in this run"
 
-
-CITATION = re.compile(r"([EHM][1-9][0-9]{0,3})(?::L([1-9][0-9]{0,8})(?:-L?([1-9][0-9]{0,8}))?)?")
+Spot = tuple[str, int]
+"""A line an item shows, as a citation finds it: (member, number); the member is empty for a
+line of a single record."""
 
 
 def base_ref(citation: str) -> str:
@@ -34,19 +36,40 @@ def base_ref(citation: str) -> str:
 def cited_lines(citation: str) -> tuple[int, int] | None:
     """The first and last line a citation names, or None for a whole item."""
     found = CITATION.fullmatch(citation)
-    if found is None or found.group(2) is None:
+    if found is None or found["first"] is None:
         return None
-    first = int(found.group(2))
-    return first, int(found.group(3) or first)
+    first = int(found["first"])
+    return first, int(found["last"] or first)
 
 
-def first_shown(citation: str, shown: Collection[int]) -> int | None:
-    """The first line of the citation's lines that the item shows, if any."""
+def line_citation(ref: str, line: int, member: str = "") -> str:
+    """The citation of one line an item shows: with its member when the item quotes several
+    (and the member's name can be written in a citation), else `E1:L23`."""
+    qualified = f"{ref}:{member}:L{line}"
+    return qualified if member and is_citation(qualified) else f"{ref}:L{line}"
+
+
+def shown_lines(item: Mapping[str, Any]) -> list[Spot]:
+    """The lines an item's excerpt shows, in its order: a family tool's with the member each
+    quotes, another's with none."""
+    family = bool(item.get("family"))
+    return [
+        (quoted_member(str(line["text"]), line["line"]) if family else "", line["line"])
+        for line in item.get("excerpt") or ()
+    ]
+
+
+def first_shown(citation: str, shown: Sequence[Spot]) -> Spot | None:
+    """The first of the citation's lines that the item shows (the lowest number, then the first
+    in the item's order), of the member it names if it names one; None if none is shown."""
     lines = cited_lines(citation)
     if lines is None:
         return None
     first, last = min(lines), max(lines)
-    return min((line for line in shown if first <= line <= last), default=None)
+    found = CITATION.fullmatch(citation)
+    member = found["member"] if found else None
+    spots = [spot for spot in shown if first <= spot[1] <= last and member in (None, spot[0])]
+    return min(spots, key=lambda spot: spot[1], default=None)
 
 
 def unresolved_refs(hypotheses: Iterable[Hypothesis], known: Container[str]) -> list[str]:
@@ -76,10 +99,10 @@ def bound_citations(
 
 
 def bind_lines(
-    hypotheses: Iterable[Mapping[str, Any]], shown: Mapping[str, Collection[int]]
+    hypotheses: Iterable[Mapping[str, Any]], shown: Mapping[str, Sequence[Spot]]
 ) -> list[dict[str, Any]]:
-    """Each statement with every line citation its item does not show (`shown`: ref → the line
-    numbers its excerpt holds) moved from `refs` to `unresolved`."""
+    """Each statement with every line citation its item does not show (`shown`: ref → the lines
+    its excerpt holds, `shown_lines`) moved from `refs` to `unresolved`."""
     bound = []
     for hypothesis in hypotheses:
         refs = list(hypothesis.get("refs", ()))

@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
-from guards.citations import bind_lines
+from guards.citations import Spot, bind_lines, shown_lines
 from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
@@ -214,12 +214,9 @@ def skills_sent(state: WarrantState) -> list[dict[str, Any]]:
     ]
 
 
-def _lines_shown(evidence: Iterable[Mapping[str, Any]]) -> dict[str, frozenset[int]]:
-    """Each item's ref → the line numbers its excerpt shows (what a line citation can open)."""
-    return {
-        item["ref"]: frozenset(line["line"] for line in item.get("excerpt") or ())
-        for item in evidence
-    }
+def _lines_shown(evidence: Iterable[Mapping[str, Any]]) -> dict[str, list[Spot]]:
+    """Each item's ref → the lines its excerpt shows (what a line citation can open)."""
+    return {item["ref"]: shown_lines(item) for item in evidence}
 
 
 def build_handover(

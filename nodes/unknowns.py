@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contract.codes import RefusalCode, Status
+from nodes.choosers.baseline import BASELINE, TOP_BUCKETS, Bucket, skipped
 from nodes.evidence import family_members
 
 NO_ROOT_CAUSE = (
@@ -35,6 +36,7 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
         if item.get("body_missing")
     ]
     items += _unread_records(grant, evidence)
+    items += _baseline_skipped(state, evidence)
     items += _refused_records(state.get("refusals", []))
     unanswered = (
         "Not asked: a scheduled run waits for nobody, so this question went to no one"
@@ -103,6 +105,39 @@ def _unread_records(grant: Mapping[str, Any], evidence: Sequence[Mapping[str, An
         for record_id, record in grant.get("records", {}).items()
         if record_id not in read
     ]
+
+
+def _baseline_skipped(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the triage baseline's plan did not read of the nightly's largest buckets, once no
+    more will be read (the evidence budget spent, or the run ending): each bucket named with its
+    family, signature and size, and why. Derived from the receipts by the plan itself."""
+    grant = state.get("grant") or {}
+    if state.get("chooser") != BASELINE or not grant:
+        return []
+    budget = grant["budget"]["evidence"]
+    gathered = sum(1 for item in evidence if item.get("kind", "observation") == "observation")
+    spent = gathered >= budget  # what the evidence budget counts: `nodes.evidence.observations`
+    if not spent and not state.get("status"):
+        return []
+    why = (
+        f"the evidence budget ({budget} items) was spent first"
+        if spent
+        else f"the run ended first ({state['status']})"
+    )
+    records = [{"id": key, "kind": record["kind"]} for key, record in grant["records"].items()]
+    return [_skipped(bucket, reads, why) for bucket, reads in skipped(evidence, records)]
+
+
+def _skipped(bucket: Bucket, reads: list[str], why: str) -> str:
+    unread = {
+        "readlines": f"the lines around its example {bucket.member}:{bucket.line}",
+        "getrunhistory": f"the history of its test {bucket.tests[0] if bucket.tests else ''}",
+    }
+    return (
+        f"{bucket.ref}: bucket {bucket.label} of {bucket.family} ({bucket.count} failure(s),"
+        f" first error {bucket.signature!r}), one of the {TOP_BUCKETS} largest of the nightly,"
+        f" was not read further ({' and '.join(unread[read] for read in reads)}): {why}."
+    )
 
 
 def _refused_records(refusals: list[Mapping[str, Any]]) -> list[str]:

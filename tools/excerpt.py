@@ -67,6 +67,14 @@ def make_line(number: int, raw: bytes | str) -> Line:
     return Line(number=number, text=text, flags=flags)
 
 
+def quoted_member(text: str, number: int) -> str:
+    """The member a family tool's excerpt line quotes, or "": the family tools number each line
+    with its line in its member and write it `member:846: text` (`searchfamily`), after the
+    bucket's label in triage's (`B1 member:846: text`)."""
+    found = re.match(rf"(?:B[0-9]+ )?(.+?):{number}: ", text)
+    return found[1] if found else ""
+
+
 SHOWN_BYTES = 360
 """Of a longer line, a hit is shown with this many bytes around it (a shorter line is whole)."""
 BEFORE_HIT_BYTES = 120

@@ -23,3 +23,8 @@ PROFILE_GOALS: dict[str, str] = {
     "sta": "Where did timing get worse, and what does each worsened path show?",
 }
 """The question a scenario of the profile answers when its manifest and the command give none."""
+
+TRIAGE_TOP_BUCKETS = 3
+"""Buckets of the whole nightly the triage baseline reads further: the lines around each one's
+first example and, with a history, its first test's rows (`nodes/choosers/baseline.py`); a drafted
+manifest's evidence budget covers that plan (`tools/records/draft.py`)."""

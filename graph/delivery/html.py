@@ -1,5 +1,5 @@
 """The handover as HTML: one self-contained page (no script, no outside address), evidence anchors
-(`#e1`, a line `#e1-l12`), citations as links, a person's words and a computed result each marked
+(`#e1`, a line `#e1-l12`, a family member's line `#e1-runs-n7-a-log-l846`), citations as links, a person's words and a computed result each marked
 as what they are. Everything from a record, a chooser or a person is escaped by the template."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from graph.present.render import line_targets
-from guards.citations import base_ref
+from graph.present.anchors import citation_anchors, line_anchors
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).with_name("templates")),
@@ -39,24 +38,22 @@ def shown_figure(ref: str, name: str, svg: str | None, error: str | None) -> Sho
     return ShownFigure(ref, name, uri, error)
 
 
-def citation_targets(handover: Mapping[str, Any]) -> dict[str, str]:
-    """Each cited ref → the anchor its link opens: the line it names, else its item."""
-    resolved = line_targets(handover)
-    targets = {}
-    for hypothesis in handover.get("hypotheses") or ():
-        for ref in hypothesis.get("refs", ()):
-            item, line = resolved.get(ref, (base_ref(ref), None))
-            targets[ref] = item.lower() + (f"-l{line}" if line is not None else "")
-    return targets
+def _anchors(handover: Mapping[str, Any]) -> dict[str, Any]:
+    """What the templates link with (`graph/present/anchors.py`): each cited ref's target, and
+    each item's line anchors, one per excerpt line."""
+    return {
+        "targets": citation_anchors(handover),
+        "anchors": {item["ref"]: line_anchors(item) for item in handover.get("evidence") or ()},
+    }
 
 
 def handover_body(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> Markup:
     """The handover's `<article>`, for a page of the web app."""
     template = TEMPLATES.get_template("handover_body.html")
-    return Markup(template.render(h=handover, figures=figures, targets=citation_targets(handover)))
+    return Markup(template.render(h=handover, figures=figures, **_anchors(handover)))
 
 
 def handover_page(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> str:
     """The handover as a self-contained HTML document (the `.html` artifact)."""
     template = TEMPLATES.get_template("handover_page.html")
-    return template.render(h=handover, figures=figures, targets=citation_targets(handover))
+    return template.render(h=handover, figures=figures, **_anchors(handover))

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contract.codes import Status
-from guards.citations import CITATION, base_ref
+from guards.action import is_citation
+from guards.citations import base_ref
 from guards.egress import Taint, item_texts, local_sources, sources_of
 from guards.finalize import EndFacts, finalize
 from guards.provenance import Locality
@@ -197,11 +198,7 @@ class _Withholding:
         ]
 
     def _citation(self, ref: object) -> bool:
-        return (
-            isinstance(ref, str)
-            and CITATION.fullmatch(ref) is not None
-            and base_ref(ref) in self.refs
-        )
+        return isinstance(ref, str) and is_citation(ref) and base_ref(ref) in self.refs
 
     def listed(self, items: list[Any], where: str, keep: tuple[str, ...]) -> list[Any]:
         return [self.kept(item, f"{where}[{n}]", keep) for n, item in enumerate(items)]

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from contract.codes import EventKind, InteractionKind
-from guards.citations import FROM_MEMORY, base_ref, first_shown
+from graph.present.anchors import citation_anchors, line_anchors
+from guards.citations import FROM_MEMORY, base_ref
 from tools.validation import storable_text
 
 _ESCAPES = {
@@ -51,11 +52,10 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         "",
         "## Evidence",
     ]
-    targets = line_targets(handover)
+    targets = citation_anchors(handover)
+    cited = set(targets.values())
     for item in handover["evidence"]:
-        lines += _evidence_markdown(
-            item, {line for ref, line in targets.values() if ref == item["ref"]}
-        )
+        lines += _evidence_markdown(item, cited)
     if not handover["evidence"]:
         lines += ["", "No evidence was gathered."]
     lines += _memory_markdown(handover.get("memory", []), handover.get("remembered", []))
@@ -153,24 +153,8 @@ def interaction_summary(interaction: Mapping[str, Any]) -> str:
     )
 
 
-def line_targets(handover: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
-    """Each resolved line citation of the statements → the item and the line its link opens (the
-    first line of it the item shows)."""
-    shown = {
-        item["ref"]: [line["line"] for line in item.get("excerpt") or ()]
-        for item in handover["evidence"]
-    }
-    targets = {}
-    for hypothesis in handover.get("hypotheses") or ():
-        for ref in hypothesis.get("refs", ()):
-            line = first_shown(ref, shown.get(base_ref(ref), ()))
-            if line is not None:
-                targets[ref] = (base_ref(ref), line)
-    return targets
-
-
-def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
-    """`cited`: the lines a statement's citation links to, each given an anchor of its own (a
+def _evidence_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
+    """`cited`: the anchors a statement's citation links to, each line's placed before it (a
     fenced block holds no anchor: the block is split there)."""
     if item.get("kind") == "human_answer":
         return _answer_markdown(item, cited)
@@ -187,7 +171,7 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
     if computed := item.get("computed"):
         lines.append(f"Computed, not stated by any source, by the query: `{computed['query']}`")
     if item["excerpt"]:
-        lines += _fenced(item["ref"], item["excerpt"], cited)
+        lines += _fenced(item["excerpt"], line_anchors(item), cited)
     for flag in item["flags"]:
         flagged = [str(line["line"]) for line in item["excerpt"] if flag in line["flags"]]
         note = FLAG_NOTES.get(flag, flag)
@@ -211,13 +195,13 @@ def _digest(sha256: str | None) -> str:
     return f"sha256 `{sha256[:16]}…`" if sha256 else "no sha256 (nothing came back)"
 
 
-def _fenced(ref: str, excerpt: list[Mapping[str, Any]], cited: set[int]) -> list[str]:
+def _fenced(excerpt: list[Mapping[str, Any]], anchors: list[str], cited: set[str]) -> list[str]:
     """The excerpt as a text block, split before each cited line to give it its anchor."""
     lines = [""]
-    for number, line in enumerate(excerpt):
-        if line["line"] in cited:
-            lines += [*(["```", ""] if number else []), _anchor(f"{ref}-l{line['line']}"), ""]
-        if number == 0 or line["line"] in cited:
+    for number, (line, anchor) in enumerate(zip(excerpt, anchors, strict=True)):
+        if anchor in cited:
+            lines += [*(["```", ""] if number else []), _anchor(anchor), ""]
+        if number == 0 or anchor in cited:
             lines.append("```text")
         lines.append(f"L{line['line']:<5} {line['text']}")
     return [*lines, "```"]
@@ -244,7 +228,7 @@ def _shown_markdown(shown: Mapping[str, Any] | None) -> list[str]:
     return [*lines, "```"]
 
 
-def _answer_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
+def _answer_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
     unasked = item["tool"] == "correct"  # a correction (`warrant correct`): no question
     said = "correction, unasked" if unasked else "answer"
     lines = [
@@ -253,13 +237,11 @@ def _answer_markdown(item: Mapping[str, Any], cited: set[int]) -> list[str]:
         *([] if unasked else [f"Question: {item['args']['question']}"]),
         "",
     ]
-    ref = item["ref"]
-    return lines + [_quoted_line(ref, line, cited) for line in item["excerpt"]]
-
-
-def _quoted_line(ref: str, line: Mapping[str, Any], cited: set[int]) -> str:
-    anchor = _anchor(f"{ref}-l{line['line']}") if line["line"] in cited else ""
-    return f"> {anchor}{line['text']}"
+    anchors = line_anchors(item)
+    return lines + [
+        f"> {_anchor(anchor) if anchor in cited else ''}{line['text']}"
+        for line, anchor in zip(item["excerpt"], anchors, strict=True)
+    ]
 
 
 def _revision_lines(handover: Mapping[str, Any]) -> list[str]:
@@ -276,13 +258,10 @@ def _anchor(ref: str) -> str:
     return f'<a id="{ref.lower()}"></a>'
 
 
-def _link(ref: str, targets: Mapping[str, tuple[str, int]]) -> str:
+def _link(ref: str, targets: Mapping[str, str]) -> str:
     """A citation as a link: to the line it names (the first of a range the item shows), or to
-    the item."""
-    if ref in targets:
-        item, line = targets[ref]
-        return f"[{ref}](#{item.lower()}-l{line})"
-    return f"[{ref}](#{base_ref(ref).lower()})"
+    the item (`graph/present/anchors.py`)."""
+    return f"[{ref}](#{targets.get(ref, base_ref(ref).lower())})"
 
 
 def _answer_origin(item: Mapping[str, Any]) -> str:
@@ -297,9 +276,7 @@ def _whose(item: Mapping[str, Any]) -> str:
     return f"{escaped(item['by'])}'s" if item.get("by") else "a person's"
 
 
-def _statements_markdown(
-    handover: Mapping[str, Any], targets: Mapping[str, tuple[str, int]]
-) -> list[str]:
+def _statements_markdown(handover: Mapping[str, Any], targets: Mapping[str, str]) -> list[str]:
     if not (handover["hypotheses"] or handover["chooser_stop_text"]):
         return []
     lines = ["", "## The chooser's statements (not findings)", ""]
@@ -313,9 +290,7 @@ def _statements_markdown(
     return lines
 
 
-def _citing(
-    hypothesis: Mapping[str, Any], targets: Mapping[str, tuple[str, int]], held: set[str]
-) -> str:
+def _citing(hypothesis: Mapping[str, Any], targets: Mapping[str, str], held: set[str]) -> str:
     """Its refs as links, and any citation this run cannot resolve, marked as such: evidence it
     does not have, or a line its item does not show."""
     links = [_link(ref, targets) for ref in hypothesis["refs"]]

@@ -17,15 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from nodes.choosers.adversary import AdversaryChooser
-from nodes.choosers.baseline import TriageBaseline
+from nodes.choosers.baseline import BASELINE, TriageBaseline
 from nodes.choosers.cassette import CassetteError, read_cassette
 from nodes.choosers.client import MCP_CLIENT, SessionGone
 from nodes.choosers.view import Chooser, ChooserView, Proposal
 from tools.records.files import open_regular
 from tools.records.registry import Scenario
-
-BASELINE = "baseline"
-"""The triage baseline (`nodes/choosers/baseline.py`): a triage scenario with a family and no script."""
 
 
 class ChooserError(ValueError):

@@ -50,12 +50,34 @@ def test_a_line_citation_resolves_exactly_when_its_item_shows_one_of_its_lines(s
     last = first + span
     ref = f"E1:L{first}" if span == 0 else f"E1:L{first}-L{last}"
     [bound] = bind_lines(
-        [{"statement": "s", "refs": [ref, "E2"]}], {"E1": frozenset(shown), "E2": frozenset()}
+        [{"statement": "s", "refs": [ref, "E2"]}],
+        {"E1": [("", line) for line in sorted(shown)], "E2": []},
     )
     if _reference_resolves(first, last, shown):
         assert bound["refs"] == [ref, "E2"] and "unresolved" not in bound
     else:
         assert bound["refs"] == ["E2"] and bound["unresolved"] == [ref]
+
+
+@given(
+    shown=st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 30)), max_size=12),
+    member=st.sampled_from(["a.log", "b.log"]),
+    first=st.integers(1, 35),
+    span=st.integers(0, 4),
+)
+def test_a_members_line_citation_resolves_exactly_when_its_item_shows_that_members_line(
+    shown, member, first, span
+):
+    """A family's item quotes several members' lines: `E1:a.log:L5` resolves on a.log's line 5,
+    never on b.log's."""
+    last = first + span
+    ref = f"E1:{member}:L{first}" if span == 0 else f"E1:{member}:L{first}-L{last}"
+    [bound] = bind_lines([{"statement": "s", "refs": [ref]}], {"E1": shown})
+    own = {line for name, line in shown if name == member}
+    if _reference_resolves(first, last, own):
+        assert bound["refs"] == [ref] and "unresolved" not in bound
+    else:
+        assert bound["refs"] == [] and bound["unresolved"] == [ref]
 
 
 def _links_and_anchors(markdown: str) -> tuple[list[str], set[str]]:

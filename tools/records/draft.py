@@ -2,14 +2,19 @@
 
 Files are approved by kind from their names: logs (`.log`, `.out`, `.txt`, and gzipped), specs
 (`.md`), histories (`.csv`, `.tsv` whose header has the history columns) and STA reports
-(`.rpt`, `.sta`, `.timing`). Files of one kind and suffix in one folder become one family
-(`glob = "runs/R42/*.log"`); a lone file is a record of its own. The draft approves nothing by
-itself: it is a file to read, and the manifest is admitted like any other when a run starts.
+(`.rpt`, `.sta`, `.timing`). Files of one kind and suffix in one folder, gzipped or not, become
+one family (`glob = "runs/R42/*.log"`, `*.log*` when some are gzipped; `drafttables.py`); a lone
+file is a record of its own. A `.txt` or `.rpt` file that reads as the regression's own summary (a
+test status on most of its lines, `summaries.py`) is no log and no STA report: it is left out,
+and said, rather than drafted as a log family that triage reads for verdicts it never states.
+The draft approves nothing by itself: it is a file to read, and the manifest is admitted like any
+other when a run starts.
 
 A file admission would refuse is left out, and the draft says so in a comment (as the command does
 on stderr), one line per file: a symlink, a file with more than one hard link (it can reach outside
 the folder as a symlink can), a spec or history over its size limit. The draft names none of them,
-not even through a family's glob, so admitting it never meets one.
+not even through a family's glob (a glob reaches its group's files alone, or is not drafted), so
+admitting it never meets one.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
+from tools.profiles import TRIAGE_TOP_BUCKETS
 from tools.records.delimited import missing_columns
+from tools.records.drafttables import Table, drafted_tables
+from tools.records.manifest import Budget
 from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
+from tools.records.summaries import summary_of
 
 KINDS = {
     ".log": "log",
@@ -35,6 +43,8 @@ KINDS = {
     ".sta": "sta_report",
     ".timing": "sta_report",
 }
+DEFAULT = Budget()
+"""A drafted manifest's budget where its profile's plan needs no more: the manifest's defaults."""
 MAX_FILES = 100_000
 """Files looked at; a larger folder is refused (draft a manifest per sub-folder)."""
 
@@ -56,23 +66,24 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     left_out: list[str] = []
     files, links = _files(folder)
-    apart = list(links)  # files no family's glob may reach
     refused = [f"{link}: a symlink (name its target instead)" for link in links]
+    summaries: dict[str, str] = {}  # a regression's summary → why it is left out
     for relative in files:
         kind = KINDS.get(_suffix(relative))
         if kind is None:
             continue
         if problem := _inadmissible(folder / relative, kind):
-            apart.append(relative)
             refused.append(f"{relative}: {problem}")
             continue
         if kind == "history" and (missing := _missing_columns(folder / relative)):
             left_out.append(f"{relative}: not a history (lacks {', '.join(missing)})")
             continue
+        if summary := summary_of(folder / relative):
+            summaries[relative] = f"{relative}: {SUMMARY_NOTE.format(summary=summary)}"
+            continue
         parent = PurePosixPath(relative).parent.as_posix()
-        groups[(parent, kind, _ending(relative))].append(relative)
+        groups[(parent, kind, _ending(relative).removesuffix(".gz"))].append(relative)
     left_out += refused
-    linked = {(PurePosixPath(path).parent.as_posix(), _ending(path)) for path in apart}
     triage = {key: files for key, files in groups.items() if key[1] != "sta_report"}
     sta = {key: files for key, files in groups.items() if key[1] == "sta_report"}
     chosen, other = (triage, sta) if triage or not sta else (sta, triage)
@@ -81,9 +92,28 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
         for files in other.values()
         for file in files
     ]
-    text = _toml(scenario_id, "sta" if chosen is sta else "triage", chosen, linked)
+    tables = drafted_tables(chosen, _names_by_folder([*files, *links]), summaries)
+    kept = {summary for table in tables for summary in table.kept}
+    left_out += [why for summary, why in summaries.items() if summary not in kept]
+    text = _toml(scenario_id, "sta" if chosen is sta else "triage", tables)
     notes = "".join(f"# left out: {_comment(line)}\n" for line in left_out)
     return text + (f"\n{notes}" if notes else ""), left_out
+
+
+SUMMARY_NOTE = (
+    "the regression's own summary ({summary}), not a log: triaged as one it states no verdict"
+    " and spends the evidence budget (approve it as a record of its own to read it)"
+)
+KEPT = "the regression's own summary, which no glob here can leave out"
+
+
+def _names_by_folder(relatives: list[str]) -> dict[str, set[str]]:
+    """Each folder → the names of every file and link in it: what a glob there could reach."""
+    names: dict[str, set[str]] = defaultdict(set)
+    for relative in relatives:
+        path = PurePosixPath(relative)
+        names[path.parent.as_posix()].add(path.name)
+    return names
 
 
 def _inadmissible(path: Path, kind: str) -> str | None:
@@ -132,12 +162,19 @@ def _missing_columns(path: Path) -> list[str]:
     return missing_columns(header, HISTORY_COLUMNS)
 
 
-def _toml(
-    scenario_id: str,
-    profile: str,
-    groups: dict[tuple[str, str, str], list[str]],
-    linked: set[tuple[str, str]],
-) -> str:
+def _evidence(profile: str, tables: list[Table]) -> int:
+    """Evidence items a triage draft's own plan needs, never under the default: one triage per
+    log family, the lines around each of the largest buckets' examples and, with a history, each
+    one's rows; a draft whose budget cannot cover its profile's plan would leave buckets unread."""
+    if profile != "triage":
+        return DEFAULT.evidence
+    families = sum(1 for table in tables if table.kind == "log" and table.glob is not None)
+    history = any(table.kind == "history" for table in tables)
+    plan = families + TRIAGE_TOP_BUCKETS * (2 if history else 1) if families else 0
+    return max(DEFAULT.evidence, plan)
+
+
+def _toml(scenario_id: str, profile: str, tables: list[Table]) -> str:
     lines = [
         "# Drafted by `warrant scenario new`: review every record before running it.",
         f"id = {_quoted(scenario_id)}",
@@ -145,40 +182,23 @@ def _toml(
         '# goal = "The question this investigation answers"  (or give --goal to `warrant run`)',
         "",
         "[budget]",
-        "steps = 8",
-        "evidence = 6",
-        "deadline_s = 120",
+        f"steps = {DEFAULT.steps}",
+        f"evidence = {_evidence(profile, tables)}",
+        f"deadline_s = {DEFAULT.deadline_s}",
     ]
     count = 0
-    for (parent, kind, ending), files in sorted(groups.items()):
-        count += len(files)
+    for table in tables:
+        count += table.size
         if count > MAX_RECORDS:
             raise ValueError(f"more than {MAX_RECORDS} records; draft per sub-folder")
-        # A family only where its glob matches these files alone: not beside a symlink.
-        singles = files if len(files) == 1 or (parent, ending) in linked else []
-        for file in singles:
-            lines += [
-                "",
-                "[[record]]",
-                f"id = {_quoted(file)}",
-                f"path = {_quoted(file)}",
-                f"kind = {_quoted(kind)}",
-            ]
-        if not singles:
-            folder = "" if parent == "." else f"{_glob_escaped(parent)}/"
-            glob = _quoted(f"{folder}*{_glob_escaped(ending)}")
-            lines += [
-                "",
-                "[[record]]",
-                f"glob = {glob}  # {len(files)} files",
-                f"kind = {_quoted(kind)}",
-            ]
+        lines += ["", "[[record]]"]
+        if table.glob is not None:
+            kept = f"; {', '.join(table.kept)} too: {KEPT}" if table.kept else ""
+            lines.append(f"glob = {_quoted(table.glob)}  # {table.size} files{_comment(kept)}")
+        else:
+            lines += [f"id = {_quoted(table.path)}", f"path = {_quoted(table.path)}"]
+        lines.append(f"kind = {_quoted(table.kind)}")
     return "\n".join(lines) + "\n"
-
-
-def _glob_escaped(text: str) -> str:
-    """A name as a glob that matches only itself."""
-    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 def _quoted(text: str) -> str:

@@ -66,7 +66,7 @@ def count_text(
     count: ReportCount, worst: Worst, limits: Iterable[LimitRow]
 ) -> tuple[str, bool | None]:
     """The count as reported, in its corner, beside the violating endpoints (setup, hold) or
-    pins (slew, capacitance, fanout) the listing shows in the same scope."""
+    pins or nets (slew, capacitance, fanout) the listing shows in the same scope."""
     text = f"{count.text} (as reported{_count_scope(count)})"
     if count.kind in ("setup", "hold"):
         path_type = "max" if count.kind == "setup" else "min"
@@ -78,15 +78,17 @@ def count_text(
             f"listed {_scope(path_type + ' paths', count.corner)} show {own} violating endpoint(s)"
         )
     else:
-        pins = {
-            row.pin
+        rows_of = [
+            row
             for row in limits
             if row.check == count.kind
             and row.status == "VIOLATED"
             and (count.corner is None or row.corner == count.corner)
-        }
-        own = len(pins)
-        listed = f"listed {_scope(count.kind + ' rows', count.corner)} show {own} violating pin(s)"
+        ]
+        own = len({row.pin for row in rows_of})
+        element = rows_of[0].element if rows_of else "pin"  # DC's design rule rows name nets
+        scope = _scope(count.kind + " rows", count.corner)
+        listed = f"listed {scope} show {own} violating {element}(s)"
     agree = own == count.value
     verdict = "agrees" if agree else f"DISAGREES (report {count.value}, listed {own})"
     return f"{text}; {listed}: {verdict}", agree

@@ -21,7 +21,15 @@ from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records.registry import Record
 from tools.sta.figures import DIGITS, difference, figure
-from tools.sta.items import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
+from tools.sta.items import (
+    EndRow,
+    LimitRow,
+    ReportedTable,
+    SlackOnlyRow,
+    StaPath,
+    SummaryRow,
+    Unrecognised,
+)
 from tools.sta.scan import Row
 from tools.sta.summary import KEY_FIELDS, describe_path, described, report_rows, slack_of
 
@@ -73,6 +81,8 @@ def _not_compared(item: object) -> str | None:
         return "table row(s)"
     if isinstance(item, LimitRow):
         return "limit check(s)"
+    if isinstance(item, ReportedTable):
+        return "table(s) of the report's own figures"
     return "line(s) not recognised" if isinstance(item, Unrecognised) else None
 
 

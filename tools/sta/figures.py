@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
+NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+"""A number as the reports print it (a regular expression's part)."""
 DIGITS = 6
 """Numbers are shown, and slack differences rounded, to at most this many decimals: below any
 report's precision, above the binary noise of subtracting two decimal numbers."""

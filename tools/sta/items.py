@@ -1,6 +1,6 @@
 """What a `report_checks` text holds, as the STA readers give it: paths, table rows, limit
-checks, figures, the counts a report prints of itself, notices, the stretches no reader
-understood and the report's length (`tools.sta.report` reads them, `tools.sta.scan` scans them,
+checks, figures, the counts a report prints of itself, commercial tools' tables of figures,
+notices, the stretches no reader understood and the report's length (`tools.sta.report` reads them, `tools.sta.scan` scans them,
 `tools.sta.summary` and `tools.sta.diff` count and compare them)."""
 
 from __future__ import annotations
@@ -45,7 +45,10 @@ class EndRow:
     status: str
     line: int
     check: str | None = None
-    """The table's title as OpenSTA prints it (`max_delay/setup group clk`), if it had one."""
+    """The table's title as printed (OpenSTA's `max_delay/setup group clk`, Synopsys'
+    `max_delay/setup ('clk' group)`), if it had one."""
+    corner: str | None = None
+    """The scenario a PrimeTime row names in its own column, if any."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,11 @@ class LimitRow:
     status: str
     line: int
     corner: str | None = None
-    """The corner whose section the row is in (OpenLane's `=== name Corner ===` banner above it):
-    OpenSTA's rows do not name it, and one pin listed under three corners is three rows."""
+    """The corner whose section the row is in (OpenLane's `=== name Corner ===` banner above it),
+    or the scenario a PrimeTime row names: OpenSTA's rows do not name it, and one pin listed under
+    three corners is three rows."""
+    element: str = "pin"
+    """What the row's first column names: `pin`, or `net` (Design Compiler's design rule rows)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,22 @@ class ReportCount:
 
 
 @dataclass(frozen=True)
+class ReportedTable:
+    """A table of figures a commercial tool prints of a whole design or of one group or path
+    category (PrimeTime's `report_global_timing`, a `report_qor` block, Innovus' timeDesign
+    tables): every figure as printed, never recomputed, never compared with a listing (it counts
+    paths no listing in the report shows)."""
+
+    title: str
+    """`report_global_timing Setup violations`, `report_qor Timing Path Group 'clk'`, …"""
+    figures: tuple[tuple[str, str, str, int], ...]
+    """(column or row group, figure name, value as printed, its line); the group is "" for a
+    block of `Label: value` lines."""
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
 class Extent:
     """The report's number of lines, last of all: what is read and what is not add up to it."""
 
@@ -138,7 +160,9 @@ class Extent:
 
 @dataclass(frozen=True)
 class Notice:
-    """A warning or error line, or `No paths found.`."""
+    """A warning or error line, or the report's own statement that it holds nothing to list
+    (`No paths found.`, `No paths with slack less than 0.00.`, `This design has no violated
+    constraints.`, `No setup violations found.`): a true zero, with its line."""
 
     text: str
     line: int
@@ -152,6 +176,7 @@ Item = (
     | LimitRow
     | Metric
     | ReportCount
+    | ReportedTable
     | Notice
     | Unrecognised
     | Extent

@@ -5,8 +5,9 @@ Mode and Corner, the Delay/Time/Description table, data arrival and required tim
 VIOLATED; also PrimeTime's and Tempus' layout, `Point Incr Path` with `slack (VIOLATED) -0.40`), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
 OpenROAD's `max`/`min` after the name), `report_check_types` sections (under OpenLane's
 `=== name Corner ===` banner, their corner), the counts a report prints of itself (`setup
-violation count 68`) and notices (warnings, errors, `No paths found.`). It holds one path at a
-time. A path cut off by the end of the report (or by the next path's Startpoint) is yielded with
+violation count 68`) and notices (warnings, errors, `No paths found.`); a line outside a path is
+offered first to the commercial tools' summary readers (`tools.sta.vendor_tables`). It holds one
+path at a time. A path cut off by the end of the report (or by the next path's Startpoint) is yielded with
 `truncated=True`, never dropped, unless all it holds is a whole header (`-format short`); a path
 reported as unconstrained has no slack. The report's length comes last, so that what was read and
 what was not add up to it.
@@ -20,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tools.sta.corner_counts import COUNT, CornerCounts
+from tools.sta.figures import NUMBER
 from tools.sta.items import (
     EndRow,
     Extent,
@@ -27,7 +30,6 @@ from tools.sta.items import (
     LimitRow,
     Metric,
     Notice,
-    ReportCount,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
@@ -35,8 +37,8 @@ from tools.sta.items import (
 )
 from tools.sta.json_paths import json_path
 from tools.sta.names import ARRIVAL_TEXT, decoded, encoded, endpoint_pin
+from tools.sta.vendor_tables import VendorTables
 
-NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
 _TIME = re.compile(rf"^\s*(?:({NUMBER})\s+)?({NUMBER})\s+data (arrival|required) time\s*$")
@@ -61,12 +63,6 @@ _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 _CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
 _CORNER_BANNER = re.compile(r"^=+ (\S+) Corner =+$")
 """OpenLane's title over one corner's section: `=== nom_tt_025C_1v80 Corner ===`."""
-_COUNT = re.compile(
-    r"^((?:max|min) (?:slew|fanout|cap|capacitance)|setup|hold) violations? count"
-    r"(?: ([^\s:]+):)?\s+(\d+)$"
-)
-"""A count the report prints of itself: OpenROAD's `setup violation count 68`, `max fanout
-violation count 5`, OpenLane's per-corner `max slew violations count C: 0`."""
 MAX_JSON_LINES = 1_000_000
 """A `-format json` document longer than this is said as unrecognised lines, not held."""
 _JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
@@ -120,9 +116,10 @@ class Parser:
     """The open path has shown only header lines (Endpoint, fields, reasons) and blank lines."""
     corner: str | None = None
     """The corner whose OpenLane banner the lines are under."""
-    corners_since: dict[str, set[str]] = field(default_factory=dict)
-    """Per count kind, the corner banners since its last count (all of them before its first)."""
+    counts: CornerCounts = field(default_factory=CornerCounts)
     last_number: int = 0
+    vendor: VendorTables = field(default_factory=VendorTables)
+    """The commercial tools' summary reports, asked first about every line outside a path."""
     items: list[Item] = field(default_factory=list)
 
     def feed(self, number: int, raw: str) -> None:
@@ -252,10 +249,14 @@ class Parser:
     def _feed_table(self, number: int, line: str, text: str) -> None:
         """A line outside any path: a table's, a tns/wns line, or unrecognised (said later)."""
         if not text:
+            self.items.extend(self.vendor.blank())
             if self.table is not None and self.table != "limit":  # a blank follows each cap row
                 self.table = self.check = None
             return
-        row = self._table_item(number, line, text)
+        row = self.vendor.read(number, line, text)
+        self.items.extend(self.vendor.closed())
+        if row is None:
+            row = self._table_item(number, line, text)
         if row is None:
             self._unrecognised(number)
             return
@@ -286,10 +287,11 @@ class Parser:
             check, path_type = self._check_of_banner()
             name = f"worst slack corner {found[1]}{check}"
             return Metric(name, float(found[2]), number, path_type, found[1])
-        if found := _COUNT.match(text):
-            return self._count(found, number, text)
+        if found := COUNT.match(text):
+            return self.counts.count(found, number, text, self.corner)
         if text.startswith("=") and (found := _CORNER_BANNER.match(text)):
-            self._enter_corner(found[1])
+            self.corner = found[1]
+            self.counts.enter(found[1])
             return True
         if _BANNER.match(text):
             self.banner = text
@@ -336,27 +338,6 @@ class Parser:
         if path_type is None and name != "worst slack":
             path_type = "max"
         return Metric(name + check, float(value), number, path_type)
-
-    def _count(self, found: re.Match[str], number: int, text: str) -> ReportCount:
-        """A count the report prints, with its corner: named by the line, else the one corner
-        banner since the last such count of its kind (or the corner in force if none since);
-        after several, tied to none. A count that names its corner leaves that tally alone."""
-        kind = found[1] + ("acitance" if found[1].endswith(" cap") else "")  # as its section
-        if found[2]:
-            return ReportCount(kind, int(found[3]), number, text, found[2], 1)
-        corners = self.corners_since.get(kind, self._all_corners())
-        self.corners_since[kind] = set()
-        corner = next(iter(corners)) if len(corners) == 1 else None if corners else self.corner
-        return ReportCount(kind, int(found[3]), number, text, corner, len(corners))
-
-    def _enter_corner(self, name: str) -> None:
-        self.corner = name
-        self.corners_since.setdefault("", set()).add(name)  # every banner, for kinds not yet seen
-        for corners in self.corners_since.values():
-            corners.add(name)
-
-    def _all_corners(self) -> set[str]:
-        return set(self.corners_since.get("", ()))
 
     def _check_of_banner(self) -> tuple[str, str | None]:
         """(` max (setup)`, `max`) or (` min (hold)`, `min`) when the title over the figure says
@@ -427,6 +408,7 @@ class Parser:
         or truncated; unrecognised lines (and a JSON document left open) are said; the extent
         comes last."""
         self.interrupted()
+        self.items.extend(self.vendor.finish())
         if self.json_lines is not None:
             self.said()
             self._json_unread(self.json_first + len(self.json_lines) - 1)

@@ -29,6 +29,7 @@ from tools.sta.items import (
     Metric,
     Notice,
     ReportCount,
+    ReportedTable,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
@@ -109,6 +110,7 @@ Scanned = (
     Row
     | Metric
     | ReportCount
+    | ReportedTable
     | Notice
     | EndRow
     | SummaryRow

@@ -3,18 +3,19 @@ two reports is `tools/sta/diff.py`).
 
 Evidence lookup only: nothing here runs an EDA command. Reports are streamed through the scan in
 `tools/sta/scan.py`; `stapaths` keeps only the `limit` worst rows, and what a tool shows is read by the line parser from the offsets of
-the rows it shows. A report's own figures are shown beside the listing's (`tools/sta/counts.py`);
-every line is either read or inside a range said unread.
+the rows it shows. A report's own figures are shown beside the listing's (`tools/sta/counts.py`),
+its tables as `tools/sta/table_lines.py` says them; every line is either read or inside a range
+said unread.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
-from operator import attrgetter, itemgetter
-from typing import Annotated, Literal, TypeVar
+from operator import itemgetter
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -31,6 +32,7 @@ from tools.sta.items import (
     Metric,
     Notice,
     ReportCount,
+    ReportedTable,
     SlackOnlyRow,
     StaPath,
     SummaryRow,
@@ -38,6 +40,7 @@ from tools.sta.items import (
 )
 from tools.sta.names import encoded
 from tools.sta.scan import Row, Scanned, describe, scan
+from tools.sta.table_lines import SLACK, TableSelection, table_lines
 from tools.stream.lines import iter_lines
 
 MAX_PATH_LINES = 150
@@ -116,6 +119,7 @@ class _Report:
     slack_only: list[SlackOnlyRow] = field(default_factory=list)
     limits: list[LimitRow] = field(default_factory=list)
     counts: list[ReportCount] = field(default_factory=list)
+    reported: list[ReportedTable] = field(default_factory=list)
     unrecognised: list[Unrecognised] = field(default_factory=list)
     truncated: int = 0
     unconstrained: int = 0
@@ -151,6 +155,8 @@ class _Report:
             self.limits.append(item)
         elif isinstance(item, ReportCount):
             self.counts.append(item)
+        elif isinstance(item, ReportedTable):
+            self.reported.append(item)
         elif isinstance(item, Unrecognised):
             self.unrecognised.append(item)
         elif isinstance(item, Extent):
@@ -185,7 +191,7 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
     ]
     paths = described(records["report"], (worst for _, _, worst in groups))
     lines = [_group_line(key, stats, paths[worst.line]) for key, stats, worst in groups]
-    lines += _table_lines(report)
+    lines += table_lines(report)
     lines += [make_line(notice.line, notice.text) for notice in report.notices[:MAX_NOTICES]]
     figures, disagreeing = _figure_lines(report)
     lines += figures
@@ -211,9 +217,6 @@ def _figure_lines(report: _Report) -> tuple[list[Line], list[int]]:
     said.sort(key=itemgetter(0))
     lines = [make_line(number, text) for number, (text, _) in said[:MAX_FIGURES]]
     return lines, [number for number, (_, agree) in said if agree is False]
-
-
-SLACK = attrgetter("slack")
 
 
 def slack_of(path: Row | StaPath) -> float:
@@ -244,6 +247,7 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
         or report.limits
         or report.json_paths
         or report.counts
+        or report.reported
     ):
         return (
             "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices"
@@ -272,6 +276,10 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
         )
     if report.counts:
         summary += f"; {len(report.counts)} count(s) the report prints of itself, shown beside the listing's"
+    if report.reported:
+        summary += (
+            f"; {len(report.reported)} table(s) of the report's own figures, shown as reported"
+        )
     if disagreeing:
         at, widened = _widened(_spans(disagreeing), MAX_RANGES)
         joined = " (ranges joined: not every line inside them disagrees)" if widened else ""
@@ -351,115 +359,22 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
     return make_line(worst.last_line, text)
 
 
-def _table_lines(report: _Report) -> list[Line]:
-    """One line per `-format end` table title (a hold table never beside a setup one), one for
-    all `summary` rows, at the worst row; each `slack_only` row as reported."""
-    tables: list[tuple[str, list[EndRow] | list[SummaryRow]]] = [
-        (f"end table {title}" if title else "end table", rows)
-        for title, rows in _grouped(report.end_rows, attrgetter("check")).items()
-    ]
-    tables.append(("summary table", report.summary_rows))
-    lines = [_table_line(name, rows) for name, rows in tables if rows]
-    for row in report.slack_only:
-        text = f"slack_only table: group {row.group} slack {figure(row.slack)} (as reported)"
-        lines.append(make_line(row.line, text))
-    lines += _json_lines(report.json_paths)
-    for check, rows in _grouped(report.limits, attrgetter("check")).items():
-        sections = _grouped(rows, attrgetter("corner"))
-        lines += [_limit_line(check, corner, section) for corner, section in sections.items()]
-        if len(sections) > 1:
-            lines.append(_across_line(check, sections, rows))
-    return lines
-
-
-T = TypeVar("T")
-K = TypeVar("K")
-
-
-def _grouped(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
-    """The items by key, keys in the order they first appear."""
-    groups: dict[K, list[T]] = {}
-    for item in items:
-        groups.setdefault(key(item), []).append(item)
-    return groups
-
-
-def _json_lines(paths: list[StaPath]) -> list[Line]:
-    """One line per group and path type of the `-format json` paths, at the document's end."""
-    lines = []
-    graded = (path for path in paths if path.slack is not None)
-    for key, rows in _grouped(graded, attrgetter("group", "path_type")).items():
-        worst = min(rows, key=SLACK)
-        violating = sum(path.status == "VIOLATED" for path in rows)
-        tns = negative_sum(path.slack for path in rows)
-        text = (
-            f"json group {key[0]} type {key[1]}: {len(rows)} path(s), {violating} violating, "
-            f"worst slack {figure(worst.slack or 0.0)} at {worst.endpoint}, TNS {figure(tns)} (json paths)"
-        )
-        lines.append(make_line(worst.last_line, text))
-    return lines
-
-
-def _limit_line(check: str, corner: str | None, rows: list[LimitRow]) -> Line:
-    """A `report_check_types` section of one corner: violations of its own kind, never mixed with
-    paths nor with another corner's rows."""
-    violating = [row for row in rows if row.status == "VIOLATED"]
-    graded = [row for row in rows if row.slack is not None]
-    worst = min(graded, key=SLACK) if graded else rows[0]
-    where = (
-        f"worst slack {figure(worst.slack)} at {worst.pin}"
-        if worst.slack is not None
-        else f"first at {worst.pin}"
-    )
-    name = f"{check} (corner {corner})" if corner else check
-    text = f"{name}: {len(rows)} pin(s), {len(violating)} violating, {where} (limit checks, as reported)"
-    return make_line(worst.line, text)
-
-
-def _across_line(
-    check: str, sections: Mapping[str | None, list[LimitRow]], rows: list[LimitRow]
-) -> Line:
-    """A check listed under several corners, totalled as such: rows over corners, and the
-    distinct pins they name (one pin in three corners is one pin, three rows)."""
-    pins = {row.pin for row in rows}
-    violating = {row.pin for row in rows if row.status == "VIOLATED"}
-    unnamed = " (one section names no corner)" if None in sections else ""
-    text = (
-        f"{check} across {len(sections)} corners{unnamed}: {len(rows)} pin rows, "
-        f"{len(pins)} distinct pins, {len(violating)} distinct violating (limit checks, as reported)"
-    )
-    return make_line(max(row.line for row in rows), text)
-
-
-def _table_line(name: str, rows: Sequence[EndRow | SummaryRow]) -> Line:
-    worst = min(rows, key=SLACK)
-    if all(row.status is not None for row in rows):
-        violating = f"{sum(row.status == 'VIOLATED' for row in rows)} violating"
-    else:
-        violating = (
-            f"{sum(row.slack < 0 for row in rows)} with negative slack (no MET/VIOLATED given)"
-        )
-    tns = negative_sum(row.slack for row in rows)
-    text = (
-        f"{name}: {len(rows)} row(s), {violating}, worst slack {figure(worst.slack)} at "
-        f"{worst.endpoint}, TNS {figure(tns)} (table rows, counted apart from the paths)"
-    )
-    return make_line(worst.line, text)
-
-
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     """The `limit` worst paths, optionally of one group and one status; `-format short` paths,
     which print no slack to rank, are counted and said."""
     group = None if args.group is None else encoded(args.group)
     status = None if args.status is None else encoded(args.status)
     matching = short = 0
+    others = TableSelection(args.group, args.status, args.limit)
 
     def selected() -> Iterator[Row]:
         nonlocal matching, short
         for item in report_rows(records["report"]):
             if isinstance(item, StaPath) and item.short:
                 short += group is None or encoded(item.group) == group
-            elif not isinstance(item, Row) or item.slack is None:
+            elif not isinstance(item, Row):
+                others.add(item)
+            elif item.slack is None:
                 continue
             elif (group is None or item.group == group) and (
                 status is None or item.status == status
@@ -469,7 +384,7 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
 
     worst = heapq.nsmallest(args.limit, selected(), key=slack_of)
     paths = described(records["report"], worst)
-    lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst]
+    lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst] + others.lines()
     unranked = (
         f"; {short} -format short path(s) not ranked: their slack is not printed, so unknown"
         + (" (none can be said MET or VIOLATED)" if status is not None else "")
@@ -477,9 +392,9 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
         else ""
     )
     return make_excerpt(
-        f"{len(worst)} of {matching} matching path(s), worst first{unranked}",
+        f"{len(worst)} of {matching} matching path(s), worst first{unranked}{others.said()}",
         lines,
-        truncated=matching > len(worst),
+        truncated=matching > len(worst) or others.truncated,
     )
 
 

@@ -69,7 +69,7 @@ def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path)
         first = want.members[members[0]]
         assert f"{len(members)} failure(s)" in said["statement"], signature
         assert f"{first.name}:{first.error_line}" in said["statement"]
-        assert said["refs"][0] == f"E1:L{first.error_line}"
+        assert said["refs"][0] == f"E1:{first.name}:L{first.error_line}"  # its own member
         assert "(new against the history)" in said["statement"]  # every test passed in N6
     # What the triage could not tell is the handover's unknown, about E1.
     none = sorted(name for name, member in want.members.items() if member.verdict == "none")

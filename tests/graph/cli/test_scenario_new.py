@@ -62,6 +62,24 @@ def test_an_sta_folder_drafts_an_sta_scenario(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("families", "history", "evidence"),
+    # one triage per family, three reads and, with a history, three histories; never under 6
+    [(1, True, 1 + 3 + 3), (1, False, 6), (5, True, 5 + 3 + 3), (4, False, 4 + 3)],
+)
+def test_a_triage_draft_budgets_the_baseline_plan(tmp_path, families, history, evidence):
+    folder = tmp_path / "nightly"
+    for index in range(families):
+        (folder / "runs" / f"N{index}").mkdir(parents=True)
+        (folder / "runs" / f"N{index}" / "a.log").write_text("UVM_INFO a\n")
+        (folder / "runs" / f"N{index}" / "b.log").write_text("UVM_INFO b\n")
+    if history:
+        (folder / "runs.csv").write_text("run,date,test,status\nN0,d,a,FAIL\n")
+    assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
+    budget = load_scenario(folder / "scenario.toml").budget
+    assert (budget.evidence, budget.steps) == (evidence, 8)
+
+
+@pytest.mark.parametrize(
     ("make", "said"),
     [
         (os.symlink, "a symlink"),
