@@ -26,7 +26,7 @@ member seen twice, but for the bytes read).
 
 A record read as a member (`members_of`) carries its admission pin, and a worker reads it only as
 the version admitted, within the call's limits (`session_limits`: the reading session's deadline,
-the cap on decompressed bytes), or not at all (familyscan's "A pinned member"): one member that
+the cap on decompressed bytes), or not at all (memberfile's "A pinned member"): one member that
 changed, or was not read in time, is that member's unknown, never the family's end; a call past
 its time limit is then cut as a whole, with the session's code (`run_family`).
 
