@@ -21,7 +21,8 @@ from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records.registry import Record
 from tools.sta.figures import DIGITS, difference, figure
-from tools.sta.items import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow, Unrecognised
+from tools.sta.items import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow
+from tools.sta.reading import Reading, over_read
 from tools.sta.scan import Row
 from tools.sta.summary import KEY_FIELDS, describe_path, described, report_rows, slack_of
 
@@ -43,17 +44,18 @@ the new row."""
 Index = dict[tuple[bytes | None, ...], Row]
 
 
-def _index(record: Record, skipped: Counter[str]) -> tuple[Index, Index]:
+def _index(record: Record, skipped: Counter[str], reading: Reading) -> tuple[Index, Index]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
     and the first unconstrained path of each endpoint by corner, mode and path type (the group of
     an unconstrained path is `(none)`, not the group it had when it was constrained). What is
-    not a text path is counted in `skipped`, to be said."""
+    not a text path is counted in `skipped`, and the lines not read kept in `reading`, to be
+    said."""
     index: Index = {}
     loose: Index = {}
     for row in report_rows(record):
         if type(row) is not Row:
-            if kind := _not_compared(row):
-                skipped[kind] += row.lines if isinstance(row, Unrecognised) else 1
+            if not reading.add(row) and (kind := _not_compared(row)):
+                skipped[kind] += 1
             continue
         if row.slack is None:
             if row.unconstrained:
@@ -71,9 +73,7 @@ def _not_compared(item: object) -> str | None:
         return "json path(s)" if item.from_json else "short path(s)"
     if isinstance(item, (EndRow, SummaryRow, SlackOnlyRow)):
         return "table row(s)"
-    if isinstance(item, LimitRow):
-        return "limit check(s)"
-    return "line(s) not recognised" if isinstance(item, Unrecognised) else None
+    return "limit check(s)" if isinstance(item, LimitRow) else None
 
 
 def _skipped_note(skipped: Mapping[str, Counter[str]]) -> str:
@@ -106,9 +106,11 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""
     skipped: dict[str, Counter[str]] = {"before": Counter(), "after": Counter()}
+    readings = {"before": Reading(), "after": Reading()}
     with _collector_paused():
-        before, _ = _index(records["before"], skipped["before"])
-        changes = _changes(before, *_index(records["after"], skipped["after"]))
+        before, _ = _index(records["before"], skipped["before"], readings["before"])
+        after = _index(records["after"], skipped["after"], readings["after"])
+        changes = _changes(before, *after)
     shown = _shown(changes, args.limit)
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
@@ -117,11 +119,10 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
         for kind, _, old, new in shown
     ]
     summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
+    summary += f"; showing {len(shown)}"
+    summary += "; Δ = after − before, exact decimal on the reports' digits" if shown else ""
     return make_excerpt(
-        summary
-        + f"; showing {len(shown)}"
-        + ("; Δ = after − before, exact decimal on the reports' digits" if shown else "")
-        + _skipped_note(skipped),
+        over_read(summary + _skipped_note(skipped), readings),
         lines,
         truncated=len(shown) < sum(map(len, changes.values())),
     )
@@ -185,8 +186,7 @@ def _diff_line(kind: str, old: StaPath | None, new: StaPath | None) -> Line:
 
 def _change(old: StaPath, new: StaPath) -> str:
     kind = f"flipped {old.status}→{new.status}" if old.status != new.status else "changed"
-    arrival = difference(new.arrival or 0.0, old.arrival or 0.0)
-    required = difference(new.required or 0.0, old.required or 0.0)
+    arrival, required = _delta(old.arrival, new.arrival), _delta(old.required, new.required)
     start = (
         f"; startpoint {old.startpoint} → {new.startpoint}"
         if old.startpoint != new.startpoint
@@ -194,6 +194,14 @@ def _change(old: StaPath, new: StaPath) -> str:
     )
     return (
         f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(slack_of(old))} → "
-        f"{figure(slack_of(new))} (Δ {figure(difference(slack_of(new), slack_of(old)), signed=True)}: Δarrival {figure(arrival, signed=True)}, "
-        f"Δrequired {figure(required, signed=True)}){start}"
+        f"{figure(slack_of(new))} (Δ {figure(difference(slack_of(new), slack_of(old)), signed=True)}: Δarrival {arrival}, "
+        f"Δrequired {required}){start}"
     )
+
+
+def _delta(old: float | None, new: float | None) -> str:
+    """A time's change, or why it is unknown: a layout that prints no such line (Genus prints no
+    data arrival time of its own) gives none, never a change of 0."""
+    if old is None or new is None:
+        return "unknown (not printed as such)"
+    return figure(difference(new, old), signed=True)

@@ -247,9 +247,10 @@ class _Reader:
                 parts = []
         for part in parts:
             line = part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
-            if line.strip().startswith("Startpoint:"):  # as the parser strips it
-                self.starts[self.line] = position
+            opens = line.lstrip().startswith(_OPENERS)  # as the parser strips it
             self.parser.feed(self.line, line)
+            if opens and _opened_at(self.parser) == self.line:
+                self.starts[self.line] = position
             self.line += 1
             position += len(part) + 1
         if cut and parts:
@@ -270,6 +271,18 @@ class _Reader:
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
             else:
                 yield item
+
+
+_OPENERS = ("Startpoint:", "Path ")
+"""How a path's first line begins: OpenSTA's, PrimeTime's and DC's, or Cadence's `Path N:`."""
+
+
+def _opened_at(parser: Parser) -> int:
+    """The first line of the path the parser is reading (0 if none): a `Startpoint:` inside a
+    Cadence path is not one."""
+    if parser.layout is not None:
+        return int(parser.layout.fields["first_line"])
+    return int(parser.path["first_line"]) if parser.path is not None else 0
 
 
 def _faithful_chunk(
