@@ -73,6 +73,8 @@ class CadencePath:
     exceptions: bool = False
     after_point: str = ""
     """`Endpoint`/`Beginpoint` while its text may wrap onto the next line."""
+    recap: bool = False
+    """The recap has begun: a field (`Endpoint:`…) after it is another path's."""
 
     @classmethod
     def opened(cls, found: re.Match[str], number: int) -> CadencePath:
@@ -82,11 +84,15 @@ class CadencePath:
         fields = {"status": found[1], "path_type": kind, "first_line": number, "last_line": number}
         return cls(fields)
 
-    def feed(self, number: int, text: str) -> bool:
-        """Whether the line (stripped) is this path's; False ends the path before it."""
+    def feed(self, number: int, line: str) -> bool:
+        """Whether the line is this path's; False ends the path before it. A `Startpoint:` at
+        the line's start is OpenSTA's, never a field of these layouts (they indent it)."""
+        text = line.strip()
         if not text:
             self.exceptions = False
             return True
+        if line.startswith("Startpoint:"):
+            return False
         taken = self._table(text) or self._header(text) or self._recap(text)
         if taken:
             self.fields["last_line"] = number
@@ -105,7 +111,7 @@ class CadencePath:
         return self.exceptions and bool(_EXCEPTION.match(text))
 
     def _header(self, text: str) -> bool:
-        found = _FIELD.match(text)
+        found = None if self.recap else _FIELD.match(text)
         if found is None:
             wrapped, self.after_point = self.after_point, ""
             return bool(wrapped) and "'" in (text[0], text[-1])  # `… edge of` / `'clk'`
@@ -124,14 +130,14 @@ class CadencePath:
     def _recap(self, text: str) -> bool:
         if text in _LABELS or text.split() == ["Capture", "Launch"]:
             self.exceptions = text == "Exceptions/Constraints:"
-            return True
-        if found := _GENUS_RECAP.match(text):
+        elif found := _GENUS_RECAP.match(text):
             self._figure(found[1], found[3], genus=True)
-            return True
-        if found := _RECAP.match(text):
+        elif found := _RECAP.match(text):
             self._figure(found[1] or found[2], found[3], genus=False)
-            return True
-        return False
+        else:
+            return False
+        self.recap = True
+        return True
 
     def _figure(self, label: str, value: str, genus: bool) -> None:
         if self.slack_read:
@@ -144,14 +150,9 @@ class CadencePath:
             self.fields["arrival"] = float(value)
 
     def path(self) -> StaPath:
-        """The path as read: truncated if its slack line never came."""
-        fields = dict(self.fields)
-        if not self.slack_read:
-            fields["status"] = None
-        return StaPath(
-            **{"startpoint": "", **fields},
-            truncated=not self.slack_read,
-        )
+        """The path as read: truncated if its slack line never came (its status is still the
+        header's word)."""
+        return StaPath(**{"startpoint": "", **self.fields}, truncated=not self.slack_read)
 
 
 def unread_table(items: list[Item]) -> None:

@@ -130,7 +130,7 @@ class Parser:
         line = raw.rstrip("\r\n")
         text = line.strip()
         if self.layout is not None:
-            if self.layout.feed(number, text):
+            if self.layout.feed(number, line):
                 return
             self.interrupted()  # the line is not the path's: it ends there
         if self.path is not None and self._is_short(text):

@@ -181,7 +181,11 @@ class _Reader:
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
         canonical = [match for match in matches if match is not None]
-        if pieces and self.parser.path is None and len(canonical) == len(matches):
+        if (
+            pieces
+            and not (self.parser.path or self.parser.layout)
+            and len(canonical) == len(matches)
+        ):
             yield from self._canonical_rows(pieces, canonical, arrivals)
             return
         last = len(pieces) - 1
@@ -196,7 +200,7 @@ class _Reader:
                 yield from self.lines(LABEL + block, followed=followed, consumed=size)
                 line, offset = self.line, self.offset
                 continue
-            if parser.path is not None or parser.unread is not None:
+            if parser.path or parser.layout or parser.unread:
                 parser.interrupted()  # a path ended by this block's Startpoint line
                 parser.said()  # and lines before it that no reader understood
                 yield from self._drain()

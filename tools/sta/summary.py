@@ -452,11 +452,16 @@ class _Unranked:
     def said(self, status: bytes | None) -> str:
         either = " (none can be said MET or VIOLATED)" if status is not None else ""
         parts = [
-            f"; {count} {what} not ranked: {why}, so unknown{either}"
-            for count, what, why in (
-                (self.short, "-format short path(s)", "their slack is not printed"),
-                (self.unread_tables, "path header(s)", "the lines after them were not read"),
-                (self.truncated, "truncated path(s)", "cut off before their slack"),
+            f"; {count} {what} not ranked: {why}, so unknown{suffix}"
+            for count, what, why, suffix in (
+                (self.short, "-format short path(s)", "their slack is not printed", either),
+                (
+                    self.unread_tables,
+                    "path header(s)",
+                    "the lines after them were not read",
+                    either,
+                ),
+                (self.truncated, "truncated path(s)", "cut off before their slack", ""),
             )
             if count
         ]
