@@ -41,17 +41,21 @@ KINDS = tuple(kind for rank in RANKS for kind in rank)
 Change = tuple[float, Row | None, Row | None]
 """Δslack (or the slack itself for an endpoint added, removed or now unconstrained), the old row,
 the new row."""
-Index = dict[tuple[bytes | None, ...], Row]
+Key = tuple[bytes | None, ...]
+Index = dict[Key, Row]
 
 
-def _index(record: Record, skipped: Counter[str], reading: Reading) -> tuple[Index, Index]:
+def _index(
+    record: Record, skipped: Counter[str], reading: Reading
+) -> tuple[Index, Index, set[Key]]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
-    and the first unconstrained path of each endpoint by corner, mode and path type (the group of
-    an unconstrained path is `(none)`, not the group it had when it was constrained). What is
-    not a text path is counted in `skipped`, and the lines not read kept in `reading`, to be
-    said."""
+    the first unconstrained path of each endpoint by corner, mode and path type (the group of
+    an unconstrained path is `(none)`, not the group it had when it was constrained), and the
+    endpoints of paths cut off before their slack. What is not a text path is counted in
+    `skipped`, and the lines not read kept in `reading`, to be said."""
     index: Index = {}
     loose: Index = {}
+    cut: set[Key] = set()
     for row in report_rows(record):
         if type(row) is not Row:
             if not reading.add(row) and (kind := _not_compared(row)):
@@ -60,11 +64,14 @@ def _index(record: Record, skipped: Counter[str], reading: Reading) -> tuple[Ind
         if row.slack is None:
             if row.unconstrained:
                 loose.setdefault(KEY_FIELDS(row.key), row)
+            else:
+                skipped["truncated path(s)"] += 1
+                cut.add(row.key)
             continue
         kept = index.get(row.key)
         if kept is None or row.slack < slack_of(kept):
             index[row.key] = row
-    return index, loose
+    return index, loose, cut
 
 
 def _not_compared(item: object) -> str | None:
@@ -108,9 +115,14 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     skipped: dict[str, Counter[str]] = {"before": Counter(), "after": Counter()}
     readings = {"before": Reading(), "after": Reading()}
     with _collector_paused():
-        before, _ = _index(records["before"], skipped["before"], readings["before"])
-        after = _index(records["after"], skipped["after"], readings["after"])
-        changes = _changes(before, *after)
+        before, _, before_cut = _index(records["before"], skipped["before"], readings["before"])
+        after, after_loose, after_cut = _index(
+            records["after"], skipped["after"], readings["after"]
+        )
+        for key in before_cut | after_cut:  # cut off on either side: not compared, and said
+            before.pop(key, None)
+            after.pop(key, None)
+        changes = _changes(before, after, after_loose)
     shown = _shown(changes, args.limit)
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))

@@ -168,3 +168,18 @@ def test_a_diff_of_genus_reports_says_the_arrival_is_not_printed(tmp_path):
     excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), records)
     assert excerpt.summary.startswith("1 flipped, 0 unconstrained, 0 added, 0 removed, 0 changed")
     assert "Δarrival unknown (not printed as such), Δrequired +0.00" in excerpt.lines[0].text
+
+
+def test_a_diff_says_the_paths_it_could_not_compare_because_they_were_cut_off(tmp_path):
+    text = (DATA / "innovus_setup.tarpt").read_text()
+    cut = text[: text.index("= Slack Time                   -0.005")]  # path 4 ends there
+    records = {
+        "before": record(tmp_path, "b.tarpt", text),
+        "after": record(tmp_path, "a.tarpt", cut),
+    }
+    excerpt = stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), records)
+    # path 4 is cut off in the after report: neither removed nor compared, and said so
+    assert excerpt.summary.startswith("0 flipped, 0 unconstrained, 0 added, 1 removed, 0 changed")
+    assert excerpt.summary.endswith(
+        "; not compared (only text paths are): after: 1 truncated path(s)"
+    )
