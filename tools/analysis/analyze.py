@@ -47,10 +47,14 @@ def run(
         if family is not None:
             files.append(verdicts_file(VERDICTS, family.members, Path(folder), progress))
         result = run_query(args.query, files)
+    cut = result.total > len(result.rows)
+    told = [f"what table {file.name} does not hold: {file.unread}" for file in files if file.unread]
+    told += ["more rows than the lines shown (the summary counts them)"] if told and cut else []
     return make_excerpt(
         _summary(result, tables, family) + _unread(files),
         [make_line(number, text) for number, text in enumerate(_lines(result), 1)],
-        result.total > len(result.rows),
+        cut,
+        told,
     ).model_copy(update={"computed": computed_of(args, result)})
 
 

@@ -22,7 +22,7 @@ from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records.registry import Record
 from tools.sta.figures import DIGITS, difference, figure
 from tools.sta.items import EndRow, LimitRow, SlackOnlyRow, StaPath, SummaryRow
-from tools.sta.reading import Reading, over_read
+from tools.sta.reading import Reading, over_read, unknowns
 from tools.sta.scan import Row
 from tools.sta.summary import KEY_FIELDS, describe_path, described, report_rows, slack_of
 
@@ -133,10 +133,12 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
     summary += f"; showing {len(shown)}"
     summary += "; Δ = after − before, exact decimal on the reports' digits" if shown else ""
+    truncated = len(shown) < sum(map(len, changes.values()))
     return make_excerpt(
         over_read(summary + _skipped_note(skipped), readings),
         lines,
-        truncated=len(shown) < sum(map(len, changes.values())),
+        truncated,
+        unknowns(readings, truncated),
     )
 
 

@@ -51,10 +51,9 @@ _BAR_RULE = re.compile(r"^\+-[-+]*\+$")
 _HASH_RULE = re.compile(r"^#-{8,}$")
 _MIN_CHECKS = ("Hold", "Removal", "Early")
 _MAX_CHECKS = ("Setup", "Recovery", "Late")
-_LABELS = frozenset(
-    {"Capture Launch", "Exceptions/Constraints:", "Timing Path:", "Other End Path:"}
-)
-"""Lines of a path's recap and tables that carry no figure of their own."""
+_LABELS = frozenset({"Exceptions/Constraints:", "Timing Path:", "Other End Path:"})
+"""Lines of a path's recap and tables that carry no figure of their own (and Genus' `Capture
+Launch` column header)."""
 
 
 def opening(text: str) -> re.Match[str] | None:
@@ -78,6 +77,8 @@ class CadencePath:
 
     @classmethod
     def opened(cls, found: re.Match[str], number: int) -> CadencePath:
+        """The path its `Path N:` line opens: the status it says, and `max` or `min` from the
+        check it names (setup, recovery, a late assertion; hold, removal, an early one)."""
         check = found[2]
         kind = "min" if any(word in check for word in _MIN_CHECKS) else None
         kind = kind or ("max" if any(word in check for word in _MAX_CHECKS) else None)

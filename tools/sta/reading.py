@@ -1,10 +1,12 @@
-"""The reader's account of a report: its length and the stretches no reader here understood.
+"""The reader's account of a report: its length, the stretches no reader here understood, and
+the paths whose slack it could not read.
 
 Every tool over a report carries it, so that an answer is never stronger than its reading: a count
 over a report some of whose lines were not read is said over the lines read, with the others named
-(`unknown: 4530 of 4530 line(s) of this report were not read, at L1–L4530`), never a bare "0 of 0".
-Every unread line is inside a range said (never an ellipsis); past `MAX_RANGES` ranges the closest
-are joined, and the text says over how many read lines.
+(`unknown: 4530 of 4530 line(s) of this report were not read, at L1–L4530`), never a bare "0 of 0",
+and listed among the answer's unknowns for the handover. Every unread line is inside a range said
+(never an ellipsis); past `MAX_RANGES` ranges the closest are joined, and the text says over how
+many read lines.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from tools.sta.items import Extent, Unrecognised
+from tools.sta.items import Extent, StaPath, Unrecognised
+from tools.sta.scan import Row
 
 MAX_RANGES = 40
 """Ranges of unrecognised lines said: past this, the closest ranges are joined, so that every
@@ -68,6 +71,40 @@ class Reading:
         return f"{self.unread} of {self.extent} line(s){whose} were not read, at {where(spans)}"
 
 
+@dataclass
+class Unranked:
+    """Paths `stapaths` cannot rank, by why: no slack printed, none read, or cut off before it."""
+
+    short: int = 0
+    unread_tables: int = 0
+    truncated: int = 0
+
+    def add(self, item: Row | StaPath) -> None:
+        if isinstance(item, StaPath):
+            self.unread_tables += item.table_unread
+            self.short += not item.table_unread
+        else:
+            self.truncated += item.truncated
+
+    def said(self, status: bytes | None) -> str:
+        either = " (none can be said MET or VIOLATED)" if status is not None else ""
+        parts = [
+            f"; {count} {what} not ranked: {why}, so unknown{suffix}"
+            for count, what, why, suffix in (
+                (self.short, "-format short path(s)", "their slack is not printed", either),
+                (
+                    self.unread_tables,
+                    "path header(s)",
+                    "the lines after them were not read",
+                    either,
+                ),
+                (self.truncated, "truncated path(s)", "cut off before their slack", ""),
+            )
+            if count
+        ]
+        return "".join(parts)
+
+
 def over_read(answer: str, readings: Mapping[str, Reading]) -> str:
     """The answer as it stands if every report was read whole; else said over the lines read,
     after the unread lines of each report (named by its side, where there are several)."""
@@ -80,6 +117,22 @@ def over_read(answer: str, readings: Mapping[str, Reading]) -> str:
     if not unknown:
         return answer
     return f"unknown: {'; '.join(unknown)}; over the lines read: {answer}"
+
+
+def unknowns(readings: Mapping[str, Reading], truncated: bool = False) -> tuple[str, ...]:
+    """The answer's unknowns, for the handover: what each report holds in the lines not read
+    (and, where the answer shows less than it found, that too: the handover's default note is
+    replaced by these)."""
+    several = len(readings) > 1
+    told = [
+        f"what {reading.unread} of {reading.extent} line(s) of the {side + ' ' if several else ''}"
+        f"report hold, at {where(reading.spans)}: not read"
+        for side, reading in readings.items()
+        if reading.spans
+    ]
+    if told and truncated:
+        told.append("more of the answer than the lines shown (the summary counts them)")
+    return tuple(told)
 
 
 def where(spans: list[Span]) -> str:

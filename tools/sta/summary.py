@@ -37,7 +37,16 @@ from tools.sta.items import (
     Unrecognised,
 )
 from tools.sta.names import encoded
-from tools.sta.reading import MAX_RANGES, Reading, over_read, ranges, spans_of, widened_spans
+from tools.sta.reading import (
+    MAX_RANGES,
+    Reading,
+    Unranked,
+    over_read,
+    ranges,
+    spans_of,
+    unknowns,
+    widened_spans,
+)
 from tools.sta.scan import Row, Scanned, describe, scan
 from tools.stream.lines import iter_lines
 
@@ -195,7 +204,8 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
         or report.short > MAX_SHORT
     )
     summary = _summary_of(report, disagreeing)
-    return make_excerpt(summary, sorted(lines, key=lambda line: line.number), truncated=truncated)
+    told = unknowns({"report": report.reading}, truncated)
+    return make_excerpt(summary, sorted(lines, key=lambda line: line.number), truncated, told)
 
 
 def _figure_lines(report: _Report) -> tuple[list[Line], list[int]]:
@@ -406,7 +416,7 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     group = None if args.group is None else encoded(args.group)
     status = None if args.status is None else encoded(args.status)
     matching = 0
-    unranked = _Unranked()
+    unranked = Unranked()
     reading = Reading()
 
     def selected() -> Iterator[Row]:
@@ -429,43 +439,14 @@ def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
     paths = described(records["report"], worst)
     lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst]
     answer = f"{len(worst)} of {matching} matching path(s), worst first{unranked.said(status)}"
-    return make_excerpt(
-        over_read(answer, {"report": reading}), lines, truncated=matching > len(worst)
-    )
+    return _answered(answer, lines, matching > len(worst), reading)
 
 
-@dataclass
-class _Unranked:
-    """Paths `stapaths` cannot rank, by why: no slack printed, none read, or cut off before it."""
-
-    short: int = 0
-    unread_tables: int = 0
-    truncated: int = 0
-
-    def add(self, item: Row | StaPath) -> None:
-        if isinstance(item, StaPath):
-            self.unread_tables += item.table_unread
-            self.short += not item.table_unread
-        else:
-            self.truncated += item.truncated
-
-    def said(self, status: bytes | None) -> str:
-        either = " (none can be said MET or VIOLATED)" if status is not None else ""
-        parts = [
-            f"; {count} {what} not ranked: {why}, so unknown{suffix}"
-            for count, what, why, suffix in (
-                (self.short, "-format short path(s)", "their slack is not printed", either),
-                (
-                    self.unread_tables,
-                    "path header(s)",
-                    "the lines after them were not read",
-                    either,
-                ),
-                (self.truncated, "truncated path(s)", "cut off before their slack", ""),
-            )
-            if count
-        ]
-        return "".join(parts)
+def _answered(answer: str, lines: list[Line], truncated: bool, reading: Reading) -> Excerpt:
+    """An answer over one report, said over the lines read, its unknowns for the handover."""
+    readings = {"report": reading}
+    told = unknowns(readings, truncated)
+    return make_excerpt(over_read(answer, readings), lines, truncated, told)
 
 
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
@@ -484,7 +465,7 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
         if short:
             return _short_path(record, short, reading)
         answer = f"no {_selection(args)} ends at {args.endpoint!r}"
-        return make_excerpt(over_read(answer, {"report": reading}), (), False)
+        return _answered(answer, [], False, reading)
     row = min((item for item in matching if item.slack is not None), key=SLACK, default=matching[0])
     found = described(record, [row])[row.line]
     last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
@@ -498,9 +479,7 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
         ]
     chosen = f"the worst of {len(matching)} matching paths: " if len(matching) > 1 else ""
     answer = f"{chosen}{describe_path(found)} (lines {found.first_line}–{found.last_line})"
-    return make_excerpt(
-        over_read(answer, {"report": reading}), lines, truncated=last < found.last_line
-    )
+    return _answered(answer, lines, last < found.last_line, reading)
 
 
 def _candidates(
@@ -539,8 +518,7 @@ def _short_path(record: Record, paths: list[StaPath], reading: Reading) -> Excer
         lines = [make_line(number, raw) for number, raw in header]
     chosen = f"the first of {len(paths)} matching -format short paths: " if len(paths) > 1 else ""
     summary = f"{chosen}{describe_path(path)} (lines {path.first_line}–{path.last_line})"
-    summary = over_read(summary, {"report": reading})
-    return make_excerpt(summary, lines, truncated=last < path.last_line)
+    return _answered(summary, lines, last < path.last_line, reading)
 
 
 def _pins_of(record: Record, instance: str, rows: list[Row]) -> list[Row]:

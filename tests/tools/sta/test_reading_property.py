@@ -178,6 +178,10 @@ def test_analyze_over_a_report_it_could_not_read_says_unknown(tmp_path):
         "; unknown beyond the lines read: table p holds only the paths read, "
         f"{length} of {length} line(s) of the report were not read, at L1–L{length}"
     )
+    assert excerpt.unknowns == (
+        f"what table p does not hold: {length} of {length} line(s) of the report were not read, "
+        f"at L1–L{length}",
+    )
 
 
 def test_a_header_before_lines_no_reader_knows_is_never_said_to_print_no_slack(tmp_path):
@@ -208,3 +212,18 @@ def test_the_scan_reads_any_mixture_of_layouts_as_the_line_parser_does(parts, ch
     a Cadence path left open must end where the next block starts, whatever the chunking."""
     data = report(parts)[0].encode()
     assert fast(data, chunk) == reference(data)
+
+
+def test_the_lines_not_read_are_the_answers_unknowns_for_the_handover(tmp_path):
+    length = len(VIVADO.splitlines())
+    told = f"what {length} of {length} line(s) of the report hold, at L1–L{length}: not read"
+    answers = tools_over(tmp_path, VIVADO)
+    for tool in ("stapaths", "stapath", "stasummary"):
+        assert answers[tool].unknowns == (told,), tool
+    assert answers["stadiff"].unknowns == (
+        told.replace("the report", "the before report"),
+        told.replace("the report", "the after report"),
+    )
+    (tmp_path / "whole").mkdir()
+    fully_read = tools_over(tmp_path / "whole", (DATA / "genus_met.rpt").read_text())
+    assert all(answer.unknowns == () for answer in fully_read.values())
