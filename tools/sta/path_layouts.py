@@ -56,6 +56,10 @@ _LABELS = frozenset({"Exceptions/Constraints:", "Timing Path:", "Other End Path:
 Launch` column header)."""
 
 
+OPENERS = ("Startpoint:", "Path ")
+"""How a path's first line begins (stripped): OpenSTA's, PrimeTime's and DC's, or `Path N:`."""
+
+
 def opening(text: str) -> re.Match[str] | None:
     """The header of a Cadence path (`text` stripped), or None."""
     return _OPENING.match(text) if text.startswith("Path ") else None

@@ -35,6 +35,7 @@ from tools.sta.items import (
     Unrecognised,
 )
 from tools.sta.names import ARRIVAL, encoded, endpoint_pin
+from tools.sta.path_layouts import OPENERS
 from tools.sta.report import Parser, parse
 from tools.stream.lines import MAX_LINE_BYTES, iter_lines
 from tools.stream.literals import count_literals
@@ -181,11 +182,8 @@ class _Reader:
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
         canonical = [match for match in matches if match is not None]
-        if (
-            pieces
-            and not (self.parser.path or self.parser.layout)
-            and len(canonical) == len(matches)
-        ):
+        open_path = self.parser.path or self.parser.layout  # left open by the last chunk
+        if pieces and not open_path and len(canonical) == len(matches):
             yield from self._canonical_rows(pieces, canonical, arrivals)
             return
         last = len(pieces) - 1
@@ -251,7 +249,7 @@ class _Reader:
                 parts = []
         for part in parts:
             line = part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
-            opens = line.lstrip().startswith(_OPENERS)  # as the parser strips it
+            opens = line.lstrip().startswith(OPENERS)  # as the parser strips it
             self.parser.feed(self.line, line)
             if opens and _opened_at(self.parser) == self.line:
                 self.starts[self.line] = position
@@ -275,10 +273,6 @@ class _Reader:
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
             else:
                 yield item
-
-
-_OPENERS = ("Startpoint:", "Path ")
-"""How a path's first line begins: OpenSTA's, PrimeTime's and DC's, or Cadence's `Path N:`."""
 
 
 def _opened_at(parser: Parser) -> int:
