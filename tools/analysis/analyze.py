@@ -15,6 +15,7 @@ from typing import Any
 from tools.analysis.query import VERDICTS, AnalyzeArgs, Plot
 from tools.analysis.sandbox import MAX_ROWS, Result, run_query
 from tools.analysis.tables import table_file, verdicts_file
+from tools.analysis.worker import TableFile
 from tools.excerpt import Excerpt, make_excerpt, make_line
 from tools.logs.triage import Progress
 from tools.records.registry import Family, Record
@@ -46,10 +47,14 @@ def run(
         if family is not None:
             files.append(verdicts_file(VERDICTS, family.members, Path(folder), progress))
         result = run_query(args.query, files)
+    cut = result.total > len(result.rows)
+    told = [f"what table {file.name} does not hold: {file.unread}" for file in files if file.unread]
+    told += ["more rows than the lines shown (the summary counts them)"] if told and cut else []
     return make_excerpt(
-        _summary(result, tables, family),
+        _summary(result, tables, family) + _unread(files),
         [make_line(number, text) for number, text in enumerate(_lines(result), 1)],
-        result.total > len(result.rows),
+        cut,
+        told,
     ).model_copy(update={"computed": computed_of(args, result)})
 
 
@@ -76,6 +81,17 @@ def _summary(result: Result, tables: Mapping[str, Record], family: Family | None
     over = ", ".join(named)
     shown = "" if result.total <= MAX_ROWS else f" (the first {MAX_ROWS} shown)"
     return f"{COMPUTED}: {result.total} row(s){shown} computed by the query over {over}"
+
+
+def _unread(files: list[TableFile]) -> str:
+    """Each table that does not hold all of its record, and what it misses: the result is over
+    what was read, and unknown beyond it."""
+    return "".join(
+        f"; unknown beyond the lines read: table {file.name} holds only the paths read, "
+        f"{file.unread}"
+        for file in files
+        if file.unread
+    )
 
 
 def _lines(result: Result) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tools.analysis.worker import TableFile
@@ -18,6 +18,7 @@ from tools.logs.triage import Progress, members_of, scan_family
 from tools.records.delimited import delimiter_for
 from tools.records.reading import check_time, open_record
 from tools.records.registry import HISTORY_COLUMNS, Record
+from tools.sta.reading import Reading
 from tools.sta.scan import Row
 from tools.sta.summary import report_rows
 
@@ -41,8 +42,8 @@ def table_file(name: str, record: Record, folder: Path) -> TableFile:
     """Record `record` written under `folder` as table `name`."""
     target = folder / f"{name}.csv"
     if record.kind == "sta_report":
-        _write_paths(record, target)
-        return TableFile(name, target, ",", STA_COLUMNS)
+        reading = _write_paths(record, target)
+        return TableFile(name, target, ",", STA_COLUMNS, reading.unknown(" of the report"))
     with open_record(record) as stream, target.open("wb") as out:
         shutil.copyfileobj(stream, out)
     with target.open(encoding="utf-8", errors="replace") as written:
@@ -50,18 +51,20 @@ def table_file(name: str, record: Record, folder: Path) -> TableFile:
     return TableFile(name, target, delimiter_for(header, HISTORY_COLUMNS), None)
 
 
-def _write_paths(record: Record, target: Path) -> None:
+def _write_paths(record: Record, target: Path) -> Reading:
+    """The report's paths as rows; returns what the reader did not read of it."""
+    reading = Reading()
     with target.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
         writer.writerow(STA_COLUMNS)
-        for count, row in enumerate(_paths(record)):
+        for count, item in enumerate(report_rows(record)):
             if count % 10_000 == 0:
                 check_time()
-            writer.writerow(_path_cells(row))
-
-
-def _paths(record: Record) -> Iterator[Row]:
-    return (item for item in report_rows(record) if isinstance(item, Row))
+            if isinstance(item, Row):
+                writer.writerow(_path_cells(item))
+            else:
+                reading.add(item)
+    return reading
 
 
 def _text(value: bytes | None) -> str:

@@ -62,6 +62,9 @@ class TableFile:
     delimiter: str
     columns: dict[str, str] | None
     """Column → DuckDB type; None: the header names them and DuckDB sniffs their types."""
+    unread: str = ""
+    """What of its record the table does not hold (an STA report's lines not read, named), said
+    with every answer over it: a count over the table is over what was read."""
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from tools.sta.items import (
     SlackOnlyRow,
     StaPath,
     SummaryRow,
-    Unrecognised,
 )
+from tools.sta.reading import Reading, over_read, unknowns
 from tools.sta.scan import Row
 from tools.sta.summary import KEY_FIELDS, describe_path, described, report_rows, slack_of
 
@@ -48,29 +48,37 @@ KINDS = tuple(kind for rank in RANKS for kind in rank)
 Change = tuple[float, Row | None, Row | None]
 """Δslack (or the slack itself for an endpoint added, removed or now unconstrained), the old row,
 the new row."""
-Index = dict[tuple[bytes | None, ...], Row]
+Key = tuple[bytes | None, ...]
+Index = dict[Key, Row]
 
 
-def _index(record: Record, skipped: Counter[str]) -> tuple[Index, Index]:
+def _index(
+    record: Record, skipped: Counter[str], reading: Reading
+) -> tuple[Index, Index, set[Key]]:
     """The worst constrained path of each endpoint (corner, mode, path type, group, endpoint),
-    and the first unconstrained path of each endpoint by corner, mode and path type (the group of
-    an unconstrained path is `(none)`, not the group it had when it was constrained). What is
-    not a text path is counted in `skipped`, to be said."""
+    the first unconstrained path of each endpoint by corner, mode and path type (the group of
+    an unconstrained path is `(none)`, not the group it had when it was constrained), and the
+    endpoints of paths cut off before their slack. What is not a text path is counted in
+    `skipped`, and the lines not read kept in `reading`, to be said."""
     index: Index = {}
     loose: Index = {}
+    cut: set[Key] = set()
     for row in report_rows(record):
         if type(row) is not Row:
-            if kind := _not_compared(row):
-                skipped[kind] += row.lines if isinstance(row, Unrecognised) else 1
+            if not reading.add(row) and (kind := _not_compared(row)):
+                skipped[kind] += 1
             continue
         if row.slack is None:
             if row.unconstrained:
                 loose.setdefault(KEY_FIELDS(row.key), row)
+            else:
+                skipped["truncated path(s)"] += 1
+                cut.add(row.key)
             continue
         kept = index.get(row.key)
         if kept is None or row.slack < slack_of(kept):
             index[row.key] = row
-    return index, loose
+    return index, loose, cut
 
 
 def _not_compared(item: object) -> str | None:
@@ -81,9 +89,7 @@ def _not_compared(item: object) -> str | None:
         return "table row(s)"
     if isinstance(item, LimitRow):
         return "limit check(s)"
-    if isinstance(item, ReportedTable):
-        return "table(s) of the report's own figures"
-    return "line(s) not recognised" if isinstance(item, Unrecognised) else None
+    return "table(s) of the report's own figures" if isinstance(item, ReportedTable) else None
 
 
 def _skipped_note(skipped: Mapping[str, Counter[str]]) -> str:
@@ -116,9 +122,16 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""
     skipped: dict[str, Counter[str]] = {"before": Counter(), "after": Counter()}
+    readings = {"before": Reading(), "after": Reading()}
     with _collector_paused():
-        before, _ = _index(records["before"], skipped["before"])
-        changes = _changes(before, *_index(records["after"], skipped["after"]))
+        before, _, before_cut = _index(records["before"], skipped["before"], readings["before"])
+        after, after_loose, after_cut = _index(
+            records["after"], skipped["after"], readings["after"]
+        )
+        for key in before_cut | after_cut:  # cut off on either side: not compared, and said
+            before.pop(key, None)
+            after.pop(key, None)
+        changes = _changes(before, after, after_loose)
     shown = _shown(changes, args.limit)
     old_paths = described(records["before"], (old for _, _, old, _ in shown if old is not None))
     new_paths = described(records["after"], (new for _, _, _, new in shown if new is not None))
@@ -127,13 +140,14 @@ def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
         for kind, _, old, new in shown
     ]
     summary = ", ".join(f"{len(changes[kind])} {kind}" for kind in KINDS)
+    summary += f"; showing {len(shown)}"
+    summary += "; Δ = after − before, exact decimal on the reports' digits" if shown else ""
+    truncated = len(shown) < sum(map(len, changes.values()))
     return make_excerpt(
-        summary
-        + f"; showing {len(shown)}"
-        + ("; Δ = after − before, exact decimal on the reports' digits" if shown else "")
-        + _skipped_note(skipped),
+        over_read(summary + _skipped_note(skipped), readings),
         lines,
-        truncated=len(shown) < sum(map(len, changes.values())),
+        truncated,
+        unknowns(readings, truncated),
     )
 
 
@@ -195,8 +209,7 @@ def _diff_line(kind: str, old: StaPath | None, new: StaPath | None) -> Line:
 
 def _change(old: StaPath, new: StaPath) -> str:
     kind = f"flipped {old.status}→{new.status}" if old.status != new.status else "changed"
-    arrival = difference(new.arrival or 0.0, old.arrival or 0.0)
-    required = difference(new.required or 0.0, old.required or 0.0)
+    arrival, required = _delta(old.arrival, new.arrival), _delta(old.required, new.required)
     start = (
         f"; startpoint {old.startpoint} → {new.startpoint}"
         if old.startpoint != new.startpoint
@@ -204,6 +217,14 @@ def _change(old: StaPath, new: StaPath) -> str:
     )
     return (
         f"{kind}: {new.endpoint} ({new.group} {new.corner or '-'} {new.path_type}) slack {figure(slack_of(old))} → "
-        f"{figure(slack_of(new))} (Δ {figure(difference(slack_of(new), slack_of(old)), signed=True)}: Δarrival {figure(arrival, signed=True)}, "
-        f"Δrequired {figure(required, signed=True)}){start}"
+        f"{figure(slack_of(new))} (Δ {figure(difference(slack_of(new), slack_of(old)), signed=True)}: Δarrival {arrival}, "
+        f"Δrequired {required}){start}"
     )
+
+
+def _delta(old: float | None, new: float | None) -> str:
+    """A time's change, or why it is unknown: a layout that prints no such line (Genus prints no
+    data arrival time of its own) gives none, never a change of 0."""
+    if old is None or new is None:
+        return "unknown (not printed as such)"
+    return figure(difference(new, old), signed=True)

@@ -30,6 +30,9 @@ class StaPath:
     truncated: bool = False
     short: bool = False
     """A `-format short` path: its header only, complete as reported, with no slack."""
+    table_unread: bool = False
+    """A header read as `-format short`, then a line no reader understood where a table may be:
+    its slack is unknown because it was not read, not because it was not printed."""
     from_json: bool = False
     """Read from a `-format json` document (times converted from seconds to ns)."""
     first_line: int = 0

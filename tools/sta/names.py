@@ -34,3 +34,12 @@ def encoded(text: str | None) -> bytes | None:
 
 def decoded(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
+
+
+def point(rest: str) -> tuple[str, str | None]:
+    """`name (reason)` → (name, reason); a name whose reason wrapped to the next line → (name, None)."""
+    rest = rest.strip()
+    if rest.endswith(")") and " (" in rest:
+        name, _, reason = rest.rpartition(" (")
+        return name.strip(), reason[:-1]
+    return rest, None

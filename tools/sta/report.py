@@ -1,21 +1,20 @@
 """A streaming parser for OpenSTA-style `report_checks` text.
 
-It reads full-path reports (Startpoint/Endpoint with their reasons, Path Group, Path Type, optional
-Mode and Corner, the Delay/Time/Description table, data arrival and required times, slack MET or
-VIOLATED; also PrimeTime's and Tempus' layout, `Point Incr Path` with `slack (VIOLATED) -0.40`), `-format end` and `-format summary` tables, `tns`/`wns`/`worst slack` lines (with
-OpenROAD's `max`/`min` after the name), `report_check_types` sections (under OpenLane's
-`=== name Corner ===` banner, their corner), the counts a report prints of itself (`setup
-violation count 68`) and notices (warnings, errors, `No paths found.`); a line outside a path is
-offered first to the commercial tools' summary readers (`tools.sta.vendor_tables`). It holds one
-path at a time. A path cut off by the end of the report (or by the next path's Startpoint) is yielded with
-`truncated=True`, never dropped, unless all it holds is a whole header (`-format short`); a path
-reported as unconstrained has no slack. The report's length comes last, so that what was read and
-what was not add up to it.
+It reads full paths (Startpoint/Endpoint with their reasons, Path Group, Path Type, Mode, Corner,
+the table, arrival and required times, slack MET or VIOLATED; PrimeTime's and Design Compiler's
+`Point Incr Path` layout; Cadence's `Path N:` layouts through `tools.sta.path_layouts`), `-format
+end`, `summary` and `slack_only` tables, `tns`/`wns`/`worst slack` lines (OpenROAD's `max`/`min`
+after the name), `report_check_types` sections (under OpenLane's `=== name Corner ===` banner,
+their corner), the counts a report prints of itself (`setup violation count 68`) and notices; a
+line outside a path is offered first to the commercial tools' summary readers
+(`tools.sta.vendor_tables`). It holds one path at a time. A path cut off by the end of the report
+(or by the next path's Startpoint) is yielded with `truncated=True`, never dropped, unless all it
+holds is a whole header (`-format short`); an unconstrained path has no slack. The report's length
+comes last, so that what was read and what was not add up to it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,15 +34,16 @@ from tools.sta.items import (
     SummaryRow,
     Unrecognised,
 )
-from tools.sta.json_paths import json_path
-from tools.sta.names import ARRIVAL_TEXT, decoded, encoded, endpoint_pin
+from tools.sta.json_paths import JsonDocument
+from tools.sta.names import ARRIVAL_TEXT, decoded, encoded, endpoint_pin, point
+from tools.sta.path_layouts import CadencePath, Headers, opening, unread_table
 from tools.sta.vendor_tables import VendorTables
 
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
 _SLACK = re.compile(rf"^\s*({NUMBER})\s+slack\s+\((MET|VIOLATED)\)")
 _TIME = re.compile(rf"^\s*(?:({NUMBER})\s+)?({NUMBER})\s+data (arrival|required) time\s*$")
-_PT_SLACK = re.compile(rf"^\s*slack\s+\((MET|VIOLATED)\)\s+({NUMBER})\s*$")
-"""PrimeTime's and Tempus' slack line: the word first, the number last."""
+_PT_SLACK = re.compile(rf"^\s*slack\s+\((MET|VIOLATED)(?::[^)]*)?\)\s+({NUMBER})\s*$")
+"""PrimeTime's and DC's slack line, word first (also `VIOLATED: increase significant digits`)."""
 _PT_TIME = re.compile(rf"^\s*data (arrival|required) time\s+({NUMBER})\s*$")
 _END_ROW = re.compile(rf"^(\S.*?)\s+({NUMBER})\s+({NUMBER})\s+({NUMBER})\s*\((MET|VIOLATED)\)\s*$")
 _SUMMARY_ROW = re.compile(rf"^(\S+)\s+(\S.*?)\s+({NUMBER})\s*(?:\((MET|VIOLATED)\))?\s*$")
@@ -63,12 +63,8 @@ _BANNER = re.compile(r"^report_(?:worst_slack|tns|wns)\b.*$")
 _CORNER_METRIC = re.compile(rf"^worst slack corner (\S+?):?\s+({NUMBER})\s*$")
 _CORNER_BANNER = re.compile(r"^=+ (\S+) Corner =+$")
 """OpenLane's title over one corner's section: `=== nom_tt_025C_1v80 Corner ===`."""
-MAX_JSON_LINES = 1_000_000
-"""A `-format json` document longer than this is said as unrecognised lines, not held."""
-_JSON_LINE_STARTS = frozenset('{}[]",-0123456789tfn')
-"""How a line of a pretty-printed JSON document can begin (after its indentation)."""
-_PATH_TABLE = ("Description", "Incr")
-"""Words of a full path's table header: a path header followed by other content is `short`."""
+_PATH_TABLE = ("Description", "Incr", "Des/Clust/Port")
+"""A full path's table header (or DC's wire load table): after a header, other content is short."""
 _PATH_ROW = re.compile(rf"^(?:{NUMBER}(?:\s|$)|\(|-+$)")
 """A line of a path's table (a number first, a parenthesised note, a rule): no end of a header."""
 _METRIC = re.compile(rf"^(tns|wns|worst slack)(?:\s+(max|min))?\s+({NUMBER})\s*$")
@@ -109,9 +105,8 @@ class Parser:
     """The open path's first line naming `data arrival time` was seen, and the pin with it."""
     unread: list[int] | None = None
     """First line, last line and count of unrecognised lines not yet said."""
-    json_lines: list[str] | None = None
-    """A `-format json` document being read, and (`json_first`) its first line."""
-    json_first: int = 0
+    json: JsonDocument | None = None
+    """A `-format json` document being read."""
     header_only: bool = True
     """The open path has shown only header lines (Endpoint, fields, reasons) and blank lines."""
     corner: str | None = None
@@ -120,16 +115,26 @@ class Parser:
     last_number: int = 0
     vendor: VendorTables = field(default_factory=VendorTables)
     """The commercial tools' summary reports, asked first about every line outside a path."""
+    layout: CadencePath | None = None
+    """A path in a Cadence layout being read (`tools.sta.path_layouts`)."""
+    headers: Headers = field(default_factory=Headers)
+    short_at: int = 0
+    """The line that ended the last `-format short` path (if unread, so may be that path's table)."""
     items: list[Item] = field(default_factory=list)
 
     def feed(self, number: int, raw: str) -> None:
         self.last_number = number
         line = raw.rstrip("\r\n")
         text = line.strip()
+        if self.layout is not None:
+            if self.layout.feed(number, line):
+                return
+            self.interrupted()  # the line is not the path's: it ends there
         if self.path is not None and self._is_short(text):
             self.close(truncated=False, short=True)
+            self.short_at = number
         json_starts = self.path is None and text.startswith('{"checks"')
-        if (self.json_lines is not None or json_starts) and self._feed_json(number, line, text):
+        if (self.json is not None or json_starts) and self._feed_json(number, line, text):
             return
         if text.startswith(("Warning", "Error", "No paths")) and (
             _WARNING.match(text) or text == "No paths found."
@@ -137,10 +142,15 @@ class Parser:
             self.said()
             self.items.append(Notice(text, number))
             return
+        if text.startswith("Path ") and (found := opening(text)):
+            self.interrupted()
+            self.said()
+            self.layout = CadencePath.opened(found, number)
+            return
         if text.startswith("Startpoint:"):
             self.interrupted()
             self.said()
-            name, reason = _point(text.removeprefix("Startpoint:"))
+            name, reason = point(text.removeprefix("Startpoint:"))
             self.previous_row, self.pin_read = "", ARRIVAL_TEXT in line
             self.path = {
                 "startpoint": name,
@@ -158,34 +168,26 @@ class Parser:
         self._feed_table(number, line, text)
 
     def _feed_json(self, number: int, line: str, text: str) -> bool:
-        """A `-format json` document: its lines held (at most `MAX_JSON_LINES`) until they
-        parse, then each check read as a path. A line no JSON document holds (`Startpoint:`, a
-        `---` banner) ends it unread: its lines are said as unrecognised, and the line is read
-        as any other (returns False)."""
-        if self.json_lines is None:
+        """A `-format json` document, each check read as a path once its lines parse. A line no
+        JSON document holds (`Startpoint:`, a `---` banner) ends it unread: its lines are said as
+        unrecognised, and the line is read as any other (returns False)."""
+        if self.json is None:
             self.said()
-            self.json_lines, self.json_first = [], number
-        elif text and text[0] not in _JSON_LINE_STARTS:
+            self.json = JsonDocument(number)
+        elif not self.json.holds(text):
             self._json_unread(number - 1)
             return False
-        self.json_lines.append(line)
-        if not text.endswith(("}", "]")) and len(self.json_lines) < MAX_JSON_LINES:
-            return True
-        try:
-            checks = json.loads("\n".join(self.json_lines))["checks"]
-            paths = [json_path(check, self.json_first, number) for check in checks]
-        except (ValueError, KeyError, TypeError, IndexError):
-            if len(self.json_lines) >= MAX_JSON_LINES:
-                self._json_unread(number)
-            return True
-        self.json_lines = None
-        self.items.extend(paths)
+        paths = self.json.add(number, line, text)
+        if paths is not None:
+            self.json = None
+            self.items.extend(paths)
+        elif self.json.full:
+            self._json_unread(number)
         return True
 
     def _json_unread(self, last: int) -> None:
-        assert self.json_lines is not None
-        self.unread = [self.json_first, last, sum(bool(line.strip()) for line in self.json_lines)]
-        self.json_lines = None
+        assert self.json is not None
+        self.unread, self.json = self.json.unread(last), None
 
     def _is_short(self, text: str) -> bool:
         """A `-format short` path ends at its header: other content after a blank line."""
@@ -228,7 +230,7 @@ class Parser:
             path["slack"], path["status"] = float(found[2]), found[1]
             self.close(truncated=False)
         elif text.startswith("Endpoint:"):
-            name, reason = _point(text.removeprefix("Endpoint:"))
+            name, reason = point(text.removeprefix("Endpoint:"))
             path["endpoint"], path["end_reason"] = name, reason
             self.pending = None if reason else "end"
         elif text.startswith(_FIELD_NAMES) and (found := _FIELD.match(text)):
@@ -327,7 +329,7 @@ class Parser:
             return self._summary_row(number, line, text)
         if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
             return SlackOnlyRow(found[1], float(found[2]), number)
-        return None
+        return True if self.headers.read(text) else None
 
     def _metric(self, name: str, min_max: str | None, value: str, number: int) -> Metric:
         """A tns/wns/worst slack line: its max or min named, or taken from the banner above, or
@@ -364,6 +366,8 @@ class Parser:
         return None
 
     def _unrecognised(self, number: int) -> None:
+        if number == self.short_at:
+            unread_table(self.items)
         if self.unread is None:
             self.unread = [number, number, 1]
         else:
@@ -393,6 +397,9 @@ class Parser:
     def interrupted(self) -> None:
         """A `Startpoint:` line (or the report's end): the open path ends there, short if all it
         holds is a header, else truncated."""
+        if self.layout is not None:
+            self.items.append(self.layout.path())
+            self.layout = None
         self.close(truncated=True, short=self._header_only())
 
     def _header_only(self) -> bool:
@@ -409,9 +416,9 @@ class Parser:
         comes last."""
         self.interrupted()
         self.items.extend(self.vendor.finish())
-        if self.json_lines is not None:
+        if self.json is not None:
             self.said()
-            self._json_unread(self.json_first + len(self.json_lines) - 1)
+            self._json_unread(self.json.first + len(self.json.lines) - 1)
         self.said()
         self.items.append(Extent(self.last_number if lines is None else lines))
 
@@ -438,12 +445,3 @@ def _says_unconstrained(text: str) -> bool:
     """`(Path is unconstrained)` in lower, capitalised or upper case: the spellings the fast scan
     in `tools/sta/scan.py` also checks for, so that both readers agree."""
     return "nconstrained" in text or "NCONSTRAINED" in text
-
-
-def _point(rest: str) -> tuple[str, str | None]:
-    """`name (reason)` → (name, reason); a name whose reason wrapped to the next line → (name, None)."""
-    rest = rest.strip()
-    if rest.endswith(")") and " (" in rest:
-        name, _, reason = rest.rpartition(" (")
-        return name.strip(), reason[:-1]
-    return rest, None

@@ -36,6 +36,7 @@ from tools.sta.items import (
     Unrecognised,
 )
 from tools.sta.names import ARRIVAL, encoded, endpoint_pin
+from tools.sta.path_layouts import OPENERS
 from tools.sta.report import Parser, parse
 from tools.stream.lines import MAX_LINE_BYTES, iter_lines
 from tools.stream.literals import count_literals
@@ -183,7 +184,8 @@ class _Reader:
                 _faithful(block, match) for block, match in zip(pieces, matches, strict=True)
             ]
         canonical = [match for match in matches if match is not None]
-        if pieces and self.parser.path is None and len(canonical) == len(matches):
+        open_path = self.parser.path or self.parser.layout  # left open by the last chunk
+        if pieces and not open_path and len(canonical) == len(matches):
             yield from self._canonical_rows(pieces, canonical, arrivals)
             return
         last = len(pieces) - 1
@@ -198,7 +200,7 @@ class _Reader:
                 yield from self.lines(LABEL + block, followed=followed, consumed=size)
                 line, offset = self.line, self.offset
                 continue
-            if parser.path is not None or parser.unread is not None:
+            if parser.path or parser.layout or parser.unread:
                 parser.interrupted()  # a path ended by this block's Startpoint line
                 parser.said()  # and lines before it that no reader understood
                 yield from self._drain()
@@ -249,9 +251,10 @@ class _Reader:
                 parts = []
         for part in parts:
             line = part[:MAX_LINE_BYTES].decode("utf-8", "surrogateescape")
-            if line.strip().startswith("Startpoint:"):  # as the parser strips it
-                self.starts[self.line] = position
+            opens = line.lstrip().startswith(OPENERS)  # as the parser strips it
             self.parser.feed(self.line, line)
+            if opens and _opened_at(self.parser) == self.line:
+                self.starts[self.line] = position
             self.line += 1
             position += len(part) + 1
         if cut and parts:
@@ -272,6 +275,14 @@ class _Reader:
                 yield _row_of_path(item, self.starts.pop(item.first_line, -1))
             else:
                 yield item
+
+
+def _opened_at(parser: Parser) -> int:
+    """The first line of the path the parser is reading (0 if none): a `Startpoint:` inside a
+    Cadence path is not one."""
+    if parser.layout is not None:
+        return int(parser.layout.fields["first_line"])
+    return int(parser.path["first_line"]) if parser.path is not None else 0
 
 
 def _faithful_chunk(

@@ -39,6 +39,16 @@ from tools.sta.items import (
     Unrecognised,
 )
 from tools.sta.names import encoded
+from tools.sta.reading import (
+    MAX_RANGES,
+    Reading,
+    Unranked,
+    over_read,
+    ranges,
+    spans_of,
+    unknowns,
+    widened_spans,
+)
 from tools.sta.scan import Row, Scanned, describe, scan
 from tools.sta.table_lines import SLACK, TableSelection, table_lines
 from tools.stream.lines import iter_lines
@@ -50,9 +60,6 @@ MAX_FIGURES = 60
 """The report's own figures and counts quoted by `stasummary`; the rest are counted."""
 MAX_SHORT = 20
 """`-format short` paths listed by `stasummary`; the rest are counted."""
-MAX_RANGES = 40
-"""Ranges of unrecognised lines said by `stasummary`: past this, the closest ranges are joined,
-so that every unrecognised line is still inside one."""
 
 
 class ReportArgs(ToolArgs):
@@ -120,17 +127,18 @@ class _Report:
     limits: list[LimitRow] = field(default_factory=list)
     counts: list[ReportCount] = field(default_factory=list)
     reported: list[ReportedTable] = field(default_factory=list)
-    unrecognised: list[Unrecognised] = field(default_factory=list)
+    reading: Reading = field(default_factory=Reading)
+    """The report's length and the lines not recognised, every one inside a range said."""
     truncated: int = 0
     unconstrained: int = 0
     short: int = 0
     """`-format short` paths: complete as reported, with no slack to count."""
+    unread_tables: int = 0
+    """Of them, headers followed by lines not recognised: their slack unknown as not read."""
     short_paths: list[StaPath] = field(default_factory=list)
     """The first `MAX_SHORT` of them."""
     json_paths: list[StaPath] = field(default_factory=list)
     """Paths read from `-format json` documents."""
-    extent: int = 0
-    """The report's number of lines."""
 
     def add(self, item: Scanned) -> None:
         if isinstance(item, Row):
@@ -157,14 +165,13 @@ class _Report:
             self.counts.append(item)
         elif isinstance(item, ReportedTable):
             self.reported.append(item)
-        elif isinstance(item, Unrecognised):
-            self.unrecognised.append(item)
-        elif isinstance(item, Extent):
-            self.extent = item.lines
+        elif isinstance(item, (Unrecognised, Extent)):
+            self.reading.add(item)
         elif item.from_json:
             self.json_paths.append(item)
         else:  # a `-format short` path
             self.short += 1
+            self.unread_tables += item.table_unread
             if len(self.short_paths) < MAX_SHORT:
                 self.short_paths.append(item)
 
@@ -203,7 +210,8 @@ def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
         or report.short > MAX_SHORT
     )
     summary = _summary_of(report, disagreeing)
-    return make_excerpt(summary, sorted(lines, key=lambda line: line.number), truncated=truncated)
+    told = unknowns({"report": report.reading}, truncated)
+    return make_excerpt(summary, sorted(lines, key=lambda line: line.number), truncated, told)
 
 
 def _figure_lines(report: _Report) -> tuple[list[Line], list[int]]:
@@ -251,7 +259,7 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
     ):
         return (
             "no report_checks content recognised: no paths, end/summary tables, tns/wns lines or notices"
-            + _unread(report)
+            + report.reading.said()
         )
     endpoints = sum(len(stats.worst) for stats in report.groups.values())
     summary = (
@@ -268,11 +276,16 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
         summary += f"; {report.truncated} path(s) truncated in the report"
     if report.groups or report.end_rows or report.summary_rows:
         summary += "; TNS sums the negative slacks in exact decimal on the report's digits"
-    if report.short:
+    listed = f" (the first {MAX_SHORT} listed)" if report.short > MAX_SHORT else ""
+    if short := report.short - report.unread_tables:
         summary += (
-            f"; {report.short} path(s) in -format short: startpoint, endpoint, group and type "
-            "read; slack and arrival not printed, so unknown"
-            + (f" (the first {MAX_SHORT} listed)" if report.short > MAX_SHORT else "")
+            f"; {short} path(s) in -format short: startpoint, endpoint, group and type "
+            "read; slack and arrival not printed, so unknown" + listed
+        )
+    if report.unread_tables:
+        summary += (
+            f"; {report.unread_tables} path header(s) followed by lines not recognised: "
+            "startpoint, endpoint, group and type read; slack not read, so unknown" + listed
         )
     if report.counts:
         summary += f"; {len(report.counts)} count(s) the report prints of itself, shown beside the listing's"
@@ -281,67 +294,16 @@ def _summary_of(report: _Report, disagreeing: list[int]) -> str:
             f"; {len(report.reported)} table(s) of the report's own figures, shown as reported"
         )
     if disagreeing:
-        at, widened = _widened(_spans(disagreeing), MAX_RANGES)
+        at, widened = widened_spans(spans_of(disagreeing), MAX_RANGES)
         joined = " (ranges joined: not every line inside them disagrees)" if widened else ""
-        summary += f"; {len(disagreeing)} of the report's own figures DISAGREE with its listing, at {_ranges(at)}{joined}"
+        summary += f"; {len(disagreeing)} of the report's own figures DISAGREE with its listing, at {ranges(at)}{joined}"
     if len(report.metrics) + len(report.counts) > MAX_FIGURES:
         summary += f"; the first {MAX_FIGURES} of {len(report.metrics) + len(report.counts)} reported figures shown"
     if report.json_paths:
         summary += f"; {len(report.json_paths)} path(s) from -format json (seconds shown in ns; MET/VIOLATED from the slack's sign)"
     if report.notices:
         summary += f"; {len(report.notices)} warning/notice line(s)"
-    return summary + _unread(report)
-
-
-Span = tuple[int, int]
-
-
-def _unread(report: _Report) -> str:
-    """Where the report holds what no reader here understood, every such line inside a range
-    (never an ellipsis), and how many lines were read: the two add up to the report's length."""
-    spans = _joined((item.first, item.last) for item in report.unrecognised)
-    unread = sum(last - first + 1 for first, last in spans)
-    if not spans:
-        return f"; all {report.extent} line(s) read" if report.extent else "; the report is empty"
-    shown, widened = _widened(spans, MAX_RANGES)
-    blank = unread - sum(item.lines for item in report.unrecognised)
-    blanks = f" ({blank} of them blank)" if blank else ""
-    text = f"; {unread} of {report.extent} line(s) not recognised{blanks}, at {_ranges(shown)}"
-    if widened:
-        text += f" (joined over {widened} read line(s) to stay within {MAX_RANGES} ranges; every unrecognised line is inside them)"
-    return text + f"; the other {report.extent - unread} line(s) read"
-
-
-def _joined(spans: Iterable[Span]) -> list[Span]:
-    """Line ranges in order, touching ones joined (`L3–L4, L5` is `L3–L5`)."""
-    joined: list[Span] = []
-    for first, last in sorted(spans):
-        if joined and first <= joined[-1][1] + 1:
-            joined[-1] = (joined[-1][0], max(last, joined[-1][1]))
-        else:
-            joined.append((first, last))
-    return joined
-
-
-def _widened(spans: list[Span], limit: int) -> tuple[list[Span], int]:
-    """At most `limit` ranges still holding every line of `spans`: the ranges with the fewest
-    lines between them are joined first. Returns them and how many lines the joins took in."""
-    if len(spans) <= limit:
-        return spans, 0
-    gaps = sorted(range(len(spans) - 1), key=lambda at: (spans[at + 1][0] - spans[at][1], at))
-    joins = set(gaps[: len(spans) - limit])
-    shown = [spans[0]]
-    for at, span in enumerate(spans[1:]):
-        shown[-1:] = [(shown[-1][0], span[1])] if at in joins else [shown[-1], span]
-    return shown, sum(spans[at + 1][0] - spans[at][1] - 1 for at in joins)
-
-
-def _spans(numbers: Iterable[int]) -> list[Span]:
-    return _joined((number, number) for number in numbers)
-
-
-def _ranges(spans: Iterable[Span]) -> str:
-    return ", ".join(f"L{first}" if first == last else f"L{first}–L{last}" for first, last in spans)
+    return summary + report.reading.said()
 
 
 def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
@@ -360,58 +322,70 @@ def _group_line(key: GroupKey, stats: _Group, worst: StaPath) -> Line:
 
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
-    """The `limit` worst paths, optionally of one group and one status; `-format short` paths,
-    which print no slack to rank, are counted and said."""
+    """The `limit` worst paths, optionally of one group and one status; paths with no slack to
+    rank (`-format short`, cut off, or whose table was not read) are counted and said, and so are
+    the report's lines not read: the count is over the lines read."""
     group = None if args.group is None else encoded(args.group)
     status = None if args.status is None else encoded(args.status)
-    matching = short = 0
+    matching = 0
+    unranked = Unranked()
+    reading = Reading()
     others = TableSelection(args.group, args.status, args.limit)
 
     def selected() -> Iterator[Row]:
-        nonlocal matching, short
+        nonlocal matching
         for item in report_rows(records["report"]):
-            if isinstance(item, StaPath) and item.short:
-                short += group is None or encoded(item.group) == group
-            elif not isinstance(item, Row):
-                others.add(item)
-            elif item.slack is None:
+            if reading.add(item):
                 continue
-            elif (group is None or item.group == group) and (
-                status is None or item.status == status
-            ):
+            if not isinstance(item, (Row, StaPath)):
+                others.add(item)
+                continue
+                continue
+            if isinstance(item, StaPath) and not item.short:
+                continue  # a `-format json` path: no text to rank it from
+            its_group = item.group if isinstance(item, Row) else encoded(item.group)
+            if group is not None and its_group != group:
+                continue
+            if isinstance(item, StaPath) or item.slack is None:
+                unranked.add(item)
+            elif status is None or item.status == status:
                 matching += 1
                 yield item
 
     worst = heapq.nsmallest(args.limit, selected(), key=slack_of)
     paths = described(records["report"], worst)
     lines = [make_line(row.line, describe_path(paths[row.line])) for row in worst] + others.lines()
-    unranked = (
-        f"; {short} -format short path(s) not ranked: their slack is not printed, so unknown"
-        + (" (none can be said MET or VIOLATED)" if status is not None else "")
-        if short
-        else ""
+    answer = (
+        f"{len(worst)} of {matching} matching path(s), worst first{unranked.said(status)}"
+        f"{others.said()}"
     )
-    return make_excerpt(
-        f"{len(worst)} of {matching} matching path(s), worst first{unranked}{others.said()}",
-        lines,
-        truncated=matching > len(worst) or others.truncated,
-    )
+    return _answered(answer, lines, matching > len(worst) or others.truncated, reading)
+
+
+def _answered(answer: str, lines: list[Line], truncated: bool, reading: Reading) -> Excerpt:
+    """An answer over one report, said over the lines read, its unknowns for the handover."""
+    readings = {"report": reading}
+    told = unknowns(readings, truncated)
+    return make_excerpt(over_read(answer, readings), lines, truncated, told)
 
 
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
     """One path's report lines, with their line numbers: the worst of the paths of this type to
     the endpoint (in the corner and mode given, else in any), or the first if none has a slack;
-    failing any, the first `-format short` path to it (its header, with no slack to rank)."""
+    failing any, the first `-format short` path to it (its header, with no slack to rank). Said
+    over the lines read, where some of the report's were not."""
     record = records["report"]
-    selected, short = _candidates(record, args)
+    reading = Reading()
+    selected, short = _candidates(record, args, reading)
     endpoint = encoded(args.endpoint)
     matching = [row for row in selected if row.endpoint == endpoint] or _pins_of(
         record, args.endpoint, selected
     )
     if not matching:
         if short:
-            return _short_path(record, short)
-        return make_excerpt(f"no {_selection(args)} ends at {args.endpoint!r}", (), False)
+            return _short_path(record, short, reading)
+        answer = f"no {_selection(args)} ends at {args.endpoint!r}"
+        return _answered(answer, [], False, reading)
     row = min((item for item in matching if item.slack is not None), key=SLACK, default=matching[0])
     found = described(record, [row])[row.line]
     last = min(found.last_line, found.first_line + MAX_PATH_LINES - 1)
@@ -424,21 +398,22 @@ def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
             )
         ]
     chosen = f"the worst of {len(matching)} matching paths: " if len(matching) > 1 else ""
-    return make_excerpt(
-        f"{chosen}{describe_path(found)} (lines {found.first_line}–{found.last_line})",
-        lines,
-        truncated=last < found.last_line,
-    )
+    answer = f"{chosen}{describe_path(found)} (lines {found.first_line}–{found.last_line})"
+    return _answered(answer, lines, last < found.last_line, reading)
 
 
-def _candidates(record: Record, args: PathArgs) -> tuple[list[Row], list[StaPath]]:
+def _candidates(
+    record: Record, args: PathArgs, reading: Reading
+) -> tuple[list[Row], list[StaPath]]:
     """In one pass: the rows of this type (corner, mode) whose endpoint starts with the name
-    asked for, and the `-format short` paths that end exactly there."""
+    asked for, and the `-format short` paths that end exactly there (`reading` takes the rest)."""
     wanted = [encoded(value) for value in (args.corner, args.mode, args.path_type)]
     endpoint = encoded(args.endpoint)
     rows: list[Row] = []
     short: list[StaPath] = []
     for item in report_rows(record):
+        if reading.add(item):
+            continue
         if isinstance(item, Row):
             fields = KEY_FIELDS(item.key)
             if item.endpoint.startswith(endpoint) and all(
@@ -453,7 +428,7 @@ def _candidates(record: Record, args: PathArgs) -> tuple[list[Row], list[StaPath
     return rows, short
 
 
-def _short_path(record: Record, paths: list[StaPath]) -> Excerpt:
+def _short_path(record: Record, paths: list[StaPath], reading: Reading) -> Excerpt:
     """The first of these `-format short` paths: its header lines (and the blank lines after
     it, at most `MAX_PATH_LINES` in all), read from the report's start."""
     path = paths[0]
@@ -463,7 +438,7 @@ def _short_path(record: Record, paths: list[StaPath]) -> Excerpt:
         lines = [make_line(number, raw) for number, raw in header]
     chosen = f"the first of {len(paths)} matching -format short paths: " if len(paths) > 1 else ""
     summary = f"{chosen}{describe_path(path)} (lines {path.first_line}–{path.last_line})"
-    return make_excerpt(summary, lines, truncated=last < path.last_line)
+    return _answered(summary, lines, last < path.last_line, reading)
 
 
 def _pins_of(record: Record, instance: str, rows: list[Row]) -> list[Row]:
@@ -503,6 +478,8 @@ def describe_path(path: StaPath) -> str:
         if path.unconstrained
         else "truncated"
         if path.truncated
+        else "slack unknown (the lines after its header were not read)"
+        if path.table_unread
         else "slack and arrival unknown (-format short prints neither)"
         if path.short
         else f"slack {figure(slack_of(path))} ({path.status})"
