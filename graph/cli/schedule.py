@@ -69,6 +69,7 @@ def add(
     tz: Annotated[str, typer.Option(help="The cron's time zone (e.g. Europe/Berlin).")] = "UTC",
     chooser: Annotated[str, typer.Option(help="As `warrant run --chooser`.")] = "scripted",
     responder: AsOption = None,
+    now: NowOption = None,
     db: DbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -76,13 +77,14 @@ def add(
     occurrence as a new run with a fresh budget that waits for nobody. A changed manifest is not
     run until confirmed again."""
     by = person(responder)
+    at = _as_of(now) or datetime.now(UTC)
     try:
-        schedule = confirm(chosen_db(db), scenario, cron, tz, goal, chooser, by, time.time())
+        schedule = confirm(chosen_db(db), scenario, cron, tz, goal, chooser, by, at.timestamp())
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
         failed(exc)
-    upcoming = next_occurrence(schedule, datetime.now(UTC)).isoformat()
+    upcoming = next_occurrence(schedule, at).isoformat()
     if json_output:
         print_json(schedule | {"next": upcoming})
         return

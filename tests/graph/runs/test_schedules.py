@@ -21,6 +21,8 @@ BERLIN = ZoneInfo("Europe/Berlin")
 WEEKDAYS_AT_SIX = "0 6 * * 1-5"
 MONDAY = "2026-12-07T06:00:30+01:00"
 TUESDAY = "2026-12-08T06:00:30+01:00"
+CONFIRMED = "2026-12-04T12:00:00+01:00"
+"""When the tests' schedules are confirmed (`schedule add --now`): the Friday before MONDAY."""
 ASK = {
     "summary": "which seed?",
     "message": {"kind": "ask_user", "question": "Which seed failed?", "blocking": True},
@@ -83,7 +85,7 @@ def test_the_due_occurrence_is_the_latest_and_the_missed_ones_are_counted(confir
 def added(tmp_path: Path, db: str, scenario: str = "R42", *extra: str) -> str:
     confirmed = warrant(
         "schedule", "add", scenario, "--cron", WEEKDAYS_AT_SIX, "--tz", "Europe/Berlin",
-        "--as", "alice", "--db", db, "--json", *extra, cwd=tmp_path,
+        "--as", "alice", "--now", CONFIRMED, "--db", db, "--json", *extra, cwd=tmp_path,
     )  # fmt: skip
     assert confirmed.returncode == 0, confirmed.stderr
     return str(json.loads(confirmed.stdout)["id"])
