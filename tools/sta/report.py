@@ -36,7 +36,7 @@ from tools.sta.items import (
 )
 from tools.sta.json_paths import JsonDocument
 from tools.sta.names import ARRIVAL_TEXT, decoded, encoded, endpoint_pin, point
-from tools.sta.path_layouts import CadencePath, Headers, opening, unread_table
+from tools.sta.path_layouts import CadencePath, header_line, opening, unread_table
 from tools.sta.vendor_tables import VendorTables
 
 _FIELD = re.compile(r"^(Path Group|Path Type|Mode|Corner):\s*(.*?)\s*$")
@@ -117,7 +117,6 @@ class Parser:
     """The commercial tools' summary reports, asked first about every line outside a path."""
     layout: CadencePath | None = None
     """A path in a Cadence layout being read (`tools.sta.path_layouts`)."""
-    headers: Headers = field(default_factory=Headers)
     short_at: int = 0
     """The line that ended the last `-format short` path (if unread, so may be that path's table)."""
     items: list[Item] = field(default_factory=list)
@@ -329,7 +328,7 @@ class Parser:
             return self._summary_row(number, line, text)
         if self.table == "slack_only" and (found := _SLACK_ONLY_ROW.match(text)):
             return SlackOnlyRow(found[1], float(found[2]), number)
-        return True if self.headers.read(text) else None
+        return True if header_line(text) else None
 
     def _metric(self, name: str, min_max: str | None, value: str, number: int) -> Metric:
         """A tns/wns/worst slack line: its max or min named, or taken from the banner above, or
