@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tools.analysis.worker import TableFile
+from tools.logs.familyfold import joined
 from tools.logs.triage import Progress, members_of, scan_family
 from tools.records.delimited import delimiter_for
 from tools.records.reading import check_time, open_record
@@ -104,8 +105,10 @@ def verdicts_file(
     name: str, members: Sequence[Record], folder: Path, progress: Progress | None = None
 ) -> TableFile:
     """The family's verdicts, read member by member as `triage` reads them, as table `name`."""
-    result = scan_family(members_of(members), progress=progress)
-    signature = {member: bucket.signature for bucket in result.buckets for member in bucket.members}
+    result = joined(scan_family(members_of(members), progress=progress))
+    signature = {
+        failure: bucket.signature for bucket in result.buckets for failure in bucket.failures
+    }
     notes = dict(result.unread) | dict(result.notes)
     target = folder / f"{name}.csv"
     with target.open("w", newline="", encoding="utf-8") as out:
@@ -113,6 +116,6 @@ def verdicts_file(
         writer.writerow(VERDICT_COLUMNS)
         for member, test, status in result.outcomes:
             writer.writerow(
-                [member, test, status, signature.get(member, ""), notes.get(member, "")]
+                [member, test, status, signature.get((member, test), ""), notes.get(member, "")]
             )
     return TableFile(name, target, ",", VERDICT_COLUMNS)

@@ -148,6 +148,8 @@ class MemberScan:
     """What limits the reading (grown while read, cut gzip, long lines)."""
     size: int = 0
     """Bytes read (decompressed)."""
+    cases: tuple[MemberScan, ...] = ()
+    """A JUnit member's testcases, each a test of its own (`tools/logs/junit.py`)."""
 
 
 # Scanning.

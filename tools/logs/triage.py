@@ -43,20 +43,17 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
 from typing import Literal, TypeVar
 
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.logs.familyscan import (
-    Cited,
-    Limits,
-    Member,
-    MemberScan,
-    cell_signature,
-    scan_member,
-)
+from tools.logs.familyfold import NO_ERROR as NO_ERROR
+from tools.logs.familyfold import Bucket, FamilyResult, Status, fold, joined
+from tools.logs.familyfold import merge as merge
+from tools.logs.familyscan import Limits, Member, cell_signature
+from tools.logs.junit import scan
 from tools.logs.runhistory import _cells, _rows
 from tools.records import reading
 from tools.records.delimited import delimiter_for
@@ -73,124 +70,8 @@ FLAKY_RUNS = 6
 """History rows of a test read for flakiness (its last ones, in file order)."""
 SERIAL_BELOW = 16
 """Families smaller than this are scanned in the caller's process (a pool costs more)."""
-NO_ERROR = "(no error line)"
-
-Status = Literal["pass", "fail", "none", "unread"]
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-# The shard result and its merge.
-
-
-@dataclass(frozen=True)
-class Bucket:
-    signature: str
-    members: tuple[str, ...]
-    """Sorted member ids (its count is their number)."""
-    tests: tuple[str, ...]
-    """Sorted, each once."""
-    example: Cited
-    """The first example: the smallest member id, then line."""
-
-    @property
-    def count(self) -> int:
-        return len(self.members)
-
-
-@dataclass(frozen=True)
-class FamilyResult:
-    """What a set of members (a family, or a shard of one) says; every field in a canonical
-    order, so that `merge` of shards in any grouping and order is the whole family's result."""
-
-    outcomes: tuple[tuple[str, str, Status], ...] = ()
-    """(member, test, status), sorted by member."""
-    buckets: tuple[Bucket, ...] = ()
-    """Sorted by signature."""
-    unread: tuple[tuple[str, str], ...] = ()
-    """(member, why), sorted."""
-    notes: tuple[tuple[str, str], ...] = ()
-    """(member, note), sorted."""
-    size: int = 0
-    """Bytes read (decompressed)."""
-
-    @property
-    def members(self) -> int:
-        return len(self.outcomes)
-
-
-@dataclass
-class _Fold:
-    """Results folded one by one (dictionaries keyed by member: a member seen twice is one)."""
-
-    outcomes: dict[str, tuple[str, Status]] = field(default_factory=dict)
-    buckets: dict[str, tuple[set[str], set[str], Cited]] = field(default_factory=dict)
-    unread: dict[str, str] = field(default_factory=dict)
-    notes: set[tuple[str, str]] = field(default_factory=set)
-    size: int = 0
-
-    def add_scan(self, scan: MemberScan) -> None:
-        status: Status = (
-            "unread" if scan.unread else "none" if scan.verdict is None else scan.verdict
-        )
-        self.outcomes[scan.member] = (scan.test, status)
-        self.size += scan.size
-        if scan.unread:
-            self.unread[scan.member] = scan.unread
-        self.notes.update((scan.member, note) for note in scan.notes)
-        if scan.verdict == "fail":
-            example = scan.first_error or scan.stated or Cited(scan.member, 0, "")
-            self._bucket(scan.signature or NO_ERROR, {scan.member}, {scan.test}, example)
-
-    def _bucket(self, signature: str, members: set[str], tests: set[str], example: Cited) -> None:
-        held = self.buckets.get(signature)
-        if held is None:
-            self.buckets[signature] = (set(members), set(tests), example)
-            return
-        held[0].update(members)
-        held[1].update(tests)
-        if example < held[2]:
-            self.buckets[signature] = (held[0], held[1], example)
-
-    def add_result(self, result: FamilyResult) -> None:
-        for member, test, status in result.outcomes:
-            self.outcomes[member] = (test, status)
-        self.unread.update(result.unread)
-        self.notes.update(result.notes)
-        for bucket in result.buckets:
-            self._bucket(bucket.signature, set(bucket.members), set(bucket.tests), bucket.example)
-        self.size += result.size
-
-    def result(self) -> FamilyResult:
-        return FamilyResult(
-            outcomes=tuple(
-                (member, test, status) for member, (test, status) in sorted(self.outcomes.items())
-            ),
-            buckets=tuple(
-                Bucket(signature, tuple(sorted(members)), tuple(sorted(tests)), example)
-                for signature, (members, tests, example) in sorted(self.buckets.items())
-            ),
-            unread=tuple(sorted(self.unread.items())),
-            notes=tuple(sorted(self.notes)),
-            size=self.size,
-        )
-
-
-def fold(scans: Iterable[MemberScan]) -> FamilyResult:
-    """The result of these members' scans."""
-    folded = _Fold()
-    for scan in scans:
-        folded.add_scan(scan)
-    return folded.result()
-
-
-def merge(results: Iterable[FamilyResult]) -> FamilyResult:
-    """Shards' results as one: associative and order-independent; disjoint shards give exactly
-    the whole family's result (a member in two shards counts once, but its bytes twice)."""
-    folded = _Fold()
-    for result in results:
-        folded.add_result(result)
-    return folded.result()
 
 
 # Scanning members in parallel.
@@ -279,7 +160,7 @@ def _scan(
     limits: Limits | None,
     progress: Progress | None,
 ) -> FamilyResult:
-    work = partial(scan_member, limits=session_limits() if limits is None else limits)
+    work = partial(scan, limits=session_limits() if limits is None else limits)
     return fold(parallel_map(work, ordered, workers, progress, total=total))
 
 
@@ -430,7 +311,9 @@ def triage(
 def report(
     result: FamilyResult, history: Sequence[HistoryRow] | None = None, *, run: str | None = None
 ) -> Triage:
-    """A (merged) family result read against the history (rows of `run` left out)."""
+    """A (merged) family result, its tests held twice joined (`familyfold.joined`), read
+    against the history (rows of `run` left out)."""
+    result = joined(result)
     rows = [row for row in history or () if run is None or row.run != run]
     ranked = sorted(result.buckets, key=lambda bucket: (-bucket.count, bucket.signature))
     shown = ranked[:MAX_BUCKETS]
