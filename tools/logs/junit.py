@@ -3,7 +3,8 @@
 
 A testcase with a `<failure>` or an `<error>` *fails*; its first error is that element's line in
 the XML file, with its message (the `message` attribute, cocotb 2's `error_type: error_msg`, or
-`msg`; else the first non-blank line of its text), bucketed by the one signature rule
+`msg`; else its text; of a message of several lines, pytest's first `E   ` line, else its first
+non-blank line), bucketed by the one signature rule
 (`signatures.py`). A `<skipped>` testcase has *no verdict* and says it was skipped (a skip is not a
 pass); any other testcase *passes*. A test's name is its `name`, qualified as `classname.name`
 where two testcases of the file share a name. A file with no testcase states nothing: *no verdict*.
@@ -17,6 +18,7 @@ laughs, an external entity) is refused before any entity is expanded, and one pa
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +34,8 @@ MAX_TEXT_CHARS = 64 << 10
 """Of a failure's text, the characters gathered to find its first line."""
 ROOTS = ("testsuites", "testsuite")
 FAILED = ("failure", "error")
+_PYTEST_E = re.compile(r"(?:^|\s)E {3}(\S[^\n]*?)(?=\sE {3}|\n|$)")
+"""pytest's `E   AssertionError: …` (an attribute's newlines are read as spaces, as XML says)."""
 NO_DTD = "declares a DTD (<!DOCTYPE>), which a JUnit report never has: not read, no entity expanded"
 
 
@@ -88,19 +92,25 @@ class _Reader:
     def end(self, name: str) -> None:
         if name in FAILED and self.gathering and self.case and self.case.failed:
             self.gathering = False
-            first = next(
-                (line.strip() for line in "".join(self.case.text).splitlines() if line.strip()), ""
-            )
+            first = first_line("".join(self.case.text))
             self.case.failed = replace(self.case.failed, text=first or f"<{name}>")
         elif name == "testcase" and self.case is not None:
             self.cases.append(self.case)
             self.case = None
 
 
+def first_line(text: str) -> str:
+    """The line of a message that names its failure: pytest's first `E   ` line when the
+    message is a pytest traceback, else its first non-blank line."""
+    if said := _PYTEST_E.search(text):
+        return said[1].strip()
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def _message(element: str, attrs: dict[str, str]) -> str:
     """A failure's message from its attributes (pytest/VUnit `message`, cocotb 2 `error_type`
     and `error_msg`, cocotb's `msg`), or "" to read its text."""
-    if message := attrs.get("message", "").strip():
+    if message := first_line(attrs.get("message", "")):
         return message
     if error := attrs.get("error_msg", "").strip():
         kind = attrs.get("error_type", "").strip()
