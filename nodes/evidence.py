@@ -111,6 +111,8 @@ def _result(excerpt: Excerpt) -> dict[str, Any]:
         result["unknowns"] = list(excerpt.unknowns)
     if excerpt.computed is not None:
         result["computed"] = excerpt.computed
+    if excerpt.report is not None:  # the executor stores it as a body (`nodes.reports`)
+        result["triage"] = excerpt.report
     kept: dict[str, Any] = storable(result, "the result")
     return kept
 

@@ -35,6 +35,7 @@ from nodes.evidence import evidence_item, mcp_item
 from nodes.integrity import run_scope
 from nodes.intents import intend
 from nodes.record import receipt_digest, with_body_ref
+from nodes.reports import with_report_body
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
@@ -80,6 +81,7 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
         "dict[str, Any]",
         evidence_item(dict(call), records, excerpt, error, task["turn"], call.get("family")),
     )
+    receipt = with_report_body(store, receipt)
     hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
     receipt, done = _receipted(task, receipt, attempt, error, now(runtime))
     return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (

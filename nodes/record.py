@@ -74,6 +74,7 @@ budget (`nodes.handoff`); `notes`: notes recalled from memory (M refs, `nodes.re
 `local_read`: the local sources of all the run was shown (`guards.provenance`), which the
 chooser's own words carry from then on."""
 _PLAIN_LANE = re.compile(r"[A-Za-z0-9_:@+=-]{1,200}")
+BODY_FIELDS = frozenset({"excerpt", "body_missing", "triage", "triage_missing"})  # read back
 
 
 class RecordMissing(RuntimeError):
@@ -466,7 +467,7 @@ def sealed_or_not(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The items this run wrote, and those it did not."""
     ignore = EVENT_FIELDS_ADDED if kind == EVENTS else frozenset()
-    body_fields = frozenset({"excerpt", "body_missing"}) if kind == EVIDENCE else frozenset()
+    body_fields = BODY_FIELDS if kind == EVIDENCE else frozenset()
     own: list[dict[str, Any]] = []
     foreign: list[dict[str, Any]] = []
     for item in items:
@@ -477,9 +478,7 @@ def sealed_or_not(
 
 def receipt_digest(item: Mapping[str, Any]) -> str:
     """The digest of a receipt as its `executed` event records it (without seal or excerpt)."""
-    return body_digest(
-        {key: value for key, value in item.items() if key not in (SEAL, "excerpt", "body_missing")}
-    )
+    return body_digest({k: v for k, v in item.items() if k != SEAL and k not in BODY_FIELDS})
 
 
 def without_seal(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -42,6 +42,9 @@ class Excerpt(BaseModel):
     computed: dict[str, Any] | None = None
     """An analysis's result (`tools/analysis/`): its query, columns, first rows and row count.
     Computed, never a value a source states."""
+    report: dict[str, Any] | None = None
+    """A triage's morning report (`tools/logs/morning.py`): every test's row, every bucket. The
+    receipt keeps it in the store as a body, apart from the bounded summary and lines."""
 
     @property
     def flags(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from graph.cli import ops as cli_ops
 from graph.cli import people as cli_people
 from graph.cli import schedule as cli_schedule
 from graph.cli import trace as cli_trace
+from graph.cli import triage as cli_triage
 from graph.cli import web as cli_web
 from graph.cli.common import (
     DbOption,
@@ -333,6 +334,7 @@ cli_schedule.register(app)
 cli_delivery.register(app)
 cli_web.register(app)
 cli_ask.register(app)
+cli_triage.register(app)
 
 
 def main() -> None:

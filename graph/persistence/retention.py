@@ -81,7 +81,8 @@ def drop_unreferenced_bodies(storage: Storage, threads: list[str]) -> int:
     saver, store = storage
     referred: set[str | None] = set()  # None: an item that refers to no body
     for thread in threads:
-        referred |= {item.value.get("body") for item in _all_items(store, space(thread, EVIDENCE))}
+        for item in _all_items(store, space(thread, EVIDENCE)):
+            referred |= {item.value.get("body"), item.value.get("triage_body")}
         for call in _all_items(store, space(thread, MODEL_CALLS)):
             referred |= {call.value.get("request_body"), call.value.get("response_schema")}
         latest = saver.get_tuple({"configurable": {"thread_id": thread}})

@@ -67,6 +67,7 @@ from nodes.record import (
     new_events,
     sealed_or_not,
 )
+from nodes.reports import handover_with_reports, with_reports
 
 OnEvent = Callable[[dict[str, Any]], None]
 """Told each ledger entry as it is committed, and (type `PROGRESS`) a long call's progress."""
@@ -108,7 +109,8 @@ class Outcome:
                 **self._notes_now(),
                 "pending": self.pending,
             }
-        return {**self.values["handover"], **self._notes_now(), "pending": []}
+        report = handover_with_reports(self.values["handover"], self.values.get("evidence") or [])
+        return {**report, **self._notes_now(), "pending": []}
 
     def _notes_now(self) -> dict[str, Any]:
         """The recalled notes as they may be shown now: with their text, or marked forgotten (the
@@ -249,7 +251,7 @@ def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> O
     read lane by lane)."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
-    values = materialized(store_of(graph), thread, snapshot.values)
+    values = with_reports(store_of(graph), materialized(store_of(graph), thread, snapshot.values))
     pending = [interaction for _, interaction in pending_of(snapshot)]
     children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
     return Outcome(values, pending, thread, children)

@@ -67,6 +67,9 @@ class FamilyResult:
     """(member, note), sorted."""
     size: int = 0
     """Bytes read (decompressed)."""
+    errors: tuple[tuple[str, str, Cited], ...] = ()
+    """(member, test, its first error line), sorted, for the tests that did not pass: the morning
+    report's row of each test (`tools/logs/morning.py`)."""
 
     @property
     def members(self) -> int:
@@ -83,6 +86,7 @@ class _Fold:
     unread: dict[str, str] = field(default_factory=dict)
     notes: set[tuple[str, str]] = field(default_factory=set)
     size: int = 0
+    errors: dict[Failure, Cited] = field(default_factory=dict)
 
     def add_scan(self, scan: MemberScan) -> None:
         self.size += scan.size
@@ -100,6 +104,8 @@ class _Fold:
             "unread" if scan.unread else "none" if scan.verdict is None else scan.verdict
         )
         self.outcomes[(scan.member, scan.test)] = status
+        if scan.first_error is not None and scan.verdict != "pass":
+            self.errors[(scan.member, scan.test)] = scan.first_error
         if scan.verdict == "fail":
             first = scan.first_error or scan.stated or Cited(scan.member, 0, "")
             held = self.buckets.setdefault(scan.signature or NO_ERROR, {})
@@ -110,6 +116,7 @@ class _Fold:
             self.outcomes[(member, test)] = status
         self.unread.update(result.unread)
         self.notes.update(result.notes)
+        self.errors.update(((member, test), first) for member, test, first in result.errors)
         for bucket in result.buckets:
             held = self.buckets.setdefault(bucket.signature, {})
             held.update(zip(bucket.failures, bucket.firsts, strict=True))
@@ -126,6 +133,7 @@ class _Fold:
             unread=tuple(sorted(self.unread.items())),
             notes=tuple(sorted(self.notes)),
             size=self.size,
+            errors=tuple((m, t, first) for (m, t), first in sorted(self.errors.items())),
         )
 
 
@@ -189,6 +197,7 @@ def joined(result: FamilyResult) -> FamilyResult:
         unread=result.unread,
         notes=tuple(sorted(notes)),
         size=result.size,
+        errors=tuple(error for error in result.errors if error[:2] not in dropped),
     )
 
 

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
+from tools.logs.morning import with_report
 from tools.logs.triage import Progress
 from tools.records.registry import Family, Record
 from tools.stream.patterns import runnable
@@ -63,9 +64,10 @@ def run_triage(
     family: Family,
     progress: Progress | None = None,
 ) -> Excerpt:
-    return triage.run_family(
+    triaged, rows = triage.read_family(
         family.members, records.get("history"), run=args.run, progress=progress
     )
+    return with_report(triage.excerpt(triaged), triaged, rows, args.run)
 
 
 def run_searchfamily(

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import re
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from itertools import chain
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -133,3 +135,60 @@ def _cells(row: Row, delimiter: str = ",") -> list[str]:
 
 def _numbered(row: Row) -> list[Line]:
     return [make_line(number, raw) for number, raw in row]
+
+
+# The history as triage reads it: every row, in file order.
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    line: int
+    """The row's first line in the history (the header is line 1)."""
+    run: str
+    date: str
+    test: str
+    status: str
+    signature: str
+
+    @property
+    def verdict(self) -> Literal["pass", "fail"] | None:
+        status = self.status.strip().upper()
+        if status in ("PASS", "PASSED"):
+            return "pass"
+        if status in ("FAIL", "FAILED", "ERROR"):
+            return "fail"
+        return None
+
+
+def read_history(stream: io.BufferedIOBase) -> list[HistoryRow]:
+    """A run history's rows (`getrunhistory`'s format and parsing), in file order."""
+    lines = without_bom(iter_lines(stream))
+    opening = next(lines, None)
+    if opening is None:
+        return []
+    delimiter = delimiter_for(opening[1].decode("utf-8", "replace"), HISTORY_COLUMNS)
+    rows = _rows(chain([opening], lines), delimiter)
+    header = [cell.lower() for cell in _cells(next(rows), delimiter)]
+    column = {
+        name: header.index(name) for name in (*HISTORY_COLUMNS, "signature") if name in header
+    }
+
+    def cell(cells: list[str], name: str) -> str:
+        index = column.get(name, -1)
+        return cells[index] if 0 <= index < len(cells) else ""
+
+    found = []
+    for row in rows:
+        cells = _cells(row, delimiter)
+        found.append(
+            HistoryRow(
+                row[0][0],
+                *(cell(cells, name) for name in ("run", "date", "test", "status", "signature")),
+            )
+        )
+    return found
+
+
+def history_of(record: Record) -> list[HistoryRow]:
+    with open_record(record) as stream:
+        return read_history(stream)

@@ -37,7 +37,6 @@ said.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from collections import Counter
@@ -45,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from itertools import chain, pairwise
+from itertools import pairwise
 from typing import Literal, TypeVar
 
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
@@ -54,12 +53,10 @@ from tools.logs.familyfold import Bucket, FamilyResult, Status, fold, joined
 from tools.logs.familyfold import merge as merge
 from tools.logs.familyscan import Limits, Member, cell_signature
 from tools.logs.junit import scan
-from tools.logs.runhistory import _cells, _rows
+from tools.logs.runhistory import HistoryRow, history_of
 from tools.records import reading
-from tools.records.delimited import delimiter_for
 from tools.records.digests import identity_of, known
-from tools.records.registry import HISTORY_COLUMNS, Record
-from tools.stream.lines import iter_lines, without_bom
+from tools.records.registry import Record
 from tools.workers import forkserver, without_main
 
 MAX_BUCKETS = 10
@@ -196,63 +193,6 @@ def member_of(record: Record) -> Member:
     )
 
 
-# History.
-
-
-@dataclass(frozen=True)
-class HistoryRow:
-    line: int
-    """The row's first line in the history (the header is line 1)."""
-    run: str
-    date: str
-    test: str
-    status: str
-    signature: str
-
-    @property
-    def verdict(self) -> Literal["pass", "fail"] | None:
-        status = self.status.strip().upper()
-        if status in ("PASS", "PASSED"):
-            return "pass"
-        if status in ("FAIL", "FAILED", "ERROR"):
-            return "fail"
-        return None
-
-
-def read_history(stream: io.BufferedIOBase) -> list[HistoryRow]:
-    """A run history's rows (`getrunhistory`'s format and parsing), in file order."""
-    lines = without_bom(iter_lines(stream))
-    opening = next(lines, None)
-    if opening is None:
-        return []
-    delimiter = delimiter_for(opening[1].decode("utf-8", "replace"), HISTORY_COLUMNS)
-    rows = _rows(chain([opening], lines), delimiter)
-    header = [cell.lower() for cell in _cells(next(rows), delimiter)]
-    column = {
-        name: header.index(name) for name in (*HISTORY_COLUMNS, "signature") if name in header
-    }
-
-    def cell(cells: list[str], name: str) -> str:
-        index = column.get(name, -1)
-        return cells[index] if 0 <= index < len(cells) else ""
-
-    found = []
-    for row in rows:
-        cells = _cells(row, delimiter)
-        found.append(
-            HistoryRow(
-                row[0][0],
-                *(cell(cells, name) for name in ("run", "date", "test", "status", "signature")),
-            )
-        )
-    return found
-
-
-def history_of(record: Record) -> list[HistoryRow]:
-    with reading.open_record(record) as stream:
-        return read_history(stream)
-
-
 # The report.
 
 
@@ -318,7 +258,7 @@ def report(
     ranked = sorted(result.buckets, key=lambda bucket: (-bucket.count, bucket.signature))
     shown = ranked[:MAX_BUCKETS]
     reports = tuple(
-        _bucket_report(f"B{rank}", bucket, rows if history is not None else None)
+        bucket_report(f"B{rank}", bucket, rows if history is not None else None)
         for rank, bucket in enumerate(shown, 1)
     )
     more = ranked[MAX_BUCKETS:]
@@ -353,7 +293,7 @@ def known_rows(bucket: Bucket, rows: Sequence[HistoryRow]) -> list[HistoryRow]:
     return found
 
 
-def _bucket_report(label: str, bucket: Bucket, rows: list[HistoryRow] | None) -> BucketReport:
+def bucket_report(label: str, bucket: Bucket, rows: list[HistoryRow] | None) -> BucketReport:
     if rows is None:
         return BucketReport(label, bucket, None)
     known = known_rows(bucket, rows)
@@ -365,6 +305,18 @@ def _bucket_report(label: str, bucket: Bucket, rows: list[HistoryRow] | None) ->
 
 
 def _flaky(result: FamilyResult, rows: Sequence[HistoryRow]) -> tuple[Flaky, ...]:
+    statuses = recent_statuses(result, rows)
+    return tuple(Flaky(test, said) for test, said in sorted(statuses.items()) if flips(said))
+
+
+def flips(statuses: str) -> bool:
+    """Flaky: the statuses change between pass and fail at least twice."""
+    return sum(a != b for a, b in pairwise(statuses)) >= 2
+
+
+def recent_statuses(result: FamilyResult, rows: Sequence[HistoryRow]) -> dict[str, str]:
+    """Each test with a verdict today: its last `FLAKY_RUNS` history statuses, oldest first,
+    then today's (`F` when any of its members failed), as `P`/`F`."""
     today: dict[str, str] = {}
     for _, test, status in result.outcomes:
         if status in ("pass", "fail"):
@@ -373,12 +325,7 @@ def _flaky(result: FamilyResult, rows: Sequence[HistoryRow]) -> tuple[Flaky, ...
     for row in rows:
         if row.test in today and row.verdict is not None:
             past.setdefault(row.test, []).append("F" if row.verdict == "fail" else "P")
-    flaky = []
-    for test in sorted(today):
-        statuses = "".join(past.get(test, [])[-FLAKY_RUNS:]) + today[test]
-        if sum(a != b for a, b in pairwise(statuses)) >= 2:
-            flaky.append(Flaky(test, statuses))
-    return tuple(flaky)
+    return {test: "".join(past.get(test, [])[-FLAKY_RUNS:]) + today[test] for test in today}
 
 
 def _unknowns(result: FamilyResult, more_buckets: int, more_failures: int) -> tuple[str, ...]:
@@ -494,10 +441,21 @@ def run_family(
     """The tool's body for approved records (the catalog's wiring names the family's records):
     each member read within the session's limits and proven the version admitted; a call past
     its time limit is cut as a whole (`ReadCut`, the session's code), as a single record's is."""
+    return excerpt(read_family(members, history, run, workers, progress)[0])
+
+
+def read_family(
+    members: Sequence[Record],
+    history: Record | None = None,
+    run: str | None = None,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[Triage, list[HistoryRow] | None]:
+    """`run_family`'s reading: the family triaged, and the history's rows it was read against."""
     rows = history_of(history) if history is not None else None
     result = _scan(iter_members(members), len(members), workers, None, progress)
     reading.check_time()
-    return excerpt(report(result, rows, run=run))
+    return report(result, rows, run=run), rows
 
 
 def records_in(records: Mapping[str, Record], kind: str = "log") -> list[Record]:

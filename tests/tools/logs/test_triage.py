@@ -28,7 +28,8 @@ from tools.logs.familyscan import (
     read_chunks,
     scan_member,
 )
-from tools.logs.triage import excerpt, merge, read_history, report, scan_family
+from tools.logs.runhistory import read_history
+from tools.logs.triage import excerpt, merge, report, scan_family
 
 ROOT = Path(__file__).resolve().parents[3]
 
