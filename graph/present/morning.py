@@ -52,7 +52,7 @@ class Table:
 
     title: str
     headers: tuple[str, ...]
-    rows: list[tuple[Cell, ...]]
+    rows: Sequence[tuple[Cell, ...]]
     empty: str
     flex: tuple[int, ...] = ()
     """The columns that give way first, in order, when the table is too wide (free text)."""
