@@ -5,9 +5,11 @@
 writes `FOLDER/runs/N7/*.log` (`write_family`: lab/loggen.py's UVM traffic, as plain UVM, as a
 Questa transcript with `# `, and Verilator- and cocotb-shaped logs; about 12% failing under a
 handful of signatures whose numbers vary, a few cut before any verdict) and
-`FOLDER/history/runs.csv` (`write_history`: eight earlier nightlies of the same tests, in which the
-reset tests failed in the first with the reset checker's message, so today's reset bucket is known and the
-others new, and every seventeenth test flips between pass and fail). Deterministic: the same
+`FOLDER/history/runs.csv` (`write_history`: the six nightlies before it, `N1`…`N6` on the six nights
+before today's `N7`, of the same tests, in which the reset tests failed in the first with the reset
+checker's message, so today's reset bucket is known and the others new, and every seventeenth test
+flips between pass and fail). Today's folder is the night after the history's last, so that no
+reader is told what a test did "last night" from a run dated after today's. Deterministic: the same
 arguments write the same bytes. Tests and `bench/triage.py` generate their families here; the
 README's nightly walkthrough starts with it.
 """
@@ -19,6 +21,7 @@ import csv
 import gzip
 import random
 from collections.abc import Iterator
+from datetime import date, timedelta
 from pathlib import Path
 
 from lab.loggen import log_lines
@@ -177,9 +180,17 @@ def write_family(
     return sorted(paths)
 
 
-def write_history(path: Path, tests: list[str], runs: int = 8) -> Path:
-    """Earlier nightlies `N1`…`N{runs}` of `tests`: the reset tests failed in N1 with the reset
-    checker's message as the signature cell; every seventeenth test alternates."""
+EARLIER = 6
+"""The nightlies in the history, `N1`…`N6`; today's is the next, `runs/N7`."""
+TODAY = f"N{EARLIER + 1}"
+FIRST_NIGHT = date(2026, 11, 19)
+"""`N1`'s date; `N{k}` is k-1 nights later (today's, `N7`, is 2026-11-25)."""
+
+
+def write_history(path: Path, tests: list[str], runs: int = EARLIER) -> Path:
+    """Earlier nightlies `N1`…`N{runs}` of `tests`, one night apart: the reset tests failed in
+    N1 with the reset checker's message as the signature cell; every seventeenth test
+    alternates."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
         rows = csv.writer(handle)
@@ -193,7 +204,7 @@ def write_history(path: Path, tests: list[str], runs: int = 8) -> Path:
                 rows.writerow(
                     [
                         f"N{run}",
-                        f"2026-11-{18 + run:02d}",
+                        (FIRST_NIGHT + timedelta(days=run - 1)).isoformat(),
                         test,
                         "FAIL" if failed else "PASS",
                         cell if reset else "",
@@ -205,8 +216,9 @@ def write_history(path: Path, tests: list[str], runs: int = 8) -> Path:
 def write_nightly(
     folder: Path, logs: int = 200, member_bytes: int = 200_000, seed: int = 7
 ) -> None:
-    """A nightly's logs under `runs/N7/` and its history under `history/`."""
-    paths = write_family(folder / "runs" / "N7", logs, member_bytes, seed=seed)
+    """A nightly's logs under `runs/N7/` (today) and its history under `history/` (the nights
+    before)."""
+    paths = write_family(folder / "runs" / TODAY, logs, member_bytes, seed=seed)
     tests = [path.name.removesuffix(".gz").removesuffix(".log") for path in paths]
     write_history(folder / "history" / "runs.csv", tests)
 
@@ -220,7 +232,7 @@ def main() -> None:
     args = parser.parse_args()
     write_nightly(args.folder, args.logs, args.kb * 1000, args.seed)
     print(
-        f"wrote {args.logs} logs under {args.folder / 'runs' / 'N7'} and {args.folder / 'history' / 'runs.csv'}"
+        f"wrote {args.logs} logs under {args.folder / 'runs' / TODAY} and {args.folder / 'history' / 'runs.csv'}"
     )
 
 

@@ -13,7 +13,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from graph.present.anchors import citation_anchors, line_anchors
+from graph.present.anchors import citation_anchors, line_anchors, shown_anchors
+from graph.present.morning import morning_html
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).with_name("templates")),
@@ -44,7 +45,26 @@ def _anchors(handover: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "targets": citation_anchors(handover),
         "anchors": {item["ref"]: line_anchors(item) for item in handover.get("evidence") or ()},
+        "mornings": mornings(handover),
     }
+
+
+def mornings(handover: Mapping[str, Any]) -> list[tuple[str, Markup]]:
+    """Each triage receipt's morning report (`graph/present/morning.py`), as tables whose links
+    open the line on this page when the receipt shows it, else the receipt; none for a handover
+    without a triage report."""
+    shown = []
+    for item in handover.get("evidence") or ():
+        report = item.get("triage")
+        if not isinstance(report, Mapping):
+            continue
+        spots = shown_anchors(item)
+
+        def link(ref: str, member: str, line: int, spots: Mapping[Any, str] = spots) -> str:
+            return spots.get((member, line), ref.lower())
+
+        shown.append((str(item["ref"]), Markup(morning_html(report, ref=item["ref"], links=link))))
+    return shown
 
 
 def handover_body(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> Markup:

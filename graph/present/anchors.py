@@ -35,6 +35,18 @@ def line_anchors(item: Mapping[str, Any]) -> list[str]:
     return anchors
 
 
+def member_anchor(ref: str, member: str, line: int) -> str:
+    """The anchor of a member's line in a family item that shows it alone under its slug (the
+    morning report's links, `graph/present/morning.py`); `line_anchors` tells apart two members
+    whose names slug alike."""
+    return f"{ref.lower()}-{_slug(member)}-l{line}"
+
+
+def shown_anchors(item: Mapping[str, Any]) -> dict[tuple[str, int], str]:
+    """Each (member, line) the item's excerpt shows → its anchor."""
+    return dict(zip(shown_lines(item), line_anchors(item), strict=True))
+
+
 def citation_anchors(handover: Mapping[str, Any]) -> dict[str, str]:
     """Each ref a statement cites → the anchor its link opens: the first line it names that its
     item shows (of the member it names), else its item."""

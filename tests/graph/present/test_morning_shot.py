@@ -1,0 +1,60 @@
+"""The web app's run page (graph/web/templates/run.html around the handover's body) with a
+morning report, opened in Debian's Chromium: its four sections are tables a person sees, the
+failing tests one row each. `WARRANT_SCREENSHOTS=docs/images` keeps the screenshot
+(`docs/images/morning-report.png`, the one docs/nightly.md shows)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from graph.delivery.html import handover_body
+from graph.web.app import TEMPLATES
+from graph.web.gate import Person
+from graph.web.runs import RunPage
+from tests.graph.present.test_morning_pages import with_report
+
+pytestmark = pytest.mark.slow  # a real browser
+
+CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
+SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
+
+
+def test_the_run_page_shows_the_morning_tables_in_chromium(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"no Chromium at {CHROMIUM}: apt-get install chromium (or set WARRANT_CHROMIUM)"
+        )
+    shown = with_report()
+    page = RunPage("nightly-demo", shown, "stopped", [], [], None, [])
+    html = TEMPLATES.get_template("run.html").render(
+        page=page, body=handover_body(shown), token="", person=Person("alice", "operator")
+    )
+    failing = [row for row in shown["evidence"][0]["triage"]["tests"] if row["status"] == "fail"]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"],
+        )
+        tab = browser.new_page(viewport={"width": 1100, "height": 900})
+        tab.route("**/*", lambda route: route.abort())  # nothing but the page itself
+        tab.set_content(html)
+        tables = tab.locator("section.morning table.morning-table")
+        assert tables.count() == 4 and tables.nth(1).is_visible()
+        assert tables.nth(1).locator("tbody tr").count() == len(failing)
+        assert (
+            tab.locator("section.morning h3").all_inner_texts()[1]
+            == f"Failing tests ({len(failing)})"
+        )
+        tab.locator("#morning-e1").scroll_into_view_if_needed()
+        tab.screenshot(
+            path=str(Path(SHOTS or tmp_path) / "morning-report.png"),
+            clip={"x": 0, "y": 0, "width": 1100, "height": 1400},
+            full_page=True,
+        )
+        browser.close()
