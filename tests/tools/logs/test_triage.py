@@ -411,6 +411,7 @@ SAME_FAILURES = [
 @pytest.mark.parametrize(("line", "cell"), SAME_FAILURES)
 def test_one_signature_rule_for_a_log_line_and_a_history_cell(line, cell):
     assert cell_signature(cell) == error_signature(line.encode())
+    assert reference.signature(cell, "") == reference.signature(line, "")  # the reference agrees
 
 
 def test_a_failure_the_history_writes_as_uvm_prints_it_is_known(tmp_path):

@@ -16,6 +16,9 @@ PREFIX = re.compile(r"^# ?")
 SUMMARY = re.compile(r"^-+ UVM Report Summary -+\s*$")
 COUNT = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL)\s*:\s*(\d+)\s*$")
 UVM = re.compile(r"^UVM_(INFO|WARNING|ERROR|FATAL) (.*? )?@ [^:]*: \S* \[([^\]]*)\]\s*(.*)$")
+UVM_WRITTEN = re.compile(
+    r"^UVM_(ERROR|FATAL)\s+\[([^\]]*)\]\s*(.*)$"
+)  # as a history cell writes it
 VERILATOR = re.compile(r"^(?:\[[0-9.]+\] )?%(Error(-\w+)?):\s*(.*)$")  # `[50] %Error:` at run time
 COCOTB_ERROR = re.compile(
     r"^[ \t]*\d+(\.\d+)?[ \t]*(fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
@@ -156,6 +159,8 @@ def signature(line: str, test: str) -> str:
     text = PREFIX.sub("", line, count=1).strip()
     if m := UVM.match(text):
         return mask(f"UVM_{m[1]} {m[3]} {drop_test(m[4], test)}", test)
+    if m := UVM_WRITTEN.match(text):
+        return mask(f"UVM_{m[1]} {m[2]} {drop_test(m[3], test)}", test)
     if m := VERILATOR.match(text):
         return mask(f"%{m[1]}: {drop_test(m[3], test)}", test)
     if m := COCOTB_RECORD.match(text):
@@ -259,11 +264,12 @@ def status_of(bucket: str, tests: set[str], rows: list[dict[str, str]]) -> tuple
         cell = row.get("signature", "")
         if not cell:
             continue
-        if (plain := mask(drop_test(PREFIX.sub("", cell).strip(), ""), "")) and plain in bucket:
+        # a cell is signed as a log line is (one rule: `UVM_ERROR [ID] text` as UVM prints it)
+        if (plain := signature(cell, "")) and plain in bucket:
             return "known", row["run"]
         failed = row["status"].upper() in ("FAIL", "FAILED", "ERROR")
         if row["test"] in tests and failed:
-            own = mask(drop_test(PREFIX.sub("", cell).strip(), row["test"]), row["test"])
+            own = signature(cell, row["test"])
             if own and own in bucket:
                 return "known", row["run"]
     return "new", ""
