@@ -30,7 +30,7 @@ from tools.records.delimited import missing_columns
 from tools.records.drafttables import Table, drafted_tables
 from tools.records.manifest import Budget
 from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
-from tools.records.summaries import summary_of
+from tools.records.summaries import junit_report, summary_of
 
 KINDS = {
     ".log": "log",
@@ -70,6 +70,10 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
     summaries: dict[str, str] = {}  # a regression's summary → why it is left out
     for relative in files:
         kind = KINDS.get(_suffix(relative))
+        if kind is None and _suffix(relative) == ".xml" and junit_report(folder / relative):
+            kind = (
+                "log"  # a JUnit report: each testcase a test of the nightly (`tools/logs/junit.py`)
+            )
         if kind is None:
             continue
         if problem := _inadmissible(folder / relative, kind):

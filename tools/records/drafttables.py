@@ -11,6 +11,11 @@ history without its columns, never another suffix (`*.log*` would reach `x.log.b
 still reaches more, each file is a record of its own. A regression's summary (`summaries.py`)
 that a glob cannot leave out is the one file a family keeps beyond its group, named in the
 table's comment.
+
+A JUnit report (`summaries.junit_report`) is a log too: where its folder also holds logs, the two
+groups are one family, `[!.]*` (every file of the folder but hidden ones), when that reaches them
+alone, so that `triage` joins a test held in both; otherwise the reports are a family of their own
+(`*.xml`, or a report's exact name beside other XML): the baseline triages families only.
 """
 
 from __future__ import annotations
@@ -44,10 +49,43 @@ def drafted_tables(
 ) -> list[Table]:
     """The tables for `groups` (folder → `names` of everything in it), in a stable order."""
     tables: list[Table] = []
+    joined = _with_junit(groups, names, summaries)
     for (parent, kind, ending), files in sorted(groups.items()):
         here = names.get(parent, ())
-        tables += _tables(parent, kind, ending, sorted(files), here, summaries)
+        if (family := joined.get((parent, kind))) is not None:
+            tables += [] if family in tables else [family]  # one table for the folder's groups
+        elif ending == ".xml":  # JUnit reports: a family even alone, for the baseline to triage
+            found = _family(parent, kind, f"*{_glob_escaped(ending)}*", files, here, summaries)
+            tables += [found] if found else [_one(file) for file in sorted(files)]
+        else:
+            tables += _tables(parent, kind, ending, sorted(files), here, summaries)
     return tables
+
+
+def _with_junit(
+    groups: Mapping[Group, list[str]],
+    names: Mapping[str, Collection[str]],
+    summaries: Collection[str],
+) -> dict[tuple[str, str], Table]:
+    """Per folder holding both logs and JUnit reports, one family of both where `[!.]*` reaches
+    them alone: a test held in both (its log and its testcase) is then one test to `triage`."""
+    tables: dict[tuple[str, str], Table] = {}
+    for parent, kind, ending in groups:
+        if ending != ".xml" or (parent, kind, ".xml") not in groups:
+            continue
+        logs = [files for (folder, k, e), files in groups.items() if folder == parent and k == kind]
+        if len(logs) < 2:
+            continue
+        files = sorted(file for group in logs for file in group)
+        here = names.get(parent, ())
+        if found := _family(parent, kind, "[!.]*", files, here, summaries):
+            tables[(parent, kind)] = found
+    return tables
+
+
+def _one(file: str) -> Table:
+    """A JUnit report alone in its folder, as a family of itself (its exact name as the glob)."""
+    return Table("log", glob=_glob_escaped(file), size=1)
 
 
 def _tables(

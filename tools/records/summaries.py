@@ -9,6 +9,9 @@ least two lines and at least half of the lines that hold a word (rules of `-`, `
 not counted) name a status in capitals as a word of their own (`PASS`, `FAILED`, `TIMEOUT`, …): a
 simulation log prints far more than its verdicts, and an STA report states slack, never PASS or
 FAIL.
+
+The regression's other report, a JUnit XML file (`results.xml`), is told apart here too, by its
+root (`junit_report`): it is a member of the nightly's logs, read testcase by testcase.
 """
 
 from __future__ import annotations
@@ -72,3 +75,21 @@ def _head(path: Path) -> str:
     if len(raw) == HEAD:
         raw = raw[: raw.rfind(b"\n") + 1]
     return raw.decode("utf-8", "replace")
+
+
+_JUNIT_ROOT = re.compile(
+    rb"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<testsuites?[\s>/]", re.DOTALL
+)
+"""The start of a JUnit report: an optional XML declaration and comments, then its root."""
+
+
+def junit_report(path: Path) -> bool:
+    """Whether an `.xml` (or `.xml.gz`) file opens as a JUnit report (`<testsuites>` or
+    `<testsuite>` its root): drafted as a member of the nightly's logs, any other XML left alone."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as handle:
+            head = handle.read(HEAD)
+    except (OSError, EOFError):
+        return False
+    return bool(_JUNIT_ROOT.match(head.removeprefix(b"\xef\xbb\xbf")))
