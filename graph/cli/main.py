@@ -7,7 +7,6 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -58,7 +57,7 @@ from graph.runs.ledger import ledger_break
 from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, start
 from lab import builtin_manifests
 from nodes.admit import admission
-from tools.records.draft import draft_manifest
+from tools.records.draft import draft_manifest, folder_scenario_id
 from tools.records.registry import Scenario, load_scenario
 
 
@@ -293,11 +292,7 @@ def scenario_new(
             ErrorKind.BAD_INPUT,
             f"{target} must be in {folder}: a manifest's records are relative to its folder",
         )
-    name = (
-        scenario_id
-        or re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.")
-        or "scenario"
-    )
+    name = scenario_id or folder_scenario_id(folder, "scenario")
     try:
         text, left_out = draft_manifest(folder, name)
         scenario = admitted_draft(target, text)

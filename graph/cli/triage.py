@@ -57,13 +57,13 @@ def triage(
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
     from graph.cli.main import admitted_draft
     from graph.runs.runner import RunError, admit_request, start
-    from tools.records.draft import draft_manifest
+    from tools.records.draft import draft_manifest, folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
     target = folder / DRAFT
     try:
-        text, left_out = draft_manifest(folder, _name(folder))
+        text, left_out = draft_manifest(folder, folder_scenario_id(folder, "nightly"))
         if history is not None:
             _check_history(folder, history, text, left_out)
         scenario = admitted_draft(target, text)
@@ -89,12 +89,6 @@ def triage(
     _print(handover, report, json_output, markdown)
     if fail_on is not None and failing(report, fail_on.value):
         raise typer.Exit(1)
-
-
-def _name(folder: Path) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.") or "nightly"
 
 
 def _check_history(folder: Path, history: Path, text: str, left_out: list[str]) -> None:

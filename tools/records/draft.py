@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
@@ -59,6 +60,11 @@ def _ending(relative: str) -> str:
 def _suffix(relative: str) -> str:
     """`.log` for `x.log` and `x.log.gz`, lower-cased: what tells the kind."""
     return _ending(relative).removesuffix(".gz").lower()
+
+
+def folder_scenario_id(folder: Path, fallback: str) -> str:
+    """A scenario id from the folder's own name (`nightly`), its other characters as `-`."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.") or fallback
 
 
 def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
