@@ -55,6 +55,7 @@ from graph.runs.identity import check_message_id
 from graph.runs.lanes import Lane, handoff_break, laned
 from graph.runs.ledger import ledger_break
 from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, start
+from graph.version import warrant_version
 from lab import builtin_manifests
 from nodes.admit import admission
 from tools.records.draft import draft_manifest, folder_scenario_id
@@ -109,6 +110,24 @@ def run(
 
 
 cli_people.register(app)
+
+
+def _print_version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"warrant {warrant_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    pass
 
 
 @app.command()

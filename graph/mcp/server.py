@@ -38,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from graph.mcp.session import SessionRun
 from graph.runs.runner import RunError
+from graph.version import warrant_version
 
 OpenSession = Callable[[], SessionRun]
 """Admits the scenario again and starts a session's run (a `RunError` when it cannot)."""
@@ -78,7 +79,7 @@ class GovernedServer(Server[Any, Any]):
     """The low-level MCP server, with a run per session: `run` serves one session."""
 
     def __init__(self, name: str, open_session: OpenSession) -> None:
-        super().__init__(name)
+        super().__init__(name, version=warrant_version())
         self.open_session = open_session
         self.list_tools()(self._list_tools)  # type: ignore[no-untyped-call]  # the SDK leaves it untyped
         self.call_tool(validate_input=False)(self._call_tool)  # the guard validates, and records
