@@ -6,7 +6,6 @@ nothing started), 3 waiting for a person, 4 storage or chooser unreachable (the 
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -58,8 +57,7 @@ from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, start
 from graph.version import warrant_version
 from lab import builtin_manifests
 from nodes.admit import admission
-from tools.records.draft import draft_manifest, folder_scenario_id
-from tools.records.registry import Scenario, load_scenario
+from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
 
 
 @app.command()
@@ -322,20 +320,6 @@ def scenario_new(
     )
     for line in left_out:
         stderr.print(f"left out: {escaped(line)}")
-
-
-def admitted_draft(target: Path, text: str) -> Scenario:
-    """The draft admitted as a manifest before it is written to `target`: a draft admission would
-    refuse is never left behind (nor one it replaces lost). It is first written beside `target`
-    (its records are relative to the folder), under a hidden name no record's glob matches."""
-    trial = target.with_name(f".{target.name}.{os.getpid()}.draft")
-    try:
-        trial.write_text(text, encoding="utf-8")
-        scenario = load_scenario(trial)
-        os.replace(trial, target)
-    finally:
-        trial.unlink(missing_ok=True)
-    return scenario
 
 
 cli_ops.register(app)

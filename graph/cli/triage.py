@@ -55,9 +55,8 @@ def triage(
     db: DbOption = None,
 ) -> None:
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
-    from graph.cli.main import admitted_draft
     from graph.runs.runner import RunError, admit_request, start
-    from tools.records.draft import draft_manifest, folder_scenario_id
+    from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")

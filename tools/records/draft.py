@@ -30,7 +30,13 @@ from tools.profiles import TRIAGE_TOP_BUCKETS
 from tools.records.delimited import missing_columns
 from tools.records.drafttables import Table, drafted_tables
 from tools.records.manifest import Budget
-from tools.records.registry import HISTORY_COLUMNS, MAX_RECORD_BYTES, MAX_RECORDS
+from tools.records.registry import (
+    HISTORY_COLUMNS,
+    MAX_RECORD_BYTES,
+    MAX_RECORDS,
+    Scenario,
+    load_scenario,
+)
 from tools.records.summaries import junit_report, summary_of
 
 KINDS = {
@@ -213,3 +219,17 @@ def _toml(scenario_id: str, profile: str, tables: list[Table]) -> str:
 
 def _quoted(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # a TOML basic string is a JSON string
+
+
+def admitted_draft(target: Path, text: str) -> Scenario:
+    """The draft admitted as a manifest before it is written to `target`: a draft admission would
+    refuse is never left behind (nor one it replaces lost). It is first written beside `target`
+    (its records are relative to the folder), under a hidden name no record's glob matches."""
+    trial = target.with_name(f".{target.name}.{os.getpid()}.draft")
+    try:
+        trial.write_text(text, encoding="utf-8")
+        scenario = load_scenario(trial)
+        os.replace(trial, target)
+    finally:
+        trial.unlink(missing_ok=True)
+    return scenario

@@ -128,8 +128,7 @@ def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
 def test_a_draft_admission_refuses_is_never_written(tmp_path):
     """Whatever admission refuses in a draft (here a record that gained a second name after the
     folder was looked at), nothing is written: no draft, and the manifest it would replace kept."""
-    from graph.cli.main import admitted_draft
-    from tools.records.draft import draft_manifest
+    from tools.records.draft import admitted_draft, draft_manifest
     from tools.records.registry import ManifestError
 
     folder = regression(tmp_path / "nightly")
