@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.context import ForkServerContext
 
-PRELOAD = ("tools.logs.familyscan", "tools.analysis.worker")
+PRELOAD = ("tools.logs.familyscan", "tools.analysis.worker", "duckdb")
+"""`duckdb` by name: the worker module loads it where a query runs, so that the caller's process
+never pays for it, while the forkserver still forks workers with the engine loaded."""
 
 
 def forkserver() -> ForkServerContext:

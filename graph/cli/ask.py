@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,16 +20,13 @@ from graph.cli.common import (
     print_json,
     progress,
 )
-from graph.entry.ask import Asked, entry_record, record_direct
-from graph.entry.ask import ask as entry_ask
-from graph.entry.candidates import EntryError
 from graph.errors import ErrorKind
 from graph.present.render import escaped, handover_markdown
-from graph.runs.runner import RunError, admit_request, start
-from guards.entry import Route
-from nodes.choosers.route import Route as Route_
-from nodes.choosers.route import RouteError, route_from_env
-from nodes.context import WarrantContext
+
+if TYPE_CHECKING:
+    from graph.entry.ask import Asked
+    from guards.entry import Route
+    from nodes.choosers.route import Route as Route_
 
 
 def register(app: typer.Typer) -> None:
@@ -74,6 +71,10 @@ def ask(
     """Ask a question: Entry answers it directly from approved reference material (skills,
     specifications; no run's records are read) or researches it in a governed run of one of your
     scenarios, and says which and why."""
+    from graph.entry.ask import ask as entry_ask
+    from graph.entry.candidates import EntryError
+    from nodes.choosers.route import RouteError
+
     if research and direct:
         fail(ErrorKind.BAD_INPUT, "--research and --direct ask for opposite routes: give one")
     forced: Route | None = "research" if research else "direct" if direct else None
@@ -89,6 +90,9 @@ def ask(
 
 def _entry_route(entry: str | None) -> Route_ | None:
     """The model route Entry asks, if it asks one."""
+    from graph.entry.candidates import EntryError
+    from nodes.choosers.route import route_from_env
+
     chosen = entry or ("model" if os.environ.get("WARRANT_MODEL", "").strip() else "rules")
     if chosen not in ("rules", "model"):
         raise EntryError(f"--entry {chosen!r}: give rules or model")
@@ -96,6 +100,9 @@ def _entry_route(entry: str | None) -> Route_ | None:
 
 
 def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) -> None:
+    from graph.entry.ask import record_direct
+    from graph.runs.runner import RunError
+
     try:
         event = record_direct(db, asked, question, time.time())
     except RunError as exc:
@@ -130,6 +137,10 @@ def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) ->
 def _research(
     asked: Asked, question: str, chooser: str, db: str | None, json_output: bool, quiet: bool
 ) -> None:
+    from graph.entry.ask import entry_record
+    from graph.runs.runner import RunError, admit_request, start
+    from nodes.context import WarrantContext
+
     manifest = asked.candidates.chosen(asked.decision.scenario)
     reference = (
         asked.decision.scenario

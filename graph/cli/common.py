@@ -7,16 +7,15 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import Progress, TaskID
 from rich.text import Text
 
-from graph.build import store_of
 from graph.errors import ErrorKind, KindedError
-from graph.persistence.savers import (
+from graph.persistence.locations import (
     checked_db,
     default_db,
     missing_folder,
@@ -25,11 +24,11 @@ from graph.persistence.savers import (
     user_store,
 )
 from graph.present.render import escaped, event_summary, handover_markdown
-from graph.runs.interactions import os_user
-from graph.runs.runner import PROGRESS, Outcome, RunError, reading_graph, stored_run
-from nodes.choosers.cassette import write_cassette
-from nodes.continuation import revision_thread
 from tools.validation import USER_NAME
+
+if TYPE_CHECKING:
+    from graph.runs.runner import Outcome
+
 
 app = typer.Typer(
     help="Warrant: a governed evidence agent. The chooser proposes; the guard authorizes.",
@@ -120,6 +119,8 @@ def cells(*values: object) -> list[Text]:
 def progress(quiet: bool, json_output: bool = False) -> Any:
     """What the console shows of a run as it goes: a line per ledger entry, and a long family
     call's progress (a bar on a terminal, a line each quarter otherwise; nothing with `--json`)."""
+    from graph.runs.runner import PROGRESS
+
     reading = ReadingBar()
 
     def show(event: dict[str, Any]) -> None:
@@ -178,6 +179,8 @@ def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
 
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:
+    from graph.runs.runner import RunError, stored_run
+
     try:
         return stored_run(chosen_db(db), thread_id)
     except RunError as exc:
@@ -202,6 +205,8 @@ def check_record_path(path: Path) -> None:
 def record_cassette(path: Path | None, result: Outcome) -> None:
     """Every model attempt of the run so far (its children's with their lanes), as a cassette:
     after a resume too, so a run that waited for a person is recorded whole."""
+    from nodes.choosers.cassette import write_cassette
+
     if path is not None:
         write_cassette(path, result.values.get("model_calls", []), result.lane_calls)
 
@@ -209,6 +214,8 @@ def record_cassette(path: Path | None, result: Outcome) -> None:
 def person(given: str | None, option: str = "--as") -> str:
     """Who acts (`--as`, else the OS user), or who is named (`option`), checked as a user name;
     bad input otherwise."""
+    from graph.runs.interactions import os_user
+
     by = given or os_user()
     if not USER_NAME.fullmatch(by):
         fail(
@@ -220,6 +227,10 @@ def person(given: str | None, option: str = "--as") -> str:
 
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
+    from graph.build import store_of
+    from graph.runs.runner import RunError, reading_graph
+    from nodes.continuation import revision_thread
+
     values = stored_outcome(thread_id, db).values
     report = values.get("report") or thread_id
     try:

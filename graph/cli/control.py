@@ -19,9 +19,6 @@ from graph.cli.common import (
     progress,
 )
 from graph.present.render import escaped
-from graph.runs.control import correct_run, stop_run
-from graph.runs.runner import RunError
-from nodes.control import MAX_TEXT, Correction, StopRequest
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +42,10 @@ def stop(
     else is decided; the handover says `stopped`, by whom, when and why. A run waiting for people
     stops at once (what they were asked is withdrawn); one another process is advancing stops
     there, at its next turn."""
+    from graph.runs.control import stop_run
+    from graph.runs.runner import RunError
+    from nodes.control import MAX_TEXT, StopRequest
+
     request = StopRequest(by=person(responder), at=time.time(), reason=reason[:MAX_TEXT])
     try:
         result = stop_run(thread_id, chosen_db(db), request, progress(quiet, json_output))
@@ -71,6 +72,10 @@ def correct(
     """Tell a run something it should know ("the failing seed is 4182734, not the latest"): saved
     now, taken in at its next turn as your statement (an H… item the chooser is shown, cited like an
     answer), never as authority: the grant, the budget and the records stay as they are."""
+    from graph.runs.control import correct_run
+    from graph.runs.runner import RunError
+    from nodes.control import Correction
+
     correction = Correction(by=person(responder), at=time.time(), text=text)
     try:
         number = correct_run(thread_id, chosen_db(db), correction)

@@ -20,17 +20,8 @@ from graph.cli.common import (
     print_json,
     revision_of,
 )
-from graph.delivery.artifacts import content
-from graph.delivery.stored import (
-    Refused,
-    delivery_store,
-    ensure_published,
-    revoke_share,
-    share_revision,
-)
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import escaped
-from graph.runs.runner import RunError
 from guards.provenance import Locality
 
 RevisionOption = Annotated[
@@ -57,6 +48,9 @@ def artifacts(
 ) -> None:
     """List a published revision's artifacts: name, type, size and sha256 (publishing them
     first if the run has ended and they were not yet)."""
+    from graph.delivery.stored import ensure_published
+    from graph.runs.runner import RunError
+
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     try:
         index = ensure_published(chosen_db(db), thread)
@@ -84,6 +78,9 @@ def export(
 ) -> None:
     """Write a published revision's artifacts into DIR: handover.md, handover.html (an anchor per
     evidence item), handover.json and its figures, each checked against its sha256."""
+    from graph.delivery.artifacts import content
+    from graph.delivery.stored import delivery_store, ensure_published
+
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     try:
         index = ensure_published(chosen_db(db), thread)
@@ -129,6 +126,9 @@ def share(
 ) -> None:
     """Grant one reader one revision of a run's report: the web app then serves its artifacts to
     them, and to nobody else but its owner (another revision stays refused). --revoke withdraws it."""
+    from graph.delivery.stored import Refused, revoke_share, share_revision
+    from graph.runs.runner import RunError
+
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     reader, by = person(to, "--to"), person(responder)
     if withdraw:

@@ -5,21 +5,18 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from graph.errors import ErrorKind
-from graph.evaluation.admission import route_reports
-from graph.evaluation.evaluate import Settings, evaluate, plan, rejudge
-from graph.evaluation.grader import grader_route
-from graph.evaluation.report import console_lines, write_report
-from graph.evaluation.suite import Suite, load_suite
-from graph.runs.runner import RunError
-from nodes.choosers.admissions import OVERRIDE_ENV, override_reason, write_route_report
-from nodes.choosers.route import Route, RouteError, route_from_env
+
+if TYPE_CHECKING:
+    from graph.evaluation.evaluate import Settings
+    from graph.evaluation.suite import Suite
+    from nodes.choosers.route import Route
 
 
 def register(app: typer.Typer) -> None:
@@ -92,6 +89,12 @@ def eval_suite(
     its own (its runs are how it earns admission); --admit records what it earned.
 
     Rubric dimensions are graded by the route named by WARRANT_GRADER_MODEL (unknown without it)."""
+    from graph.evaluation.evaluate import evaluate, rejudge
+    from graph.evaluation.grader import grader_route
+    from graph.evaluation.suite import load_suite
+    from graph.runs.runner import RunError
+    from nodes.choosers.route import RouteError
+
     try:
         loaded = only(load_suite(suite), cases)
         if admit and cases:
@@ -142,6 +145,8 @@ def only(loaded: Suite, cases: list[str] | None) -> Suite:
 def _measuring(suite: Path, choosers: list[str] | None) -> None:
     """A model route under evaluation runs unadmitted: that is how it earns a report. The override
     is this process's only, and recorded in each run's `admitted` event."""
+    from nodes.choosers.admissions import OVERRIDE_ENV, override_reason
+
     if "model" in (choosers or []) and not override_reason():
         os.environ[OVERRIDE_ENV] = f"warrant eval {suite}: the route under evaluation"
 
@@ -150,6 +155,10 @@ def _admitted(
     loaded: Suite, suite: Path, rows: list[dict[str, Any]], folder: Path | None
 ) -> list[Path]:
     """The model route's reports, written (passing or not), each naming the route's identity."""
+    from graph.evaluation.admission import route_reports
+    from nodes.choosers.admissions import write_route_report
+    from nodes.choosers.route import route_from_env
+
     route = route_from_env()
     target = folder or suite.resolve().parent / "admissions"
     return [
@@ -158,6 +167,9 @@ def _admitted(
 
 
 def _settings(loaded: Suite, choosers: list[str] | None, parallel: int, db: str | None) -> Settings:
+    from graph.evaluation.evaluate import Settings
+    from graph.evaluation.grader import grader_route
+
     return Settings(
         chosen_db(db or "memory"), parallel, _model_route(loaded, choosers), grader_route()
     )
@@ -171,6 +183,8 @@ def _written(
     out: Path | None,
 ) -> list[Path]:
     """The report files, when `--out` asks for them, titled with the suite's name and version."""
+    from graph.evaluation.report import write_report
+
     if out is None:
         return []
     title = f"Evaluation: {name}" + (f", version {loaded.version}" if loaded.version else "")
@@ -185,6 +199,8 @@ terminal, and text a reader takes in at a glance."""
 
 def _print(rows: list[dict[str, Any]], skipped: list[dict[str, Any]], written: list[Path]) -> None:
     """The report as the console's lines."""
+    from graph.evaluation.report import console_lines
+
     console = Console(highlight=False, soft_wrap=True)
     for line in console_lines(rows, skipped, _short, min(console.width, LINE)):
         console.print(line, markup=False)
@@ -201,6 +217,9 @@ def _nothing_judged(suite: Path, choosers: list[str] | None, rejudged: bool) -> 
 
 def _model_route(suite: Suite, choosers: list[str] | None) -> Route | None:
     """The chooser route, when some run uses the model chooser (its concurrency bounds them)."""
+    from graph.evaluation.evaluate import plan
+    from nodes.choosers.route import route_from_env
+
     runs, _ = plan(suite, choosers, Path.cwd())
     return route_from_env() if any(chooser == "model" for _, chooser in runs) else None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -48,16 +48,14 @@ from graph.cli.common import (
     where_runs_are_kept,
 )
 from graph.errors import ErrorKind
-from graph.people.waiting import late_answers, open_questions
 from graph.present.render import escaped, event_summary
 from graph.runs.identity import check_message_id
-from graph.runs.lanes import Lane, handoff_break, laned
-from graph.runs.ledger import ledger_break
-from graph.runs.runner import Outcome, RunError, admit_request, lanes_of, start
 from graph.version import warrant_version
 from lab import builtin_manifests
-from nodes.admit import admission
-from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
+
+if TYPE_CHECKING:
+    from graph.runs.lanes import Lane
+    from graph.runs.runner import Outcome
 
 
 @app.command()
@@ -89,6 +87,8 @@ def run(
     quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
+    from graph.runs.runner import RunError, admit_request, start
+
     try:
         if message_id is not None:
             check_message_id(message_id)
@@ -143,6 +143,8 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """Print a run's handover (or the handover so far, when it waits for a person)."""
+    from graph.people.waiting import late_answers
+
     if revision is not None:
         thread_id = revision_of(thread_id, revision, db)
     result = stored_outcome(thread_id, db)
@@ -172,6 +174,8 @@ def show(
 def shown_json(result: Outcome, db: str, late: list[dict[str, Any]]) -> dict[str, Any]:
     """The handover for `show --json`: its `pending` lists every interaction open for a person,
     the questions the run asked without waiting (no interrupt holds them) with the rest."""
+    from graph.people.waiting import open_questions
+
     handover = result.handover
     shown = {**handover, "pending": [*handover["pending"], *open_questions(db, result.thread)]}
     return shown | ({"late_answers": late} if late else {})
@@ -191,6 +195,9 @@ def events(
     verify: VerifyOption = False,
 ) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
+    from graph.runs.lanes import laned
+    from graph.runs.runner import RunError, lanes_of
+
     values = stored_outcome(thread_id, db).values
     try:
         lanes = lanes_of(chosen_db(db), thread_id)
@@ -224,6 +231,9 @@ def events(
 def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> None:
     """One line: the ledgers hold (main's and every child's, and every receipt main received from a
     child is the one that child executed), or where one breaks (exit 1)."""
+    from graph.runs.lanes import handoff_break
+    from graph.runs.ledger import ledger_break
+
     ledger = values.get("events", [])
     broken = (
         ledger_break(thread_id, values)
@@ -245,6 +255,8 @@ def verify_ledger(thread_id: str, values: dict[str, Any], lanes: list[Lane]) -> 
 @app.command()
 def scenarios(json_output: JsonOption = False) -> None:
     """List the built-in scenarios."""
+    from nodes.admit import admission
+
     rows = []
     for scenario_id, path in builtin_manifests().items():
         try:
@@ -296,6 +308,8 @@ def scenario_new(
 ) -> None:
     """Write a manifest approving a folder's records by kind, for you to review before a run:
     files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
+    from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
+
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
     target = output or folder / "scenario.toml"

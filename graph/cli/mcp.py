@@ -5,21 +5,18 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 
 from graph.cli.common import DbOption, QuietOption, chosen_db, fail, failed, progress
 from graph.errors import ErrorKind
-from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
-from graph.mcp.session import SessionRun
-from graph.runs.runner import RunError, admit_request
 from guards.provenance import Locality
-from nodes.choosers.client import MCP_CLIENT
 from tools.errors import ManifestError
-from tools.mcp.pinning import pin_manifest
-from tools.records.registry import load_scenario
+
+if TYPE_CHECKING:
+    from graph.mcp.session import SessionRun
+
 
 mcp_app = typer.Typer(
     help="MCP servers and the tools of theirs a scenario may use.", no_args_is_help=True
@@ -40,6 +37,9 @@ def pin(
     admission refuses a listed tool whose server shows anything else. A schema with a $ref outside
     it or a pattern RE2 cannot run is not pinned (exit 2, nothing written). Tools a server offers
     that the manifest does not list are reported, never added."""
+    from tools.mcp.pinning import pin_manifest
+    from tools.records.registry import load_scenario
+
     if not manifest.is_file():
         fail(ErrorKind.BAD_INPUT, f"{manifest} is not a manifest file")
     try:
@@ -107,6 +107,11 @@ def serve(
     grant, budgets and ledger) whose chooser is the client; every call passes the guard, a refusal
     comes back as a tool error with its code and owner; the session's end writes the run's
     handover (`warrant show THREAD`)."""
+    from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
+    from graph.mcp.session import SessionRun
+    from graph.runs.runner import RunError, admit_request
+    from nodes.choosers.client import MCP_CLIENT
+
     store = chosen_db(db)
     try:
         admit_request(scenario, goal, MCP_CLIENT, None, None)  # refuse a bad scenario now, once
@@ -122,6 +127,8 @@ def serve(
     quiet_sdk_logs()
     server = GovernedServer("warrant", open_session)
     if http is None:
+        import anyio
+
         anyio.run(serve_stdio, server)
         return
     token = os.environ.get(TOKEN) or secrets.token_urlsafe(32)

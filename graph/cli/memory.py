@@ -14,9 +14,6 @@ from rich.table import Table
 
 from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
 from graph.errors import ErrorKind
-from graph.persistence.savers import StorageUnavailable, open_saver
-from graph.runs.interactions import os_user
-from nodes import memory
 from tools.validation import USER_NAME
 
 PROJECT_ENV = "WARRANT_PROJECT"
@@ -53,6 +50,8 @@ def save(
     json_output: JsonOption = False,
 ) -> None:
     """Save a new note (version 1)."""
+    from nodes import memory
+
     note = _apply(
         db,
         project,
@@ -73,6 +72,8 @@ def correct(
     json_output: JsonOption = False,
 ) -> None:
     """Replace a note's text with a new version (the old one stays in its history)."""
+    from nodes import memory
+
     note = _apply(
         db,
         project,
@@ -92,6 +93,8 @@ def forget(
     json_output: JsonOption = False,
 ) -> None:
     """Forget a note for good: no model is shown it again, and its texts are erased."""
+    from nodes import memory
+
     note = _apply(
         db,
         project,
@@ -112,6 +115,8 @@ def list_notes(
     json_output: JsonOption = False,
 ) -> None:
     """List the project's notes."""
+    from nodes import memory
+
     found = _apply(db, project, user, lambda store, scope: memory.notes(store, scope, forgotten))
     _print_notes(found, json_output)
 
@@ -145,6 +150,8 @@ def search(
     json_output: JsonOption = False,
 ) -> None:
     """The notes a run's `recall` with this query would find, newest first."""
+    from nodes import memory
+
     found = _apply(
         db, project, user, lambda store, scope: memory.recall(store, [scope], query, limit)
     )
@@ -160,6 +167,8 @@ def show(
     json_output: JsonOption = False,
 ) -> None:
     """Show a note's history: every version, who made it, when, and what it replaced."""
+    from nodes import memory
+
     receipts = _apply(db, project, user, lambda store, scope: memory.history(store, scope, note_id))
     if json_output:
         print_json(receipts)
@@ -183,6 +192,9 @@ def show(
 def _apply(
     db: str | None, project: str | None, user: str | None, operation: Callable[..., Any]
 ) -> Any:
+    from graph.persistence.savers import StorageUnavailable, open_saver
+    from nodes import memory
+
     try:
         scope = memory.Scope(
             project or os.environ.get(PROJECT_ENV) or "default", user or memory.ANYONE
@@ -196,6 +208,8 @@ def _apply(
 
 
 def _who(by: str | None) -> str:
+    from graph.runs.interactions import os_user
+
     name = by or os_user()
     if not USER_NAME.fullmatch(name):
         fail(ErrorKind.BAD_INPUT, f"--as {name[:40]!r} is not a name (letters, digits, . @ + - _)")

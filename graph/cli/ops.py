@@ -8,12 +8,9 @@ from typing import Annotated
 
 import typer
 
-from graph.build import saver_of, store_of
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from graph.errors import ErrorKind
-from graph.persistence.retention import prune as prune_runs
-from graph.persistence.savers import Storage, redact
-from graph.runs.runner import RunError, reading_graph
+from graph.persistence.locations import redact
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +33,11 @@ def prune(
     json_output: JsonOption = False,
 ) -> None:
     """Delete old runs and drop superseded checkpoints."""
+    from graph.build import saver_of, store_of
+    from graph.persistence.retention import prune as prune_runs
+    from graph.persistence.savers import Storage
+    from graph.runs.runner import RunError, reading_graph
+
     if not keep_latest and older_than is None:
         fail(ErrorKind.BAD_INPUT, "say what to prune: --keep-latest, --older-than DAYS, or both")
     try:

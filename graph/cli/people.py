@@ -29,14 +29,9 @@ from graph.cli.common import (
 )
 from graph.cli.web import serve_web
 from graph.errors import ErrorKind
-from graph.people.waiting import open_questions, save_answer, waiting
-from graph.persistence.savers import shown_db
+from graph.persistence.locations import shown_db
 from graph.present.render import escaped
 from graph.runs.identity import check_message_id
-from graph.runs.interactions import reply_from_options
-from graph.runs.runner import RunError, continuation, start, stored_run
-from graph.runs.runner import resume as resume_run
-from graph.web.gate import Person
 
 
 def register(app: typer.Typer) -> None:
@@ -65,6 +60,8 @@ def continue_run(
     quiet: QuietOption = False,
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
+    from graph.runs.runner import RunError, continuation, start
+
     try:
         if message_id is not None:
             check_message_id(message_id)
@@ -105,6 +102,11 @@ def resume(
     quiet: QuietOption = False,
 ) -> None:
     """Continue a run: after a crash or a lost connection, or with a person's reply."""
+    from graph.people.waiting import save_answer
+    from graph.runs.interactions import reply_from_options
+    from graph.runs.runner import RunError
+    from graph.runs.runner import resume as resume_run
+
     replying = (
         answer is not None or approve or reject or edit is not None or interaction is not None
     )
@@ -146,6 +148,8 @@ def resume(
 def finished_status(thread_id: str, db: str) -> str | None:
     """The status of a run that has ended (its handover written, nothing pending), else None: a
     reply to it is taken in by no turn of its own."""
+    from graph.runs.runner import stored_run
+
     result = stored_run(db, thread_id)
     if "handover" not in result.values or result.pending:
         return None
@@ -165,6 +169,8 @@ def saved_line(thread_id: str, db: str, interaction: str) -> str:
 def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
     """One line for a reply to a run that has ended: nothing was recorded, and how an answer to
     a question it left open can still be kept for a continuation."""
+    from graph.people.waiting import open_questions
+
     thread = escaped(thread_id)
     line = (
         f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"
@@ -179,6 +185,8 @@ def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
 def serve_inbox(db: str, responder: str | None, port: int | None) -> None:
     """`warrant web` for its operator alone (`graph/web/`), signing as `responder` (else the OS
     user); on a random free port unless `port` is given."""
+    from graph.web.gate import Person
+
     serve_web(db, (Person(person(responder), "operator"),), port)
 
 
@@ -205,6 +213,9 @@ def inbox(
     ] = None,
 ) -> None:
     """List the interactions waiting for a person, across runs."""
+    from graph.people.waiting import waiting
+    from graph.runs.runner import RunError
+
     if serve:
         serve_inbox(chosen_db(db), responder, port)
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -25,17 +25,10 @@ from graph.cli.common import (
 )
 from graph.errors import ErrorKind
 from graph.present.render import escaped
-from graph.runs.runner import RunError
-from graph.runs.schedules import (
-    Occurrence,
-    Schedule,
-    confirm,
-    next_occurrence,
-    occurrences,
-    remove,
-    run_due,
-    schedules,
-)
+
+if TYPE_CHECKING:
+    from graph.runs.schedules import Occurrence, Schedule
+
 
 schedule_app = typer.Typer(
     help="Recurring work you confirm: each occurrence a new run, run by `warrant worker`.",
@@ -76,6 +69,9 @@ def add(
     """Confirm a schedule: the scenario as it is now (its manifest's sha256), run at each
     occurrence as a new run with a fresh budget that waits for nobody. A changed manifest is not
     run until confirmed again."""
+    from graph.runs.runner import RunError
+    from graph.runs.schedules import confirm, next_occurrence
+
     by = person(responder)
     at = _as_of(now) or datetime.now(UTC)
     try:
@@ -98,6 +94,9 @@ def add(
 @schedule_app.command("list")
 def list_schedules(db: DbOption = None, json_output: JsonOption = False) -> None:
     """The schedules, their next occurrence and what became of the last one."""
+    from graph.runs.runner import RunError
+    from graph.runs.schedules import schedules
+
     try:
         found = schedules(chosen_db(db))
     except RunError as exc:
@@ -136,6 +135,9 @@ def remove_schedule(
     db: DbOption = None,
 ) -> None:
     """Stop a schedule: no more occurrences; it and its occurrences' records are kept."""
+    from graph.runs.runner import RunError
+    from graph.runs.schedules import remove
+
     by = person(responder)
     try:
         remove(chosen_db(db), schedule_id, by)
@@ -151,6 +153,9 @@ def show_schedule(
     json_output: JsonOption = False,
 ) -> None:
     """A schedule's occurrences: each one's outcome, run and reason."""
+    from graph.runs.runner import RunError
+    from graph.runs.schedules import occurrences
+
     try:
         found = occurrences(chosen_db(db), schedule_id)
     except RunError as exc:
@@ -176,6 +181,9 @@ def worker(
 ) -> None:
     """Run the schedules' due occurrences, each as a new run; an occurrence missed while no
     worker ran runs once. Until interrupted, or with --once a single pass."""
+    from graph.runs.runner import RunError
+    from graph.runs.schedules import run_due
+
     at = _as_of(now)
     store = chosen_db(db)
     try:
@@ -197,6 +205,8 @@ def worker(
 
 def _next(schedule: Schedule, last: Occurrence | None, now: datetime) -> str:
     """The occurrence after now and after the last one handled (a worker may have run ahead)."""
+    from graph.runs.schedules import next_occurrence
+
     after = max(now, datetime.fromisoformat(last["occurrence"])) if last else now
     return next_occurrence(schedule, after).isoformat()
 

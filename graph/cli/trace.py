@@ -5,7 +5,7 @@ dropped; its spans exported over OTLP (`graph.present.tracing`)."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -24,18 +24,9 @@ from graph.cli.common import (
     stored_outcome,
 )
 from graph.errors import ErrorKind
-from graph.present.tracing import (
-    evidence_flow,
-    export_otlp,
-    finished_spans,
-    first_loss,
-    otlp_configured,
-    reminder_flow,
-    reminder_line,
-    span_specs,
-)
-from graph.runs.lanes import laned
-from graph.runs.runner import Outcome, RunError, lanes_of
+
+if TYPE_CHECKING:
+    from graph.runs.runner import Outcome
 
 
 def register(app: typer.Typer) -> None:
@@ -54,6 +45,17 @@ def trace(
 ) -> None:
     """Show where a run's evidence went: stored, sent to the model, cited; and the first loss;
     for a model run, each request's reminders, delivered and dropped."""
+    from graph.present.tracing import (
+        evidence_flow,
+        export_otlp,
+        finished_spans,
+        first_loss,
+        otlp_configured,
+        reminder_flow,
+        reminder_line,
+        span_specs,
+    )
+
     outcome = stored_outcome(thread_id, db)
     ledger = _ledger(thread_id, db, outcome.values)
     flows = evidence_flow(outcome.handover, ledger)
@@ -95,6 +97,10 @@ def export_if_configured(outcome: Outcome, db: str) -> None:
     """After a run: its spans to the OTLP endpoint, when one is configured; a failure is said on
     stderr in one line and changes nothing about the run. (An in-memory run's children are gone
     with the command, so its trace has the main lane only.)"""
+    from graph.present.tracing import export_otlp, finished_spans, otlp_configured, span_specs
+    from graph.runs.lanes import laned
+    from graph.runs.runner import lanes_of
+
     if not otlp_configured():
         return
     lanes = lanes_of(db, outcome.thread) if db != "memory" else []
@@ -104,6 +110,9 @@ def export_if_configured(outcome: Outcome, db: str) -> None:
 
 
 def _ledger(thread_id: str, db: str | None, values: dict[str, Any]) -> list[dict[str, Any]]:
+    from graph.runs.lanes import laned
+    from graph.runs.runner import RunError, lanes_of
+
     try:
         return laned(values.get("events", []), lanes_of(chosen_db(db), thread_id))
     except RunError as exc:

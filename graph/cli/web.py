@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from graph.cli.common import DbOption, chosen_db, fail, person
 from graph.errors import ErrorKind
-from graph.persistence.savers import redact
-from graph.web.gate import Person
+from graph.persistence.locations import redact
+
+if TYPE_CHECKING:
+    from graph.web.gate import Person
+
 
 PortOption = Annotated[
     int | None,
@@ -41,6 +44,8 @@ def web(
     """Serve the runs, their handovers and events live, the inbox and shared artifacts on
     127.0.0.1 until Ctrl-C. Prints one opening URL per person; with $WARRANT_WEB_SECRET set,
     sessions outlive a restart."""
+    from graph.web.gate import Person
+
     operator = Person(person(responder), "operator")
     others = tuple(Person(person(name, "--reader"), "reader") for name in readers or ())
     if operator.name in {reader.name for reader in others}:

@@ -12,11 +12,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 from tools.storable import plain, shown
 
 MAX_BARS = 60
@@ -37,6 +32,7 @@ def figure_svg(computed: Mapping[str, Any], label: str) -> str:
     import matplotlib  # here: only a run with a figure pays for loading it
 
     matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
     with plt.rc_context({"svg.hashsalt": "warrant", "svg.fonttype": "none", "font.size": 9}):
         figure, axes = plt.subplots(figsize=(7, 3.6), layout="constrained")

@@ -5,21 +5,31 @@ as what they are. Everything from a record, a chooser or a person is escaped by 
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from graph.present.anchors import citation_anchors, line_anchors, shown_anchors
 from graph.present.morning import morning_html
 
-TEMPLATES = Environment(
-    loader=FileSystemLoader(Path(__file__).with_name("templates")),
-    autoescape=select_autoescape(default=True, default_for_string=True),
-)
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
+@functools.cache
+def templates() -> Environment:
+    """The pages' templates, loaded at the first page drawn (a command that draws none never
+    imports jinja2)."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(Path(__file__).with_name("templates")),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
 
 
 @dataclass(frozen=True)
@@ -69,11 +79,11 @@ def mornings(handover: Mapping[str, Any]) -> list[tuple[str, Markup]]:
 
 def handover_body(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> Markup:
     """The handover's `<article>`, for a page of the web app."""
-    template = TEMPLATES.get_template("handover_body.html")
+    template = templates().get_template("handover_body.html")
     return Markup(template.render(h=handover, figures=figures, **_anchors(handover)))
 
 
 def handover_page(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> str:
     """The handover as a self-contained HTML document (the `.html` artifact)."""
-    template = TEMPLATES.get_template("handover_page.html")
+    template = templates().get_template("handover_page.html")
     return template.render(h=handover, figures=figures, **_anchors(handover))

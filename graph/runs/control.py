@@ -15,7 +15,7 @@ from langgraph.types import Command
 from graph.build import store_of
 from graph.errors import ErrorKind
 from graph.governed import Graph
-from graph.persistence.savers import shown_db
+from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.runner import (
     OnEvent,

@@ -24,13 +24,13 @@ from graph.build import compile_graph, store_of, where_it_stood
 from graph.delivery.artifacts import publish
 from graph.errors import ErrorKind, KindedError
 from graph.governed import Graph, as_state
+from graph.persistence.locations import shown_db
 from graph.persistence.savers import (
     RunBusy,
     StorageUnavailable,
     is_fenced_out,
     open_run,
     open_saver,
-    shown_db,
 )
 from graph.present.tracing import langsmith_context
 from graph.runs.identity import thread_for_message

@@ -29,6 +29,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.build import compile_graph
+from graph.persistence.locations import is_postgres, served_db
 from graph.persistence.pg_saver import WarrantPostgresSaver
 from graph.persistence.savers import (
     FENCE_INSTALLED,
@@ -37,9 +38,7 @@ from graph.persistence.savers import (
     SQLITE_FENCE,
     SQLITE_FENCE_SQL,
     is_old_fence,
-    is_postgres,
     pool_size,
-    served_db,
 )
 from graph.persistence.served_store import ServedStore
 from graph.present.tracing import hide_served_traces

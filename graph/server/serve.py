@@ -18,13 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from graph.errors import ErrorKind, KindedError
-from graph.persistence.savers import (
-    SharedStorageRequired,
-    StorageUnavailable,
-    postgres_pool,
-    redact,
-    served_db,
-)
+from graph.persistence.locations import SharedStorageRequired, redact, served_db
+from graph.persistence.savers import StorageUnavailable, postgres_pool
 
 READY_S = 90.0
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-import duckdb
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -28,6 +27,8 @@ TABLE_NAME = r"^[a-z][a-z0-9_]{0,30}$"
 
 
 def _one_select(query: str) -> str:
+    import duckdb  # here: the catalog is imported by every command, DuckDB only by analysis
+
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:

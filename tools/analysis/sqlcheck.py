@@ -15,11 +15,12 @@ import json
 import re
 import threading
 from collections.abc import Collection, Iterator, Mapping
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from tools.analysis.functions import AGGREGATES, ALLOWED_FUNCTIONS, WINDOWS
+
+if TYPE_CHECKING:
+    import duckdb
 
 PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 """A table or CTE name no replacement scan takes for a file (no dot, no slash)."""
@@ -68,6 +69,8 @@ class QueryProblem(ValueError):
 
 def statement_tree(query: str) -> dict[str, Any]:
     """DuckDB's parse tree of the one SELECT `query` holds."""
+    import duckdb  # here: importing the catalog loads no engine
+
     with _PARSING:
         if not _PARSERS:
             parser = duckdb.connect(":memory:", config={"enable_external_access": False})

@@ -27,8 +27,6 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 MEMORY_LIMIT = "256MB"
 """DuckDB's buffer manager: tables, hash tables, sorts (spilled past it to the temp directory)."""
 ADDRESS_SPACE = 768 << 20
@@ -105,6 +103,8 @@ def memory_detail() -> str:
 
 def run(job: Job) -> Answer:
     """`job`'s query over its tables, in a locked connection."""
+    import duckdb  # preloaded in the forkserver (tools/workers.py): a worker finds it loaded
+
     connection = duckdb.connect(":memory:", config={**SETTINGS, "temp_directory": job.spill})
     try:
         connection.execute("SET enable_progress_bar = false")  # a session option: not in `config`

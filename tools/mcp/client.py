@@ -15,15 +15,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-import anyio
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.types import TextContent
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tools.mcp.spec import McpServer, schema_digest
+
+if TYPE_CHECKING:  # the SDK is loaded by a call to a server, not by importing the catalog
+    from mcp import ClientSession
 
 _Result = TypeVar("_Result")
 
@@ -90,6 +87,8 @@ def call(
 ) -> Called:
     """Call `tool` with `args` (already checked against its pinned schema)."""
 
+    from mcp.types import TextContent
+
     async def calling(session: ClientSession) -> Called:
         result = await session.call_tool(tool, args)
         parts = [
@@ -116,6 +115,8 @@ def _run(
     work: Callable[[ClientSession], Awaitable[_Result]],
     doing: str,
 ) -> _Result:
+    import anyio
+
     async def session_work() -> _Result:
         with anyio.fail_after(timeout_s):
             async with _session(server, root) as session:
@@ -137,6 +138,10 @@ def _run(
 
 @asynccontextmanager
 async def _session(server: McpServer, root: Path) -> AsyncIterator[ClientSession]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+
     if server.command is not None:
         command, *args = server.command
         parameters = StdioServerParameters(command=command, args=args, cwd=str(root))

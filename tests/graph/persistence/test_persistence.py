@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from graph.build import compile_graph
+from graph.persistence.locations import redact
 from graph.persistence.retention import last_activity, prune, thread_ids
-from graph.persistence.savers import StorageUnavailable, open_run, open_saver, redact
+from graph.persistence.savers import StorageUnavailable, open_run, open_saver
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext

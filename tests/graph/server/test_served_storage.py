@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.errors import ErrorKind
-from graph.persistence.savers import SharedStorageRequired, default_db, served_db
+from graph.persistence.locations import SharedStorageRequired, default_db, served_db
 from graph.server.replica import served_config
 from graph.server.serve import ServeError, environment
 
