@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.context import ForkServerContext
 
-PRELOAD = ("tools.logs.familyscan", "tools.analysis.worker", "duckdb")
-"""`duckdb` by name: the worker module loads it where a query runs, so that the caller's process
-never pays for it, while the forkserver still forks workers with the engine loaded."""
+PRELOAD = ("tools.logs.familyscan", "tools.analysis.worker", "duckdb", "numpy")
+"""`duckdb` and `numpy` by name: the modules load them where a query runs or a span is counted, so
+that the caller's process never pays for them, while the forkserver still forks workers with them
+loaded."""
 
 
 def forkserver() -> ForkServerContext:

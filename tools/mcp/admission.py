@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 from tools.flags import instruction_flags
 from tools.mcp.client import Discovered, McpUnavailable, discover
-from tools.mcp.schemas import schema_problem
 from tools.mcp.spec import McpServer, McpTool
 from tools.strict import StrictModel
 
@@ -73,6 +72,8 @@ def _admitted(server: McpServer, listed: McpTool, found: dict[str, Discovered]) 
     discovered = found.get(listed.name)
     if discovered is None:
         raise McpRefused(f"MCP tool {name} is not among the tools server {server.name!r} lists")
+    from tools.mcp.schemas import schema_problem  # jsonschema: loaded by an MCP tool's admission
+
     if problem := schema_problem(discovered.input_schema):
         raise McpRefused(f"MCP tool {name}: its input schema {problem}")
     if discovered.digest != listed.schema_sha256:

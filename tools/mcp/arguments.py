@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import ConfigDict
 
 from tools.args import ToolArgs
-from tools.mcp.schemas import first_schema_error
 from tools.storable import unkept
 
 MAX_ARGS_CHARS = 20_000
@@ -33,6 +32,8 @@ def checked_args(args: object, schema: dict[str, Any]) -> McpArgs | str:
         return "arguments must be an object"
     if len(repr(args)) > MAX_ARGS_CHARS:
         return f"arguments longer than {MAX_ARGS_CHARS} characters"
+    from tools.mcp.schemas import first_schema_error  # jsonschema: loaded by an MCP call only
+
     if refused := first_schema_error(args, schema):
         return refused
     if problem := unkept(args, "arguments"):  # sent and recorded as given: no typed form

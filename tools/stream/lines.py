@@ -6,8 +6,6 @@ import codecs
 import io
 from collections.abc import Iterable, Iterator
 
-import numpy as np
-
 MAX_LINE_BYTES = 64 * 1024
 """A longer line is cut here; the rest of it is skipped, so line numbers stay right."""
 NUMPY_SPAN = 64 * 1024
@@ -48,6 +46,8 @@ def count_newlines(data: memoryview | bytes) -> int:
     thread counts each chunk while the caller scans the one before)."""
     if len(data) < NUMPY_SPAN:
         return bytes(data).count(b"\n") if isinstance(data, memoryview) else data.count(b"\n")
+    import numpy as np  # here: a command that counts no large span never loads it
+
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == ord("\n")))
 
 
@@ -55,5 +55,7 @@ def nth_newline_end(data: memoryview, nth: int) -> int | None:
     """The position just after the `nth` newline of `data` (1-based), or None if it has fewer."""
     if nth <= 0:
         return 0
+    import numpy as np
+
     found = np.flatnonzero(np.frombuffer(data, np.uint8) == ord("\n"))
     return int(found[nth - 1]) + 1 if nth <= len(found) else None
