@@ -48,6 +48,7 @@ QUICK: dict[str, list[str]] = {
     ],
     "memory_recall": ["bench/memory_recall.py", "--notes", "1000", "--reps", "15"],
     "analyze": ["bench/analyze.py", "--rows", "100000", "--paths", "5000", "--reps", "7"],
+    "startup": ["bench/startup.py", "--reps", "5", "--dir", "{tmp}"],
 }
 """Each bench's quick command (from the project root, `{tmp}` a scratch folder of its own)."""
 
@@ -146,12 +147,13 @@ _PREFIXES = {
     "triage": "triage",
     "memory recall": "memory_recall",
     "analyze": "analyze",
+    "startup": "startup",
 }
 
 
 def _bench_of(key: str) -> str:
-    """The bench a ratio's name comes from (its words before the first comma)."""
-    return _PREFIXES.get(key.split(",", 1)[0], "")
+    """The bench a ratio's name comes from (its words before the first comma or colon)."""
+    return _PREFIXES.get(key.split(",", 1)[0].split(":", 1)[0], "")
 
 
 if __name__ == "__main__":

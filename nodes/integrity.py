@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.config import get_config
-
 from contract.codes import EventKind, InteractionKind, Status
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
@@ -62,6 +60,8 @@ def lane_config(lane: str) -> dict[str, Any]:
 
 def run_scope() -> str:
     """The run being advanced, inside a node or a router (LangGraph's config)."""
+    from langgraph.config import get_config  # here: a reader of stored runs loads no runtime
+
     return scope_in(get_config()["configurable"])
 
 
