@@ -32,3 +32,5 @@ def test_each_ratio_names_the_bench_that_measures_it():
     assert _bench_of("memory recall, 1000 notes, sqlite: recall / grep -i -F") == "memory_recall"
     assert _bench_of("searchlogs, 50M: count / rg -F -c") == "searchlogs"
     assert _bench_of("an unknown bench, x") == ""
+    assert _bench_of("startup: warrant --help / langgraph --help") == "startup"
+    assert _bench_of("startup: warrant run R42 --db memory -q / langgraph --help") == "startup"
