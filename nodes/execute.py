@@ -225,7 +225,8 @@ def _family(task: ExecuteTask) -> Family | None:
 
 def _progress(task: ExecuteTask) -> Callable[[int, int], None]:
     """A family call's progress, streamed (LangGraph's `custom` mode) at each whole percent: the
-    console shows it; nothing is recorded, and a caller that does not stream it sees nothing."""
+    console shows it, and so does an SDK client whose run streams `custom` (docs/serving.md);
+    nothing is recorded, and a run started without that mode publishes nothing."""
     write = get_stream_writer()
     call = task["call"]
     shown = -1
