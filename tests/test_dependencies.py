@@ -23,7 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIRS = ("contract", "graph", "nodes", "guards", "tools", "lab")
 SERVE_EXTRA = {
     "langgraph_runtime_pg": {"graph/server/replica.py", "graph/server/serve.py"},
-    "langgraph_api": {"graph/server/control.py", "graph/server/crons.py", "graph/server/replica.py"},
+    "langgraph_api": {
+        "graph/server/control.py",
+        "graph/server/crons.py",
+        "graph/server/replica.py",
+    },
 }
 """The `[serve]` extra's runtime and server: imported inside the functions that run under them
 (`.venv-serve`, or the running `langgraph dev`), and only in these modules."""
@@ -124,7 +128,9 @@ def test_every_imported_third_party_library_is_declared():
         top = module.split(".")[0]
         if top in SERVE_EXTRA:
             outside = files - SERVE_EXTRA[top]
-            assert not outside, f"{top} (the [serve] extra) is imported outside its modules: {outside}"
+            assert not outside, (
+                f"{top} (the [serve] extra) is imported outside its modules: {outside}"
+            )
             continue
         owners = distributions_of(module)
         if not owners:

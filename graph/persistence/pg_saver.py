@@ -22,10 +22,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow
 
+from graph.persistence.private_api import HookedAsyncPostgresSaver
 from graph.persistence.served_store import WAITING, send_waiting
 
 _WRITING_FOR: ContextVar[str | None] = ContextVar("warrant_writing_for", default=None)
@@ -59,7 +59,7 @@ _THREADS = (
 )
 
 
-class WarrantPostgresSaver(AsyncPostgresSaver):
+class WarrantPostgresSaver(HookedAsyncPostgresSaver):
     async def aput(
         self,
         config: RunnableConfig,
@@ -87,9 +87,11 @@ class WarrantPostgresSaver(AsyncPostgresSaver):
             _WRITING_FOR.reset(token)
 
     @asynccontextmanager
-    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+    async def statement_cursor(
+        self, *, pipeline: bool = False
+    ) -> AsyncIterator[AsyncCursor[DictRow]]:
         thread = _WRITING_FOR.get() if pipeline else None
-        async with super()._cursor(pipeline=pipeline) as cur:
+        async with super().statement_cursor(pipeline=pipeline) as cur:
             puts = await send_waiting(thread, cur) if thread is not None else []
             yield cur
         if thread is not None and puts:
@@ -101,7 +103,7 @@ class WarrantPostgresSaver(AsyncPostgresSaver):
         runs = [str(run_id) for run_id in run_ids]
         if not runs:
             return
-        async with self._cursor() as cur, cur.connection.transaction():
+        async with self.statement_cursor() as cur, cur.connection.transaction():
             await cur.execute(_RUNS_CHECKPOINTS, {"runs": runs})
             threads = sorted({row["thread_id"] for row in await cur.fetchall()})
             await self._drop_orphans(cur, threads)
@@ -117,7 +119,7 @@ class WarrantPostgresSaver(AsyncPostgresSaver):
         threads = [str(thread_id) for thread_id in thread_ids]
         if not threads:
             return
-        async with self._cursor() as cur, cur.connection.transaction():
+        async with self.statement_cursor() as cur, cur.connection.transaction():
             if strategy == "delete":
                 for statement in _THREADS:
                     await cur.execute(statement, {"threads": threads})
