@@ -34,7 +34,8 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from graph.persistence.private_api import HookedPostgresSaver, queue_puts
+from graph.persistence.private_api import queue_puts
+from graph.persistence.pruning import PrunablePostgresSaver
 from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
@@ -187,7 +188,7 @@ class LeaseStore(BaseStore):
             self.conn.prepare_threshold = threshold
 
 
-class LeaseSaver(HookedPostgresSaver):
+class LeaseSaver(PrunablePostgresSaver):
     """LangGraph's saver on the lease connection, whose every pipelined write (a task's writes, a
     checkpoint) first sends the record the store holds for it (`LeaseStore.defer`)."""
 

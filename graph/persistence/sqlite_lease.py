@@ -20,7 +20,8 @@ import orjson
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.sqlite import SqliteStore
 
-from graph.persistence.private_api import HookedSqliteSaver, store_transaction, write_puts
+from graph.persistence.private_api import store_transaction, write_puts
+from graph.persistence.pruning import PrunableSqliteSaver
 from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
@@ -85,7 +86,7 @@ class SqliteRecordStore(BaseStore):
         return int(row[0])
 
 
-class SqliteRecordSaver(HookedSqliteSaver):
+class SqliteRecordSaver(PrunableSqliteSaver):
     """LangGraph's SQLite saver whose every write first writes the record the store holds for it,
     in the same transaction, committed or rolled back whole."""
 
