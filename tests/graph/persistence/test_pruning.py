@@ -259,3 +259,15 @@ def test_the_hooks_refuse_what_they_do_not_know(db, server_saver):
         server_saver("aprune", ["t"], strategy="keep_some")
     with pytest.raises(TypeError, match="not a str"):
         server_saver("aprune", "t")
+
+
+def test_no_graph_warrant_serves_holds_a_delta_channel():
+    """`keep_latest` drops the older checkpoints a `DeltaChannel`'s value is rebuilt from."""
+    from langgraph.channels.delta import DeltaChannel
+
+    from graph.server.memory_graph import compile_memory
+
+    graphs = [compile_graph(), compile_graph(served=True), compile_memory()]
+    graphs += [sub for graph in graphs for _, sub in graph.get_subgraphs(recurse=True)]
+    kinds = {type(channel) for graph in graphs for channel in graph.channels.values()}
+    assert len(kinds) > 1 and DeltaChannel not in kinds
