@@ -28,13 +28,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
+from graph.persistence.private_api import queue_puts
+from graph.persistence.pruning import PrunablePostgresSaver
 from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
@@ -122,7 +123,7 @@ class LeaseStore(BaseStore):
         queued, to be marked `sent` once the pipeline has committed."""
         puts = self._waiting.pending("")
         if puts:
-            self.store._batch_put_ops(list(enumerate(puts)), cur)
+            queue_puts(self.store, puts, cur)
         return puts
 
     def sent(self, puts: list[PutOp]) -> None:
@@ -187,7 +188,7 @@ class LeaseStore(BaseStore):
             self.conn.prepare_threshold = threshold
 
 
-class LeaseSaver(PostgresSaver):
+class LeaseSaver(PrunablePostgresSaver):
     """LangGraph's saver on the lease connection, whose every pipelined write (a task's writes, a
     checkpoint) first sends the record the store holds for it (`LeaseStore.defer`)."""
 
@@ -207,8 +208,8 @@ class LeaseSaver(PostgresSaver):
         super().put_writes(config, *args, **kwargs)
 
     @contextmanager
-    def _cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
-        with super()._cursor(pipeline=pipeline) as cur:
+    def statement_cursor(self, *, pipeline: bool = False) -> Iterator[Cursor[DictRow]]:
+        with super().statement_cursor(pipeline=pipeline) as cur:
             puts = self.record.send_waiting(cur) if pipeline else []
             watching = self.record.watch(self._writing) if pipeline else None
             yield cur

@@ -1,10 +1,8 @@
 """Retention: delete old runs and prune checkpoints, so the tables do not grow without bound;
 a deleted run's record goes with it, and bodies no remaining run refers to are removed.
 
-PostgreSQL uses the saver's own `prune` (`delete` and `keep_latest` strategies). The SQLite saver
-has only `delete_thread`; keeping the latest checkpoint there is two DELETE statements over its
-`checkpoints` and `writes` tables (checkpoint ids are time-ordered, so the latest is the largest).
-"""
+The checkpoints are pruned by the savers' own `prune` (`graph.persistence.pruning`), the policy the
+LangGraph server's hooks apply too: checkpoints only, never a run's record."""
 
 from __future__ import annotations
 
@@ -18,15 +16,9 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import BaseStore, Item, PutOp
 from psycopg_pool import ConnectionPool
 
+from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
 from graph.persistence.savers import Storage
 from nodes.record import BODIES, EVENTS, EVIDENCE, MODEL_CALLS, space
-
-_NOT_LATEST = """
-    (thread_id, checkpoint_ns, checkpoint_id) NOT IN (
-        SELECT thread_id, checkpoint_ns, MAX(checkpoint_id) FROM checkpoints
-        WHERE thread_id = ? GROUP BY thread_id, checkpoint_ns)
-    AND thread_id = ?
-"""
 
 
 @dataclass(frozen=True)
@@ -55,6 +47,7 @@ def prune(
     return PruneReport(deleted=old, pruned=rest, bodies=drop_unreferenced_bodies(storage, kept))
 
 
+PRUNABLE = (PrunableSqliteSaver, PrunablePostgresSaver)
 _PAGE = 500
 
 
@@ -118,7 +111,7 @@ def thread_ids(saver: BaseCheckpointSaver[str]) -> list[str]:
 
 
 def _delete(saver: BaseCheckpointSaver[str], threads: Sequence[str]) -> None:
-    if isinstance(saver, PostgresSaver):
+    if isinstance(saver, PRUNABLE):
         saver.prune(threads, strategy="delete")
         return
     for thread_id in threads:
@@ -126,14 +119,5 @@ def _delete(saver: BaseCheckpointSaver[str], threads: Sequence[str]) -> None:
 
 
 def _keep_latest(saver: BaseCheckpointSaver[str], threads: Sequence[str]) -> None:
-    if isinstance(saver, PostgresSaver):
+    if isinstance(saver, PRUNABLE):  # in memory, a run's history goes with the process
         saver.prune(threads, strategy="keep_latest")
-    elif isinstance(saver, SqliteSaver):
-        with saver.lock, saver.conn:
-            for thread_id in threads:
-                saver.conn.execute(
-                    f"DELETE FROM writes WHERE {_NOT_LATEST}", (thread_id, thread_id)
-                )
-                saver.conn.execute(
-                    f"DELETE FROM checkpoints WHERE {_NOT_LATEST}", (thread_id, thread_id)
-                )

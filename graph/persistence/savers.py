@@ -24,7 +24,6 @@ import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres import PostgresStore
@@ -34,6 +33,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from graph.persistence.lease import LeaseSaver, LeaseStore
 from graph.persistence.locations import is_postgres, redact
+from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
 from graph.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
 from nodes.control import CONTROL
 from nodes.record import space
@@ -70,7 +70,7 @@ def open_saver(db: str) -> Iterator[Storage]:
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
         with postgres_pool(db) as pool:
-            yield Storage(PostgresSaver(pool), PostgresStore(pool))
+            yield Storage(PrunablePostgresSaver(pool), PostgresStore(pool))
     else:
         with _sqlite_saver(Path(db)) as saver, sqlite_store(Path(db)) as store:
             yield Storage(saver, store)
@@ -193,17 +193,17 @@ def _file_lease(db: Path, thread_id: str) -> Iterator[None]:
 
 
 @contextmanager
-def _sqlite_saver(path: Path) -> Iterator[SqliteSaver]:
+def _sqlite_saver(path: Path) -> Iterator[PrunableSqliteSaver]:
     with _sqlite(path, _set_up_saver) as saver:
         yield saver
 
 
 def _set_up_saver(
     connection: sqlite3.Connection, record: SqliteRecordStore | None = None
-) -> SqliteSaver:
+) -> PrunableSqliteSaver:
     """LangGraph's saver with the fence; a leased run's (`record` given) writes its record in
     its checkpoints' transactions (`graph.persistence.sqlite_lease`)."""
-    saver = SqliteSaver(connection) if record is None else SqliteRecordSaver(connection, record)
+    saver = SqliteRecordSaver(connection, record) if record else PrunableSqliteSaver(connection)
     saver.setup()
     install_sqlite_fence(connection)
     return saver

@@ -27,6 +27,7 @@ from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.persistence.lease import counted_attempt
+from graph.persistence.private_api import aqueue_puts
 from graph.persistence.waiting import WaitingWrites, batch_through
 from nodes.integrity import thread_and_lane
 
@@ -75,6 +76,6 @@ async def send_waiting(thread: str, cur: AsyncCursor[DictRow]) -> list[PutOp]:
     to be marked sent (`WAITING.sent`) once the pipeline has committed."""
     puts = WAITING.pending(thread)
     if puts and _SERVED:
-        await _SERVED[0]._batch_put_ops(list(enumerate(puts)), cur)
+        await aqueue_puts(_SERVED[0], puts, cur)
         return puts
     return []

@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.sqlite import SqliteStore
 
+from graph.persistence.private_api import store_transaction, write_puts
+from graph.persistence.pruning import PrunableSqliteSaver
 from graph.persistence.waiting import WaitingWrites, batch_through
 
 _COUNT_ATTEMPT = """
@@ -56,7 +57,7 @@ class SqliteRecordStore(BaseStore):
         marked `sent` once the transaction has committed."""
         puts = self._waiting.pending("")
         if puts:
-            self.store._batch_put_ops(list(enumerate(puts)), cur)
+            write_puts(self.store, puts, cur)
         return puts
 
     def sent(self, puts: list[PutOp]) -> None:
@@ -64,7 +65,7 @@ class SqliteRecordStore(BaseStore):
 
     def flush(self) -> None:
         """Write what waits, now, on the store's connection (a search sees it; the lease ends)."""
-        with self.store._cursor(transaction=True) as cur:
+        with store_transaction(self.store) as cur:
             puts = self.write_waiting(cur)
         self.sent(puts)
 
@@ -78,14 +79,14 @@ class SqliteRecordStore(BaseStore):
         """A call's intent (`mark`, `attempts: 1` for a first one) and its attempt: one more than
         the item held, in one statement."""
         value = orjson.dumps({**mark, "attempts": 1}).decode()
-        with self.store._cursor(transaction=True) as cur:
+        with store_transaction(self.store) as cur:
             cur.execute(_COUNT_ATTEMPT, (".".join(namespace), key, value))
             row = cur.fetchone()
         assert row is not None  # an upsert with RETURNING returns its row
         return int(row[0])
 
 
-class SqliteRecordSaver(SqliteSaver):
+class SqliteRecordSaver(PrunableSqliteSaver):
     """LangGraph's SQLite saver whose every write first writes the record the store holds for it,
     in the same transaction, committed or rolled back whole."""
 
@@ -94,9 +95,9 @@ class SqliteRecordSaver(SqliteSaver):
         self.record = record
 
     @contextmanager
-    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+    def statement_cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
         if not transaction:
-            with super().cursor(transaction=False) as cur:
+            with super().statement_cursor(transaction=False) as cur:
                 yield cur
             return
         with self.lock:

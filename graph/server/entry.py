@@ -19,7 +19,6 @@ from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from langgraph.store.postgres.aio import AsyncPostgresStore
@@ -31,6 +30,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from graph.build import compile_graph
 from graph.persistence.locations import is_postgres, served_db
 from graph.persistence.pg_saver import WarrantPostgresSaver
+from graph.persistence.pruning import PrunableAsyncSqliteSaver
 from graph.persistence.savers import (
     FENCE_INSTALLED,
     POSTGRES_FENCE,
@@ -107,7 +107,7 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
             yield WarrantPostgresSaver(pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+        async with PrunableAsyncSqliteSaver.from_conn_string(db) as saver:
             await saver.setup()
             installed = await (await saver.conn.execute(SQLITE_FENCE_SQL)).fetchone()
             if is_old_fence(installed[0] if installed else None):  # made again, as the CLI does
