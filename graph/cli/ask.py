@@ -21,7 +21,7 @@ from graph.cli.common import (
     progress,
 )
 from graph.errors import ErrorKind
-from graph.present.render import escaped, handover_markdown
+from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
     from graph.entry.ask import Asked
@@ -138,6 +138,7 @@ def _research(
     asked: Asked, question: str, chooser: str, db: str | None, json_output: bool, quiet: bool
 ) -> None:
     from graph.entry.ask import entry_record
+    from graph.present.render import handover_markdown
     from graph.runs.runner import RunError, admit_request, start
     from nodes.context import WarrantContext
 

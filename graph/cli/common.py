@@ -23,7 +23,7 @@ from graph.persistence.locations import (
     shown_db,
     user_store,
 )
-from graph.present.render import escaped, event_summary, handover_markdown
+from graph.present.escaping import escaped
 from tools.validation import USER_NAME
 
 if TYPE_CHECKING:
@@ -119,6 +119,7 @@ def cells(*values: object) -> list[Text]:
 def progress(quiet: bool, json_output: bool = False) -> Any:
     """What the console shows of a run as it goes: a line per ledger entry, and a long family
     call's progress (a bar on a terminal, a line each quarter otherwise; nothing with `--json`)."""
+    from graph.present.render import event_summary
     from graph.runs.runner import PROGRESS
 
     reading = ReadingBar()
@@ -169,6 +170,8 @@ class ReadingBar:
 
 def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
     """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
+    from graph.present.render import handover_markdown
+
     handover = outcome.handover
     if json_output:
         print_json(handover)

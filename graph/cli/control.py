@@ -18,7 +18,7 @@ from graph.cli.common import (
     person,
     progress,
 )
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,7 @@ from graph.cli.common import (
     revision_of,
 )
 from graph.errors import ErrorKind, KindedError
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 from guards.provenance import Locality
 
 RevisionOption = Annotated[

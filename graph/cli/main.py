@@ -48,9 +48,8 @@ from graph.cli.common import (
     where_runs_are_kept,
 )
 from graph.errors import ErrorKind
-from graph.present.render import escaped, event_summary
+from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
-from graph.version import warrant_version
 from lab import builtin_manifests
 
 if TYPE_CHECKING:
@@ -112,6 +111,8 @@ cli_people.register(app)
 
 def _print_version(shown: bool) -> None:
     if shown:
+        from graph.version import warrant_version  # the package's metadata, read when asked
+
         typer.echo(f"warrant {warrant_version()}")
         raise typer.Exit()
 
@@ -195,6 +196,7 @@ def events(
     verify: VerifyOption = False,
 ) -> None:
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
+    from graph.present.render import event_summary
     from graph.runs.lanes import laned
     from graph.runs.runner import RunError, lanes_of
 

@@ -30,7 +30,7 @@ from graph.cli.common import (
 from graph.cli.web import serve_web
 from graph.errors import ErrorKind
 from graph.persistence.locations import shown_db
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
 
 

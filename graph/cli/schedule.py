@@ -24,7 +24,7 @@ from graph.cli.common import (
     progress,
 )
 from graph.errors import ErrorKind
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
     from graph.runs.schedules import Occurrence, Schedule

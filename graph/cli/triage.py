@@ -22,7 +22,7 @@ import typer
 
 from graph.cli.common import DbOption, chosen_db, fail, failed, print_json, stderr
 from graph.errors import ErrorKind
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 
 DRAFT = ".warrant-triage.toml"
 """The drafted manifest's name in the folder."""

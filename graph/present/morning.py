@@ -27,7 +27,7 @@ from markupsafe import escape
 from rich.cells import cell_len, set_cell_size
 
 from graph.present.anchors import member_anchor
-from graph.present.render import escaped
+from graph.present.escaping import escaped
 
 LineLinks = Callable[[str, str, int], str]
 """(item ref, member, line) → the anchor its link opens (without `#`)."""
