@@ -35,6 +35,7 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
+from nodes.members import full_grant
 from nodes.record import (
     EVENTS,
     EVIDENCE,
@@ -69,6 +70,8 @@ def handover(
     if tampered:
         state = {**trusted_view(state, thread, record.admitted), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
+    if "grant" in state:  # its members read back (`nodes.members`): the unknowns name each
+        state = {**state, "grant": full_grant(state["grant"], store)}
     final = finalize(end_facts(state, tampered, record.evidence, at))
     status = final.status.value
     report = build_handover(
