@@ -55,9 +55,10 @@ class Members:
     def ids(self) -> list[str]:
         return [record["id"] for record in self.records]
 
-    @functools.cached_property
+    @property
     def validated(self) -> tuple[Record, ...]:
-        """As `Record`s, validated once per process (the guard asks at every turn)."""
+        """As `Record`s, validated anew: kept, they would double what the cache holds, and the
+        guard (once a turn) and the executor (once a call) use them only while they decide."""
         return tuple(Record.model_validate(record) for record in self.records)
 
 
@@ -109,8 +110,7 @@ def full_grant(grant: Mapping[str, Any], store: BaseStore) -> dict[str, Any]:
 
 
 def scenario_of(grant: Mapping[str, Any], store: BaseStore) -> Scenario:
-    """The grant as admitted, as the guard checks calls against it: its own records validated
-    here, its members once per process."""
+    """The grant as admitted, as the guard checks calls against it."""
     if STORED not in grant:
         return Scenario.model_validate(grant)
     found = _found(grant, store)

@@ -8,9 +8,10 @@ grant as admitted is `load_scenario`'s."""
 
 from __future__ import annotations
 
+import re
 import textwrap
-from hashlib import sha256
 from collections.abc import Iterator
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -140,7 +141,7 @@ def test_a_members_item_changed_in_the_store_is_not_used(tmp_path, store):
     forged[0]["sha256"] = "0" * 64  # a member's pinned digest replaced
     store.batch([PutOp(FAMILIES, digest, {"members": forged}, index=False)])
     forget_members()
-    with pytest.raises(MembersMissing, match="b/\\*.log"):
+    with pytest.raises(MembersMissing, match=re.escape("b/*.log")):
         full_grant(kept, store)
     with pytest.raises(MembersMissing):
         scenario_of(kept, store)
@@ -154,5 +155,5 @@ def test_a_members_item_the_store_lacks_is_missing(tmp_path, store):
     grant = load_scenario(scenario(tmp_path)).model_dump(mode="json")
     kept, _ = kept_apart(grant)  # never written
     forget_members()
-    with pytest.raises(MembersMissing, match="a/\\*.log"):
+    with pytest.raises(MembersMissing, match=re.escape("a/*.log")):
         full_grant(kept, store)
