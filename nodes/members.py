@@ -104,7 +104,8 @@ def full_grant(grant: Mapping[str, Any], store: BaseStore) -> dict[str, Any]:
     if STORED not in grant:
         return dict(grant)
     found = _found(grant, store)
-    records = _ordered(grant, {glob: _as_items(members.records) for glob, members in found})
+    pairs = {glob: zip(members.ids, members.records, strict=True) for glob, members in found}
+    records = _ordered(grant["records"], grant[STORED], pairs)
     families = {glob: members.ids for glob, members in found}
     return _replaced(grant, records, "families", families, drop=STORED)
 
@@ -115,10 +116,8 @@ def scenario_of(grant: Mapping[str, Any], store: BaseStore) -> Scenario:
         return Scenario.model_validate(grant)
     found = _found(grant, store)
     own = Scenario.model_validate(_replaced(grant, grant["records"], "families", {}, drop=STORED))
-    records = _ordered(
-        {"records": own.records, STORED: grant[STORED]},
-        {glob: _as_items(members.validated) for glob, members in found},
-    )
+    pairs = {glob: zip(members.ids, members.validated, strict=True) for glob, members in found}
+    records = _ordered(own.records, grant[STORED], pairs)
     return own.model_copy(
         update={"records": records, "families": {glob: tuple(m.ids) for glob, m in found}}
     )
@@ -168,18 +167,17 @@ def _found(grant: Mapping[str, Any], store: BaseStore) -> list[tuple[str, Member
     return [(glob, found[entry["members"]]) for glob, entry in stored.items()]
 
 
-def _as_items(records: Iterable[Any]) -> list[tuple[str, Any]]:
-    return [(record["id"] if isinstance(record, dict) else record.id, record) for record in records]
-
-
 def _ordered(
-    grant: Mapping[str, Any], members: Mapping[str, list[tuple[str, Any]]]
+    own: Mapping[str, Any],
+    stored: Mapping[str, Mapping[str, Any]],
+    members: Mapping[str, Iterable[tuple[str, Any]]],
 ) -> dict[str, Any]:
-    """The grant's records in their admitted order: each family's members put back at its place."""
-    others = list(grant["records"].items())
+    """The grant's records in their admitted order: each family's members (id and record, in
+    order) put back at its place among the grant's own records."""
+    others = list(own.items())
     records: dict[str, Any] = {}
     cut = 0
-    for glob, entry in grant[STORED].items():
+    for glob, entry in stored.items():
         records.update(others[cut : entry["at"]])
         cut = max(cut, entry["at"])
         records.update(members[glob])
