@@ -8,7 +8,9 @@ a whole process: `warrant run MANIFEST --chooser file:… --db FRESH.sqlite --js
 chooser calling `triage` over the family and then stopping, under GNU time (`%M`: the process's
 own peak resident memory; the pool's workers are other processes and are not counted). The runs
 go in turns (one of each size per round), after one warm-up of each, excluded. The same-run
-peer is the 10-member family's run: each size's peak is printed as a ratio of it.
+peer is the 10-member family's run: each size's peak is printed as a ratio of it. The code
+measured is what `warrant` imports: the checkout on `PYTHONPATH` (`PYTHONPATH=$PWD` in the
+checkout compared), else the installed package.
 """
 
 from __future__ import annotations
