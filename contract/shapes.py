@@ -127,7 +127,9 @@ class ExecuteTask(TypedDict):
     hooks: list[dict[str, Any]]
     redact: list[dict[str, Any]]
     members: NotRequired[list[dict[str, Any]]]
-    """A family tool's members as admitted (the grant's records), in order."""
+    """A listed family's members as admitted (the grant's records), in order."""
+    members_digest: NotRequired[str]
+    """A glob family's members: the digest of their store item as admitted (`nodes.members`)."""
     mcp: NotRequired[dict[str, Any]]
     """An MCP tool's call: `tool`, the tool as admitted (its pinned schema), and `server`, its
     `[[mcp]]` table (how to reach it)."""

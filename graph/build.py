@@ -36,8 +36,9 @@ from graph.governed import Graph, atask, bound_store, node_values, routed, stage
 from nodes.admit import admit, admit_child
 from nodes.choose import choose
 from nodes.context import WarrantContext
+from nodes.dispatch import execute_tasks
 from nodes.execute import execute
-from nodes.guard import WAITING, execute_tasks, guard
+from nodes.guard import WAITING, guard
 from nodes.handover import handover
 from nodes.human import human, to_people
 from nodes.integrity import run_scope

@@ -15,6 +15,7 @@ import asyncio
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_store
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
@@ -26,8 +27,8 @@ from guards.delegation import child_scenario
 from nodes.context import WarrantContext, event, now
 from nodes.handoff import handoff_of
 from nodes.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
+from nodes.members import scenario_of
 from nodes.record import EVIDENCE, cursor_of, evidence, sealed_or_not
-from tools.records.registry import Scenario
 
 CHILD = "child"
 
@@ -37,7 +38,7 @@ def child_tasks(
 ) -> list[Send]:
     """One `child` task per delegated task, sealed for this run."""
     scope = run_scope() if scope is None else scope
-    grant = Scenario.model_validate(state["grant"])
+    grant = scenario_of(state["grant"], get_store())  # its members read back
     parent_lane = (state.get("child") or {}).get("lane", "")
     chooser = state.get("child_chooser") or state["chooser"]
     sends = []

@@ -30,6 +30,7 @@ from nodes.context import WarrantContext, context_of, event, now, store_of
 from nodes.continuation import carried
 from nodes.human import served_identity
 from nodes.integrity import run_scope
+from nodes.members import kept_apart
 from nodes.record import event_at
 from nodes.watched import goal_message
 from tools.mcp.admission import AdmittedMcpTool, McpRefused, McpUnavailable, admitted_tools
@@ -229,11 +230,14 @@ def admit(
         **({"route_admission": pinned["route_admission"]} if "route_admission" in pinned else {}),
         **{key: continued[key] for key in ("parent", "report", "revision") if key in continued},
     )
+    kept, members = kept_apart(grant)  # a family's members go to the store, in the step's batch
+    store_of(runtime).batch(members)
     values: Mapping[str, Any] = state
     given = {name: values[name] for name in ("scenario", "message_id", "parent") if name in values}
     return {
         **given,
         **pinned,
+        "grant": kept,
         **continued,
         **({"started_by": caller} if caller else {}),
         **({"schedule": link} if link else {}),

@@ -19,6 +19,7 @@ from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.context import WarrantContext, context_of, event, now, store_of
 from nodes.integrity import run_scope
+from nodes.members import full_grant
 from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
 from nodes.record import (
@@ -42,6 +43,7 @@ def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, A
     turn = state.get("turn", 0) + 1
     at = now(runtime)
     store = store_of(runtime)
+    state = {**state, "grant": full_grant(state["grant"], store)}  # its members read back
     view = view_of(state, turn, at, store, run_scope())
     if state["chooser"].partition(":")[0] in MODEL_KINDS:
         return prepare(view, state, at, store)
@@ -56,8 +58,9 @@ def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, A
 
 
 def view_of(state: WarrantState, turn: int, at: float, store: BaseStore, scope: str) -> ChooserView:
-    """The chooser's view, read from the grant pinned at admission (already validated there) and
-    from the run's record, which is read only if the chooser looks at it."""
+    """The chooser's view, read from the grant pinned at admission (already validated there; its
+    members read back: `nodes.members.full_grant`) and from the run's record, which is read only
+    if the chooser looks at it."""
     grant = state["grant"]
     cursor = cursor_of(state)
 

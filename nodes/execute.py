@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, RefusalCode
 from contract.shapes import Event, ExecuteTask
@@ -34,6 +35,7 @@ from nodes.context import WarrantContext, event, now
 from nodes.evidence import evidence_item, mcp_item
 from nodes.integrity import run_scope
 from nodes.intents import intend
+from nodes.members import family_records
 from nodes.record import receipt_digest, with_body_ref
 from nodes.reports import with_report_body
 from tools.args import ToolArgs
@@ -67,7 +69,7 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
             field: pinned_record(task["manifest"], task["manifest_sha256"], record)
             for field, record in admitted.items()
         }
-        family = _family(task)
+        family = _family(task, store)
         excerpt, error = _read(spec, args, records, family, task, now(runtime)), None
     except RecordRefusal as refusal:
         excerpt, error = None, refusal
@@ -207,13 +209,17 @@ def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[st
     }
 
 
-def _family(task: ExecuteTask) -> Family | None:
+def _family(task: ExecuteTask, store: BaseStore) -> Family | None:
     """A family tool's members, each found again through the admitted manifest; the family as
-    the guard approved it (its digest of the admitted members), else a `RecordRefusal`."""
+    the guard approved it (its digest of the admitted members), else a `RecordRefusal`. A glob's
+    members are read from the store by their digest (`nodes.members`), a list's from the task."""
     recorded = task["call"].get("family")
     if recorded is None:
         return None
-    admitted = [Record.model_validate(member) for member in task.get("members", ())]
+    if "members_digest" in task:
+        admitted = list(family_records(store, task["members_digest"]) or ())
+    else:
+        admitted = [Record.model_validate(member) for member in task.get("members", ())]
     family = Family(recorded["name"], tuple(admitted), recorded.get("glob"))
     if family.sha256 != recorded["sha256"]:
         raise RecordRefusal(

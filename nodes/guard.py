@@ -19,10 +19,9 @@ from typing import Any, assert_never, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
-from langgraph.types import Send
 
 from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
-from contract.shapes import Event, ExecuteTask, Interaction, RecordedCall
+from contract.shapes import Event, Interaction, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
 from guards.decide import (
@@ -53,8 +52,9 @@ from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import WarrantContext, event, now
 from nodes.control import Asked, adopted_corrections, asked_of, stopped_update
-from nodes.evidence import answer_item, family_members
-from nodes.integrity import run_scope, sealed_payload
+from nodes.evidence import answer_item
+from nodes.integrity import run_scope
+from nodes.members import scenario_of
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.questions import adopted
 from nodes.recall import recall_update
@@ -66,7 +66,6 @@ from nodes.record import (
     with_body_ref,
 )
 from nodes.remember import remembered
-from tools.records.registry import Scenario
 
 GUARD = "guard"
 
@@ -261,7 +260,7 @@ def context_for(
     person_approved: frozenset[str] = frozenset(),
 ) -> GuardContext:
     cursor = looked_up.cursor
-    scenario = Scenario.model_validate(state["grant"])
+    scenario = scenario_of(state["grant"], looked_up.store)
     return GuardContext(
         scenario=scenario,
         turn=state["turn"],
@@ -490,49 +489,3 @@ def _waiting(
 
 WAITING = (Outcome.ASK, Outcome.APPROVAL, Outcome.AWAIT, Outcome.REMEMBER)
 """Outcomes whose batch waits for people."""
-
-
-def execute_tasks(
-    state: WarrantState, calls: list[RecordedCall], scope: str | None = None
-) -> list[Send]:
-    """One `execute` task per approved call, sealed for this run: the executor trusts what the
-    seal covers (the call's validated arguments, its admitted records)."""
-    grant, decision = state["grant"], state["decision"]
-    scope = run_scope() if scope is None else scope
-    return [
-        Send(
-            "execute",
-            sealed_payload(
-                "execute",
-                dict(_execute_task(grant, decision["turn"], state["deadline_at"], call)),
-                scope,
-            ),
-        )
-        for call in calls
-    ]
-
-
-def _execute_task(
-    grant: dict[str, Any], turn: int, deadline_at: float, call: RecordedCall
-) -> ExecuteTask:
-    without_sources = {key: value for key, value in call.items() if key != "sources"}
-    task: ExecuteTask = {
-        "call": cast("RecordedCall", without_sources),
-        "profile": grant["profile"],
-        "manifest": grant["manifest"],
-        "manifest_sha256": grant["manifest_sha256"],
-        "records": call["sources"],
-        "turn": turn,
-        "deadline_at": deadline_at,
-        "call_s": grant["budget"].get("call_s", 30),
-        "hooks": grant.get("hooks", []),
-        "redact": grant.get("redact", []),
-    }
-    if family := call.get("family"):
-        task["members"] = [
-            grant["records"][record_id] for record_id in family_members(family, grant)
-        ]
-    if tool := (grant.get("mcp_tools") or {}).get(call["name"]):
-        server = next(server for server in grant["mcp"] if server["name"] == tool["server"])
-        task["mcp"] = {"tool": tool, "server": server}
-    return task

@@ -35,6 +35,7 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
+from nodes.members import full_grant
 from nodes.record import (
     EVENTS,
     EVIDENCE,
@@ -67,8 +68,10 @@ def handover(
     )
     tampered = bool(found or state.get("tampered"))
     if tampered:
-        state = {**trusted_view(state, thread, record.admitted), "turn": turn}
+        state = {**trusted_view(state, thread, admitted_of(store, thread, state)), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
+    if "grant" in state:  # its members read back (`nodes.members`): the unknowns name each
+        state = {**state, "grant": full_grant(state["grant"], store)}
     final = finalize(end_facts(state, tampered, record.evidence, at))
     status = final.status.value
     report = build_handover(
@@ -140,11 +143,10 @@ def _end_hooks(
 @dataclass(frozen=True)
 class RunRecord:
     """What the store holds of a run that a report shows: its sealed receipts (with their
-    excerpts), any receipts it did not write, and its `admitted` event."""
+    excerpts) and any receipts it did not write."""
 
     evidence: list[dict[str, Any]]
     foreign: list[dict[str, Any]]
-    admitted: dict[str, Any]
     handoffs: list[dict[str, Any]]
     """The children's handoffs the run received (its own, sealed)."""
     memory: list[dict[str, Any]]
@@ -154,10 +156,16 @@ class RunRecord:
 def run_record(store: BaseStore, thread: str, state: WarrantState) -> RunRecord:
     cursor = cursor_of(trusted(state, thread))
     own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
-    first = event_at(store, thread, 1) if cursor["events"] else None
     received = sealed_or_not(handoffs(store, thread, cursor), thread, HANDOFFS)[0]
     notes = unsealed(sealed_or_not(recalled(store, thread, cursor), thread, RECALLED)[0])
-    return RunRecord(own, foreign, admitted_payload(first, thread), received, notes)
+    return RunRecord(own, foreign, received, notes)
+
+
+def admitted_of(store: BaseStore, thread: str, state: WarrantState) -> dict[str, Any]:
+    """The payload of the run's own `admitted` event: read only where a report needs it (its
+    state was not all the run's own), for it lists every record, a family's members too."""
+    first = event_at(store, thread, 1) if cursor_of(trusted(state, thread))["events"] else None
+    return admitted_payload(first, thread)
 
 
 def admitted_payload(first: dict[str, Any] | None, thread: str) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from guards.provenance import read_locally
 from guards.seal import SEAL, canonical, sealed_item
 from nodes.handoff import received
 from nodes.integrity import item_intact, label
+from nodes.members import with_members
 from nodes.memory import shown_notes
 
 ROOT = "warrant"
@@ -258,7 +259,8 @@ def arrivals_in_order(arrivals: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """What parallel tasks left, in the order the ledger records it: receipts by ref, and the
     events of the tasks in the order the tasks were given."""
     receipts = sorted(
-        (item["evidence"] for item in arrivals if "evidence" in item), key=_ref_number
+        (item["evidence"] for item in arrivals if "evidence" in item),
+        key=lambda item: int(item["ref"][1:]),
     )
     order = {item["ref"]: index for index, item in enumerate(receipts)}
     events = [item["event"] for item in arrivals if "event" in item]
@@ -270,10 +272,6 @@ def arrivals_in_order(arrivals: list[dict[str, Any]]) -> dict[str, list[Any]]:
     )
     handoffs = [item["handoff"] for item in arrivals if "handoff" in item]
     return {EVIDENCE: receipts, EVENTS: events, HANDOFFS: handoffs}
-
-
-def _ref_number(item: Mapping[str, Any]) -> int:
-    return int(item["ref"][1:])
 
 
 # Reading: never past the committed cursor.
@@ -540,12 +538,12 @@ def as_arrivals(update: dict[str, Any]) -> dict[str, Any]:
 
 def materialized(store: BaseStore, scope: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """A run's state with its record read back from the store up to its cursor, as readers show
-    it (`events`, `evidence` with excerpts, `model_calls`, and the notes it recalled, its own, as
-    they may be shown now: `memory`); items the store lacks are left out."""
+    it (`events`, `evidence` with excerpts, `model_calls`, the notes it recalled, its own, as they
+    may be shown now: `memory`; the grant's members); items the store lacks are left out."""
     cursor = cursor_of(values)
     notes = sealed_or_not(recalled(store, scope, cursor), scope, RECALLED)[0]
     return {
-        **values,
+        **with_members(store, values),
         EVENTS: new_events(store, scope, 0, cursor),
         EVIDENCE: evidence(store, scope, cursor),
         MODEL_CALLS: model_calls(store, scope, cursor),
