@@ -141,6 +141,16 @@ def with_members(store: BaseStore, values: Mapping[str, Any]) -> dict[str, Any]:
         return dict(values)
 
 
+def stored_digests(grant: object) -> set[str]:
+    """The members items a grant in state names (none for a grant kept whole): what retention
+    (`graph.persistence.retention`) keeps while the run is kept."""
+    stored = grant.get(STORED) if isinstance(grant, Mapping) else None
+    if not isinstance(stored, Mapping):
+        return set()
+    entries = [entry for entry in stored.values() if isinstance(entry, Mapping)]
+    return {entry["members"] for entry in entries if isinstance(entry.get("members"), str)}
+
+
 def members_of(store: BaseStore, digests: Sequence[str]) -> dict[str, Members]:
     """The members items found for `digests`: this process's, else read in one store batch and
     kept when their content has their digest."""
