@@ -52,12 +52,18 @@ def prune(
         failed(exc)
     if json_output:
         print_json(
-            {"deleted": report.deleted, "pruned": report.pruned, "bodies_removed": report.bodies}
+            {
+                "deleted": report.deleted,
+                "pruned": report.pruned,
+                "bodies_removed": report.bodies,
+                "families_removed": report.families,
+            }
         )
     else:
         typer.echo(
             f"deleted {len(report.deleted)} run(s); kept only the latest checkpoint of {len(report.pruned)} run(s);"
-            f" removed {report.bodies} stored bod{'y' if report.bodies == 1 else 'ies'} no run refers to"
+            f" removed {report.bodies} stored bod{'y' if report.bodies == 1 else 'ies'} and"
+            f" {report.families} famil{'y' if report.families == 1 else 'ies'}' members no run refers to"
         )
 
 

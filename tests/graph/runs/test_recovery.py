@@ -259,6 +259,8 @@ def test_prune_keeps_the_latest_checkpoint_and_deletes_old_runs(postgres_url, tm
     result = warrant("prune", "--keep-latest", "--db", postgres_url, "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert checkpoint_rows(postgres_url) == {"a": 1, "b": 1}
+    told = json.loads(result.stdout)
+    assert told["pruned"] == ["a", "b"] and told["families_removed"] == 0  # R42 has no family
     shown = warrant("show", "a", "--db", postgres_url, "--json", cwd=tmp_path)
     assert json.loads(shown.stdout)["status"] == "stopped"
     assert warrant("prune", "--older-than", "0", "--db", postgres_url, cwd=tmp_path).returncode == 0
