@@ -16,11 +16,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 from contract.codes import EventKind, RefusalCode, Status
 from graph.build import compile_graph
 from graph.runs.lanes import child_lanes
+from guards.action import DelegateTask
+from guards.delegation import child_scenario
 from nodes.context import WarrantContext
 from nodes.members import forget_members
+from nodes.unknowns import unknowns_of
 from tests.cli_process import run_json, warrant
 from tests.helpers import call, recorded, run_embedded, stop
 from tools.logs import triage
+from tools.records.registry import load_scenario
 
 GLOB = "runs/*.log"
 LOGS = {
@@ -159,7 +163,7 @@ def test_a_task_naming_the_family_is_refused_by_the_guard_and_the_run_hands_over
     assert handover["status"] == Status.STOPPED and "children" not in handover
     [refusal] = handover["refusals"]
     assert refusal["code"] == RefusalCode.UNAPPROVED_RECORD
-    assert f"{GLOB!r} is a record family" in refusal["detail"]
+    assert f"{GLOB!r}, a record family of scenario CHF" in refusal["detail"]
 
 
 def test_the_cli_runs_a_child_triaging_the_family(tmp_path):
@@ -195,3 +199,26 @@ def test_a_childs_lane_records_its_grant_with_the_familys_members(tmp_path):
     admitted = next(event for event in lane.events if event["type"] == EventKind.ADMITTED)
     assert [record["id"] for record in admitted["payload"]["records"]] == MEMBERS
     assert lane.broken() is None
+
+
+@pytest.mark.parametrize(
+    ("granted", "families"),
+    [(MEMBERS, {GLOB: tuple(MEMBERS)}), (MEMBERS[::-1], {GLOB: tuple(MEMBERS)}), (MEMBERS[1:], {})],
+)
+def test_a_childs_grant_carries_only_the_families_it_is_granted_whole(tmp_path, granted, families):
+    manifest = scenario(tmp_path, granted, [stop()])
+    task = DelegateTask.model_validate(
+        {"id": "t1", "goal": "g", "records": granted, "budget": {"steps": 1, "evidence": 1}}
+    )
+    carved = child_scenario(load_scenario(manifest), task)
+    assert carved.families == families and list(carved.records) == granted
+
+
+def test_a_family_receipt_whose_glob_the_grant_does_not_name_vouches_for_no_member():
+    """A grant rebuilt from the ledger (`nodes.handover.trusted_view`) names no family."""
+    grant = {"records": {member: {"kind": "log"} for member in MEMBERS}}
+    receipt = {"ref": "E1", "sources": [], "family": {"name": GLOB, "glob": GLOB, "members": 3}}
+    notes = unknowns_of({"grant": grant}, [receipt])
+    assert [note for note in notes if "was not examined" in note] == [
+        f"Approved log record {member} was not examined." for member in MEMBERS
+    ]
