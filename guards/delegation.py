@@ -4,8 +4,9 @@ carved out of what the run has left (never added to it). Pure; the guard calls i
 
 Checks, in this order (the first that fails for the message, then each task):
 depth (`delegation_too_deep`), count (`too_many_children`), task ids not delegated before in this
-run (`duplicate_task_id`), records exact ids of the grant (`unapproved_record`), and the budgets
-together within what is left (`child_budget_exceeded`).
+run (`duplicate_task_id`), records exact ids of the grant (`unapproved_record`; a family's glob is
+not a record: a task is granted a family by naming each of its members), and the budgets together
+within what is left (`child_budget_exceeded`).
 """
 
 from __future__ import annotations
@@ -62,9 +63,20 @@ def _task_refusal(
         return Refusal(RefusalCode.DUPLICATE_TASK_ID, GUARD, detail, offending)
     outside = [record for record in task.records if record not in scenario.records]
     if outside:
-        detail = f"task {task.id!r} names {_clip(outside[0])}, not an approved record of scenario {scenario.id}"
-        return Refusal(RefusalCode.UNAPPROVED_RECORD, GUARD, detail, offending)
+        return Refusal(
+            RefusalCode.UNAPPROVED_RECORD, GUARD, _outside(task, outside[0], scenario), offending
+        )
     return None
+
+
+def _outside(task: DelegateTask, named: str, scenario: Scenario) -> str:
+    members = scenario.families.get(named)
+    if members is None:
+        return f"task {task.id!r} names {_clip(named)}, not an approved record of scenario {scenario.id}"
+    return (
+        f"task {task.id!r} names {_clip(named)}, a record family of scenario {scenario.id}, not a"
+        f" record: a task is granted a family by naming each of its {len(members)} member(s)"
+    )
 
 
 def _carving_refusals(tasks: Sequence[DelegateTask], room: Room) -> list[Refusal]:
@@ -85,10 +97,11 @@ def _carving_refusals(tasks: Sequence[DelegateTask], room: Room) -> list[Refusal
 
 
 def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:
-    """The grant a child runs under: the task's records only, its carved budget (the run's
-    deadline and call limit), its goal, and the scripted children's documents for its id. No
-    memory: recalling and proposing notes stay with the delegating run, whose refs a child's `M`
-    refs would not be."""
+    """The grant a child runs under: the task's records only, the families every member of which
+    is among them (deny by default: a family part-granted would read records the task was not
+    granted), its carved budget (the run's deadline and call limit), its goal, and the scripted
+    children's documents for its id. No memory: recalling and proposing notes stay with the
+    delegating run, whose refs a child's `M` refs would not be."""
     carved = Budget(
         steps=task.budget.steps,
         evidence=task.budget.evidence,
@@ -96,12 +109,18 @@ def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:
         deadline_s=scenario.budget.deadline_s,
         call_s=scenario.budget.call_s,
     )
+    granted = set(task.records)
     return scenario.model_copy(
         update={
             "goal": task.goal,
             "unknowns": (),
             "budget": carved,
             "records": {record: scenario.records[record] for record in task.records},
+            "families": {
+                glob: members
+                for glob, members in scenario.families.items()
+                if granted.issuperset(members)
+            },
             "script": tuple(child_script(scenario.children.script, task.id)),
             "memory": None,
         }

@@ -41,6 +41,7 @@ def handoff_of(
         "records": {
             record_id: record["kind"] for record_id, record in task["grant"]["records"].items()
         },
+        "families": dict(task["grant"].get("families") or {}),
         "cursor": dict(cursor),
         "evidence": [_receipt(item) for item in evidence],
         "statements": report.get("hypotheses", []),
@@ -130,7 +131,7 @@ def _document(
     ]
     records = {record_id: {"kind": kind} for record_id, kind in handoff["records"].items()}
     shown = {
-        "grant": {"records": records},
+        "grant": {"records": records, "families": handoff.get("families") or {}},
         "refusals": handoff["refusals"],
         "status": handoff["status"],
     }

@@ -93,12 +93,15 @@ def _may_have_run(item: Mapping[str, Any]) -> str:
 
 
 def _unread_records(grant: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The grant's records no receipt read. A family receipt's glob the grant does not name (a
+    grant rebuilt from the ledger names none) vouches for no member: each stays unread."""
     read = {source["record"] for item in evidence for source in item.get("sources", ())}
+    named = {"families": grant.get("families") or {}}
     read.update(
         member
         for item in evidence
-        if (family := item.get("family"))
-        for member in family_members(family, grant)
+        if (family := item.get("family")) and family.get("glob") in (None, *named["families"])
+        for member in family_members(family, named)
     )
     return [
         f"Approved {record['kind']} record {record_id} was not examined."
