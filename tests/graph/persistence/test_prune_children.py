@@ -82,13 +82,28 @@ def test_deleting_a_delegating_run_deletes_its_childrens_lanes_and_no_other_thre
 
 
 def search(call_id: str, path: str) -> str:
-    return f'tool_calls = [{{ id = "{call_id}", name = "searchlogs", args = {{ path = "{path}", query = "UVM_ERROR" }} }}]'
+    """A scripted document (TOML) searching one log for UVM_ERROR."""
+    call = f'{{ id = "{call_id}", name = "searchlogs", args = {{ path = "{path}", query = "UVM_ERROR" }} }}'
+    return f"tool_calls = [{call}]"
+
+
+def delegate(*tasks: tuple[str, list[str], int, int]) -> str:
+    """A scripted document (TOML) delegating (id, records, steps, evidence) tasks."""
+    tables = [
+        f'{{ id = "{task_id}", goal = "{task_id}", records = {json.dumps(records)},'
+        f" budget = {{ steps = {steps}, evidence = {evidence} }} }}"
+        for task_id, records, steps, evidence in tasks
+    ]
+    return f'message = {{ kind = "delegate", tasks = [{", ".join(tables)}] }}'
+
+
+STOP = 'message = { kind = "stop", text = "done" }'
 
 
 def delegating(root: Path, nested: bool = False) -> Path:
     """A scenario whose run delegates t1 (a.log, then the gated b.log: it waits for a person's
-    approval) and t2 (c.log); `nested`: t1 reads a.log, then delegates g1, which reads c.log and
-    then the gated b.log, and main delegates t1 alone."""
+    approval) and t2 (c.log); `nested`: main delegates t1 alone, which reads a.log, then delegates
+    g1, which reads c.log and then the gated b.log."""
     root.mkdir(parents=True, exist_ok=True)
     logs = {
         "a.log": "start\nUVM_ERROR alpha one\nok\nUVM_ERROR alpha two\n",
@@ -103,26 +118,15 @@ def delegating(root: Path, nested: bool = False) -> Path:
         for name in logs
     )
     if nested:
-        tasks = '{ id = "t1", goal = "a, then g1", records = ["a.log", "b.log", "c.log"], budget = { steps = 6, evidence = 3 } }'
-        children = [
-            ("t1", search("c1", "a.log")),
-            (
-                "t1",
-                'message = { kind = "delegate", tasks = [{ id = "g1", goal = "c and b", records = ["b.log", "c.log"], budget = { steps = 3, evidence = 2 } }] }',
-            ),
-            ("g1", search("c1", "c.log")),
-            ("g1", search("c2", "b.log")),
-        ]
+        main = delegate(("t1", ["a.log", "b.log", "c.log"], 6, 3))
+        children = [("t1", search("c1", "a.log"))]
+        children += [("t1", delegate(("g1", ["b.log", "c.log"], 3, 2)))]
+        children += [("g1", search("c1", "c.log")), ("g1", search("c2", "b.log"))]
     else:
-        tasks = (
-            '{ id = "t1", goal = "a and b", records = ["a.log", "b.log"], budget = { steps = 3, evidence = 2 } },'
-            ' { id = "t2", goal = "c", records = ["c.log"], budget = { steps = 2, evidence = 1 } }'
-        )
+        main = delegate(("t1", ["a.log", "b.log"], 3, 2), ("t2", ["c.log"], 2, 1))
         children = [("t1", search("c1", "a.log")), ("t1", search("c2", "b.log"))]
         children += [("t2", search("c1", "c.log"))]
-    children += [
-        (task, 'message = { kind = "stop", text = "done" }') for task in ("t1", "t2", "g1")
-    ]
+    children += [(task, STOP) for task in ("t1", "t2", "g1")]
     scripts = "".join(
         f'[[children.script]]\ntask = "{task}"\nsummary = "{task}"\n{document}\n'
         for task, document in children
@@ -139,11 +143,8 @@ def delegating(root: Path, nested: bool = False) -> Path:
         max = 2
         depth = {2 if nested else 1}
         """)
-    main = (
-        f'[[script]]\nsummary = "delegate"\nmessage = {{ kind = "delegate", tasks = [{tasks}] }}\n'
-        '[[script]]\nsummary = "stop"\nmessage = { kind = "stop", text = "done" }\n'
-    )
-    (root / "kids.toml").write_text(header + records + main + scripts)
+    script = "".join(f'[[script]]\nsummary = "main"\n{document}\n' for document in (main, STOP))
+    (root / "kids.toml").write_text(header + records + script + scripts)
     return root / "kids.toml"
 
 
