@@ -17,16 +17,17 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
-from langgraph.store.base import BaseStore, Item, PutOp
+from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.postgres import PostgresStore
 from langgraph.store.sqlite import SqliteStore
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
 from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
+from graph.persistence.record_lanes import all_items, lane_prefix, record_scopes
 from graph.persistence.savers import Storage
 from nodes.members import FAMILIES, stored_digests
-from nodes.record import BODIES, EVENTS, EVIDENCE, MODEL_CALLS, space
+from nodes.record import BODIES, EVIDENCE, MODEL_CALLS, space
 
 Namespace = tuple[str, ...]
 SWEPT: tuple[Namespace, ...] = (BODIES, FAMILIES)
@@ -66,17 +67,16 @@ PRUNABLE = (PrunableSqliteSaver, PrunablePostgresSaver)
 _PAGE = 500
 
 
-def _all_items(store: BaseStore, prefix: tuple[str, ...]) -> Iterator[Item]:
-    offset = 0
-    while page := store.search(prefix, limit=_PAGE, offset=offset):
-        yield from page
-        offset += len(page)
-
-
 def forget_run(store: BaseStore, thread: str) -> None:
-    """Delete every item of a run's record (its lanes under `("warrant", "runs", <lane>)`)."""
-    prefix = space(thread, EVENTS)[:-1]
-    _deleted(store, [(item.namespace, item.key) for item in _all_items(store, prefix)])
+    """Delete every item of a run's record: each of its lanes (`record_lanes`: its own, its
+    children's at any depth) under `("warrant", "runs", <lane>)`. The lanes are all found first
+    (the run's own lane names its children's); its own goes last."""
+    doomed = [
+        (item.namespace, item.key)
+        for scope in reversed(record_scopes(store, thread))
+        for item in all_items(store, lane_prefix(scope))
+    ]
+    _deleted(store, doomed)
 
 
 def drop_unreferenced(storage: Storage, threads: list[str]) -> dict[Namespace, int]:
@@ -101,16 +101,19 @@ def referred_by(
     storage: Storage, thread: str, namespaces: Sequence[str]
 ) -> dict[Namespace, set[str]]:
     """The bodies a run's receipts, model calls and pending model request refer to, and the
-    members items its grant names; the state read at the latest checkpoint of each of the
-    thread's checkpoint `namespaces` (its child lanes' too), with the writes pending on it (a
-    node's, saved before the checkpoint that would hold them)."""
+    members items its grant names. The receipts and model calls of every lane of its record (its
+    children's own, before they are handed to it: a child waiting for a person); the state read
+    at the latest checkpoint of each of the thread's checkpoint `namespaces` (its child lanes'
+    too), with the writes pending on it (a node's, saved before the checkpoint that would hold
+    them)."""
     saver, store = storage
     bodies: set[str | None] = set()  # None: an item that refers to no body
     families: set[str] = set()
-    for item in _all_items(store, space(thread, EVIDENCE)):
-        bodies |= {item.value.get("body"), item.value.get("triage_body")}
-    for call in _all_items(store, space(thread, MODEL_CALLS)):
-        bodies |= {call.value.get("request_body"), call.value.get("response_schema")}
+    for scope in record_scopes(store, thread):
+        for item in all_items(store, space(scope, EVIDENCE)):
+            bodies |= {item.value.get("body"), item.value.get("triage_body")}
+        for call in all_items(store, space(scope, MODEL_CALLS)):
+            bodies |= {call.value.get("request_body"), call.value.get("response_schema")}
     for values in _latest_values(saver, thread, namespaces):
         request = values.get("request") or {}
         bodies |= {request.get("body"), request.get("schema")}
@@ -144,7 +147,7 @@ def stored_keys(store: BaseStore, namespace: Namespace) -> list[str]:
     if isinstance(store, (SqliteStore, PostgresStore)):
         query = "SELECT key FROM store WHERE prefix = ?"
         return [row[0] for row in _rows(store, query, (".".join(namespace),))]
-    return [item.key for item in _all_items(store, namespace)]
+    return [item.key for item in all_items(store, namespace)]
 
 
 def last_activity(saver: BaseCheckpointSaver[str]) -> dict[str, float]:
