@@ -88,8 +88,14 @@ def received(
 
 
 def _renumbered(item: Mapping[str, Any], lane: str, refs: Mapping[str, str]) -> dict[str, Any]:
+    """A child's receipt in this run's numbering. One the child itself received from its own child
+    keeps the lane that executed it (`t1/g1`), its ref there and its call id, already in the run's
+    namespace: the ledger of that lane is the one that vouches for it."""
     renumbered = {key: value for key, value in item.items() if key != "read"}
-    renumbered |= {"ref": refs[item["ref"]], "lane": lane, "lane_ref": item["ref"]}
+    renumbered["ref"] = refs[item["ref"]]
+    if "lane" in item:  # handed up from a grandchild: already named by the lane that ran it
+        return renumbered
+    renumbered |= {"lane": lane, "lane_ref": item["ref"]}
     if "call_id" in item:  # a child's call id, in the run's namespace of call ids
         renumbered["call_id"] = f"{lane}/{item['call_id']}"
     return renumbered

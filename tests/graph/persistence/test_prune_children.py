@@ -170,7 +170,7 @@ def test_a_kept_run_whose_child_waits_for_a_person_keeps_its_childrens_bodies(db
         (item["lane"], item["record"], [(line["line"], line["text"]) for line in item["excerpt"]])
         for item in resumed["evidence"]
     ]
-    lanes = ["t1"] * 3 if nested else ["t1", "t1", "t2"]  # g1's, as t1 handed them off
+    lanes = ["t1", "t1/g1", "t1/g1"] if nested else ["t1", "t1", "t2"]  # g1's name g1's lane
     records = ["a.log", "c.log", "b.log"] if nested else ["a.log", "b.log", "c.log"]
     assert shown == [
         (lane, record, matching(manifest.parent, record))
