@@ -29,30 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report import write_ratios
+from bench.triage import CLI_MANIFEST, TRIAGE_THEN_STOP
 from lab.nightly import write_family
 
-MANIFEST = """\
-id = "BENCH-FAMILY-{count}"
-profile = "triage"
-goal = "Triage the family."
-
-[budget]
-steps = 4
-evidence = 4
-deadline_s = 3600
-call_s = 3600
-
-[[record]]
-glob = "*.log"
-kind = "log"
-"""
-ACTIONS = (
-    {
-        "summary": "triage",
-        "tool_calls": [{"id": "c1", "name": "triage", "args": {"family": "*.log"}}],
-    },
-    {"summary": "stop", "message": {"kind": "stop", "text": "done"}},
-)
 TIME = "/usr/bin/time"
 
 
@@ -65,7 +44,7 @@ def family(root: Path, count: int, member_bytes: int) -> Path:
         write_family(folder, count, member_bytes)
         marker.touch()
     manifest = folder / "bench.toml"
-    manifest.write_text(MANIFEST.format(count=count))
+    manifest.write_text(CLI_MANIFEST)
     return manifest
 
 
@@ -112,7 +91,7 @@ def main() -> None:
     args.dir.mkdir(parents=True, exist_ok=True)
     manifests = {count: family(args.dir, count, args.bytes) for count in counts}
     actions = args.dir / "triage-then-stop.jsonl"
-    actions.write_text("".join(json.dumps(action) + "\n" for action in ACTIONS))
+    actions.write_text("".join(json.dumps(action) + "\n" for action in TRIAGE_THEN_STOP))
     scratch = args.dir / "runs"
     scratch.mkdir(exist_ok=True)
     peaks: dict[int, list[int]] = {count: [] for count in counts}

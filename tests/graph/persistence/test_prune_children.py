@@ -30,13 +30,6 @@ R44_TWO_CHILDREN = f"file:{LAB_DIR / 'choosers' / 'r44_delegate.jsonl'}"
 RUNS = "warrant.runs."
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
-    return str(tmp_path / "w.sqlite")
-
-
 def labels(thread: str, *lanes: str) -> set[str]:
     """The lane labels of a run's record: its own (a plain thread id) and its children's."""
     hashed = {"~" + sha256(f"{thread}\x00{lane}".encode()).hexdigest()[:40] for lane in lanes}

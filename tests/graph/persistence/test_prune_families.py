@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
 from graph.persistence.locations import is_postgres
@@ -27,13 +26,6 @@ from tests.cli_process import warrant
 from tests.helpers import call, stop
 
 FAMILY_PREFIX = "warrant.families"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
-    return str(tmp_path / "w.sqlite")
 
 
 def family(root: Path, name: str, count: int, gated: bool = False) -> tuple[Path, str]:

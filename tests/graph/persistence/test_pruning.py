@@ -105,13 +105,6 @@ def expected(before: Tables, kept: set[Key]) -> Tables:
     )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgres":
-        return str(request.getfixturevalue("postgres_url"))
-    return str(tmp_path / "w.sqlite")
-
-
 def config(thread: str, run: str) -> dict[str, Any]:
     """A run's configuration as the server gives it: the run's id in its metadata."""
     return {"configurable": {"thread_id": thread}, "metadata": {"run_id": run}}
