@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
 
+from graph.delivery.artifacts import deliver
 from graph.runs.runner import admit_request, start
 from lab import LAB_DIR
 
@@ -85,7 +86,7 @@ def timed_run(db: str, manifest: Path, actions: Path) -> tuple[str, list[float]]
         if event["type"] == "proposed":
             proposals.append(time.perf_counter())
 
-    outcome = start(request, db, on_event)
+    outcome = start(request, db, on_event, on_end=deliver)
     assert outcome.values["handover"]["status"] == "stopped", outcome.values["handover"]["status"]
     return request.thread_id, proposals
 

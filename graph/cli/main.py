@@ -86,6 +86,7 @@ def run(
     quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
+    from graph.delivery.artifacts import deliver
     from graph.runs.runner import RunError, admit_request, start
 
     try:
@@ -95,7 +96,11 @@ def run(
             check_record_path(record)
         request = admit_request(scenario, goal, chooser, thread, message_id)
         result = start(
-            request, chosen_db(db), progress(quiet, json_output), lane_calls=record is not None
+            request,
+            chosen_db(db),
+            progress(quiet, json_output),
+            lane_calls=record is not None,
+            on_end=deliver,
         )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))

@@ -60,13 +60,14 @@ def continue_run(
     quiet: QuietOption = False,
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
+    from graph.delivery.artifacts import deliver
     from graph.runs.runner import RunError, continuation, start
 
     try:
         if message_id is not None:
             check_message_id(message_id)
         request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet, json_output))
+        result = start(request, chosen_db(db), progress(quiet, json_output), on_end=deliver)
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -102,6 +103,7 @@ def resume(
     quiet: QuietOption = False,
 ) -> None:
     """Continue a run: after a crash or a lost connection, or with a person's reply."""
+    from graph.delivery.artifacts import deliver
     from graph.people.waiting import save_answer
     from graph.runs.interactions import reply_from_options
     from graph.runs.runner import RunError
@@ -136,6 +138,7 @@ def resume(
             reply,
             interaction,
             lane_calls=record is not None,
+            on_end=deliver,
         )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))

@@ -181,6 +181,7 @@ def worker(
 ) -> None:
     """Run the schedules' due occurrences, each as a new run; an occurrence missed while no
     worker ran runs once. Until interrupted, or with --once a single pass."""
+    from graph.delivery.artifacts import deliver
     from graph.runs.runner import RunError
     from graph.runs.schedules import run_due
 
@@ -188,7 +189,9 @@ def worker(
     store = chosen_db(db)
     try:
         while True:
-            handled = run_due(store, at or datetime.now(UTC), progress(quiet, json_output))
+            handled = run_due(
+                store, at or datetime.now(UTC), progress(quiet, json_output), on_end=deliver
+            )
             if json_output:
                 print_json(handled)
             else:

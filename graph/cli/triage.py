@@ -55,6 +55,7 @@ def triage(
     db: DbOption = None,
 ) -> None:
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
+    from graph.delivery.artifacts import deliver
     from graph.runs.runner import RunError, admit_request, start
     from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
 
@@ -77,7 +78,7 @@ def triage(
         fail(ErrorKind.BAD_INPUT, f"{folder} holds no family of logs to triage")
     try:
         request = admit_request(str(target.resolve()), goal, "scripted", None, None)
-        result = start(request, chosen_db(db), lambda _: None)
+        result = start(request, chosen_db(db), lambda _: None, on_end=deliver)
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:

@@ -21,7 +21,6 @@ from langgraph.types import Command, StateSnapshot
 from contract.codes import Status
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
-from graph.delivery.artifacts import publish
 from graph.errors import ErrorKind, KindedError
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
@@ -37,7 +36,6 @@ from graph.runs.identity import thread_for_message
 from graph.runs.interactions import (
     InteractionError,
     expiry_command,
-    os_user,
     pending_of,
     resume_command,
 )
@@ -118,9 +116,19 @@ class Outcome:
         return {"memory": self.values["memory"]} if self.values.get("memory") else {}
 
     @property
+    def ended(self) -> bool:
+        """The run has sealed its handover: nothing more of it will run."""
+        return "handover" in self.values and handover_is_sealed(self.values, self.thread)
+
+    @property
     def admitted(self) -> dict[str, Any]:
         """The payload of the run's own `admitted` event (its first), or nothing."""
         return admitted_payload(next(iter(self.values.get("events") or []), None), self.thread)
+
+
+OnEnd = Callable[[BaseStore, Outcome], None]
+"""Told a run's outcome, with the store that holds its record, when `start` or `resume` leaves it
+ended: the faces pass `graph.delivery.artifacts.deliver`, which publishes its artifacts."""
 
 
 @dataclass(frozen=True)
@@ -287,10 +295,12 @@ def start(
     on_event: OnEvent,
     lane_calls: bool = False,
     context: WarrantContext | None = None,
+    on_end: OnEnd | None = None,
 ) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead.
     `lane_calls`: the outcome holds the children's model attempts (`outcome`); `context`: the
-    run's clock and embedded choosers (`WarrantContext`; the real clock by default)."""
+    run's clock and embedded choosers (`WarrantContext`; the real clock by default); `on_end`:
+    told the outcome if the run has ended."""
     config = config_of(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -309,7 +319,7 @@ def start(
             advance(graph, request.as_input(), config, request.thread_id, on_event, context)
         elif is_unfinished(snapshot):
             carry_on(graph, config, request.thread_id, on_event, context)
-        return delivered(graph, outcome(graph, config, lane_calls))
+        return told_end(graph, outcome(graph, config, lane_calls), on_end)
 
 
 def stored_digest(values: dict[str, Any]) -> str:
@@ -331,11 +341,13 @@ def resume(
     interaction_id: str | None = None,
     lane_calls: bool = False,
     context: WarrantContext | None = None,
+    on_end: OnEnd | None = None,
 ) -> Outcome:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
     past their reply time expire and the run goes on. `context`: the clock that says which have
-    expired and that the run goes on with (a test's fake one; the real one by default)."""
+    expired and that the run goes on with (a test's fake one; the real one by default); `on_end`:
+    as `start`'s."""
     context = context or WarrantContext()
     config = config_of(thread_id)
     with leased_graph(db, thread_id) as graph:
@@ -354,17 +366,13 @@ def resume(
             carry_on(graph, config, thread_id, on_event, context)
         elif expired := expiry_command(snapshot, context.clock()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event, context)
-        return delivered(graph, outcome(graph, config, lane_calls))
+        return told_end(graph, outcome(graph, config, lane_calls), on_end)
 
 
-def delivered(graph: Graph, result: Outcome, publisher: str | None = None) -> Outcome:
-    """The run's outcome; a run that has ended has its artifacts published (once, by whoever
-    sees it end first: `graph.delivery.artifacts`), owned by who started it when served, else
-    by `publisher` (this process's user by default)."""
-    values = result.values
-    if "handover" in values and handover_is_sealed(values, result.thread):
-        owner = values.get("started_by") or publisher or os_user()
-        publish(store_of(graph), result.thread, values["handover"], owner)
+def told_end(graph: Graph, result: Outcome, on_end: OnEnd | None) -> Outcome:
+    """The run's outcome, told to `on_end` first if the run has ended."""
+    if on_end is not None and result.ended:
+        on_end(store_of(graph), result)
     return result
 
 

@@ -32,7 +32,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from graph.delivery.artifacts import MEDIA_TYPES
+from graph.delivery.artifacts import MEDIA_TYPES, deliver
 from graph.delivery.html import handover_body
 from graph.delivery.stored import Refused, opened
 from graph.errors import KindedError
@@ -202,7 +202,7 @@ async def _stream(
 def _replied(db: str, thread: str, interaction: str, made: Any, clock: Callable[[], float]) -> None:
     if save_answer(thread, db, interaction, made, clock()) is None:
         context = WarrantContext(clock=clock)  # the run goes on on the app's clock
-        resume(thread, db, lambda event: None, made, interaction, context=context)
+        resume(thread, db, lambda event: None, made, interaction, context=context, on_end=deliver)
 
 
 def _reply_maker(action: str, form: Any, by: str) -> Any:

@@ -9,7 +9,7 @@ from typing import Any
 
 from contract.codes import Status
 from graph.build import saver_of, store_of
-from graph.delivery.artifacts import Published, published, shown_figures
+from graph.delivery.artifacts import Published, deliver, published, shown_figures
 from graph.delivery.html import ShownFigure
 from graph.delivery.shares import shares_of
 from graph.governed import as_state
@@ -18,7 +18,6 @@ from graph.present.render import event_summary
 from graph.runs.runner import (
     Outcome,
     config_of,
-    delivered,
     has_run_values,
     outcome,
     reading_graph,
@@ -98,7 +97,8 @@ def run_page(db: str, thread: str, publisher: str) -> RunPage | None:
     """The run's page: its handover (so far), its events, what waits, its artifacts (published
     now, owned by `publisher` unless the run was served, if it has ended and they were not)."""
     with reading_graph(db) as graph:
-        result = delivered(graph, outcome(graph, config_of(thread)), publisher)
+        if (result := outcome(graph, config_of(thread))).ended:
+            deliver(store_of(graph), result, publisher)
         if not has_run_values(result.values):
             return None
         index = published(store_of(graph), thread)
