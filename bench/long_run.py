@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psycopg
 
 from graph.delivery.artifacts import deliver
-from graph.runs.runner import admit_request, start
+from graph.runs.requests import admit_request
+from graph.runs.runner import start
 from lab import LAB_DIR
 
 WINDOW = 30

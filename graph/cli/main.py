@@ -54,7 +54,7 @@ from lab import builtin_manifests
 
 if TYPE_CHECKING:
     from graph.runs.lanes import Lane
-    from graph.runs.runner import Outcome
+    from graph.runs.reading import Outcome
 
 
 @app.command()
@@ -87,7 +87,9 @@ def run(
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
     from graph.delivery.artifacts import deliver
-    from graph.runs.runner import RunError, admit_request, start
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
+    from graph.runs.runner import start
 
     try:
         if message_id is not None:
@@ -203,7 +205,7 @@ def events(
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
     from graph.present.render import event_summary
     from graph.runs.lanes import laned
-    from graph.runs.runner import RunError, lanes_of
+    from graph.runs.reading import RunError, lanes_of
 
     values = stored_outcome(thread_id, db).values
     try:

@@ -61,7 +61,9 @@ def continue_run(
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
     from graph.delivery.artifacts import deliver
-    from graph.runs.runner import RunError, continuation, start
+    from graph.runs.reading import RunError
+    from graph.runs.requests import continuation
+    from graph.runs.runner import start
 
     try:
         if message_id is not None:
@@ -106,7 +108,7 @@ def resume(
     from graph.delivery.artifacts import deliver
     from graph.people.waiting import save_answer
     from graph.runs.interactions import reply_from_options
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.runner import resume as resume_run
 
     replying = (
@@ -151,7 +153,7 @@ def resume(
 def finished_status(thread_id: str, db: str) -> str | None:
     """The status of a run that has ended (its handover written, nothing pending), else None: a
     reply to it is taken in by no turn of its own."""
-    from graph.runs.runner import stored_run
+    from graph.runs.reading import stored_run
 
     result = stored_run(db, thread_id)
     if "handover" not in result.values or result.pending:
@@ -217,7 +219,7 @@ def inbox(
 ) -> None:
     """List the interactions waiting for a person, across runs."""
     from graph.people.waiting import waiting
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
 
     if serve:
         serve_inbox(chosen_db(db), responder, port)

@@ -56,7 +56,9 @@ def triage(
 ) -> None:
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
     from graph.delivery.artifacts import deliver
-    from graph.runs.runner import RunError, admit_request, start
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
+    from graph.runs.runner import start
     from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
 
     if not folder.is_dir():

@@ -27,7 +27,7 @@ from graph.delivery.html import ShownFigure, handover_page, shown_figure
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
-from graph.runs.runner import Outcome
+from graph.runs.reading import Outcome
 from nodes.record import space
 
 ARTIFACTS = "artifacts"

@@ -26,7 +26,9 @@ from graph.evaluation.grader_view import RunFacts
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, judge_entry, verdict
 from graph.evaluation.suite import Case, Suite
 from graph.persistence.retention import thread_ids
-from graph.runs.runner import RunError, admit_request, reading_graph, start, stored_run
+from graph.runs.reading import RunError, reading_graph, stored_run
+from graph.runs.requests import admit_request
+from graph.runs.runner import start
 from nodes.choosers.route import Route
 
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from contract.codes import Status
 from graph.delivery.artifacts import deliver
-from graph.runs.runner import OnEvent, Outcome, RunError, RunRequest, start
+from graph.runs.reading import Outcome, RunError
+from graph.runs.requests import RunRequest
+from graph.runs.runner import OnEvent, start
 from guards.provenance import Locality, item_provenance, may_leave
 from nodes.choosers.client import MCP_CLIENT, ClientChooser
 from nodes.choosers.view import ChooserView

@@ -30,15 +30,9 @@ from langgraph.store.base import BaseStore, PutOp
 
 from graph.build import store_of
 from graph.errors import ErrorKind
-from graph.runs.runner import (
-    OnEnd,
-    OnEvent,
-    RunError,
-    RunRequest,
-    pinned_request,
-    reading_graph,
-    start,
-)
+from graph.runs.reading import RunError, reading_graph
+from graph.runs.requests import RunRequest, pinned_request
+from graph.runs.runner import OnEnd, OnEvent, start
 from guards.schedule import ScheduleLink, changed_since_confirmed
 
 SCHEDULES = ("warrant", "schedules")

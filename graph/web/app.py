@@ -38,7 +38,8 @@ from graph.delivery.stored import Refused, opened
 from graph.errors import KindedError
 from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
-from graph.runs.runner import RunError, resume
+from graph.runs.reading import RunError
+from graph.runs.runner import resume
 from graph.web.gate import Gate, Person, gate_check, refused
 from graph.web.runs import events_after, run_page, run_rows, visible_threads
 from nodes.context import WarrantContext

@@ -15,13 +15,7 @@ from graph.delivery.shares import shares_of
 from graph.governed import as_state
 from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
-from graph.runs.runner import (
-    Outcome,
-    config_of,
-    has_run_values,
-    outcome,
-    reading_graph,
-)
+from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
 from nodes.handover import build_handover, trusted_view
 from nodes.integrity import TAMPERED
 from nodes.record import EVIDENCE, cursor_of, new_events, sealed_or_not

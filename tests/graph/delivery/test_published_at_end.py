@@ -6,7 +6,9 @@ from pathlib import Path
 
 from graph.build import store_of
 from graph.delivery.artifacts import deliver, published
-from graph.runs.runner import admit_request, reading_graph, start
+from graph.runs.reading import reading_graph
+from graph.runs.requests import admit_request
+from graph.runs.runner import start
 from tests.cli_process import warrant
 
 ROOT = Path(__file__).resolve().parents[3]
