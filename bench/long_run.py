@@ -32,7 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psycopg
 
-from graph.runs.runner import admit_request, start
+from graph.delivery.artifacts import deliver
+from graph.runs.requests import admit_request
+from graph.runs.runner import start
 from lab import LAB_DIR
 
 WINDOW = 30
@@ -85,7 +87,7 @@ def timed_run(db: str, manifest: Path, actions: Path) -> tuple[str, list[float]]
         if event["type"] == "proposed":
             proposals.append(time.perf_counter())
 
-    outcome = start(request, db, on_event)
+    outcome = start(request, db, on_event, on_end=deliver)
     assert outcome.values["handover"]["status"] == "stopped", outcome.values["handover"]["status"]
     return request.thread_id, proposals
 

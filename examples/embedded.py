@@ -20,7 +20,7 @@ from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
 from graph.persistence.savers import Storage, StorageUnavailable, open_saver
-from graph.runs.runner import outcome
+from graph.runs.reading import outcome
 from nodes.context import WarrantContext
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from graph.build import compile_graph
 from graph.persistence.savers import open_saver
-from graph.runs.runner import config_of, outcome
+from graph.runs.reading import config_of, outcome
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

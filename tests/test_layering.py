@@ -202,3 +202,47 @@ def test_the_model_stack_is_reached_only_through_the_chooser_package():
         if names & stack and not path.startswith("nodes/choosers/")
     }
     assert outside == {}
+
+
+FACES = {"cli", "web", "mcp", "server"}
+"""The rooms of graph/ that people and clients meet: above the services."""
+SERVICES = {"runs", "delivery", "evaluation", "entry", "people", "present"}
+"""The rooms of graph/ the faces use; below them the loop (build, governed, children, …)."""
+
+
+def _graph_floor(room: str) -> int:
+    return 2 if room in FACES else 1 if room in SERVICES else 0
+
+
+def _graph_imports() -> dict[str, set[str]]:
+    """Each graph/ module's room (`cli`, `build`, …) → the graph rooms it imports, by whole name."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "graph").rglob("*.py")):
+        room = path.relative_to(ROOT / "graph").parts[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            rooms = {name.split(".")[1] for name in names if name.startswith("graph.")}
+            found.setdefault(str(path.relative_to(ROOT)), set()).update(rooms - {room})
+    return found
+
+
+def test_graph_faces_stand_above_services_above_the_loop():
+    offenders = {
+        (path, room)
+        for path, rooms in _graph_imports().items()
+        for room in rooms
+        if _graph_floor(room) > _graph_floor(Path(path).parts[1].removesuffix(".py"))
+    }
+    assert offenders == set()
+
+
+def test_the_run_library_imports_no_face_and_not_delivery():
+    offenders = {
+        (path, room)
+        for path, rooms in _graph_imports().items()
+        if path.startswith("graph/runs/")
+        for room in rooms & (FACES | {"delivery"})
+    }
+    assert offenders == set()

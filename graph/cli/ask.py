@@ -101,7 +101,7 @@ def _entry_route(entry: str | None) -> Route_ | None:
 
 def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) -> None:
     from graph.entry.ask import record_direct
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
 
     try:
         event = record_direct(db, asked, question, time.time())
@@ -137,9 +137,12 @@ def _answer_directly(asked: Asked, question: str, db: str, json_output: bool) ->
 def _research(
     asked: Asked, question: str, chooser: str, db: str | None, json_output: bool, quiet: bool
 ) -> None:
+    from graph.delivery.artifacts import deliver
     from graph.entry.ask import entry_record
     from graph.present.render import handover_markdown
-    from graph.runs.runner import RunError, admit_request, start
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
+    from graph.runs.runner import start
     from nodes.context import WarrantContext
 
     manifest = asked.candidates.chosen(asked.decision.scenario)
@@ -157,7 +160,9 @@ def _research(
     try:
         request = admit_request(reference, question, chooser, asked.entry, None)
         context = WarrantContext(entry=entry_record(asked, question))
-        result = start(request, chosen_db(db), progress(quiet, json_output), context=context)
+        result = start(
+            request, chosen_db(db), progress(quiet, json_output), context=context, on_end=deliver
+        )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:

@@ -27,7 +27,7 @@ from graph.present.escaping import escaped
 from tools.validation import USER_NAME
 
 if TYPE_CHECKING:
-    from graph.runs.runner import Outcome
+    from graph.runs.reading import Outcome
 
 
 app = typer.Typer(
@@ -182,7 +182,7 @@ def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
 
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:
-    from graph.runs.runner import RunError, stored_run
+    from graph.runs.reading import RunError, stored_run
 
     try:
         return stored_run(chosen_db(db), thread_id)
@@ -231,7 +231,7 @@ def person(given: str | None, option: str = "--as") -> str:
 def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     """The thread whose handover is revision `revision` of the report `thread_id` belongs to."""
     from graph.build import store_of
-    from graph.runs.runner import RunError, reading_graph
+    from graph.runs.reading import RunError, reading_graph
     from nodes.continuation import revision_thread
 
     values = stored_outcome(thread_id, db).values

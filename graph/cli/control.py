@@ -43,7 +43,7 @@ def stop(
     stops at once (what they were asked is withdrawn); one another process is advancing stops
     there, at its next turn."""
     from graph.runs.control import stop_run
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from nodes.control import MAX_TEXT, StopRequest
 
     request = StopRequest(by=person(responder), at=time.time(), reason=reason[:MAX_TEXT])
@@ -73,7 +73,7 @@ def correct(
     now, taken in at its next turn as your statement (an H… item the chooser is shown, cited like an
     answer), never as authority: the grant, the budget and the records stay as they are."""
     from graph.runs.control import correct_run
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from nodes.control import Correction
 
     correction = Correction(by=person(responder), at=time.time(), text=text)

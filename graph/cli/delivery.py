@@ -49,7 +49,7 @@ def artifacts(
     """List a published revision's artifacts: name, type, size and sha256 (publishing them
     first if the run has ended and they were not yet)."""
     from graph.delivery.stored import ensure_published
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
 
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     try:
@@ -127,7 +127,7 @@ def share(
     """Grant one reader one revision of a run's report: the web app then serves its artifacts to
     them, and to nobody else but its owner (another revision stays refused). --revoke withdraws it."""
     from graph.delivery.stored import Refused, revoke_share, share_revision
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
 
     thread = revision_of(thread_id, revision, db) if revision else thread_id
     reader, by = person(to, "--to"), person(responder)

@@ -92,7 +92,7 @@ def eval_suite(
     from graph.evaluation.evaluate import evaluate, rejudge
     from graph.evaluation.grader import grader_route
     from graph.evaluation.suite import load_suite
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from nodes.choosers.route import RouteError
 
     try:

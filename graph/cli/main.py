@@ -54,7 +54,7 @@ from lab import builtin_manifests
 
 if TYPE_CHECKING:
     from graph.runs.lanes import Lane
-    from graph.runs.runner import Outcome
+    from graph.runs.reading import Outcome
 
 
 @app.command()
@@ -86,7 +86,10 @@ def run(
     quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
-    from graph.runs.runner import RunError, admit_request, start
+    from graph.delivery.artifacts import deliver
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
+    from graph.runs.runner import start
 
     try:
         if message_id is not None:
@@ -95,7 +98,11 @@ def run(
             check_record_path(record)
         request = admit_request(scenario, goal, chooser, thread, message_id)
         result = start(
-            request, chosen_db(db), progress(quiet, json_output), lane_calls=record is not None
+            request,
+            chosen_db(db),
+            progress(quiet, json_output),
+            lane_calls=record is not None,
+            on_end=deliver,
         )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
@@ -198,7 +205,7 @@ def events(
     """Print a run's ledger: every admission, proposal, refusal, approval, execution and stop."""
     from graph.present.render import event_summary
     from graph.runs.lanes import laned
-    from graph.runs.runner import RunError, lanes_of
+    from graph.runs.reading import RunError, lanes_of
 
     values = stored_outcome(thread_id, db).values
     try:

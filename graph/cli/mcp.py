@@ -109,7 +109,8 @@ def serve(
     handover (`warrant show THREAD`)."""
     from graph.mcp.server import GovernedServer, quiet_sdk_logs, serve_http, serve_stdio, told
     from graph.mcp.session import SessionRun
-    from graph.runs.runner import RunError, admit_request
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
     from nodes.choosers.client import MCP_CLIENT
 
     store = chosen_db(db)

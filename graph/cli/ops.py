@@ -36,7 +36,7 @@ def prune(
     from graph.build import saver_of, store_of
     from graph.persistence.retention import prune as prune_runs
     from graph.persistence.savers import Storage
-    from graph.runs.runner import RunError, reading_graph
+    from graph.runs.reading import RunError, reading_graph
 
     if not keep_latest and older_than is None:
         fail(ErrorKind.BAD_INPUT, "say what to prune: --keep-latest, --older-than DAYS, or both")

@@ -60,13 +60,16 @@ def continue_run(
     quiet: QuietOption = False,
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
-    from graph.runs.runner import RunError, continuation, start
+    from graph.delivery.artifacts import deliver
+    from graph.runs.reading import RunError
+    from graph.runs.requests import continuation
+    from graph.runs.runner import start
 
     try:
         if message_id is not None:
             check_message_id(message_id)
         request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet, json_output))
+        result = start(request, chosen_db(db), progress(quiet, json_output), on_end=deliver)
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -102,9 +105,10 @@ def resume(
     quiet: QuietOption = False,
 ) -> None:
     """Continue a run: after a crash or a lost connection, or with a person's reply."""
+    from graph.delivery.artifacts import deliver
     from graph.people.waiting import save_answer
     from graph.runs.interactions import reply_from_options
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.runner import resume as resume_run
 
     replying = (
@@ -136,6 +140,7 @@ def resume(
             reply,
             interaction,
             lane_calls=record is not None,
+            on_end=deliver,
         )
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
@@ -148,7 +153,7 @@ def resume(
 def finished_status(thread_id: str, db: str) -> str | None:
     """The status of a run that has ended (its handover written, nothing pending), else None: a
     reply to it is taken in by no turn of its own."""
-    from graph.runs.runner import stored_run
+    from graph.runs.reading import stored_run
 
     result = stored_run(db, thread_id)
     if "handover" not in result.values or result.pending:
@@ -214,7 +219,7 @@ def inbox(
 ) -> None:
     """List the interactions waiting for a person, across runs."""
     from graph.people.waiting import waiting
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
 
     if serve:
         serve_inbox(chosen_db(db), responder, port)

@@ -69,7 +69,7 @@ def add(
     """Confirm a schedule: the scenario as it is now (its manifest's sha256), run at each
     occurrence as a new run with a fresh budget that waits for nobody. A changed manifest is not
     run until confirmed again."""
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.schedules import confirm, next_occurrence
 
     by = person(responder)
@@ -94,7 +94,7 @@ def add(
 @schedule_app.command("list")
 def list_schedules(db: DbOption = None, json_output: JsonOption = False) -> None:
     """The schedules, their next occurrence and what became of the last one."""
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.schedules import schedules
 
     try:
@@ -135,7 +135,7 @@ def remove_schedule(
     db: DbOption = None,
 ) -> None:
     """Stop a schedule: no more occurrences; it and its occurrences' records are kept."""
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.schedules import remove
 
     by = person(responder)
@@ -153,7 +153,7 @@ def show_schedule(
     json_output: JsonOption = False,
 ) -> None:
     """A schedule's occurrences: each one's outcome, run and reason."""
-    from graph.runs.runner import RunError
+    from graph.runs.reading import RunError
     from graph.runs.schedules import occurrences
 
     try:
@@ -181,14 +181,17 @@ def worker(
 ) -> None:
     """Run the schedules' due occurrences, each as a new run; an occurrence missed while no
     worker ran runs once. Until interrupted, or with --once a single pass."""
-    from graph.runs.runner import RunError
+    from graph.delivery.artifacts import deliver
+    from graph.runs.reading import RunError
     from graph.runs.schedules import run_due
 
     at = _as_of(now)
     store = chosen_db(db)
     try:
         while True:
-            handled = run_due(store, at or datetime.now(UTC), progress(quiet, json_output))
+            handled = run_due(
+                store, at or datetime.now(UTC), progress(quiet, json_output), on_end=deliver
+            )
             if json_output:
                 print_json(handled)
             else:

@@ -26,7 +26,7 @@ from graph.cli.common import (
 from graph.errors import ErrorKind
 
 if TYPE_CHECKING:
-    from graph.runs.runner import Outcome
+    from graph.runs.reading import Outcome
 
 
 def register(app: typer.Typer) -> None:
@@ -99,7 +99,7 @@ def export_if_configured(outcome: Outcome, db: str) -> None:
     with the command, so its trace has the main lane only.)"""
     from graph.present.tracing import export_otlp, finished_spans, otlp_configured, span_specs
     from graph.runs.lanes import laned
-    from graph.runs.runner import lanes_of
+    from graph.runs.reading import lanes_of
 
     if not otlp_configured():
         return
@@ -111,7 +111,7 @@ def export_if_configured(outcome: Outcome, db: str) -> None:
 
 def _ledger(thread_id: str, db: str | None, values: dict[str, Any]) -> list[dict[str, Any]]:
     from graph.runs.lanes import laned
-    from graph.runs.runner import RunError, lanes_of
+    from graph.runs.reading import RunError, lanes_of
 
     try:
         return laned(values.get("events", []), lanes_of(chosen_db(db), thread_id))

@@ -55,7 +55,10 @@ def triage(
     db: DbOption = None,
 ) -> None:
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
-    from graph.runs.runner import RunError, admit_request, start
+    from graph.delivery.artifacts import deliver
+    from graph.runs.reading import RunError
+    from graph.runs.requests import admit_request
+    from graph.runs.runner import start
     from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
 
     if not folder.is_dir():
@@ -77,7 +80,7 @@ def triage(
         fail(ErrorKind.BAD_INPUT, f"{folder} holds no family of logs to triage")
     try:
         request = admit_request(str(target.resolve()), goal, "scripted", None, None)
-        result = start(request, chosen_db(db), lambda _: None)
+        result = start(request, chosen_db(db), lambda _: None, on_end=deliver)
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:

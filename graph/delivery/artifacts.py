@@ -26,6 +26,8 @@ from graph.delivery.figures import FigureError, figure_svg
 from graph.delivery.html import ShownFigure, handover_page, shown_figure
 from graph.errors import ErrorKind, KindedError
 from graph.present.render import handover_markdown
+from graph.runs.interactions import os_user
+from graph.runs.reading import Outcome
 from nodes.record import space
 
 ARTIFACTS = "artifacts"
@@ -98,6 +100,13 @@ def publish(store: BaseStore, thread: str, handover: Mapping[str, Any], owner: s
     ]
     store.batch([*puts, PutOp(where, INDEX, index.to_dict(), index=False)])
     return index
+
+
+def deliver(store: BaseStore, result: Outcome, publisher: str | None = None) -> None:
+    """Publish an ended run's artifacts (`runner.OnEnd`: once, by whoever sees it end first),
+    owned by who started it when served, else by `publisher` (this process's user by default)."""
+    owner = result.values.get("started_by") or publisher or os_user()
+    publish(store, result.thread, result.values["handover"], owner)
 
 
 def content(store: BaseStore, thread: str, artifact: Artifact) -> bytes | None:

@@ -9,17 +9,10 @@ from contextlib import contextmanager
 from langgraph.store.base import BaseStore
 
 from graph.build import store_of
-from graph.delivery.artifacts import Artifact, Published, content, published
+from graph.delivery.artifacts import Artifact, Published, content, deliver, published
 from graph.delivery.shares import grant, revoke, shares_of
 from graph.errors import ErrorKind
-from graph.runs.runner import (
-    RunError,
-    config_of,
-    delivered,
-    has_run_values,
-    outcome,
-    reading_graph,
-)
+from graph.runs.reading import RunError, config_of, has_run_values, outcome, reading_graph
 from guards.provenance import Locality, may_leave, words_provenance
 from guards.sharing import Share, read_refusal
 
@@ -40,13 +33,14 @@ def delivery_store(db: str) -> Iterator[BaseStore]:
 
 def ensure_published(db: str, thread: str, publisher: str | None = None) -> Published:
     """The run's artifacts, published now if it has ended and they were not yet (owned by
-    `publisher`, else this process's user, unless the run was served: `runner.delivered`); a run
+    `publisher`, else this process's user, unless the run was served: `artifacts.deliver`); a run
     with no handover is `NOT_FOUND`."""
     with reading_graph(db) as graph:
         store = store_of(graph)
         if (found := published(store, thread)) is not None:
             return found
-        result = delivered(graph, outcome(graph, config_of(thread)), publisher)
+        if (result := outcome(graph, config_of(thread))).ended:
+            deliver(store_of(graph), result, publisher)
         if (found := published(store, thread)) is not None:
             return found
     if not has_run_values(result.values):

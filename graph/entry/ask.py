@@ -18,7 +18,7 @@ from graph.build import store_of
 from graph.entry.candidates import Candidates, EntryError, candidates
 from graph.entry.direct import DirectAnswer, direct_answer
 from graph.entry.model_entry import model_choice
-from graph.runs.runner import reading_graph
+from graph.runs.reading import reading_graph
 from guards.entry import EntryDecision, Route, decide_entry
 from nodes.choosers.route import Route as ModelRoute
 from nodes.record import ROOT, position

@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from graph.build import saver_of
+from graph.delivery.artifacts import deliver
 from graph.entry.ask import ask
 from graph.evaluation.grader import grade
 from graph.evaluation.grader_view import RunFacts
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, judge_entry, verdict
 from graph.evaluation.suite import Case, Suite
 from graph.persistence.retention import thread_ids
-from graph.runs.runner import RunError, admit_request, reading_graph, start, stored_run
+from graph.runs.reading import RunError, reading_graph, stored_run
+from graph.runs.requests import admit_request
+from graph.runs.runner import start
 from nodes.choosers.route import Route
 
 
@@ -237,7 +240,7 @@ def _judged(case: Case, chooser: str, settings: Settings) -> Judged:
     thread = f"eval-{case.id}-{secrets.token_hex(4)}"
     started = time.perf_counter()
     request = admit_request(case.scenario, case.goal, chooser, thread, None)
-    result = start(request, settings.db, lambda event: None)
+    result = start(request, settings.db, lambda event: None, on_end=deliver)
     seconds = time.perf_counter() - started
     return _of(case, thread, result.values, result.handover, seconds, settings.grader)
 

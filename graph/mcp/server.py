@@ -37,7 +37,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from graph.mcp.session import SessionRun
-from graph.runs.runner import RunError
+from graph.runs.reading import RunError
 from graph.version import warrant_version
 
 OpenSession = Callable[[], SessionRun]

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import Status
-from graph.runs.runner import OnEvent, Outcome, RunError, RunRequest, start
+from graph.delivery.artifacts import deliver
+from graph.runs.reading import Outcome, RunError
+from graph.runs.requests import RunRequest
+from graph.runs.runner import OnEvent, start
 from guards.provenance import Locality, item_provenance, may_leave
 from nodes.choosers.client import MCP_CLIENT, ClientChooser
 from nodes.choosers.view import ChooserView
@@ -72,7 +75,7 @@ class SessionRun:
         self, request: RunRequest, db: str, on_event: OnEvent, context: WarrantContext
     ) -> None:
         try:
-            self._ended = start(request, db, on_event, context=context)
+            self._ended = start(request, db, on_event, context=context, on_end=deliver)
         except RunError as exc:
             self._failed = str(exc)
         finally:

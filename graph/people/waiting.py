@@ -11,7 +11,8 @@ from graph.errors import ErrorKind
 from graph.persistence.retention import thread_ids
 from graph.present.render import interaction_summary
 from graph.runs.interactions import InteractionError
-from graph.runs.runner import Reply, RunError, config_of, outcome, reading_graph
+from graph.runs.reading import RunError, config_of, outcome, reading_graph
+from graph.runs.runner import Reply
 from guards.refusals import Refusal
 from nodes.continuation import NotContinuable, carried
 from nodes.integrity import child_scope

@@ -17,18 +17,8 @@ from graph.errors import ErrorKind
 from graph.governed import Graph
 from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
-from graph.runs.runner import (
-    OnEvent,
-    Outcome,
-    RunError,
-    advance,
-    carry_on,
-    config_of,
-    has_run,
-    leased_graph,
-    outcome,
-    reading_graph,
-)
+from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
+from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
 from nodes.control import (
     MAX_TEXT,
     Correction,

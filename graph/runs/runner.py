@@ -1,4 +1,6 @@
-"""Starting, continuing and resuming runs: leases, message identity, streaming, failure mapping.
+"""Advancing runs: starting, continuing and resuming each under its lease, streaming its ledger
+entries as they are committed, mapping failures to `RunError`, and telling the caller when a run
+has ended (`OnEnd`: the run library itself publishes nothing).
 
 Every advance of a thread happens under its lease (`graph.persistence.savers.open_run`) with
 `durability="sync"`, so each superstep is durable before the next one starts.
@@ -6,68 +8,31 @@ Every advance of a thread happens under its lease (`graph.persistence.savers.ope
 
 from __future__ import annotations
 
-import secrets
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
-import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
-from contract.codes import Status
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
-from graph.delivery.artifacts import publish
-from graph.errors import ErrorKind, KindedError
+from graph.errors import ErrorKind
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
-from graph.persistence.savers import (
-    RunBusy,
-    StorageUnavailable,
-    is_fenced_out,
-    open_run,
-    open_saver,
-)
+from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
 from graph.present.tracing import langsmith_context
-from graph.runs.identity import thread_for_message
-from graph.runs.interactions import (
-    InteractionError,
-    expiry_command,
-    os_user,
-    pending_of,
-    resume_command,
-)
-from graph.runs.lanes import Lane, child_lanes
-from guards.schedule import ScheduleLink
-from lab import builtin_manifests
-from nodes.admit import admission, request_digest
+from graph.runs.interactions import InteractionError, expiry_command, resume_command
+from graph.runs.lanes import child_lanes
+from graph.runs.reading import STORAGE_ERRORS, Outcome, RunError, config_of, has_run, outcome
+from graph.runs.requests import RunRequest
+from nodes.admit import request_digest
 from nodes.choosers import ChooserError
-from nodes.choosers.route import Route
-from nodes.choosers.transport import probe
 from nodes.context import WarrantContext
-from nodes.continuation import NotContinuable, carried
-from nodes.handover import admitted_payload, build_handover, trusted_view
-from nodes.integrity import (
-    TAMPERED,
-    child_scope,
-    handover_is_sealed,
-    out_of_step,
-    unsealed_fields,
-)
-from nodes.model import MODEL_KINDS
-from nodes.record import (
-    EVIDENCE,
-    cursor_of,
-    materialized,
-    model_calls,
-    new_events,
-    sealed_or_not,
-)
-from nodes.reports import handover_with_reports, with_reports
+from nodes.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
+from nodes.record import cursor_of, materialized, new_events
 
 OnEvent = Callable[[dict[str, Any]], None]
 """Told each ledger entry as it is committed, and (type `PROGRESS`) a long call's progress."""
@@ -75,151 +40,9 @@ PROGRESS = "progress"
 """The type of what `OnEvent` is told of a family call's progress: never a ledger entry."""
 Reply = Callable[[str], dict[str, Any]]
 """Builds a reply body for an interaction of the given kind (`question` or `approval`)."""
-STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
-
-
-class RunError(KindedError):
-    """A run that cannot start or continue, by kind (`graph.errors.ErrorKind`); the command line
-    says which exit code each kind is."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """Where a run stands after being advanced: its state and what waits for a person."""
-
-    values: dict[str, Any]
-    pending: list[dict[str, Any]]
-    thread: str
-    lane_calls: list[dict[str, Any]] = field(default_factory=list)
-    """The model attempts of the run's children, each with its `lane` (model runs only): with
-    `values["model_calls"]`, what a cassette records."""
-
-    @property
-    def handover(self) -> dict[str, Any]:
-        """The handover, or the handover so far (`awaiting_human`) with the pending interactions;
-        only from values the run wrote itself (a handover it did not write is shown as what the
-        run's own values say, `state_tampered`, until `resume` records it)."""
-        if self.pending or not handover_is_sealed(self.values, self.thread):
-            status = Status.AWAITING_HUMAN.value if self.pending else TAMPERED
-            own = sealed_or_not(self.values.get("evidence", []), self.thread, EVIDENCE)[0]
-            shown = trusted_view(as_state(self.values), self.thread, self.admitted)
-            shown["status"] = status
-            return {
-                **build_handover(shown, self.thread, own),
-                **self._notes_now(),
-                "pending": self.pending,
-            }
-        report = handover_with_reports(self.values["handover"], self.values.get("evidence") or [])
-        return {**report, **self._notes_now(), "pending": []}
-
-    def _notes_now(self) -> dict[str, Any]:
-        """The recalled notes as they may be shown now: with their text, or marked forgotten (the
-        stored report keeps no note's text)."""
-        return {"memory": self.values["memory"]} if self.values.get("memory") else {}
-
-    @property
-    def admitted(self) -> dict[str, Any]:
-        """The payload of the run's own `admitted` event (its first), or nothing."""
-        return admitted_payload(next(iter(self.values.get("events") or []), None), self.thread)
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    reference: str
-    """A built-in id, or the manifest's absolute path."""
-    goal: str
-    chooser: str
-    thread_id: str
-    message_id: str | None
-    parent: str | None = None
-    """The finished run this one continues (`warrant continue`)."""
-    schedule: ScheduleLink | None = None
-    """The confirmed schedule this run is an occurrence of (`graph.runs.schedules`)."""
-
-    @property
-    def digest(self) -> str:
-        return request_digest(self.reference, self.goal, self.chooser, self.parent)
-
-    def as_input(self) -> RunInput:
-        run_input: RunInput = {
-            "scenario": self.reference,
-            "goal": self.goal,
-            "chooser": self.chooser,
-        }
-        if self.parent:
-            run_input["parent"] = self.parent
-        if self.message_id:
-            run_input["message_id"] = self.message_id
-        if self.schedule:
-            run_input["schedule"] = dict(self.schedule)
-        return run_input
-
-
-def admit_request(
-    scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
-) -> RunRequest:
-    """Check a run request before anything starts; bad input is a `RunError` (`ErrorKind.BAD_INPUT`)."""
-    return pinned_request(scenario, goal, chooser, thread, message_id)[0]
-
-
-def pinned_request(
-    scenario: str, goal: str | None, chooser: str, thread: str | None, message_id: str | None
-) -> tuple[RunRequest, dict[str, Any]]:
-    """`admit_request`, with what admission pinned (the grant with its manifest's sha256)."""
-    if thread and message_id:
-        raise RunError(
-            ErrorKind.BAD_INPUT,
-            "give --thread or --message-id, not both: the message id names the thread",
-        )
-    try:
-        pinned = admission(scenario, goal, chooser)
-    except ValueError as exc:
-        raise RunError(ErrorKind.BAD_INPUT, str(exc)) from None
-    if pinned["chooser"] == "model" and (
-        unreachable := probe(Route.model_validate(pinned["route"]))
-    ):
-        raise RunError(ErrorKind.UNREACHABLE, unreachable)
-    grant = pinned["grant"]
-    builtin = grant["id"] in builtin_manifests() and scenario == grant["id"]
-    thread_id = thread or (
-        thread_for_message(message_id) if message_id else f"{grant['id']}-{secrets.token_hex(4)}"
-    )
-    request = RunRequest(
-        grant["id"] if builtin else grant["manifest"],
-        pinned["goal"],
-        pinned["chooser"],
-        thread_id,
-        message_id,
-    )
-    return request, pinned
-
-
-def continuation(
-    parent: str,
-    db: str,
-    goal: str | None,
-    chooser: str | None,
-    thread: str | None,
-    message_id: str | None,
-) -> RunRequest:
-    """The request continuing the finished run `parent`: its scenario, the goal and chooser given
-    or its own, a fresh budget; a parent that is not a finished run is a `RunError`."""
-    with reading_graph(db) as graph:
-        values = graph.get_state(config_of(parent)).values
-        if not has_run_values(values):
-            raise RunError(
-                ErrorKind.NOT_FOUND, f"no run with thread id {parent!r} in {shown_db(db)}"
-            )
-        try:
-            carried(store_of(graph), parent, values["grant"]["manifest_sha256"])
-        except NotContinuable as exc:
-            raise RunError(
-                ErrorKind.CONFLICT, f"{exc}; resume it instead (`warrant resume {parent}`)"
-            ) from None
-    request = admit_request(
-        values["scenario"], goal or values["goal"], chooser or values["chooser"], thread, message_id
-    )
-    return replace(request, parent=parent)
+OnEnd = Callable[[BaseStore, Outcome], None]
+"""Told a run's outcome, with the store that holds its record, when `start` or `resume` leaves it
+ended: the faces pass `graph.delivery.artifacts.deliver`, which publishes its artifacts."""
 
 
 @contextmanager
@@ -234,63 +57,18 @@ def leased_graph(db: str, thread_id: str) -> Iterator[Graph]:
         raise RunError(ErrorKind.UNREACHABLE, str(exc)) from None
 
 
-@contextmanager
-def reading_graph(db: str) -> Iterator[Graph]:
-    try:
-        with open_saver(db) as storage:
-            yield compile_graph(*storage)
-    except StorageUnavailable as exc:
-        raise RunError(ErrorKind.UNREACHABLE, str(exc)) from None
-    except STORAGE_ERRORS as exc:
-        raise RunError(ErrorKind.UNREACHABLE, f"storage failed: {exc}") from None
-
-
-def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> Outcome:
-    """Where the run stands: its state, with its record read back from the store; with
-    `lane_calls`, its children's model attempts too (read only for a cassette: a child's record is
-    read lane by lane)."""
-    snapshot = graph.get_state(config)
-    thread = str(config["configurable"]["thread_id"])
-    values = with_reports(store_of(graph), materialized(store_of(graph), thread, snapshot.values))
-    pending = [interaction for _, interaction in pending_of(snapshot)]
-    children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
-    return Outcome(values, pending, thread, children)
-
-
-def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The model attempts of the finished children of a model run, lane by lane."""
-    if (
-        not values.get("delegated")
-        or values.get("chooser", "").partition(":")[0] not in MODEL_KINDS
-    ):
-        return []
-    return [
-        {**call, "lane": lane.name}
-        for lane in child_lanes(store, thread, values)
-        if lane.cursor is not None
-        for call in model_calls(store, lane.scope, lane.cursor)
-    ]
-
-
-def lanes_of(db: str, thread_id: str) -> list[Lane]:
-    """The child lanes of a run (`graph.runs.lanes`)."""
-    with reading_graph(db) as graph:
-        values = materialized(
-            store_of(graph), thread_id, graph.get_state(config_of(thread_id)).values
-        )
-        return child_lanes(store_of(graph), thread_id, values)
-
-
 def start(
     request: RunRequest,
     db: str,
     on_event: OnEvent,
     lane_calls: bool = False,
     context: WarrantContext | None = None,
+    on_end: OnEnd | None = None,
 ) -> Outcome:
     """Run a new request to its end; a known message id continues or returns its run instead.
     `lane_calls`: the outcome holds the children's model attempts (`outcome`); `context`: the
-    run's clock and embedded choosers (`WarrantContext`; the real clock by default)."""
+    run's clock and embedded choosers (`WarrantContext`; the real clock by default); `on_end`:
+    told the outcome if the run has ended."""
     config = config_of(request.thread_id)
     with leased_graph(db, request.thread_id) as graph:
         snapshot = graph.get_state(config)
@@ -309,7 +87,7 @@ def start(
             advance(graph, request.as_input(), config, request.thread_id, on_event, context)
         elif is_unfinished(snapshot):
             carry_on(graph, config, request.thread_id, on_event, context)
-        return delivered(graph, outcome(graph, config, lane_calls))
+        return told_end(graph, outcome(graph, config, lane_calls), on_end)
 
 
 def stored_digest(values: dict[str, Any]) -> str:
@@ -331,11 +109,13 @@ def resume(
     interaction_id: str | None = None,
     lane_calls: bool = False,
     context: WarrantContext | None = None,
+    on_end: OnEnd | None = None,
 ) -> Outcome:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
     past their reply time expire and the run goes on. `context`: the clock that says which have
-    expired and that the run goes on with (a test's fake one; the real one by default)."""
+    expired and that the run goes on with (a test's fake one; the real one by default); `on_end`:
+    as `start`'s."""
     context = context or WarrantContext()
     config = config_of(thread_id)
     with leased_graph(db, thread_id) as graph:
@@ -354,28 +134,14 @@ def resume(
             carry_on(graph, config, thread_id, on_event, context)
         elif expired := expiry_command(snapshot, context.clock()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event, context)
-        return delivered(graph, outcome(graph, config, lane_calls))
+        return told_end(graph, outcome(graph, config, lane_calls), on_end)
 
 
-def delivered(graph: Graph, result: Outcome, publisher: str | None = None) -> Outcome:
-    """The run's outcome; a run that has ended has its artifacts published (once, by whoever
-    sees it end first: `graph.delivery.artifacts`), owned by who started it when served, else
-    by `publisher` (this process's user by default)."""
-    values = result.values
-    if "handover" in values and handover_is_sealed(values, result.thread):
-        owner = values.get("started_by") or publisher or os_user()
-        publish(store_of(graph), result.thread, values["handover"], owner)
+def told_end(graph: Graph, result: Outcome, on_end: OnEnd | None) -> Outcome:
+    """The run's outcome, told to `on_end` first if the run has ended."""
+    if on_end is not None and result.ended:
+        on_end(store_of(graph), result)
     return result
-
-
-def has_run(snapshot: StateSnapshot) -> bool:
-    """The thread holds a run's input (a worker killed while saving its first checkpoint leaves
-    only the empty values of the list channels: no run, and the same request starts it)."""
-    return has_run_values(snapshot.values)
-
-
-def has_run_values(values: dict[str, Any]) -> bool:
-    return "scenario" in values
 
 
 def is_unfinished(snapshot: StateSnapshot) -> bool:
@@ -522,18 +288,3 @@ class Reporter:
             child = self.graph.get_state(config).values.get("child") or {}
             self.lanes[namespace] = str(child.get("lane", "?"))
         return self.lanes[namespace]
-
-
-def config_of(thread_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id}}
-
-
-def stored_run(db: str, thread_id: str) -> Outcome:
-    """Where a stored run stands; no run on that thread is a `RunError` (`ErrorKind.NOT_FOUND`)."""
-    with reading_graph(db) as graph:
-        result = outcome(graph, config_of(thread_id))
-    if not has_run_values(result.values):
-        raise RunError(
-            ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
-        )
-    return result

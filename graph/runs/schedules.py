@@ -30,7 +30,9 @@ from langgraph.store.base import BaseStore, PutOp
 
 from graph.build import store_of
 from graph.errors import ErrorKind
-from graph.runs.runner import OnEvent, RunError, RunRequest, pinned_request, reading_graph, start
+from graph.runs.reading import RunError, reading_graph
+from graph.runs.requests import RunRequest, pinned_request
+from graph.runs.runner import OnEnd, OnEvent, start
 from guards.schedule import ScheduleLink, changed_since_confirmed
 
 SCHEDULES = ("warrant", "schedules")
@@ -185,10 +187,12 @@ def remove(db: str, schedule_id: str, by: str) -> Schedule:
         return removed
 
 
-def run_due(db: str, now: datetime, on_event: OnEvent) -> list[Occurrence]:
+def run_due(
+    db: str, now: datetime, on_event: OnEvent, on_end: OnEnd | None = None
+) -> list[Occurrence]:
     """Handle every schedule at `now`, one after another: an occurrence cut short (a worker
     stopped mid-run) goes on to its handover, then the due one runs; each handled leaves a
-    record, whatever became of it."""
+    record, whatever became of it. `on_end`: told each run that ends (`runner.start`)."""
     with schedule_store(db) as store:
         listed = _listed(store)
     handled = []
@@ -197,18 +201,23 @@ def run_due(db: str, now: datetime, on_event: OnEvent) -> list[Occurrence]:
         if schedule["running"] is not None:
             cut = _occurrence_of(db, schedule, schedule["running"])
             try:
-                handled.append(_finish(db, schedule, cut, on_event))
+                handled.append(_finish(db, schedule, cut, on_event, on_end))
             except RunError as exc:
                 if exc.kind is not ErrorKind.BUSY:
                     raise
                 running = cut  # another process is advancing it
         if (occurrence := due(schedule, now)) is not None:
-            handled.append(_handle(db, schedule, running, occurrence, on_event))
+            handled.append(_handle(db, schedule, running, occurrence, on_event, on_end))
     return handled
 
 
 def _handle(
-    db: str, schedule: Schedule, running: Occurrence | None, due_now: Due, on_event: OnEvent
+    db: str,
+    schedule: Schedule,
+    running: Occurrence | None,
+    due_now: Due,
+    on_event: OnEvent,
+    on_end: OnEnd | None,
 ) -> Occurrence:
     at = due_now.occurrence.isoformat()
     record = Occurrence(
@@ -231,7 +240,7 @@ def _handle(
     except (ValueError, RunError) as exc:
         return _recorded(db, schedule, record | {"reason": str(exc)})
     started = _recorded(db, schedule, record | {"outcome": "started", "thread": request.thread_id})
-    return _finish(db, schedule, started, on_event, request)
+    return _finish(db, schedule, started, on_event, on_end, request)
 
 
 def occurrence_request(schedule: Schedule, occurrence: str) -> RunRequest:
@@ -256,11 +265,12 @@ def _finish(
     schedule: Schedule,
     started: Occurrence,
     on_event: OnEvent,
+    on_end: OnEnd | None,
     request: RunRequest | None = None,
 ) -> Occurrence:
     """Run (or go on with) a started occurrence to its handover, and record that it finished."""
     request = request or occurrence_request(schedule, started["occurrence"])
-    result = start(request, db, on_event)
+    result = start(request, db, on_event, on_end=on_end)
     status = result.values.get("status", "")
     finished = started | {"outcome": "finished", "reason": f"the run ended {status}"}
     return _recorded(db, schedule, finished)

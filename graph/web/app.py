@@ -32,13 +32,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from graph.delivery.artifacts import MEDIA_TYPES
+from graph.delivery.artifacts import MEDIA_TYPES, deliver
 from graph.delivery.html import handover_body
 from graph.delivery.stored import Refused, opened
 from graph.errors import KindedError
 from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
-from graph.runs.runner import RunError, resume
+from graph.runs.reading import RunError
+from graph.runs.runner import resume
 from graph.web.gate import Gate, Person, gate_check, refused
 from graph.web.runs import events_after, run_page, run_rows, visible_threads
 from nodes.context import WarrantContext
@@ -202,7 +203,7 @@ async def _stream(
 def _replied(db: str, thread: str, interaction: str, made: Any, clock: Callable[[], float]) -> None:
     if save_answer(thread, db, interaction, made, clock()) is None:
         context = WarrantContext(clock=clock)  # the run goes on on the app's clock
-        resume(thread, db, lambda event: None, made, interaction, context=context)
+        resume(thread, db, lambda event: None, made, interaction, context=context, on_end=deliver)
 
 
 def _reply_maker(action: str, form: Any, by: str) -> Any:

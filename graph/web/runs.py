@@ -9,20 +9,13 @@ from typing import Any
 
 from contract.codes import Status
 from graph.build import saver_of, store_of
-from graph.delivery.artifacts import Published, published, shown_figures
+from graph.delivery.artifacts import Published, deliver, published, shown_figures
 from graph.delivery.html import ShownFigure
 from graph.delivery.shares import shares_of
 from graph.governed import as_state
 from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
-from graph.runs.runner import (
-    Outcome,
-    config_of,
-    delivered,
-    has_run_values,
-    outcome,
-    reading_graph,
-)
+from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
 from nodes.handover import build_handover, trusted_view
 from nodes.integrity import TAMPERED
 from nodes.record import EVIDENCE, cursor_of, new_events, sealed_or_not
@@ -98,7 +91,8 @@ def run_page(db: str, thread: str, publisher: str) -> RunPage | None:
     """The run's page: its handover (so far), its events, what waits, its artifacts (published
     now, owned by `publisher` unless the run was served, if it has ended and they were not)."""
     with reading_graph(db) as graph:
-        result = delivered(graph, outcome(graph, config_of(thread)), publisher)
+        if (result := outcome(graph, config_of(thread))).ended:
+            deliver(store_of(graph), result, publisher)
         if not has_run_values(result.values):
             return None
         index = published(store_of(graph), thread)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from langgraph.types import Command
 
-from graph.runs.runner import advance, config_of, leased_graph
+from graph.runs.reading import config_of
+from graph.runs.runner import advance, leased_graph
 from graph.runs.runner import resume as resume_run
 from tests.cli_process import warrant
 from tests.helpers import FakeClock, call, stop, write_manifest

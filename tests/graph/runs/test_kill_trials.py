@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from graph.runs.runner import RunError, RunRequest, admit_request, resume, start
+from graph.runs.reading import RunError
+from graph.runs.requests import RunRequest, admit_request
+from graph.runs.runner import resume, start
 from tests.cli_process import (
     assert_exactly_once,
     ledger,

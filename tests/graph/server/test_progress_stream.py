@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from graph.runs.runner import PROGRESS, admit_request, start
+from graph.runs.requests import admit_request
+from graph.runs.runner import PROGRESS, start
 from lab.nightly import write_nightly
 from tests.cli_process import warrant
 from tests.langgraph_server import served_values

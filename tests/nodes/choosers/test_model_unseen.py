@@ -3,7 +3,7 @@
 driven through the real transport. Whatever it sends, the run ends in a contract status, every
 refusal is typed, nothing outside the grant is read, and every request the server saw is a
 recorded attempt. A question it asks leaves the run waiting for a person: a governed end too,
-read as a caller reads it (`graph.runs.runner.outcome`: status `awaiting_human`, the pending question)."""
+read as a caller reads it (`graph.runs.reading.outcome`: status `awaiting_human`, the pending question)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from contract.codes import RefusalCode, Status
 from graph.build import compile_graph
-from graph.runs.runner import Outcome, config_of, outcome
+from graph.runs.reading import Outcome, config_of, outcome
 from nodes.context import WarrantContext
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC
