@@ -31,8 +31,6 @@ from pydantic import (
 
 from contract.codes import RefusalCode
 from tools.errors import ManifestError, RecordRefusal
-from tools.mcp.admission import AdmittedMcpTool
-from tools.mcp.spec import McpServer
 from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
 from tools.records.delimited import missing_columns
 from tools.records.digests import identity_of, known, remember
@@ -49,6 +47,7 @@ from tools.records.manifest import (
     RecordFamily,
     RecordKind,
 )
+from tools.records.mcp import AdmittedMcpTool, McpServer
 from tools.records.skills import Skill, load_skills
 from tools.validation import describe_validation_error
 
