@@ -114,10 +114,10 @@ def _pipeline(folder: Path) -> tuple[float, str]:
 
 def _worker_peaks_kib() -> list[int]:
     """Each pool worker's peak resident memory (VmHWM), before the pool stops."""
-    from tools.logs import triage
+    from tools.logs import familypool
 
     peaks = []
-    for executor in triage._POOLS.values():
+    for executor in familypool._POOLS.values():
         for process in list(getattr(executor, "_processes", {}).values()):
             try:
                 status = Path(f"/proc/{process.pid}/status").read_text()
@@ -391,8 +391,9 @@ def main() -> None:
     paths = _family(folder, count, total)
     size = sum(path.stat().st_size for path in paths)
 
+    from tools.logs.familypool import shutdown_pools
     from tools.logs.familyscan import Member
-    from tools.logs.triage import excerpt, run_family, shutdown_pools, triage
+    from tools.logs.triage import excerpt, run_family, triage
     from tools.records.digests import forget_all
 
     members = [Member(path.name, str(path)) for path in paths]

@@ -33,8 +33,9 @@ from nodes.integrity import run_scope
 from nodes.members import kept_apart
 from nodes.record import event_at
 from nodes.watched import goal_message
-from tools.mcp.admission import AdmittedMcpTool, McpRefused, McpUnavailable, admitted_tools
+from tools.mcp.admission import McpRefused, McpUnavailable, admitted_tools
 from tools.profiles import PROFILE_GOALS
+from tools.records.mcp import AdmittedMcpTool
 from tools.records.registry import Scenario, load_scenario
 
 

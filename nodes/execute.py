@@ -42,12 +42,11 @@ from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.errors import RecordRefusal
 from tools.excerpt import Excerpt
-from tools.mcp.admission import AdmittedMcpTool
 from tools.mcp.client import McpTimedOut, McpUnavailable
 from tools.mcp.client import call as mcp_call
 from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
-from tools.mcp.spec import McpServer
 from tools.records.hookspec import HookEntry, RedactEntry
+from tools.records.mcp import AdmittedMcpTool, McpServer
 from tools.records.reading import reading
 from tools.records.registry import Family, Record, pinned_members, pinned_record
 

@@ -19,6 +19,7 @@ from tools.logs import familytools, logsummary, readlines, readspec, runhistory,
 from tools.profiles import PROFILE_TOOLS
 from tools.records.manifest import RecordKind
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 
@@ -148,10 +149,10 @@ STASUMMARY = ToolSpec(
 STAPATHS = ToolSpec(
     name="stapaths",
     description="The worst paths of an approved STA report, optionally of one group and status.",
-    args_model=sta.PathsArgs,
+    args_model=sta_paths.PathsArgs,
     record_fields=("report",),
     record_kind="sta_report",
-    run=sta.stapaths,
+    run=sta_paths.stapaths,
 )
 STAPATH = ToolSpec(
     name="stapath",
@@ -159,10 +160,10 @@ STAPATH = ToolSpec(
         "One path of an approved STA report, with line numbers: the worst path of the type to the"
         " endpoint, in the corner and mode given or in any."
     ),
-    args_model=sta.PathArgs,
+    args_model=sta_paths.PathArgs,
     record_fields=("report",),
     record_kind="sta_report",
-    run=sta.stapath,
+    run=sta_paths.stapath,
 )
 STADIFF = ToolSpec(
     name="stadiff",

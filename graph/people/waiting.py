@@ -9,7 +9,7 @@ from typing import Any
 from graph.build import saver_of, store_of
 from graph.errors import ErrorKind
 from graph.persistence.retention import thread_ids
-from graph.present.render import interaction_summary
+from graph.present.ledger_lines import interaction_summary
 from graph.runs.interactions import InteractionError
 from graph.runs.reading import RunError, config_of, outcome, reading_graph
 from graph.runs.runner import Reply

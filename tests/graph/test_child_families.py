@@ -23,7 +23,7 @@ from nodes.members import forget_members
 from nodes.unknowns import unknowns_of
 from tests.cli_process import run_json, warrant
 from tests.helpers import call, recorded, run_embedded, stop
-from tools.logs import triage
+from tools.logs import familypool
 from tools.records.registry import load_scenario
 
 GLOB = "runs/*.log"
@@ -49,7 +49,7 @@ SUMMARY = re.compile(r"(\d+) member\(s\): (\d+) pass, (\d+) fail")
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def toml_value(value: Any) -> str:

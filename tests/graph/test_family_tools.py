@@ -16,7 +16,7 @@ from guards.egress import local_sources
 from lab.nightly import write_family
 from tests.helpers import call, run_embedded, stop
 from tests.tools.logs import triage_reference as reference
-from tools.logs import triage
+from tools.logs import familypool, triage
 
 GLOB = "runs/*.log"
 
@@ -24,7 +24,7 @@ GLOB = "runs/*.log"
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def logs(root: Path, count: int = 30) -> list[str]:

@@ -21,7 +21,7 @@ from tests.cli_process import warrant
 from tests.graph.cli.test_nightly_families import split_nightly
 from tests.helpers import stop
 from tests.tools.logs import triage_reference as reference
-from tools.logs import triage
+from tools.logs import familypool
 
 OPERATOR = Person("alice", "operator")
 
@@ -29,7 +29,7 @@ OPERATOR = Person("alice", "operator")
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def triage_item() -> dict:

@@ -19,6 +19,7 @@ from tools.flags import (
 )
 from tools.logs import readlines, searchlogs
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 
@@ -172,8 +173,10 @@ def test_a_name_quoted_by_every_sta_tool_keeps_its_flag(tmp_path):
         records[label] = one_record(tmp_path / label, "r.rpt", "sta_report", report)
     shown = [
         sta.stasummary(sta.ReportArgs(report="r"), {"report": records["after"]}),
-        sta.stapaths(sta.PathsArgs(report="r"), {"report": records["after"]}),
-        sta.stapath(sta.PathArgs(report="r", endpoint=name), {"report": records["after"]}),
+        sta_paths.stapaths(sta_paths.PathsArgs(report="r"), {"report": records["after"]}),
+        sta_paths.stapath(
+            sta_paths.PathArgs(report="r", endpoint=name), {"report": records["after"]}
+        ),
         stadiff.stadiff(stadiff.DiffArgs(before="r", after="r"), records),
     ]
     quoting = [line for excerpt in shown for line in excerpt.lines if name in line.text]

@@ -17,7 +17,7 @@ from tools.analysis.sandbox import MAX_ROWS, Result, run_query
 from tools.analysis.tables import table_file, verdicts_file
 from tools.analysis.worker import TableFile
 from tools.excerpt import Excerpt, make_excerpt, make_line
-from tools.logs.triage import Progress
+from tools.logs.familypool import Progress
 from tools.records.registry import Family, Record
 
 TABLES_FIELD = "tables"

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from tools.analysis.worker import TableFile
 from tools.logs.familyfold import joined
-from tools.logs.triage import Progress, members_of, scan_family
+from tools.logs.familypool import Progress, members_of, scan_family
 from tools.records.delimited import delimiter_for
 from tools.records.reading import check_time, open_record
-from tools.records.registry import HISTORY_COLUMNS, Record
+from tools.records.recordfile import HISTORY_COLUMNS
+from tools.records.registry import Record
 from tools.sta.reading import Reading
 from tools.sta.scan import Row
 from tools.sta.summary import report_rows

@@ -17,8 +17,8 @@ from pydantic import Field, ValidationInfo, field_validator
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
+from tools.logs.familypool import Progress
 from tools.logs.morning import with_report
-from tools.logs.triage import Progress
 from tools.records.registry import Family, Record
 from tools.stream.patterns import runnable
 

@@ -82,7 +82,7 @@ class Digest(Protocol):
 @dataclass(frozen=True)
 class Limits:
     """The call's limits on reading a member. A worker has no reading session (it is another
-    process): the main process hands these over (`tools.logs.triage.session_limits`)."""
+    process): the main process hands these over (`tools.logs.familypool.session_limits`)."""
 
     until: float | None = None
     """`time.monotonic()` past which nothing more is read: the session's `Reading.until`

@@ -29,7 +29,8 @@ from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.records.delimited import delimiter_for
 from tools.records.reading import open_record
-from tools.records.registry import HISTORY_COLUMNS, Record
+from tools.records.recordfile import HISTORY_COLUMNS
+from tools.records.registry import Record
 from tools.stream.lines import MAX_LINE_BYTES, iter_lines, without_bom
 
 MAX_ROW_LINES = 50

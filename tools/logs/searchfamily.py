@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tools.excerpt import Excerpt, make_excerpt, make_line
+from tools.logs.familypool import Progress, iter_members, parallel_map, session_limits
 from tools.logs.familyscan import Cited
 from tools.logs.logscan import Search, search
 from tools.logs.memberfile import (
@@ -34,7 +35,6 @@ from tools.logs.memberfile import (
     MemberFile,
     Unread,
 )
-from tools.logs.triage import Progress, iter_members, parallel_map, session_limits
 from tools.records import reading
 from tools.records.registry import Record
 from tools.stream.patterns import Pattern
@@ -168,7 +168,7 @@ def search_family(
     progress: Progress | None = None,
 ) -> FamilyHits:
     """Every member searched (any subset: a shard), in the pool, within `limits` (by default
-    the current reading session's: `triage.session_limits`)."""
+    the current reading session's: `familypool.session_limits`)."""
     ordered = sorted(members, key=lambda member: member.id)
     return _search(iter(ordered), len(ordered), query, regex, limit, workers, limits, progress)
 

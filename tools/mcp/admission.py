@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tools.flags import instruction_flags
 from tools.mcp.client import Discovered, McpUnavailable, discover
-from tools.mcp.spec import McpServer, McpTool
-from tools.strict import StrictModel
+from tools.records.mcp import AdmittedMcpTool, McpServer, McpTool, tool_name
 
 LIST_S = 30.0
 """How long a server may take to start and list its tools at admission."""
@@ -25,31 +24,6 @@ LIST_S = 30.0
 
 class McpRefused(ValueError):
     """A listed tool that cannot be admitted, in one line naming it."""
-
-
-class AdmittedMcpTool(StrictModel):
-    """An MCP tool as admitted into a run's grant: what the chooser is shown and the guard checks
-    a call against (the pinned description and input schema), and where it is called."""
-
-    server: str
-    tool: str
-    description: str
-    input_schema: dict[str, Any]
-    schema_sha256: str
-    effects: Literal["read", "write"]
-    approval: Literal["none", "human"]
-    share: Literal["remote", "local"]
-    locality: Literal["local", "remote"] = "remote"
-    """Where its server is (`McpServer.locality_or_default`): a remote one never receives
-    arguments written after the run was shown local content."""
-    flags: list[str] = []
-    """What its description or schema reads like (`instruction_like_text`): shown to the chooser
-    with the tool; a flag never changes what is permitted."""
-
-
-def tool_name(server: str, tool: str) -> str:
-    """The name a chooser calls an MCP tool by: `server.tool`."""
-    return f"{server}.{tool}"
 
 
 def admitted_tools(servers: Sequence[McpServer], root: Path) -> dict[str, AdmittedMcpTool]:
@@ -101,4 +75,4 @@ def shown_flags(description: str, input_schema: dict[str, Any]) -> tuple[str, ..
     return instruction_flags(f"{description}\n{json.dumps(input_schema, ensure_ascii=False)}")
 
 
-__all__ = ["AdmittedMcpTool", "McpRefused", "McpUnavailable", "admitted_tools", "tool_name"]
+__all__ = ["McpRefused", "McpUnavailable", "admitted_tools"]

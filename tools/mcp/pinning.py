@@ -21,7 +21,7 @@ from tools.errors import ManifestError
 from tools.mcp.admission import shown_flags
 from tools.mcp.client import McpUnavailable, discover
 from tools.mcp.schemas import schema_problem
-from tools.mcp.spec import McpServer
+from tools.records.mcp import McpServer
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ QUIET_NS = 1_000_000_000
 """A file changed less than this long before its hash began is never trusted by identity."""
 REMEMBERED = 16_384
 """Digests kept (the oldest dropped first). A family tool trusts its members by this memory
-(`tools.logs.triage.members_of`), so one manifest's records, `registry.MAX_RECORDS` (10,000),
+(`tools.logs.familypool.members_of`), so one manifest's records, `registry.MAX_RECORDS` (10,000),
 all fit, with room for a few more: an evicted member would be hashed again on every call."""
 
 

@@ -30,13 +30,8 @@ from tools.profiles import TRIAGE_TOP_BUCKETS
 from tools.records.delimited import missing_columns
 from tools.records.drafttables import Table, drafted_tables
 from tools.records.manifest import Budget
-from tools.records.registry import (
-    HISTORY_COLUMNS,
-    MAX_RECORD_BYTES,
-    MAX_RECORDS,
-    Scenario,
-    load_scenario,
-)
+from tools.records.recordfile import HISTORY_COLUMNS, MAX_RECORD_BYTES
+from tools.records.registry import MAX_RECORDS, Scenario, load_scenario
 from tools.records.summaries import junit_report, summary_of
 
 KINDS = {

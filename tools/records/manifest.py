@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from tools.mcp.spec import McpServer
 from tools.records.hookspec import HookEntry, RedactEntry
+from tools.records.mcp import McpServer
 from tools.records.skills import MAX_SKILLS, SkillId
 from tools.strict import StrictModel
 from tools.validation import USER_NAME

@@ -32,7 +32,8 @@ from contract.codes import RefusalCode
 from tools.errors import RecordRefusal
 from tools.records.digests import FileIdentity, identity_of, known, remember
 from tools.records.files import NON_BLOCKING
-from tools.records.registry import GZIP_MAGIC, MAX_RECORD_BYTES, Record
+from tools.records.recordfile import GZIP_MAGIC, MAX_RECORD_BYTES
+from tools.records.registry import Record
 
 MAX_STREAMED_BYTES = 16 << 30
 """Decompressed bytes a call may read from a log or STA report (specs and histories have their

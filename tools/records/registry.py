@@ -3,24 +3,18 @@
 A manifest (DESIGN §4) lists the records a scenario may read. Paths are resolved once, at load,
 relative to the manifest and confined to its folder; afterwards a record is found only by its exact
 id (a dictionary lookup), so no path is ever built from chooser input. What a manifest may hold is
-`tools/records/manifest.py`; admitting what it names is here.
+`tools/records/manifest.py`; admitting what it names is here (a record's file: `recordfile.py`).
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import gzip
 import hashlib
-import io
-import os
-import time
 import tomllib
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
-from stat import S_ISREG
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import (
@@ -31,13 +25,9 @@ from pydantic import (
 
 from contract.codes import RefusalCode
 from tools.errors import ManifestError, RecordRefusal
-from tools.mcp.admission import AdmittedMcpTool
-from tools.mcp.spec import McpServer
 from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
-from tools.records.delimited import missing_columns
-from tools.records.digests import identity_of, known, remember
 from tools.records.families import expand, glob_problem, matches
-from tools.records.files import NON_BLOCKING, open_regular
+from tools.records.files import open_regular
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.manifest import (
     Budget,
@@ -49,14 +39,12 @@ from tools.records.manifest import (
     RecordFamily,
     RecordKind,
 )
+from tools.records.mcp import AdmittedMcpTool, McpServer
+from tools.records.recordfile import confined_relative_path, fingerprint, resolved_path
 from tools.records.skills import Skill, load_skills
 from tools.validation import describe_validation_error
 
-HISTORY_COLUMNS = ("run", "date", "test", "status")
 MAX_MANIFEST_BYTES = 1 << 20
-MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
-"""Records read whole per call are capped; logs and STA reports are streamed and may be huge."""
-GZIP_MAGIC = b"\x1f\x8b"
 MAX_RECORDS = 10_000
 """Records one manifest may approve, its families' files counted one by one."""
 
@@ -338,7 +326,7 @@ def _member_path(
     last symlink. None when the entry or its folder is gone."""
     try:
         [entry] = _entries_named(document, record_id)
-        relative = _confined_relative_path(entry.path, f"record {record_id!r}")
+        relative = confined_relative_path(entry.path, f"record {record_id!r}")
     except (ManifestError, ValueError):
         return None
     if relative.parent not in folders:
@@ -371,7 +359,7 @@ def _admitted_manifest(path: Path, manifest_sha256: str) -> ManifestFile:
 def _pinned(path: Path, document: ManifestFile, admitted: Record) -> Record:
     try:
         [entry] = _entries_named(document, admitted.id)
-        resolved = _resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
+        resolved = resolved_path(entry, path.parent, f"{path}: record {entry.id!r}")
     except (ManifestError, ValueError):
         raise RecordRefusal(
             RefusalCode.RECORD_UNAVAILABLE, f"{admitted.id} is not in the admitted manifest"
@@ -379,17 +367,6 @@ def _pinned(path: Path, document: ManifestFile, admitted: Record) -> Record:
     return admitted.model_copy(
         update={"path": str(resolved), "root": str(path.parent), "kind": entry.kind}
     )
-
-
-def _resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
-    relative = _confined_relative_path(entry.path, where)
-    try:
-        resolved = (root / relative).resolve(strict=True)
-    except (OSError, RuntimeError):
-        raise ManifestError(f"{where}: file {entry.path!r} does not exist") from None
-    if not resolved.is_relative_to(root):
-        raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
-    return resolved
 
 
 def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
@@ -400,16 +377,8 @@ def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
 
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     where = f"{manifest}: record {entry.id!r}"
-    resolved = _resolved_path(entry, root, where)
-    try:
-        with _open_admissible(entry, resolved, where) as handle:
-            stat = os.fstat(handle.fileno())
-            digest = _digest_once(handle, stat, where)
-            if entry.kind == "history":
-                handle.seek(0)
-                _check_history_header(handle, where)
-    except OSError as exc:
-        raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
+    resolved = resolved_path(entry, root, where)
+    stat, digest = fingerprint(entry, resolved, where)
     return Record(
         id=entry.id,
         kind=entry.kind,
@@ -422,82 +391,6 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         mtime_ns=stat.st_mtime_ns,
         inode=stat.st_ino,
     )
-
-
-def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -> str:
-    """The file's sha256: remembered for this identity, or hashed now (and remembered if the file
-    held still and had been quiet, `tools/records/digests.py`)."""
-    before = identity_of(found)
-    digest = known(before)
-    if digest is not None:
-        return digest
-    started = time.time_ns()
-    digest = hashlib.file_digest(handle, "sha256").hexdigest()
-    after = identity_of(os.fstat(handle.fileno()))
-    if after != before:
-        raise ManifestError(
-            f"{where}: the file changed while it was admitted; admit a finished record"
-        )
-    remember(before, after, digest, started)
-    return digest
-
-
-def _open_admissible(entry: RecordEntry, path: Path, where: str) -> io.BufferedIOBase:
-    """The record's file, opened without blocking (a FIFO is refused by `fstat`, never waited on)
-    and without following a symlink in its last component, if it may be admitted."""
-    fd = os.open(path, NON_BLOCKING | os.O_NOFOLLOW)
-    try:
-        _check_admissible(entry, os.fstat(fd), where)
-    except BaseException:
-        os.close(fd)
-        raise
-    return os.fdopen(fd, "rb")
-
-
-def _check_admissible(entry: RecordEntry, stat: os.stat_result, where: str) -> None:
-    if not S_ISREG(stat.st_mode):
-        raise ManifestError(f"{where}: {entry.path!r} is not a regular file")
-    if stat.st_nlink != 1:
-        raise ManifestError(
-            f"{where}: {entry.path!r} has {stat.st_nlink} hard links; a record must be a file of"
-            " its own (a hard link can reach outside the manifest's folder, like a symlink)"
-        )
-    limit = MAX_RECORD_BYTES.get(entry.kind)
-    if limit is not None and stat.st_size > limit:
-        raise ManifestError(
-            f"{where}: {entry.path!r} is larger than {limit >> 20} MiB, the limit for a {entry.kind} record"
-        )
-
-
-def _confined_relative_path(raw: str, where: str) -> PurePosixPath:
-    """Refuse absolute paths, drive letters, backslashes, NUL bytes and `..` before touching disk."""
-    if "\x00" in raw or "\\" in raw or PureWindowsPath(raw).drive:
-        raise ManifestError(f"{where}: path {raw!r} is not a plain relative path")
-    path = PurePosixPath(raw)
-    if path.is_absolute() or raw.startswith("~"):
-        raise ManifestError(
-            f"{where}: path {raw!r} is absolute; paths are relative to the manifest"
-        )
-    if ".." in path.parts:
-        raise ManifestError(f"{where}: path {raw!r} leaves the manifest's folder")
-    return path
-
-
-def _check_history_header(handle: io.BufferedIOBase, where: str) -> None:
-    magic = handle.read(2)
-    handle.seek(0)
-    stream = gzip.GzipFile(fileobj=handle) if magic == GZIP_MAGIC else handle
-    try:
-        # `utf-8-sig` drops a leading byte-order mark: Excel writes one in its UTF-8 CSVs.
-        header = stream.readline(64 * 1024).decode("utf-8-sig", "replace")
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise ManifestError(f"{where}: history is not readable gzip: {exc}") from None
-    missing = missing_columns(header, HISTORY_COLUMNS)
-    if missing:
-        raise ManifestError(
-            f"{where}: history header (comma, semicolon or tab separated) lacks column(s)"
-            f" {', '.join(missing)}"
-        )
 
 
 def _clip(value: object, width: int = 80) -> str:

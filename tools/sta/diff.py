@@ -29,9 +29,10 @@ from tools.sta.items import (
     StaPath,
     SummaryRow,
 )
+from tools.sta.paths import KEY_FIELDS
 from tools.sta.reading import Reading, over_read, unknowns
 from tools.sta.scan import Row
-from tools.sta.summary import KEY_FIELDS, describe_path, described, report_rows, slack_of
+from tools.sta.summary import describe_path, described, report_rows, slack_of
 
 
 class DiffArgs(ToolArgs):

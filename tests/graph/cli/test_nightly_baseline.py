@@ -13,13 +13,13 @@ import pytest
 from lab.nightly import write_family
 from tests.cli_process import warrant
 from tests.tools.logs import triage_reference as reference
-from tools.logs import triage
+from tools.logs import familypool
 
 
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def nightly(folder: Path, count: int = 200) -> dict[str, Path]:

@@ -12,13 +12,13 @@ import pytest
 
 from tests.cli_process import warrant
 from tests.tools.logs import triage_reference as reference
-from tools.logs import triage
+from tools.logs import familypool
 
 
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def uvm_log(test: str, failure: str | None) -> str:

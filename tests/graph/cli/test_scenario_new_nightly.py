@@ -15,7 +15,7 @@ import pytest
 from lab.nightly import write_family
 from tests.cli_process import warrant
 from tests.tools.logs import triage_reference as reference
-from tools.logs.triage import members_of, scan_family
+from tools.logs.familypool import members_of, scan_family
 from tools.records.draft import draft_manifest
 from tools.records.registry import load_scenario
 

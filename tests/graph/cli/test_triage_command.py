@@ -12,7 +12,7 @@ import pytest
 from tests.cli_process import warrant
 from tests.graph.cli.test_nightly_families import uvm_log
 from tests.tools.logs import triage_reference as reference
-from tools.logs import triage
+from tools.logs import familypool
 
 TODAY = {
     # test → failure today (`ID: message`) or None (passes)
@@ -36,7 +36,7 @@ PAST = {
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def nightly(folder: Path, today: dict[str, str | None]) -> dict[str, Path]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_process import warrant
-from tools.logs import triage
+from tools.logs import familypool
 
 REPORT = """<?xml version="1.0" encoding="UTF-8"?>
 <!-- written by the regression's runner -->
@@ -36,7 +36,7 @@ LOGS = {  # the tests' own logs beside the report: dma_burst's agrees, uart_loop
 @pytest.fixture(autouse=True)
 def _pools():
     yield
-    triage.shutdown_pools()
+    familypool.shutdown_pools()
 
 
 def truth(folder: Path) -> dict[str, str]:

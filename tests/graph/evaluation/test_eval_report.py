@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from graph.evaluation.grader import VERDICT_SCHEMA
-from graph.evaluation.report import by_chooser, markdown
+from graph.evaluation.report import markdown
+from graph.evaluation.totals import by_chooser
 from tests.cli_process import warrant
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import local_log_scenario

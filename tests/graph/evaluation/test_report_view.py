@@ -8,7 +8,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from graph.evaluation.report import console_lines, figure
+from graph.evaluation.chart import figure
+from graph.evaluation.report import console_lines
 
 ADVERSARY = "file:/somewhere/lab/choosers/r42_adversarial.jsonl"
 REPLAY = "replay:/somewhere/lab/cassettes/r42-live-smollm2.jsonl"

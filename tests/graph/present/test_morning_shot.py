@@ -17,7 +17,7 @@ from graph.web.gate import Person
 from graph.web.runs import RunPage
 from lab.nightly import write_nightly
 from tests.cli_process import warrant
-from tools.logs import triage
+from tools.logs import familypool
 
 pytestmark = pytest.mark.slow  # a real browser
 
@@ -70,4 +70,4 @@ def test_the_run_page_shows_the_morning_tables_in_chromium(tmp_path):
             full_page=True,
         )
         browser.close()
-    triage.shutdown_pools()
+    familypool.shutdown_pools()

@@ -16,7 +16,7 @@ from graph.runs.runner import PROGRESS, start
 from lab.nightly import write_nightly
 from tests.cli_process import warrant
 from tests.langgraph_server import served_values
-from tools.logs import triage
+from tools.logs import familypool
 
 pytestmark = pytest.mark.slow  # a real server
 
@@ -59,7 +59,7 @@ def console_progress(manifest: str, tmp_path: Path) -> list[dict[str, Any]]:
     try:
         start(request, "memory", events.append)
     finally:
-        triage.shutdown_pools()
+        familypool.shutdown_pools()
     return [event["payload"] for event in events if event["type"] == PROGRESS]
 
 

@@ -9,7 +9,7 @@ from langgraph_sdk import get_sync_client
 from lab.nightly import write_nightly
 from tests.cli_process import warrant
 from tests.helpers import run_embedded
-from tools.logs import triage
+from tools.logs import familypool
 
 pytestmark = pytest.mark.slow  # a real server
 
@@ -30,7 +30,7 @@ def test_a_served_nightly_gives_the_embedded_receipt_exactly(server_url, tmp_pat
     try:
         embedded = run_embedded(manifest, goal="Which failed?")["handover"]
     finally:
-        triage.shutdown_pools()
+        familypool.shutdown_pools()
     assert served["status"] == embedded["status"] == "stopped"
     first = served["evidence"][0]
     assert first["tool"] == "triage" and first["family"]["members"] == 120

@@ -18,6 +18,7 @@ from contract.codes import RefusalCode
 from tests.tools.logs import triage_reference as reference
 from tests.tools.logs.test_triage import PASSING_UVM, failing_uvm, family
 from tools.logs import searchfamily, triage
+from tools.logs.familypool import members_of, scan_family, shutdown_pools
 from tools.logs.familyscan import scan_member
 from tools.logs.memberfile import (
     CHANGED,
@@ -28,7 +29,6 @@ from tools.logs.memberfile import (
     Unread,
     read_chunks,
 )
-from tools.logs.triage import members_of, scan_family
 from tools.records import digests
 from tools.records import reading as records_reading
 from tools.records.digests import identity_of
@@ -302,7 +302,7 @@ def test_past_the_time_limit_no_member_is_read_and_the_call_is_cut(tmp_path, wor
             searchfamily.run_family(records, "UVM_ERROR", workers=workers)
         assert cut.value.code == RefusalCode.DEADLINE_PASSED
     finally:
-        triage.shutdown_pools()
+        shutdown_pools()
 
 
 def test_the_pool_reads_pinned_members_as_one_process_does(tmp_path):
@@ -320,4 +320,4 @@ def test_the_pool_reads_pinned_members_as_one_process_does(tmp_path):
             every, "UVM_", workers=1
         )
     finally:
-        triage.shutdown_pools()
+        shutdown_pools()

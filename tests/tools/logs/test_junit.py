@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.tools.logs import junit_reference as reference
+from tools.logs.familypool import scan_family
 from tools.logs.familyscan import Member
 from tools.logs.junit import NO_DTD, scan
 from tools.logs.signatures import signature
-from tools.logs.triage import report, scan_family
+from tools.logs.triage import report
 
 JUNIT = Path(__file__).resolve().parents[2] / "data" / "real_logs" / "junit"
 READABLE = ["pytest-junit.fail.xml", "with-xml-entities.xml", "cocotb-results.xml"]

@@ -15,10 +15,11 @@ from hypothesis import strategies as st
 
 from tests.tools.logs import triage_reference as reference
 from tools.logs import familyscan, memberfile
+from tools.logs.familypool import scan_family
 from tools.logs.familyscan import Member, scan_member
 from tools.logs.runhistory import read_history
 from tools.logs.signatures import cell_signature, error_signature, mask
-from tools.logs.triage import report, scan_family
+from tools.logs.triage import report
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sim_logs"
 COPIED = {"morv_xrun.log": "5909ea3ae6f22178d0a294345a2fd6d849bb57fc"}

@@ -19,6 +19,7 @@ import pytest
 from lab.nightly import write_family
 from tests.tools.logs import triage_reference as reference
 from tools.logs import searchfamily, triage
+from tools.logs.familypool import scan_family, shutdown_pools
 from tools.logs.familyscan import (
     Member,
     cell_signature,
@@ -29,7 +30,7 @@ from tools.logs.familyscan import (
     scan_member,
 )
 from tools.logs.runhistory import read_history
-from tools.logs.triage import excerpt, merge, report, scan_family
+from tools.logs.triage import excerpt, merge, report
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -301,7 +302,7 @@ def test_the_pool_gives_what_one_process_gives(tmp_path):
         found = searchfamily.search_family(members(paths), "UVM_ERROR", limit=5, workers=2)
         assert found == searchfamily.search_family(members(paths), "UVM_ERROR", limit=5, workers=1)
     finally:
-        triage.shutdown_pools()
+        shutdown_pools()
 
 
 def test_the_lab_nightly_family_against_its_history():
@@ -366,7 +367,7 @@ def test_the_pool_runs_whatever_the_callers_main_module(tmp_path, how):
         from pathlib import Path
         sys.path.insert(0, {str(ROOT)!r})
         from tools.logs.familyscan import Member
-        from tools.logs.triage import scan_family, shutdown_pools
+        from tools.logs.familypool import scan_family, shutdown_pools
         with open({str(tmp_path / "ran")!r}, "a") as ran:
             ran.write("once\\n")
         paths = json.loads({json.dumps({k: str(v) for k, v in paths.items()})!r})

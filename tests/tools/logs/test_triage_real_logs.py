@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.tools.logs import triage_reference as reference
+from tools.logs.familypool import scan_family
 from tools.logs.familyscan import Member
-from tools.logs.triage import MAX_BUCKETS, FamilyResult, excerpt, report, scan_family
+from tools.logs.triage import MAX_BUCKETS, FamilyResult, excerpt, report
 
 FAMILY = Path(__file__).resolve().parents[2] / "data" / "real_logs" / "family"
 

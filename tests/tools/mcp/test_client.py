@@ -16,7 +16,7 @@ import pytest
 
 from tests.langgraph_server import free_port
 from tools.mcp.client import McpUnavailable, call, discover
-from tools.mcp.spec import McpServer
+from tools.records.mcp import McpServer
 
 HERE = Path(__file__).resolve().parent
 STDIO = McpServer(name="lint", command=[sys.executable, "lint_server.py"])

@@ -21,6 +21,7 @@ from tests.helpers import one_record
 from tests.tools.sta.test_stascan import fast, reference
 from tools.records.registry import Record
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 from tools.sta.items import StaPath
 from tools.sta.report import parse_text
@@ -78,10 +79,10 @@ def test_stapaths_counts_the_violations_the_report_prints(tmp_path, name):
     """Item 1 (DC), 2 (Innovus) and 3 (Genus): `stapaths status=VIOLATED` said "0 of 0"."""
     expected = truth((DATA / name).read_text())
     report = {"report": record(tmp_path, name)}
-    answer = sta.stapaths(sta.PathsArgs(report="r", status="VIOLATED"), report)
+    answer = sta_paths.stapaths(sta_paths.PathsArgs(report="r", status="VIOLATED"), report)
     v = expected.violated
     assert answer.summary.startswith(f"{v} of {v} matching path(s), worst first")
-    every = sta.stapaths(sta.PathsArgs(report="r"), report)
+    every = sta_paths.stapaths(sta_paths.PathsArgs(report="r"), report)
     assert every.summary.startswith(f"{len(expected.slacks)} of {len(expected.slacks)} matching")
     worst = float(re.search(r"slack (-?[\d.]+)", every.lines[0].text)[1])
     assert worst == min(expected.slacks)
@@ -159,8 +160,8 @@ def test_stapath_shows_an_innovus_path_with_its_table(tmp_path):
     first = next(n for n, line in enumerate(lines, 1) if line.startswith("Path 3:"))
     last = next(n for n in range(first, len(lines)) if lines[n - 1].startswith("     +-")) + 1
     last = next(n for n in range(last, len(lines) + 1) if lines[n - 1].startswith("     +-"))
-    args = sta.PathArgs(report="r", endpoint="u_cpu/ir_reg_0/D")
-    shown = sta.stapath(args, {"report": record(tmp_path, "innovus_setup.tarpt")})
+    args = sta_paths.PathArgs(report="r", endpoint="u_cpu/ir_reg_0/D")
+    shown = sta_paths.stapath(args, {"report": record(tmp_path, "innovus_setup.tarpt")})
     assert shown.summary.startswith("u_cpu/ir_reg_0/D · slack -0.118 (VIOLATED)")
     assert [line.number for line in shown.lines] == list(range(first, last + 1))
 

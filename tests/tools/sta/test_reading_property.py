@@ -23,6 +23,7 @@ from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
 from tools.excerpt import Excerpt
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "sta"
@@ -111,8 +112,12 @@ def tools_over(folder: Path, text: str) -> dict[str, Excerpt]:
     record = one_record(folder, "r.rpt", "sta_report", text)
     report = {"report": record}
     return {
-        "stapaths": sta.stapaths(sta.PathsArgs(report="r", status="VIOLATED", limit=200), report),
-        "stapath": sta.stapath(sta.PathArgs(report="r", endpoint="no/such/pin"), report),
+        "stapaths": sta_paths.stapaths(
+            sta_paths.PathsArgs(report="r", status="VIOLATED", limit=200), report
+        ),
+        "stapath": sta_paths.stapath(
+            sta_paths.PathArgs(report="r", endpoint="no/such/pin"), report
+        ),
         "stadiff": stadiff.stadiff(
             stadiff.DiffArgs(before="r", after="r"), {"before": record, "after": record}
         ),

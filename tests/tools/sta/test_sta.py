@@ -9,6 +9,7 @@ from lab import LAB_DIR
 from tools.errors import RecordRefusal
 from tools.records.registry import load_scenario
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 EXACT = "Δ = after − before, exact decimal on the reports' digits"
@@ -38,20 +39,21 @@ def test_summary_per_group_and_corner(sta1):
 
 
 def test_paths_worst_first_with_filters(sta1):
-    violating = sta.stapaths(
-        sta.PathsArgs(report=AFTER, status="VIOLATED"), {"report": sta1.records[AFTER]}
+    violating = sta_paths.stapaths(
+        sta_paths.PathsArgs(report=AFTER, status="VIOLATED"), {"report": sta1.records[AFTER]}
     )
     assert [line.number for line in violating.lines] == [1]
     assert violating.lines[0].text.startswith("u_core_clk/dst_reg[0] · slack -0.25 (VIOLATED)")
-    group = sta.stapaths(
-        sta.PathsArgs(report=AFTER, group="asynchronous", limit=2), {"report": sta1.records[AFTER]}
+    group = sta_paths.stapaths(
+        sta_paths.PathsArgs(report=AFTER, group="asynchronous", limit=2),
+        {"report": sta1.records[AFTER]},
     )
     assert len(group.lines) == 2 and group.truncated and "of 4 matching" in group.summary
 
 
 def test_one_path_with_its_line_numbers(sta1):
-    excerpt = sta.stapath(
-        sta.PathArgs(report=AFTER, endpoint="u_core_clk/dst_reg[0]"),
+    excerpt = sta_paths.stapath(
+        sta_paths.PathArgs(report=AFTER, endpoint="u_core_clk/dst_reg[0]"),
         {"report": sta1.records[AFTER]},
     )
     assert (excerpt.lines[0].number, excerpt.lines[0].text) == (
@@ -59,8 +61,8 @@ def test_one_path_with_its_line_numbers(sta1):
         "Startpoint: u_core_clk/src_reg[0] (rising edge-triggered flip-flop clocked by core_clk)",
     )
     assert excerpt.lines[-1].text.strip() == "-0.25   slack (VIOLATED)"
-    missing = sta.stapath(
-        sta.PathArgs(report=AFTER, endpoint="nope", path_type="min"),
+    missing = sta_paths.stapath(
+        sta_paths.PathArgs(report=AFTER, endpoint="nope", path_type="min"),
         {"report": sta1.records[AFTER]},
     )
     assert not missing.lines and "no min path" in missing.summary
@@ -127,4 +129,4 @@ def test_reports_are_looked_up_by_exact_id(sta1):
 )
 def test_arguments_are_strict(args):
     with pytest.raises(ValidationError):
-        sta.PathsArgs.model_validate(args)
+        sta_paths.PathsArgs.model_validate(args)

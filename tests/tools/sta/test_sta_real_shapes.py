@@ -24,6 +24,7 @@ from lab.stagen import render_path
 from tests.helpers import one_record
 from tests.tools.sta.test_stareport import path_specs
 from tools.excerpt import Excerpt
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 EQ_TOP, EQ_BOTTOM = "=" * 75, "=" * 76
@@ -405,13 +406,13 @@ def test_stapaths_and_stapath_say_what_short_paths_do_not_print(tmp_path):
     headers = [("u_a/r1", "u_b/q1", "clk", "max"), ("u_a/r2", "u_b/q2", "clk", "min")]
     text = short_paths(headers, 2, True)
     record = one_record(tmp_path, "r.rpt", "sta_report", text)
-    paths = sta.stapaths(sta.PathsArgs(report="r"), {"report": record})
+    paths = sta_paths.stapaths(sta_paths.PathsArgs(report="r"), {"report": record})
     assert paths.summary == (
         "0 of 0 matching path(s), worst first; 2 -format short path(s) not ranked: their slack "
         "is not printed, so unknown"
     )
-    one = sta.stapath(
-        sta.PathArgs(report="r", endpoint="u_b/q2", path_type="min"), {"report": record}
+    one = sta_paths.stapath(
+        sta_paths.PathArgs(report="r", endpoint="u_b/q2", path_type="min"), {"report": record}
     )
     first = (
         text.splitlines().index(

@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.helpers import one_record
 from tools.records.registry import Record
 from tools.sta import diff as stadiff
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 
 EXACT = "Δ = after − before, exact decimal on the reports' digits"
@@ -97,8 +98,8 @@ def test_stapath_shows_the_worst_corner_unless_one_is_named(tmp_path):
     record = report(tmp_path, text)
 
     def path(**narrowed):
-        args = sta.PathArgs(report="r", endpoint="data_reg[12]/D", **narrowed)
-        return sta.stapath(args, {"report": record})
+        args = sta_paths.PathArgs(report="r", endpoint="data_reg[12]/D", **narrowed)
+        return sta_paths.stapath(args, {"report": record})
 
     worst = path()
     assert worst.summary.startswith("the worst of 2 matching paths: data_reg[12]/D · slack -0.05")
@@ -205,7 +206,9 @@ def test_stapath_takes_a_pin_or_its_instance_but_not_a_name_below_it(tmp_path):
     record = report(tmp_path, text)
 
     def path(endpoint: str) -> sta.Excerpt:
-        return sta.stapath(sta.PathArgs(report="r", endpoint=endpoint), {"report": record})
+        return sta_paths.stapath(
+            sta_paths.PathArgs(report="r", endpoint=endpoint), {"report": record}
+        )
 
     assert path("reg3/D").summary.startswith("reg3/D · slack 0.50 (MET)")
     assert path("reg3").summary.startswith("the worst of 2 matching paths: reg3/E · slack -0.10")

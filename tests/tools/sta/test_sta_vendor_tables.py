@@ -18,6 +18,7 @@ from tests.helpers import one_record
 from tests.tools.sta import vendor_reference as ref
 from tests.tools.sta.test_stascan import fast, reference
 from tools.excerpt import Excerpt
+from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
 from tools.sta.figures import figure, negative_sum
 
@@ -35,7 +36,7 @@ def summary(tmp_path: Path, text: str) -> Excerpt:
 
 def paths(tmp_path: Path, text: str, **args: object) -> Excerpt:
     record = one_record(tmp_path, "r.rpt", "sta_report", text)
-    return sta.stapaths(sta.PathsArgs(report="r", **args), {"report": record})
+    return sta_paths.stapaths(sta_paths.PathsArgs(report="r", **args), {"report": record})
 
 
 def by_line(excerpt: Excerpt) -> dict[int, str]:

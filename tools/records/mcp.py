@@ -4,7 +4,8 @@ schema), written by `warrant mcp pin` and checked at every admission.
 
 A tool a server lists that the manifest does not is never shown and never called (discovered is not
 visible); a listed tool whose description or schema changed since it was pinned (a "rug pull") is
-refused at admission, naming both digests.
+refused at admission, naming both digests. `AdmittedMcpTool` is what admission (`tools/mcp/`)
+makes of a listed tool: it stands here, beside the manifest, because the grant holds it.
 """
 
 from __future__ import annotations
@@ -73,3 +74,28 @@ def schema_digest(description: str, input_schema: Mapping[str, Any]) -> str:
     shown = {"description": description, "input_schema": input_schema}
     text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class AdmittedMcpTool(StrictModel):
+    """An MCP tool as admitted into a run's grant: what the chooser is shown and the guard checks
+    a call against (the pinned description and input schema), and where it is called."""
+
+    server: str
+    tool: str
+    description: str
+    input_schema: dict[str, Any]
+    schema_sha256: str
+    effects: Literal["read", "write"]
+    approval: Literal["none", "human"]
+    share: Literal["remote", "local"]
+    locality: Literal["local", "remote"] = "remote"
+    """Where its server is (`McpServer.locality_or_default`): a remote one never receives
+    arguments written after the run was shown local content."""
+    flags: list[str] = []
+    """What its description or schema reads like (`instruction_like_text`): shown to the chooser
+    with the tool; a flag never changes what is permitted."""
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name a chooser calls an MCP tool by: `server.tool`."""
+    return f"{server}.{tool}"
