@@ -24,23 +24,19 @@ from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
 from contract.shapes import Event, Interaction, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
-from guards.decide import (
+from guards.checks import ParsedProposal, parse_proposal
+from guards.decide import GuardContext, Refs, decide, decide_after_people
+from guards.decision import (
     Approved,
     Ask,
     Decision,
     Delegate,
     End,
-    GuardContext,
     NeedsApproval,
-    ParsedProposal,
     Recall,
-    Refs,
     Refused,
     Remember,
     Stop,
-    decide,
-    decide_after_people,
-    parse_proposal,
     recorded_decision,
     refusals_of,
 )
@@ -381,7 +377,7 @@ class _Added:
 
 def record(decision: Decision, state: WarrantState, scope: str, at: float) -> dict[str, Any]:
     """The state update and ledger entries for one decision: the decision as recorded
-    (`guards.decide.recorded_decision`), its refusals, then what its outcome adds."""
+    (`guards.decision.recorded_decision`), its refusals, then what its outcome adds."""
     turn = state["turn"]
     first_ref = cursor_of(state)["observations"] + 1
     as_recorded = recorded_decision(
