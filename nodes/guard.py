@@ -4,27 +4,26 @@ Approved calls fan out with `Send`, one task per call, each carrying its pre-ass
 (refs follow call order, so a recovered run numbers its evidence exactly as an uninterrupted one).
 A question, a call that needs a person or a note proposed for memory becomes a pending interaction
 (`nodes.asked`), written here — before the human node's `interrupt()` — so that nothing is
-recorded twice when that node re-runs on resume. When every pending interaction has its reply, the
-guard resolves them: an answer becomes evidence H1, H2, …; approved or edited calls are checked
-again like any proposal; an approved note is saved (`nodes.remember`). An approved recall is a look
-into memory, not a tool: its notes are found here and recorded as M1, M2, … (`nodes.recall`).
-People's own input — a stop, corrections, answers to open questions — is taken in around this
-decision by `nodes.intake`, the step the graph runs as `guard`.
+recorded twice when that node re-runs on resume. An approved recall is a look into memory, not a
+tool: its notes are found here and recorded as M1, M2, … (`nodes.recall`). People's input — a
+stop, corrections, answers to open questions, the replies to what waited for them
+(`nodes.replies`) — is taken in around this decision by `nodes.intake`, the step the graph runs as
+`guard`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 from langgraph.store.base import BaseStore
 
-from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
-from contract.shapes import Event, Interaction, RecordedCall
+from contract.codes import EventKind, Outcome, Status
+from contract.shapes import Event, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
 from guards.checks import parse_proposal
-from guards.decide import GuardContext, Refs, decide, decide_after_people
+from guards.decide import GuardContext, Refs, decide
 from guards.decision import (
     Approved,
     Ask,
@@ -40,37 +39,25 @@ from guards.decision import (
     refusals_of,
 )
 from guards.hooks import scenario_hooks
-from guards.human import apply_decisions
-from guards.parking import unparked_deadline
 from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
 from nodes.context import event
-from nodes.evidence import answer_item
 from nodes.members import scenario_of
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.recall import recall_update
 from nodes.receipts import Lookups, asked_at_once
 from nodes.record import (
     cursor_of,
-    with_body_ref,
 )
-from nodes.remember import remembered
 
 GUARD = "guard"
 
 
 def guard(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:
-    """The proposal decided, or, once people replied to what waits for them, their replies; the
-    update recorded. People's own input (a stop, corrections, answers) is `nodes.intake`'s."""
+    """The proposal decided and recorded. People's input (a stop, corrections, answers, replies
+    to what waited for them) is taken in by `nodes.intake` around this, never here."""
     looked_up = Lookups(store, scope, cursor_of(state))
-    if state.get("pending"):
-        return _resolve(state, scope, at, looked_up)
-    return _decided(state, scope, at, looked_up)
-
-
-def _decided(state: WarrantState, scope: str, at: float, looked_up: Lookups) -> dict[str, Any]:
-    """The proposal decided and recorded."""
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
@@ -149,80 +136,6 @@ def shown_tools(state: WarrantState) -> frozenset[str] | None:
     ):
         return None
     return frozenset(tools["names"])
-
-
-def _resolve(state: WarrantState, scope: str, at: float, looked_up: Lookups) -> dict[str, Any]:
-    """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
-    pending, replies = state["pending"], state.get("replies", {})
-    if any(interaction["interaction_id"] not in replies for interaction in pending):
-        return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
-    turn = state["turn"]
-    unparked = _unparked(state, pending, at)
-    state = cast("WarrantState", {**state, **unparked})
-    questions = [
-        interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
-    ]
-    if pending[0]["kind"] == InteractionKind.REMEMBER:
-        note = cast("dict[str, Any]", pending[0])
-        saved = remembered(looked_up.store, state, note, replies[note["interaction_id"]], at)
-        return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
-    if questions:
-        answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
-        unanswered = [q["question"] for q in questions if q not in answered]
-        first = looked_up.cursor["answers"] + 1
-        answers = [
-            with_body_ref(
-                cast(
-                    "dict[str, Any]",
-                    answer_item(
-                        question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
-                    ),
-                )
-            )
-            for index, question in enumerate(answered)
-        ]
-        return unparked | {
-            "pending": [],
-            **({"evidence": answers} if answers else {}),
-            **({"unanswered": [*state.get("unanswered", ()), *unanswered]} if unanswered else {}),
-            "decision": {
-                "turn": turn,
-                "outcome": Outcome.ANSWERED.value,
-                "calls": [],
-                "status": None,
-            },
-        }
-    decisions = {
-        interaction["call"]["id"]: replies[interaction["interaction_id"]] for interaction in pending
-    }
-    asked_calls = cast("list[dict[str, Any]]", state["decision"]["calls"])
-    calls, approved, rejections = apply_decisions(asked_calls, decisions)
-    decision = decide_after_people(
-        state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
-    )
-    recorded = record(decision, state, scope, at)
-    return {
-        **recorded,
-        **unparked,
-        "events": unparked["events"] + recorded["events"],
-        "pending": [],
-    }
-
-
-def _unparked(state: WarrantState, pending: list[Interaction], at: float) -> dict[str, Any]:
-    """The run waited for people from the asking until now: its work deadline moves on by that
-    much (never past the manifest's hard end), recorded as an `unparked` event."""
-    asked_at = max(interaction.get("asked_at", at) for interaction in pending)
-    deadline_at = unparked_deadline(state["deadline_at"], asked_at, at, state["grant"]["budget"])
-    parked_s = round(max(0.0, at - asked_at), 3)
-    moved = event(
-        EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at
-    )
-    return {
-        "deadline_at": deadline_at,
-        "parked_s": state.get("parked_s", 0) + parked_s,
-        "events": [moved],
-    }
 
 
 @dataclass(frozen=True)

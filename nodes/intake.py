@@ -2,11 +2,12 @@
 
 A stop request, the corrections given since the last turn (`nodes.control`) and the answers saved
 for the run's open questions (`nodes.questions`) come from outside the run, not from its chooser:
-the guard decides only the proposal (`nodes.guard`). They are read at the head of the guard's step
-(a safe point: nothing decided yet), so a stop ends the run before anything is decided; answers and
-corrections are adopted after the decision, in that order, so that the `H…` refs number as they did
-when the guard took them in itself (a blocking question's answers first). One step, one checkpoint:
-the governed step gets no slower.
+the guard decides only the proposal (`nodes.guard`); the replies to what waited for people are
+taken in by `nodes.replies`. They are read at the head of the guard's step (a safe point: nothing
+decided yet), so a stop ends the run before anything is decided; answers and corrections are
+adopted after the decision, in that order, so that the `H…` refs number as they did when the
+guard took them in itself (a blocking question's answers first). One step, one checkpoint: the
+governed step gets no slower.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from nodes.guard import guard, record
 from nodes.integrity import run_scope
 from nodes.questions import adopted
 from nodes.record import cursor_of
+from nodes.replies import resolved
 
 
 def guard_step(
@@ -39,7 +41,8 @@ def guard_step(
     asked = asked_of(runtime.store, scope, state.get("corrections", 0))
     if asked.stop:  # a safe point: nothing decided yet
         return _stopped(state, asked.stop, asked, scope, at)
-    update = guard(state, runtime.store, scope, at)
+    decide = resolved if state.get("pending") else guard
+    update = decide(state, runtime.store, scope, at)
     update = _with_answers_adopted(update, state, runtime.store, scope, _answers(state, update), at)
     return _with_corrections(update, state, asked, _answers(state, update), at)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import nodes.guard
 import nodes.intake
 
-PEOPLES_INPUT = {"nodes.control", "nodes.questions"}
+PEOPLES_INPUT = {"nodes.control", "nodes.questions", "nodes.replies", "guards.human"}
 
 
 def _imported(module: object) -> set[str]:
@@ -19,4 +19,6 @@ def test_the_guard_reads_no_stop_correction_or_answer_of_its_own() -> None:
 
 
 def test_the_intake_takes_them_in_around_the_guard() -> None:
-    assert PEOPLES_INPUT | {"nodes.guard"} <= _imported(nodes.intake)
+    assert {"nodes.control", "nodes.questions", "nodes.replies", "nodes.guard"} <= _imported(
+        nodes.intake
+    )
