@@ -12,6 +12,7 @@ governed step gets no slower.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -72,13 +73,7 @@ def _with_corrections(
     taken = adopted_corrections(
         asked.corrections, state.get("corrections", 0), answers, state.get("turn", 0), at
     )
-    if not taken:
-        return update
-    return update | {
-        "evidence": [*update.get("evidence", ()), *taken["evidence"]],
-        "events": [*update.get("events", ()), *taken["events"]],
-        "corrections": taken["corrections"],
-    }
+    return _taken_in(update, taken, "corrections")
 
 
 def _with_answers_adopted(
@@ -95,10 +90,16 @@ def _with_answers_adopted(
         "open_questions": update.get("open_questions", state.get("open_questions", [])),
     }
     taken = adopted(asking, store, scope, answers, at)
+    return _taken_in(update, taken, "open_questions")
+
+
+def _taken_in(update: dict[str, Any], taken: Mapping[str, Any], channel: str) -> dict[str, Any]:
+    """`update` with what people gave taken in after it: its evidence and events appended, and
+    the channel that says how far it was taken (`corrections`, `open_questions`)."""
     if not taken:
         return update
     return update | {
         "evidence": [*update.get("evidence", ()), *taken["evidence"]],
         "events": [*update.get("events", ()), *taken["events"]],
-        "open_questions": taken["open_questions"],
+        channel: taken[channel],
     }
