@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import HealthCheck, given, settings
 
-from guards.decide import decide, refusals_of
+from guards.decide import decide
+from guards.decision import refusals_of
 from tests.corpus.build import BUILDERS, SECRET_TEXT, Passage, passages
 from tests.guards.test_properties import CATALOG, OWNERS, SCENARIO, contexts, documents
 from tests.helpers import run_embedded

@@ -42,7 +42,7 @@ class RecordedFamily(TypedDict, total=False):
 
 
 class RecordedCall(TypedDict, total=False):
-    """An approved call as the recorded decision holds it (`guards.decide.ApprovedCall`)."""
+    """An approved call as the recorded decision holds it (`guards.decision.ApprovedCall`)."""
 
     id: str
     name: str
@@ -59,7 +59,7 @@ class RecordedCall(TypedDict, total=False):
 
 
 class RecordedDecision(TypedDict, total=False):
-    """The guard's decision on the latest proposal, as recorded (`guards.decide.Decision`)."""
+    """The guard's decision on the latest proposal, as recorded (`guards.decision.Decision`)."""
 
     turn: int
     outcome: str

@@ -38,9 +38,10 @@ from nodes.choose import choose
 from nodes.context import WarrantContext
 from nodes.dispatch import execute_tasks
 from nodes.execute import execute
-from nodes.guard import WAITING, guard
+from nodes.guard import WAITING
 from nodes.handover import handover
 from nodes.human import human, to_people
+from nodes.intake import guard_step
 from nodes.integrity import run_scope
 from nodes.model import model
 from nodes.record import cursor_of, handoffs, receipts_of_calls
@@ -155,7 +156,7 @@ def build(served: bool = False, child: bool = False) -> Builder:
     builder.add_node("choose", routed(stage("choose", choose), after_choose), destinations=chosen)
     builder.add_node(
         "guard",
-        routed(stage("guard", guard), after_guard),
+        routed(stage("guard", guard_step), after_guard),
         destinations=("execute", CHILD, "human", "choose", "handover"),
     )
     # LangGraph's typing wants a node's input to be a state schema, not a `Send` task's payload.

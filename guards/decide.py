@@ -24,46 +24,58 @@ Checks run in this fixed order; the first that fails decides (per call for steps
 The whole batch is validated before any call runs: one refused call refuses the batch. A refused choice
 beyond the scenario's refusal limit ends the run with `refusal_limit`. `decide` never raises.
 
-A `Decision` is one class per outcome (`Approved`, `NeedsApproval`, `Ask`, `Delegate`, `Remember`,
-`Recall`, `Stop`, `End`, `Refused`), each carrying only what its outcome needs; the guard node
-`match`es on it. `recorded_decision` writes it as state holds it (`contract.shapes.RecordedDecision`).
+Here stand the order and the budget; the per-call checks 5–9 (and the pre-call hooks) are one
+tuple of functions in `guards.checks` (`CALL_CHECKS`); what is decided, one class per outcome, is
+`guards.decision`.
 """
 
 from __future__ import annotations
 
-import json
 from collections import ChainMap
-from collections.abc import Callable, Collection, Container, Iterator, Mapping, MutableMapping
+from collections.abc import Collection, Container, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias, cast
+from typing import Any, cast
 
-from pydantic import ValidationError
-
-from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Outcome, Status
-from contract.shapes import RecordedCall, RecordedDecision, RecordedFamily
+from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Status
 from guards.action import (
     ActionDocument,
     AskUserMessage,
     DelegateMessage,
-    DelegateTask,
     RememberMessage,
     StopMessage,
     ToolCall,
-    parse_action,
 )
 from guards.budget import BudgetLeft, budget_left
+from guards.checks import (
+    Batch,
+    ParsedProposal,
+    call_signature,
+    check_call,
+    check_recall,
+    mcp_schemas,
+    parse_proposal,
+)
 from guards.citations import bound_citations, unresolved_refs
+from guards.decision import (
+    Approved,
+    ApprovedCall,
+    Ask,
+    Decision,
+    Delegate,
+    End,
+    NeedsApproval,
+    Recall,
+    Refused,
+    Remember,
+    Stop,
+)
 from guards.delegation import Room, delegation_refusals
-from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
-from guards.provenance import local_egress
-from guards.recall import NO_MEMORY, RECALL, RecallArgs, query_key, recall_args
-from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from guards.hooks import Hook
+from guards.recall import NO_MEMORY, RECALL, query_key
+from guards.refusals import GUARD, Refusal, RefusalCode
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from tools.errors import RecordRefusal
-from tools.mcp.arguments import McpArgs, checked_args
-from tools.records.registry import Family, Record, Scenario
-from tools.validation import describe_validation_error
+from tools.records.registry import Scenario
 
 
 @dataclass(frozen=True)
@@ -128,215 +140,6 @@ class GuardContext:
     surface: frozenset[str] | None = None
     """The tools the request that produced this proposal showed a model (its manifest's
     `tools`); None for a chooser that is shown no request of its own (a script, a file)."""
-
-
-@dataclass(frozen=True)
-class ApprovedCall:
-    """A call the guard approved, with its validated arguments and resolved record ids."""
-
-    id: str
-    name: str
-    args: dict[str, Any]
-    """The arguments as the tool's model validated them (`model_dump`): what is recorded, sealed
-    and sent to the executor, which rebuilds the model from them without validating again."""
-    records: dict[str, str]
-    """Argument field → approved record id."""
-    resolved: dict[str, Record]
-    """Argument field → the record the registry resolved (what the executor will read)."""
-    signature: str
-    family: Family | None = None
-    """A family tool's members, as the registry resolved them."""
-
-    def recorded(self) -> RecordedCall:
-        """The call as the recorded decision holds it (`contract.shapes.RecordedCall`)."""
-        recorded: RecordedCall = {
-            "id": self.id,
-            "name": self.name,
-            "args": self.args,
-            "records": self.records,
-        }
-        if self.family is not None:
-            recorded["family"] = recorded_family(self.family)
-        return recorded
-
-    def recorded_to_run(self, ref: str) -> RecordedCall:
-        """The call approved to run now: with the evidence ref its receipt will have and the
-        admitted records the executor reads (`sources`)."""
-        sources = {field: record.model_dump() for field, record in self.resolved.items()}
-        return {**self.recorded(), "ref": ref, "sources": sources}
-
-
-# The decision: one class per outcome, each with only what that outcome carries. `outcome` is the
-# `Outcome` value recorded in state (`contract.shapes.RecordedDecision`).
-
-
-@dataclass(frozen=True)
-class Approved:
-    """Every call of the batch passed every check and runs now (outcome `execute`)."""
-
-    calls: tuple[ApprovedCall, ...]
-    outcome: ClassVar[Outcome] = Outcome.EXECUTE
-
-
-@dataclass(frozen=True)
-class NeedsApproval:
-    """The batch passed every check, and some of its calls wait for a person (`approval`)."""
-
-    calls: tuple[ApprovedCall, ...]
-    needs_person: tuple[str, ...]
-    """The ids of the calls (of `calls`) that wait for a person's decision."""
-    outcome: ClassVar[Outcome] = Outcome.APPROVAL
-
-
-@dataclass(frozen=True)
-class Ask:
-    """A question for a person: the run waits for the answer (`ask`), or goes on (`asked`)."""
-
-    question: str
-    blocking: bool = True
-
-    @property
-    def outcome(self) -> Outcome:
-        return Outcome.ASK if self.blocking else Outcome.ASKED
-
-
-@dataclass(frozen=True)
-class Delegate:
-    """Child investigations start, one per task (`delegate`)."""
-
-    tasks: tuple[DelegateTask, ...]
-    outcome: ClassVar[Outcome] = Outcome.DELEGATE
-
-
-@dataclass(frozen=True)
-class Remember:
-    """A note proposed for memory (text, signature, refs), waiting for a person (`remember`)."""
-
-    note: dict[str, Any]
-    outcome: ClassVar[Outcome] = Outcome.REMEMBER
-
-
-@dataclass(frozen=True)
-class Recall:
-    """A look into memory (`recall`): each recall call's id, query and limit."""
-
-    recalls: tuple[dict[str, Any], ...]
-    outcome: ClassVar[Outcome] = Outcome.RECALL
-
-
-@dataclass(frozen=True)
-class Stop:
-    """The chooser stops (`stop`): its text and statements, the citations bound; a citation of a
-    ref that does not exist is recorded as a refusal, and the stop stands."""
-
-    stop: StopMessage
-    hypotheses: tuple[dict[str, Any], ...]
-    """The statements with their citations bound (`guards.citations`)."""
-    refusals: tuple[Refusal, ...] = ()
-    outcome: ClassVar[Outcome] = Outcome.STOP
-    status: ClassVar[Status] = Status.STOPPED
-
-
-@dataclass(frozen=True)
-class End:
-    """The run ends with `status` (a budget, the deadline, the refusal limit, the model)."""
-
-    status: Status
-    refusals: tuple[Refusal, ...]
-    outcome: ClassVar[Outcome] = Outcome.END
-
-
-@dataclass(frozen=True)
-class Refused:
-    """The proposal is refused; the chooser takes the next turn (`refused`)."""
-
-    refusals: tuple[Refusal, ...]
-    outcome: ClassVar[Outcome] = Outcome.REFUSED
-
-
-Decision: TypeAlias = (
-    Approved | NeedsApproval | Ask | Delegate | Remember | Recall | Stop | End | Refused
-)
-"""What the guard decided of one proposal."""
-
-
-def refusals_of(decision: Decision) -> tuple[Refusal, ...]:
-    """The refusals a decision records (a stop's, an end's or a refusal's; none otherwise)."""
-    match decision:
-        case Stop(refusals=refusals) | End(refusals=refusals) | Refused(refusals=refusals):
-            return refusals
-        case _:
-            return ()
-
-
-@dataclass(frozen=True)
-class ParsedProposal:
-    """A proposal parsed once, and each tool call's arguments validated once by its tool's strict
-    model: what the guard decides, and what the guard node reads the run's receipts for
-    beforehand. The one validation of a call's arguments on its way to a receipt."""
-
-    profile: str
-    document: ActionDocument | Refusal
-    validated: tuple[ToolArgs | Refusal | None, ...] = ()
-    """Per tool call, in order: its validated arguments, its `invalid_argument` refusal (owner
-    `tool:<name>`), or None for a name that is no tool of the profile (`recall` included)."""
-
-    def call_ids(self) -> list[str]:
-        if isinstance(self.document, Refusal):
-            return []
-        return [call.id for call in self.document.tool_calls or ()]
-
-    def signatures(self) -> list[str]:
-        """The signatures of the calls whose arguments validate."""
-        if isinstance(self.document, Refusal):
-            return []
-        return [
-            call_signature(
-                call.name, args.values if isinstance(args, McpArgs) else args.model_dump()
-            )
-            for call, args in zip(self.document.tool_calls or (), self.validated, strict=True)
-            if isinstance(args, ToolArgs)
-        ]
-
-
-def parse_proposal(
-    raw: object, profile: str, mcp_schemas: Mapping[str, dict[str, Any]] | None = None
-) -> ParsedProposal:
-    """Parse a proposal and validate each call's arguments against its tool in `profile`, or an
-    admitted MCP tool's pinned input schema (`mcp_schemas`: `server.tool` → schema)."""
-    document = parse_action(raw)
-    if isinstance(document, Refusal):
-        return ParsedProposal(profile, document)
-    catalog = tools_of(profile)
-    schemas = mcp_schemas or {}
-    validated = tuple(
-        _validated_args(call, catalog[call.name])
-        if call.name in catalog
-        else _validated_mcp_args(call, schemas[call.name])
-        if call.name in schemas
-        else None
-        for call in document.tool_calls or ()
-    )
-    return ParsedProposal(profile, document, validated)
-
-
-def _validated_mcp_args(call: ToolCall, schema: dict[str, Any]) -> McpArgs | Refusal:
-    checked = checked_args(call.args, schema)
-    if isinstance(checked, str):
-        return Refusal(
-            RefusalCode.INVALID_ARGUMENT, tool_owner(call.name), checked, call.model_dump()
-        )
-    return checked
-
-
-def _validated_args(call: ToolCall, spec: ToolSpec) -> ToolArgs | Refusal:
-    try:
-        return spec.args_model.model_validate(call.args)
-    except (ValidationError, RecursionError) as exc:
-        detail = describe_validation_error(exc) if isinstance(exc, ValidationError) else "too deep"
-        return Refusal(
-            RefusalCode.INVALID_ARGUMENT, tool_owner(spec.name), detail, call.model_dump()
-        )
 
 
 def decide(proposal: object, ctx: GuardContext) -> Decision:
@@ -424,7 +227,7 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     asked: set[str] = set()
     recalls, refusals = [], []
     for call in calls:
-        checked = _check_recall(
+        checked = check_recall(
             call, seen_ids, lambda key: key in asked or key in ctx.recalled_queries
         )
         if isinstance(checked, Refusal):
@@ -437,23 +240,6 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     if refusals:
         return _refused(ctx, refusals)
     return Recall(tuple(recalls))
-
-
-def _check_recall(
-    call: ToolCall, seen_ids: Mapping[str, str], recalled: Callable[[str], bool]
-) -> RecallArgs | Refusal:
-    """One recall call, checked as a tool call is: its strict arguments, its id, repetition
-    (`recalled`: whether this run or batch already recalled a query's words)."""
-    args = recall_args(call)
-    if isinstance(args, Refusal):
-        return args
-    key = query_key(args.query)
-    if reused := _reused_id(call, call_signature(RECALL, {"query": key}), seen_ids):
-        return reused
-    if recalled(key):
-        detail = f"recall of {args.query[:80]!r} was already made in this run"
-        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, call.model_dump())
-    return args
 
 
 def _questions_left(ctx: GuardContext) -> int:
@@ -477,32 +263,26 @@ def _decide_calls(
     )
     # A ChainMap writes to its first map only: the run's executed calls are read, never written.
     seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
-    batch: set[str] = set()
+    signed: set[str] = set()
+    batch = Batch(
+        ctx.scenario,
+        catalog,
+        seen_ids,
+        lambda sig: sig in signed or sig in earlier,
+        ctx.surface,
+        ctx.local_read,
+        ctx.hooks,
+        ctx.turn,
+        ctx.evidence_refs,
+    )
     for call, args in zip(document.tool_calls or (), validated, strict=True):
-        if ctx.surface is not None and call.name not in ctx.surface:
-            detail = (
-                f"{call.name[:64]!r} was not among the tools the model's request showed"
-                " (its manifest's tools): a tool not shown is not called"
-            )
-            refusals.append(Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, call.model_dump()))
-            continue
-        checked = _check_call(
-            call,
-            args,
-            catalog,
-            ctx.scenario,
-            seen_ids,
-            lambda sig: sig in batch or sig in earlier,
-            ctx.local_read,
-        )
-        if not isinstance(checked, Refusal):
-            checked = _hooked(checked, call, ctx)
+        checked = check_call(call, args, batch)
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
         approved.append(checked)
         seen_ids[call.id] = checked.signature
-        batch.add(checked.signature)
+        signed.add(checked.signature)
     if refusals:
         return _refused(ctx, refusals)
     room = _left(ctx).evidence
@@ -543,124 +323,6 @@ def _observations(refs: Collection[str]) -> int:
     return sum(ref.startswith(OBSERVATION) for ref in refs)
 
 
-def recorded_family(family: Family) -> RecordedFamily:
-    """A family as a decision and a receipt record it: its name, size and digest, and its ids
-    only when listed (a glob's are the grant's: `Scenario.families`)."""
-    recorded: RecordedFamily = {
-        "name": family.name,
-        "glob": family.glob,
-        "members": len(family.members),
-        "sha256": family.sha256,
-        "share": family.share,
-    }
-    if family.glob is None:
-        recorded["ids"] = list(family.ids)
-    return recorded
-
-
-def mcp_schemas(scenario: Scenario) -> dict[str, dict[str, Any]]:
-    """`server.tool` → the input schema pinned at admission, for each admitted MCP tool."""
-    return {name: tool.input_schema for name, tool in scenario.mcp_tools.items()}
-
-
-def _check_mcp_call(
-    call: ToolCall,
-    args: McpArgs,
-    seen_ids: Mapping[str, str],
-    seen_signature: Callable[[str], bool],
-) -> ApprovedCall | Refusal:
-    """An admitted MCP tool's call: its arguments as its pinned schema accepted them, its id and
-    repetition checked as any call's; it reads no record of the grant."""
-    signature = call_signature(call.name, args.values)
-    if reused := _reused_id(call, signature, seen_ids):
-        return reused
-    if seen_signature(signature):
-        detail = f"{call.name} with these arguments was already requested in this run"
-        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, call.model_dump())
-    return ApprovedCall(call.id, call.name, dict(args.values), {}, {}, signature)
-
-
-def _check_call(
-    call: ToolCall,
-    args: ToolArgs | Refusal | None,
-    catalog: Mapping[str, ToolSpec],
-    scenario: Scenario,
-    seen_ids: Mapping[str, str],
-    seen_signature: Callable[[str], bool],
-    local_read: frozenset[str] = frozenset(),
-) -> ApprovedCall | Refusal:
-    """Checks 5–9 of one call; its arguments come validated (`parse_proposal`). An MCP call to a
-    remote server is refused when the run was shown local content (its arguments carry it)."""
-    offending = call.model_dump()
-    if call.name in scenario.mcp_tools and call.name not in catalog:
-        if isinstance(args, Refusal):
-            return args
-        if not isinstance(args, McpArgs):
-            detail = f"{call.name[:64]!r}: arguments not checked against its schema"
-            return Refusal(RefusalCode.INVALID_ARGUMENT, GUARD, detail, offending)
-        tool = scenario.mcp_tools[call.name]
-        if leaked := local_egress(tool.server, tool.locality, local_read):
-            return Refusal(RefusalCode.LOCAL_DATA, GUARD, f"{call.name}: {leaked}", offending)
-        return _check_mcp_call(call, args, seen_ids, seen_signature)
-    spec = catalog.get(call.name)
-    if spec is None or args is None:
-        detail = f"{call.name[:64]!r} is not a tool of the {scenario.profile} profile"
-        return Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, detail, offending)
-    if isinstance(args, Refusal):
-        return args
-    validated = args.model_dump()
-    signature = call_signature(spec.name, validated)
-    if reused := _reused_id(call, signature, seen_ids):
-        return reused
-    resolved: dict[str, Record] = {}
-    family: Family | None = None
-    try:
-        for name in spec.record_fields:
-            if validated.get(name) is None and name in spec.optional_records:
-                continue
-            resolved[name] = scenario.lookup(validated[name], spec.record_kind, spec.name)
-        named = validated.get(spec.family_field) if spec.family_field is not None else None
-        if spec.family_field is not None and (
-            named is not None or spec.family_field not in spec.optional_records
-        ):
-            family = scenario.family(named, spec.family_kind, spec.name)
-        if spec.tables_field is not None:
-            for table, record_id in validated[spec.tables_field].items():
-                record = scenario.lookup(record_id, spec.table_kinds, spec.name)
-                resolved[f"{spec.tables_field}.{table}"] = record
-    except RecordRefusal as refusal:
-        return Refusal(refusal.code, tool_owner(spec.name), refusal.detail, offending)
-    if seen_signature(signature):
-        detail = f"{spec.name} with these arguments was already requested in this run"
-        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, offending)
-    records = {name: record.id for name, record in resolved.items()}
-    if family is not None and spec.family_field is not None:
-        records[spec.family_field] = family.name
-    return ApprovedCall(call.id, spec.name, validated, records, resolved, signature, family)
-
-
-def _reused_id(call: ToolCall, signature: str, seen_ids: Mapping[str, str]) -> Refusal | None:
-    """A call id used before (in the run or the batch) for a call with another signature."""
-    earlier = seen_ids.get(call.id)
-    if earlier is None or earlier == signature:
-        return None
-    detail = f"call id {call.id!r} was already used for another call"
-    return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, call.model_dump())
-
-
-def _hooked(approved: ApprovedCall, call: ToolCall, ctx: GuardContext) -> ApprovedCall | Refusal:
-    """The call, unless a pre-call hook blocks it (a refusal owned by `hook:<name>`)."""
-    if not ctx.hooks:
-        return approved
-    view = CallView(approved.name, frozen(approved.args), frozen(approved.records))
-    run = RunView(ctx.scenario.id, ctx.turn, tuple(ctx.evidence_refs))
-    blocked = pre_call_block(ctx.hooks, view, run)
-    if blocked is None:
-        return approved
-    hook, reason = blocked
-    return Refusal(RefusalCode.HOOK_BLOCKED, hook.owner, reason, call.model_dump())
-
-
 def decide_after_people(
     summary: str, calls: list[dict[str, Any]], rejections: list[Refusal], ctx: GuardContext
 ) -> Decision:
@@ -670,11 +332,6 @@ def decide_after_people(
         return _refused(ctx, rejections)
     tool_calls = [{"id": call["id"], "name": call["name"], "args": call["args"]} for call in calls]
     return decide({"summary": summary, "tool_calls": tool_calls}, ctx)
-
-
-def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:
-    """Canonical text of a call: the same tool with the same validated arguments."""
-    return json.dumps({"name": name, "args": validated_args}, sort_keys=True, separators=(",", ":"))
 
 
 def _needs_approval(
@@ -698,40 +355,3 @@ def _refused(ctx: GuardContext, refusals: list[Refusal]) -> End | Refused:
 
 def _end(status: Status, code: RefusalCode, detail: str) -> End:
     return End(status, (Refusal(code, GUARD, detail),))
-
-
-def recorded_decision(
-    decision: Decision, turn: int, first_ref: int, summary: str
-) -> RecordedDecision:
-    """The decision as state records it. An approved batch's calls carry the evidence refs their
-    receipts will have (from `first_ref` = the run's observations + 1, in call order) and the
-    admitted records the executor reads; a batch waiting for people keeps the proposal's summary,
-    with which it is decided again."""
-    calls: list[RecordedCall] = []
-    extra: dict[str, Any] = {}
-    match decision:
-        case Approved(calls=approved):
-            calls = [
-                call.recorded_to_run(f"{OBSERVATION}{first_ref + index}")
-                for index, call in enumerate(approved)
-            ]
-        case NeedsApproval(calls=approved):
-            calls = [call.recorded() for call in approved]
-        case Delegate(tasks=tasks):
-            extra["tasks"] = [
-                {"order": index, **task.model_dump()} for index, task in enumerate(tasks)
-            ]
-        case Remember(note=note):
-            extra["note"] = note
-    status = decision.status if isinstance(decision, Stop | End) else None
-    return cast(
-        "RecordedDecision",
-        {
-            "turn": turn,
-            "outcome": decision.outcome.value,
-            "calls": calls,
-            **extra,
-            "status": status and status.value,
-            "summary": summary,
-        },
-    )

@@ -1,7 +1,7 @@
 """Refusal codes and the one value type that carries a refusal.
 
 The codes and owners are the contract's (`contract/codes.py`); find the owner of any refusal in
-one hop: code → `RefusalCode` → the one check that emits it (`guards/decide.py`, the tool's
+one hop: code → `RefusalCode` → the one check that emits it (`guards/decide.py`, `guards/checks.py`, the tool's
 argument model or record registry, or the human node).
 """
 

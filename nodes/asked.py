@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from contract.codes import InteractionKind
 from contract.shapes import Interaction
-from guards.decide import Ask, NeedsApproval, Remember
+from guards.decision import Ask, NeedsApproval, Remember
 from guards.parking import reply_by
 from nodes.integrity import thread_and_lane
 

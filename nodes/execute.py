@@ -7,7 +7,7 @@ call's intent is recorded in the store: a call cut by a crash after its tool ran
 receipt was saved runs again, and its receipt says which attempt it was (the earlier one may have
 run: an uncertain effect stays uncertain).
 The call's arguments are not validated again here: the guard validated them once, with the tool's
-strict model (`guards.decide.parse_proposal`), and this node rebuilds that model from them
+strict model (`guards.checks.parse_proposal`), and this node rebuilds that model from them
 (`_approved_args`). That is safe because the task is sealed: the guard (or the router that sends
 a call again on resume, from the sealed decision in state) seals it for this run, and the task runs
 only when its seal holds (`graph.governed.task`, `nodes.integrity`); a task the run did not send,

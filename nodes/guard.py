@@ -4,120 +4,60 @@ Approved calls fan out with `Send`, one task per call, each carrying its pre-ass
 (refs follow call order, so a recovered run numbers its evidence exactly as an uninterrupted one).
 A question, a call that needs a person or a note proposed for memory becomes a pending interaction
 (`nodes.asked`), written here — before the human node's `interrupt()` — so that nothing is
-recorded twice when that node re-runs on resume. When every pending interaction has its reply, the
-guard resolves them: an answer becomes evidence H1, H2, …; approved or edited calls are checked
-again like any proposal; an approved note is saved (`nodes.remember`). An approved recall is a look
-into memory, not a tool: its notes are found here and recorded as M1, M2, … (`nodes.recall`).
+recorded twice when that node re-runs on resume. An approved recall is a look into memory, not a
+tool: its notes are found here and recorded as M1, M2, … (`nodes.recall`). People's input — a
+stop, corrections, answers to open questions, the replies to what waited for them
+(`nodes.replies`) — is taken in around this decision by `nodes.intake`, the step the graph runs as
+`guard`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
-from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Status
-from contract.shapes import Event, Interaction, RecordedCall
+from contract.codes import EventKind, Outcome, Status
+from contract.shapes import Event, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
-from guards.decide import (
+from guards.checks import parse_proposal
+from guards.decide import GuardContext, Refs, decide
+from guards.decision import (
     Approved,
     Ask,
     Decision,
     Delegate,
     End,
-    GuardContext,
     NeedsApproval,
-    ParsedProposal,
     Recall,
-    Refs,
     Refused,
     Remember,
     Stop,
-    decide,
-    decide_after_people,
-    parse_proposal,
     recorded_decision,
     refusals_of,
 )
 from guards.hooks import scenario_hooks
-from guards.human import apply_decisions
-from guards.parking import unparked_deadline
 from guards.refusals import RefusalCode
 from nodes.asked import asked
 from nodes.choosers.route import Route
-from nodes.context import WarrantContext, event, now
-from nodes.control import Asked, adopted_corrections, asked_of, stopped_update
-from nodes.evidence import answer_item
-from nodes.integrity import run_scope
+from nodes.context import event
 from nodes.members import scenario_of
 from nodes.model import ACTOR as MODEL_ACTOR
-from nodes.questions import adopted
 from nodes.recall import recall_update
+from nodes.receipts import Lookups, asked_at_once
 from nodes.record import (
     cursor_of,
-    executed_signatures,
-    receipts_asked,
-    receipts_of_calls,
-    with_body_ref,
 )
-from nodes.remember import remembered
 
 GUARD = "guard"
 
 
-def guard(
-    state: WarrantState, config: RunnableConfig, runtime: Runtime[WarrantContext]
-) -> dict[str, Any]:
-    at = now(runtime)
-    scope = run_scope()
-    if runtime.store is None:
-        raise RuntimeError("the guard needs the run's store: compile the graph with one")
-    asked = asked_of(runtime.store, scope, state.get("corrections", 0))
-    if asked.stop:  # a safe point: nothing decided yet
-        ended = record(End(Status.STOPPED, ()), state, scope, at)
-        taken = stopped_update(asked.stop, state.get("turn", 0), at)
-        withdrawn: dict[str, Any] = {"pending": []} if state.get("pending") else {}  # asked no more
-        update = ended | taken | withdrawn | {"events": [*ended["events"], *taken["events"]]}
-        return _with_corrections(update, state, asked, cursor_of(state)["answers"], at)
-    looked_up = _Lookups(runtime.store, scope, cursor_of(state))
-    update = (
-        _resolve(state, scope, at, looked_up)
-        if state.get("pending")
-        else _decided(state, scope, at, looked_up)
-    )
-    answers = looked_up.cursor["answers"] + sum(
-        item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
-    )
-    update = _with_answers_adopted(update, state, looked_up.store, scope, answers, at)
-    answers = looked_up.cursor["answers"] + sum(
-        item["ref"].startswith(ANSWER) for item in update.get("evidence", ())
-    )
-    return _with_corrections(update, state, asked, answers, at)
-
-
-def _with_corrections(
-    update: dict[str, Any], state: WarrantState, asked: Asked, answers: int, at: float
-) -> dict[str, Any]:
-    """This step's update, with the corrections people gave since the last turn taken in."""
-    taken = adopted_corrections(
-        asked.corrections, state.get("corrections", 0), answers, state.get("turn", 0), at
-    )
-    if not taken:
-        return update
-    return update | {
-        "evidence": [*update.get("evidence", ()), *taken["evidence"]],
-        "events": [*update.get("events", ()), *taken["events"]],
-        "corrections": taken["corrections"],
-    }
-
-
-def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
-    """The proposal decided and recorded."""
+def guard(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:
+    """The proposal decided and recorded. People's input (a stop, corrections, answers, replies
+    to what waited for them) is taken in by `nodes.intake` around this, never here."""
+    looked_up = Lookups(store, scope, cursor_of(state))
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
@@ -125,7 +65,7 @@ def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) ->
         name: tool["input_schema"] for name, tool in (state["grant"].get("mcp_tools") or {}).items()
     }
     parsed = parse_proposal(state["proposal"]["raw"], state["grant"]["profile"], schemas)
-    looked_up = _asked_at_once(looked_up, parsed)
+    looked_up = asked_at_once(looked_up, parsed)
     decision, attempts = _count_model_failures(
         decide(parsed, context_for(state, decided_at, looked_up)), state
     )
@@ -134,29 +74,6 @@ def _decided(state: WarrantState, scope: str, at: float, looked_up: _Lookups) ->
         found = recall_update(looked_up.store, state, scope, list(decision.recalls), at)
         update |= {**found, "events": [*update["events"], *found.get("events", ())]}
     return update
-
-
-def _with_answers_adopted(
-    update: dict[str, Any],
-    state: WarrantState,
-    store: BaseStore,
-    scope: str,
-    answers: int,
-    at: float,
-) -> dict[str, Any]:
-    """This step's update, with the answers saved for the run's open questions taken in."""
-    asking = {
-        **state,
-        "open_questions": update.get("open_questions", state.get("open_questions", [])),
-    }
-    taken = adopted(asking, store, scope, answers, at)
-    if not taken:
-        return update
-    return update | {
-        "evidence": [*update.get("evidence", ()), *taken["evidence"]],
-        "events": [*update.get("events", ()), *taken["events"]],
-        "open_questions": taken["open_questions"],
-    }
 
 
 def _count_model_failures(
@@ -177,86 +94,10 @@ def _count_model_failures(
     return decision, {"failed_attempts": failed}
 
 
-@dataclass(frozen=True)
-class _Lookups:
-    """The run's receipts as the guard asks for them: by call id and by signature, each a store
-    read of committed receipts only (a run's record is never listed to decide one proposal).
-    What a proposal will be asked about is read in one batch beforehand (`_asked_at_once`)."""
-
-    store: BaseStore
-    scope: str
-    cursor: dict[str, Any]
-    read_ids: Mapping[str, str | None] = field(default_factory=dict)
-    """Call id read beforehand → the signature of its receipt, or None for no receipt."""
-    read_signatures: Mapping[str, bool] = field(default_factory=dict)
-    """Signature read beforehand → whether a receipt has it."""
-
-    def receipts(self) -> Mapping[str, str]:
-        return _ByCallId(self)
-
-    def signatures(self) -> Container[str]:
-        return _BySignature(self)
-
-
-@dataclass(frozen=True)
-class _ByCallId(Mapping[str, str]):
-    lookups: _Lookups
-
-    def __getitem__(self, call_id: str) -> str:
-        if call_id in self.lookups.read_ids:
-            signature = self.lookups.read_ids[call_id]
-            if signature is None:
-                raise KeyError(call_id)
-            return signature
-        found = receipts_of_calls(
-            self.lookups.store, self.lookups.scope, self.lookups.cursor, [call_id]
-        )
-        return found[call_id]
-
-    def __iter__(self) -> Iterator[str]:
-        raise TypeError("a run's receipts are looked up by call id, never listed")
-
-    def __len__(self) -> int:
-        observations: int = self.lookups.cursor["observations"]
-        return observations
-
-
-@dataclass(frozen=True)
-class _BySignature(Container[str]):
-    lookups: _Lookups
-
-    def __contains__(self, signature: object) -> bool:
-        if not isinstance(signature, str):
-            return False
-        if signature in self.lookups.read_signatures:
-            return self.lookups.read_signatures[signature]
-        found = executed_signatures(
-            self.lookups.store, self.lookups.scope, self.lookups.cursor, [signature]
-        )
-        return signature in found
-
-
-def _asked_at_once(looked_up: _Lookups, parsed: ParsedProposal) -> _Lookups:
-    """The lookups with the receipts the guard will ask about for this proposal read in one
-    batch: its calls' ids, and the signatures of those whose arguments validate (read from the
-    parse the guard decides, so no call is validated twice; a call refused is never looked up)."""
-    ids, signatures = parsed.call_ids(), parsed.signatures()
-    if not ids:
-        return looked_up
-    receipts, seen = receipts_asked(
-        looked_up.store, looked_up.scope, looked_up.cursor, ids, signatures
-    )
-    return replace(
-        looked_up,
-        read_ids={call_id: receipts.get(call_id) for call_id in ids},
-        read_signatures={signature: signature in seen for signature in signatures},
-    )
-
-
 def context_for(
     state: WarrantState,
     at: float,
-    looked_up: _Lookups,
+    looked_up: Lookups,
     person_approved: frozenset[str] = frozenset(),
 ) -> GuardContext:
     cursor = looked_up.cursor
@@ -297,80 +138,6 @@ def shown_tools(state: WarrantState) -> frozenset[str] | None:
     return frozenset(tools["names"])
 
 
-def _resolve(state: WarrantState, scope: str, at: float, looked_up: _Lookups) -> dict[str, Any]:
-    """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
-    pending, replies = state["pending"], state.get("replies", {})
-    if any(interaction["interaction_id"] not in replies for interaction in pending):
-        return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
-    turn = state["turn"]
-    unparked = _unparked(state, pending, at)
-    state = cast("WarrantState", {**state, **unparked})
-    questions = [
-        interaction for interaction in pending if interaction["kind"] == InteractionKind.QUESTION
-    ]
-    if pending[0]["kind"] == InteractionKind.REMEMBER:
-        note = cast("dict[str, Any]", pending[0])
-        saved = remembered(looked_up.store, state, note, replies[note["interaction_id"]], at)
-        return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
-    if questions:
-        answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
-        unanswered = [q["question"] for q in questions if q not in answered]
-        first = looked_up.cursor["answers"] + 1
-        answers = [
-            with_body_ref(
-                cast(
-                    "dict[str, Any]",
-                    answer_item(
-                        question, replies[question["interaction_id"]], f"{ANSWER}{first + index}"
-                    ),
-                )
-            )
-            for index, question in enumerate(answered)
-        ]
-        return unparked | {
-            "pending": [],
-            **({"evidence": answers} if answers else {}),
-            **({"unanswered": [*state.get("unanswered", ()), *unanswered]} if unanswered else {}),
-            "decision": {
-                "turn": turn,
-                "outcome": Outcome.ANSWERED.value,
-                "calls": [],
-                "status": None,
-            },
-        }
-    decisions = {
-        interaction["call"]["id"]: replies[interaction["interaction_id"]] for interaction in pending
-    }
-    asked_calls = cast("list[dict[str, Any]]", state["decision"]["calls"])
-    calls, approved, rejections = apply_decisions(asked_calls, decisions)
-    decision = decide_after_people(
-        state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
-    )
-    recorded = record(decision, state, scope, at)
-    return {
-        **recorded,
-        **unparked,
-        "events": unparked["events"] + recorded["events"],
-        "pending": [],
-    }
-
-
-def _unparked(state: WarrantState, pending: list[Interaction], at: float) -> dict[str, Any]:
-    """The run waited for people from the asking until now: its work deadline moves on by that
-    much (never past the manifest's hard end), recorded as an `unparked` event."""
-    asked_at = max(interaction.get("asked_at", at) for interaction in pending)
-    deadline_at = unparked_deadline(state["deadline_at"], asked_at, at, state["grant"]["budget"])
-    parked_s = round(max(0.0, at - asked_at), 3)
-    moved = event(
-        EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at
-    )
-    return {
-        "deadline_at": deadline_at,
-        "parked_s": state.get("parked_s", 0) + parked_s,
-        "events": [moved],
-    }
-
-
 @dataclass(frozen=True)
 class _Added:
     """What an outcome adds to the state update, after the decision and its refusals."""
@@ -381,7 +148,7 @@ class _Added:
 
 def record(decision: Decision, state: WarrantState, scope: str, at: float) -> dict[str, Any]:
     """The state update and ledger entries for one decision: the decision as recorded
-    (`guards.decide.recorded_decision`), its refusals, then what its outcome adds."""
+    (`guards.decision.recorded_decision`), its refusals, then what its outcome adds."""
     turn = state["turn"]
     first_ref = cursor_of(state)["observations"] + 1
     as_recorded = recorded_decision(

@@ -32,7 +32,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, OBSERVATION, RECOLLECTION
 from guards.budget import BudgetLeft, budget_left
-from guards.decide import call_signature
+from guards.checks import call_signature
 from guards.provenance import read_locally
 from guards.seal import SEAL, canonical, sealed_item
 from nodes.handoff import received

@@ -4,18 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from guards.decide import (
-    Approved,
-    Ask,
-    GuardContext,
-    NeedsApproval,
-    Refused,
-    call_signature,
-    decide,
-    decide_after_people,
-    parse_proposal,
-    recorded_decision,
-)
+from guards.checks import call_signature, parse_proposal
+from guards.decide import GuardContext, decide, decide_after_people
+from guards.decision import Approved, Ask, NeedsApproval, Refused, recorded_decision
 from guards.refusals import Refusal, RefusalCode
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tools.logs import searchlogs

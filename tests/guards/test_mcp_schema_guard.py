@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from guards.decide import parse_proposal
+from guards.checks import parse_proposal
 from guards.refusals import Refusal, RefusalCode
 from tests.helpers import call
 from tools.mcp.arguments import McpArgs

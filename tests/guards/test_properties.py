@@ -7,7 +7,8 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from guards.decide import Approved, GuardContext, decide, refusals_of
+from guards.decide import GuardContext, decide
+from guards.decision import Approved, refusals_of
 from guards.refusals import RefusalCode
 from lab import LAB_DIR
 from tools.catalog import tools_of
