@@ -22,8 +22,8 @@ from pydantic import (
 
 from guards.refusals import GUARD, Refusal, RefusalCode
 from tools.storable import unkept
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error, one_line
+from contract.strict import StrictModel
+from contract.text import describe_validation_error, one_line
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4

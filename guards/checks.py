@@ -24,10 +24,10 @@ from guards.recall import RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.mcp.arguments import McpArgs, checked_args
 from tools.records.registry import Family, Record, Scenario
-from tools.validation import describe_validation_error
+from contract.text import describe_validation_error
 
 
 def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:

@@ -15,8 +15,8 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from contract.codes import Outcome
 from guards.refusals import Refusal, RefusalCode, tool_owner
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 
 RECALL = Outcome.RECALL.value
 """The control tool's name: a batch of it is decided as the `recall` outcome."""

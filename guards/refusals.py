@@ -12,7 +12,7 @@ from typing import Any
 
 from contract.codes import Owner, RefusalCode, tool_owner
 from tools.storable import INT64, storable
-from tools.validation import storable_text
+from contract.text import storable_text
 
 __all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
 

@@ -36,7 +36,7 @@ from nodes.record import (
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe, tools_of
-from tools.validation import storable_text
+from contract.text import storable_text
 
 
 def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 from contract.codes import RefusalCode
 from contract.shapes import EvidenceItem, ExcerptLine, Interaction, RecordedFamily
 from guards.provenance import Provenance, source_provenance
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.excerpt import Excerpt, make_line
 from tools.records.registry import Record
 from tools.storable import Unstorable, storable

@@ -40,7 +40,7 @@ from nodes.record import receipt_digest, with_body_ref
 from nodes.reports import with_report_body
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.excerpt import Excerpt
 from tools.mcp.client import McpTimedOut, McpUnavailable
 from tools.mcp.client import call as mcp_call

@@ -36,7 +36,7 @@ from nodes.context import WarrantContext, context_of, event, store_of
 from nodes.integrity import run_scope
 from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.catalog import tools_of
-from tools.validation import one_line
+from contract.text import one_line
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"

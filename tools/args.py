@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import AfterValidator, StringConstraints
 
 from tools.records.manifest import RecordId as RecordId
-from tools.strict import StrictModel
+from contract.strict import StrictModel
 
 
 # No docstring: a model's docstring is its JSON schema's description, shown to choosers.

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
-from tools.validation import storable_text
+from contract.text import storable_text
 
 MAX_LINE_CHARS = 400
 """Longer lines are clipped; the excerpt says how many characters were left out."""

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 from rich.text import Text
 
-from graph.errors import ErrorKind, KindedError
+from contract.errors import ErrorKind, WarrantError
 from graph.persistence.locations import (
     checked_db,
     default_db,
@@ -24,7 +24,7 @@ from graph.persistence.locations import (
     user_store,
 )
 from graph.present.escaping import escaped
-from tools.validation import USER_NAME
+from contract.text import USER_NAME
 
 if TYPE_CHECKING:
     from graph.runs.reading import Outcome
@@ -70,7 +70,7 @@ def fail(kind: ErrorKind, message: str) -> NoReturn:
     raise typer.Exit(EXIT_CODES[kind])
 
 
-def failed(error: KindedError) -> NoReturn:
+def failed(error: WarrantError) -> NoReturn:
     """A library's failure (`RunError`, `ServeError`, …) as the command's one line and exit code."""
     fail(error.kind, str(error))
 

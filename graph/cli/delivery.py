@@ -20,7 +20,7 @@ from graph.cli.common import (
     print_json,
     revision_of,
 )
-from graph.errors import ErrorKind, KindedError
+from contract.errors import ErrorKind, WarrantError
 from graph.present.escaping import escaped
 from guards.provenance import Locality
 
@@ -86,7 +86,7 @@ def export(
         index = ensure_published(chosen_db(db), thread)
         with delivery_store(chosen_db(db)) as store:
             files = [(item, content(store, thread, item)) for item in index.artifacts]
-    except KindedError as exc:
+    except WarrantError as exc:
         failed(exc)
     if folder.exists() and not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{escaped(str(folder))} is not a folder")

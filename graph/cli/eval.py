@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 
 if TYPE_CHECKING:
     from graph.evaluation.evaluate import Settings

@@ -47,7 +47,7 @@ from graph.cli.common import (
     stored_outcome,
     where_runs_are_kept,
 )
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
 from lab import builtin_manifests

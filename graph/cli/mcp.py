@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from graph.cli.common import DbOption, QuietOption, chosen_db, fail, failed, progress
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from guards.provenance import Locality
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 
 if TYPE_CHECKING:
     from graph.mcp.session import SessionRun

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
-from graph.errors import ErrorKind
-from tools.validation import USER_NAME
+from contract.errors import ErrorKind
+from contract.text import USER_NAME
 
 PROJECT_ENV = "WARRANT_PROJECT"
 memory_app = typer.Typer(

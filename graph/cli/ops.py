@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.persistence.locations import redact
 
 

@@ -28,7 +28,7 @@ from graph.cli.common import (
     record_cassette,
 )
 from graph.cli.web import serve_web
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id

@@ -23,7 +23,7 @@ from graph.cli.common import (
     print_json,
     progress,
 )
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.present.escaping import escaped
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from graph.cli.common import (
     stderr,
     stored_outcome,
 )
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 
 if TYPE_CHECKING:
     from graph.runs.reading import Outcome

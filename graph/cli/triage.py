@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from graph.cli.common import DbOption, chosen_db, fail, failed, print_json, stderr
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.present.escaping import escaped
 
 DRAFT = ".warrant-triage.toml"

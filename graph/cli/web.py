@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from graph.cli.common import DbOption, chosen_db, fail, person
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.persistence.locations import redact
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from graph.delivery.figures import FigureError, figure_svg
 from graph.delivery.html import ShownFigure, handover_page, shown_figure
-from graph.errors import ErrorKind, KindedError
+from contract.errors import ErrorKind, WarrantError
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
 from graph.runs.reading import Outcome
@@ -111,7 +111,7 @@ def deliver(store: BaseStore, result: Outcome, publisher: str | None = None) -> 
 
 def content(store: BaseStore, thread: str, artifact: Artifact) -> bytes | None:
     """The artifact's bytes as stored, proven by its sha256 (an altered store is a
-    `KindedError` of kind `BROKEN_LEDGER`); None for a figure never drawn or bytes missing."""
+    `WarrantError` of kind `BROKEN_LEDGER`); None for a figure never drawn or bytes missing."""
     if artifact.sha256 is None:
         return None
     found = store.get(space(thread, ARTIFACTS), f"sha256:{artifact.sha256}")
@@ -119,7 +119,7 @@ def content(store: BaseStore, thread: str, artifact: Artifact) -> bytes | None:
         return None
     data = str(found.value.get("text", "")).encode()
     if hashlib.sha256(data).hexdigest() != artifact.sha256:
-        raise KindedError(
+        raise WarrantError(
             ErrorKind.BROKEN_LEDGER,
             f"artifact {artifact.name} of run {thread} is not the one published (its sha256 differs)",
         )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lab import builtin_manifests
 from nodes.admit import SCENARIO_ROOTS
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.cards import Card, card_of, cards_under
 
 

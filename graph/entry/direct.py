@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import ManifestError, RecordRefusal
+from contract.errors import ManifestError, RecordRefusal
 from tools.records.manifest import RecordEntry
 from tools.records.reading import open_record, reading
 from tools.records.registry import admit_entry, manifest_document

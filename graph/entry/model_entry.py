@@ -17,7 +17,7 @@ from guards.entry import EntryDecision
 from nodes.choosers.route import Route
 from nodes.choosers.transport import send
 from tools.records.cards import Card
-from tools.validation import describe_validation_error
+from contract.text import describe_validation_error
 
 MAX_NAMES = 30
 INSTRUCTIONS = """You route one question for Warrant, an evidence agent for verification engineers.

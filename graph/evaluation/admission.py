@@ -16,7 +16,7 @@ from graph.evaluation.suite import Suite
 from guards.route_admission import RouteReport, admitted, identity_digest, measured
 from lab import builtin_manifests
 from nodes.choosers.route import Route
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.cards import card_of
 
 

@@ -28,7 +28,7 @@ from graph.evaluation.suite import Rubric
 from guards.egress import gate
 from nodes.choosers.route import Route, RouteError, route_from_env
 from nodes.choosers.transport import Reply, send
-from tools.validation import one_line
+from contract.text import one_line
 
 GRADER_ENV = "WARRANT_GRADER_MODEL"
 MAX_HANDOVER_CHARS = 48_000

@@ -14,7 +14,7 @@ from contract.codes import RefusalCode, Status
 from graph.evaluation.suite import Expect, Flagged
 from guards.citations import base_ref
 from nodes.unknowns import NO_ROOT_CAUSE
-from tools.validation import one_line
+from contract.text import one_line
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from contract.codes import Status
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 INSTRUCTION_LIKE = "instruction_like_text"

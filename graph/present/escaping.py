@@ -6,7 +6,7 @@ needs nothing but this table.
 
 from __future__ import annotations
 
-from tools.validation import storable_text
+from contract.text import storable_text
 
 _ESCAPES = {
     code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code != 0x09

@@ -16,7 +16,7 @@ from langgraph.types import StateSnapshot
 
 from contract.codes import Status
 from graph.build import compile_graph, store_of
-from graph.errors import ErrorKind, KindedError
+from contract.errors import ErrorKind, WarrantError
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
 from graph.persistence.savers import StorageUnavailable, open_saver
@@ -31,8 +31,8 @@ from nodes.reports import handover_with_reports, with_reports
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
 
 
-class RunError(KindedError):
-    """A run that cannot start or continue, by kind (`graph.errors.ErrorKind`); the command line
+class RunError(WarrantError):
+    """A run that cannot start or continue, by kind (`contract.errors.ErrorKind`); the command line
     says which exit code each kind is."""
 
 

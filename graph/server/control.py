@@ -37,7 +37,7 @@ from nodes.control import (
 )
 from nodes.human import WITHDRAWN
 from nodes.record import space
-from tools.validation import storable_text
+from contract.text import storable_text
 
 CANCELLED = "stopped through the server (runs.cancel)"
 """The reason a stop given by `runs.cancel` records (the API carries none)."""

@@ -27,8 +27,8 @@ from typing_extensions import TypedDict
 from nodes import memory
 from nodes.context import WarrantContext, now
 from nodes.human import served_identity
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 
 Name = Annotated[str, StringConstraints(pattern=f"^{memory.NAME.pattern}$")]
 

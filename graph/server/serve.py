@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from graph.errors import ErrorKind, KindedError
+from contract.errors import ErrorKind, WarrantError
 from graph.persistence.locations import SharedStorageRequired, redact, served_db
 from graph.persistence.savers import StorageUnavailable, postgres_pool
 
 READY_S = 90.0
 
 
-class ServeError(KindedError):
+class ServeError(WarrantError):
     """A replica set that cannot start, in one line, by kind: a bad setting
     (`ErrorKind.BAD_INPUT`), a database, a port or a replica that cannot be used
     (`ErrorKind.UNREACHABLE`)."""

@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from graph.delivery.artifacts import MEDIA_TYPES, deliver
 from graph.delivery.html import handover_body
 from graph.delivery.stored import Refused, opened
-from graph.errors import KindedError
+from contract.errors import WarrantError
 from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
 from graph.runs.reading import RunError
@@ -123,7 +123,7 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
             return refused(exc.reason, 403)
         except RunError as exc:
             return refused(str(exc), 404)
-        except KindedError as exc:  # bytes that are not the ones published
+        except WarrantError as exc:  # bytes that are not the ones published
             return refused(str(exc), 409)
         headers = {
             "Content-Security-Policy": ARTIFACT_CSP,

@@ -18,8 +18,8 @@ from pydantic import ConfigDict, StringConstraints, ValidationError, model_valid
 from guards.action import storable_problem
 from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
 from tools.records.files import open_regular
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 

@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from pydantic import BaseModel, ValidationError
 
 from guards.action import unique_keys
-from tools.validation import describe_validation_error, one_line
+from contract.text import describe_validation_error, one_line
 
 CALLS_FINISHED = ("stop", "tool_calls")
 """The finish reasons of a reply whose native tool calls are whole, and so may be mapped (a reply

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.validation import describe_validation_error, one_line
+from contract.text import describe_validation_error, one_line
 
 ROUTE_VERSION = 2
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

@@ -50,7 +50,7 @@ from nodes.choosers.reply_body import (
     usage_problem,
 )
 from nodes.choosers.route import Route, RouteError, check_base_url
-from tools.validation import one_line, storable_text
+from contract.text import one_line, storable_text
 
 if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every command's start
     import openai

@@ -26,7 +26,7 @@ from guards.refusals import Refusal
 from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.helpers import R42_LOG, recorded, stop, write_manifest
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.registry import load_scenario
 
 EXAMPLES = int(os.environ.get("WARRANT_HOSTILE_EXAMPLES", "25"))

@@ -15,7 +15,7 @@ import pytest
 from tests.corpus.build import BUILDERS, SECRET_TEXT, Passage, passages
 from tests.helpers import run_embedded
 from tools.catalog import tools_of
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import INSTRUCTION_LIKE
 from tools.records.registry import Record, Scenario

@@ -15,7 +15,7 @@ import pytest
 from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.helpers import call, run_embedded, stop, write_manifest
-from tools.errors import ManifestError, RecordRefusal
+from contract.errors import ManifestError, RecordRefusal
 from tools.records.reading import open_record, reading
 from tools.records.registry import load_scenario
 

@@ -29,7 +29,7 @@ from nodes.members import (
     scenario_of,
     with_members,
 )
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.records.registry import load_scenario
 
 

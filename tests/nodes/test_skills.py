@@ -14,7 +14,7 @@ from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.nodes.choosers.test_model import route_env as route_env
 from tests.nodes.choosers.test_model import run_model
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.registry import load_scenario
 from tools.records.skills import SHIPPED
 

@@ -17,7 +17,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from tools.analysis.sqlcheck import QueryProblem, check_query
 from tools.args import RecordId, ToolArgs
 from tools.logs.familytools import FamilyName
-from tools.strict import StrictModel
+from contract.strict import StrictModel
 
 VERDICTS = "verdicts"
 """The table a family of logs is read into."""

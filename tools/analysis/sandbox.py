@@ -28,7 +28,7 @@ from tools.analysis.worker import (
     TableFile,
     serve,
 )
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.records.reading import check_time, deadline
 from tools.workers import forkserver, without_main
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import tomlkit
 
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.mcp.admission import shown_flags
 from tools.mcp.client import McpUnavailable, discover
 from tools.mcp.schemas import schema_problem

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.families import expand, glob_problem
 from tools.records.manifest import RecordFamily
 from tools.records.registry import manifest_document

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from tools.strict import StrictModel
+from contract.strict import StrictModel
 
 Builtin = Literal["secrets", "emails", "ips", "patterns"]
 """Built-in post-call hooks: masks for secrets, e-mail addresses, IP addresses, and the

@@ -22,8 +22,8 @@ from pydantic import (
 from tools.records.hookspec import HookEntry, RedactEntry
 from tools.records.mcp import McpServer
 from tools.records.skills import MAX_SKILLS, SkillId
-from tools.strict import StrictModel
-from tools.validation import USER_NAME
+from contract.strict import StrictModel
+from contract.text import USER_NAME
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
 Profile = Literal["triage", "sta"]

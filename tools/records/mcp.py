@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from tools.strict import StrictModel
+from contract.strict import StrictModel
 
 ServerName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
 """The first half of a tool's name as a chooser gives it (`lint` in `lint.check_file`)."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contract.codes import RefusalCode
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.records.digests import FileIdentity, identity_of, known, remember
 from tools.records.files import NON_BLOCKING
 from tools.records.recordfile import GZIP_MAGIC, MAX_RECORD_BYTES

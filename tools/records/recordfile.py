@@ -15,7 +15,7 @@ import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
 
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.delimited import missing_columns
 from tools.records.digests import identity_of, known, remember
 from tools.records.files import NON_BLOCKING

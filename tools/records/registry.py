@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from contract.codes import RefusalCode
-from tools.errors import ManifestError, RecordRefusal
+from contract.errors import ManifestError, RecordRefusal
 from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
 from tools.records.families import expand, glob_problem, matches
 from tools.records.files import open_regular
@@ -42,7 +42,7 @@ from tools.records.manifest import (
 from tools.records.mcp import AdmittedMcpTool, McpServer
 from tools.records.recordfile import confined_relative_path, fingerprint, resolved_path
 from tools.records.skills import Skill, load_skills
-from tools.validation import describe_validation_error
+from contract.text import describe_validation_error
 
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_RECORDS = 10_000

@@ -23,9 +23,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from tools.errors import ManifestError
-from tools.strict import StrictModel
-from tools.validation import describe_validation_error
+from contract.errors import ManifestError
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 
 SHIPPED = Path(__file__).resolve().parents[2] / "lab" / "skills"
 FOLDER_ENV = "WARRANT_SKILLS"

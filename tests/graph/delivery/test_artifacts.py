@@ -115,7 +115,7 @@ def test_bytes_altered_in_the_store_are_not_served_as_the_artifact(action_file):
     import pytest
 
     from graph.delivery.artifacts import ARTIFACTS
-    from graph.errors import ErrorKind, KindedError
+    from contract.errors import ErrorKind, WarrantError
     from nodes.record import space
 
     handover = analysed_run(action_file, {"kind": "histogram", "x": "fails"})
@@ -123,7 +123,7 @@ def test_bytes_altered_in_the_store_are_not_served_as_the_artifact(action_file):
     index = publish(store, "t1", handover, "alice")
     markdown = index.artifacts[0]
     store.put(space("t1", ARTIFACTS), f"sha256:{markdown.sha256}", {"text": "# Root cause: X"})
-    with pytest.raises(KindedError) as altered:
+    with pytest.raises(WarrantError) as altered:
         content(store, "t1", markdown)
     assert altered.value.kind == ErrorKind.BROKEN_LEDGER
     assert str(altered.value) == (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.errors import ErrorKind
+from contract.errors import ErrorKind
 from graph.persistence.locations import SharedStorageRequired, default_db, served_db
 from graph.server.replica import served_config
 from graph.server.serve import ServeError, environment

@@ -16,7 +16,7 @@ from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
 from tools.analysis.sandbox import _ended, run_query
 from tools.analysis.tables import table_file
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.records.reading import reading
 
 ROOT = Path(__file__).resolve().parents[3]

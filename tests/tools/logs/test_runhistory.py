@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tests.helpers import R42_HISTORY, one_record
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.logs import runhistory
 from tools.logs.runhistory import RunHistoryArgs
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from lab.loggen import write_log
 from tests.helpers import one_record
 from tools import excerpt
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
 from tools.logs import logscan, searchlogs
 from tools.logs.logscan import Sizes

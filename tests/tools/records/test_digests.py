@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tools.errors import ManifestError, RecordRefusal
+from contract.errors import ManifestError, RecordRefusal
 from tools.logs import searchlogs
 from tools.logs.searchlogs import SearchLogsArgs
 from tools.records import digests

@@ -11,7 +11,7 @@ import pytest
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
 from tests.helpers import run_embedded
-from tools.errors import ManifestError
+from contract.errors import ManifestError
 from tools.records.families import matches
 from tools.records.registry import load_scenario
 

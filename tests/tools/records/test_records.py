@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import write_manifest
-from tools.errors import ManifestError, RecordRefusal
+from contract.errors import ManifestError, RecordRefusal
 from tools.records.reading import open_record
 from tools.records.registry import load_scenario
 

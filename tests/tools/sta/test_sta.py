@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from lab import LAB_DIR
-from tools.errors import RecordRefusal
+from contract.errors import RecordRefusal
 from tools.records.registry import load_scenario
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
