@@ -36,11 +36,11 @@ import duckdb
 
 from bench.report import write_ratios
 from lab.stagen import report_pair, write_report
+from scenario.reading import reading
+from scenario.registry import load_scenario
 from tools.analysis import analyze, worker
 from tools.analysis.query import AnalyzeArgs
 from tools.analysis.sandbox import run_query
-from tools.records.reading import reading
-from tools.records.registry import load_scenario
 
 MANIFEST = """\
 id = "BENCH"

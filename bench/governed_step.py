@@ -46,8 +46,8 @@ from graph.build import compile_graph
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
+from scenario.registry import Scenario, load_scenario
 from tools.catalog import tools_of
-from tools.records.registry import Scenario, load_scenario
 
 LOG, SPEC, HISTORY = (
     "lab/runs/R42/reset_smoke.log",

@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report import write_ratios
 from lab.loggen import write_log
+from scenario.digests import QUIET_NS, forget_all
+from scenario.reading import reading
+from scenario.registry import Record, load_scenario
 from tools.logs import searchlogs
 from tools.logs.searchlogs import SearchLogsArgs
-from tools.records.digests import QUIET_NS, forget_all
-from tools.records.reading import reading
-from tools.records.registry import Record, load_scenario
 
 SIZES = {"M": 1 << 20, "G": 1 << 30}
 PROBE = """
@@ -381,7 +381,7 @@ def print_rows(rows: list[tuple[str, dict[str, float], int]], reps: int) -> None
         "\nAs executed: first 20 through the hashed stream, then the rest of the file hashed and "
         "checked against the admitted sha256, as a run resumed in a new process does; and in the "
         "process that admitted the record, whose digest is known by the file's identity "
-        "(`tools/records/reading.py`, `tools/records/digests.py`)\n"
+        "(`scenario/reading.py`, `scenario/digests.py`)\n"
     )
     print(
         "| log | as executed, hashed | sha256sum | ratio | digest known | rg -F -n -m 20 | ratio |"

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report import write_ratios
 from lab.stagen import report_pair, write_report
-from tools.records.reading import reading
-from tools.records.registry import load_scenario
+from scenario.reading import reading
+from scenario.registry import load_scenario
 from tools.sta import diff as stadiff
 from tools.sta import summary as sta
 
@@ -34,7 +34,7 @@ PROBE = """
 import sys
 sys.path.insert(0, {root!r})
 from tools.sta import diff as stadiff
-from tools.records.registry import load_scenario
+from scenario.registry import load_scenario
 s = load_scenario(__import__("pathlib").Path({manifest!r}))
 stadiff.stadiff(stadiff.DiffArgs(before="before", after="after"), {{"before": s.records["before"], "after": s.records["after"]}})
 # VmHWM is this process's own peak; ru_maxrss would include the parent's, copied at fork
@@ -50,7 +50,7 @@ def timed(action: Callable[..., Any], *args: Any, **kwargs: Any) -> float:
 
 def executed(tool: Callable[..., Any], *args: Any) -> None:
     """As the executor runs a tool: in a reading session, every file it read hashed to its end
-    and checked against the admitted sha256 afterwards (`tools/records/reading.py`)."""
+    and checked against the admitted sha256 afterwards (`scenario/reading.py`)."""
     with reading(None) as session:
         tool(*args)
         session.verify()

@@ -84,8 +84,8 @@ def _admitted(folder: Path, paths: list[Path]) -> list[Any]:
     """The family's records as a manifest of one `glob` admits them (`load_scenario`: each file
     hashed, and its digest remembered when the file had been quiet): a family just written is
     first left alone for `QUIET_NS`, as an admitted family would have been."""
-    from tools.records.digests import QUIET_NS
-    from tools.records.registry import load_scenario
+    from scenario.digests import QUIET_NS
+    from scenario.registry import load_scenario
 
     quiet = max(path.stat().st_ctime_ns for path in paths) + QUIET_NS - time.time_ns()
     if quiet > 0:
@@ -391,10 +391,10 @@ def main() -> None:
     paths = _family(folder, count, total)
     size = sum(path.stat().st_size for path in paths)
 
+    from scenario.digests import forget_all
     from tools.logs.familypool import shutdown_pools
     from tools.logs.familyscan import Member
     from tools.logs.triage import excerpt, run_family, triage
-    from tools.records.digests import forget_all
 
     members = [Member(path.name, str(path)) for path in paths]
     records = _admitted(folder, paths)

@@ -25,7 +25,7 @@ class Proposal(TypedDict, total=False):
 
 
 class RecordedFamily(TypedDict, total=False):
-    """The records a family tool read together (`tools.records.registry.Family`), as a decision
+    """The records a family tool read together (`scenario.registry.Family`), as a decision
     and a receipt record them: never every member, which the grant holds."""
 
     name: str

@@ -20,10 +20,10 @@ from pydantic import (
     model_validator,
 )
 
-from guards.refusals import GUARD, Refusal, RefusalCode
-from tools.storable import unkept
 from contract.strict import StrictModel
 from contract.text import describe_validation_error, one_line
+from guards.refusals import GUARD, Refusal, RefusalCode
+from tools.storable import unkept
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4

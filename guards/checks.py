@@ -16,18 +16,18 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import ValidationError
 
+from contract.errors import RecordRefusal
+from contract.text import describe_validation_error
 from guards.action import ActionDocument, ToolCall, parse_action
 from guards.decision import ApprovedCall
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.provenance import local_egress
 from guards.recall import RECALL, RecallArgs, query_key, recall_args
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from scenario.registry import Family, Record, Scenario
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from contract.errors import RecordRefusal
 from tools.mcp.arguments import McpArgs, checked_args
-from tools.records.registry import Family, Record, Scenario
-from contract.text import describe_validation_error
 
 
 def call_signature(name: str, validated_args: Mapping[str, Any]) -> str:

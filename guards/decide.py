@@ -73,9 +73,9 @@ from guards.delegation import Room, delegation_refusals
 from guards.hooks import Hook
 from guards.recall import NO_MEMORY, RECALL, query_key
 from guards.refusals import GUARD, Refusal, RefusalCode
+from scenario.registry import Scenario
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from tools.records.registry import Scenario
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from contract.codes import OBSERVATION, Outcome, Status
 from contract.shapes import RecordedCall, RecordedDecision, RecordedFamily
 from guards.action import DelegateTask, StopMessage
 from guards.refusals import Refusal
-from tools.records.registry import Family, Record
+from scenario.registry import Family, Record
 
 
 @dataclass(frozen=True)

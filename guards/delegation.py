@@ -17,8 +17,8 @@ from typing import Any
 
 from guards.action import DelegateMessage, DelegateTask
 from guards.refusals import GUARD, Refusal, RefusalCode
-from tools.records.manifest import Budget
-from tools.records.registry import Scenario
+from scenario.manifest import Budget
+from scenario.registry import Scenario
 
 
 @dataclass(frozen=True)

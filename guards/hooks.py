@@ -34,8 +34,8 @@ __all__ = ["ALLOW", "Allow", "Block", "CallView", "Projection", "ReceiptView", "
 from guards.hookapi import ALLOW, Allow, Block, CallView, Projection, ReceiptView, RunView
 from guards.narrowing import lines_problem, narrowing_problem
 from guards.redaction import RedactError, builtin_hook
-from tools.records.hookspec import HookEntry, RedactEntry
-from tools.records.registry import Scenario
+from scenario.hookspec import HookEntry, RedactEntry
+from scenario.registry import Scenario
 
 ENTRY = re.compile(r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*)$")
 

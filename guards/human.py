@@ -20,11 +20,11 @@ from pydantic import (
 )
 
 from contract.codes import InteractionKind
+from contract.strict import StrictModel
+from contract.text import USER_NAME, describe_validation_error, one_line
 from guards.action import EvidenceRef, storable_problem
 from guards.inbox_schema import from_decisions
 from guards.refusals import HUMAN, Refusal, RefusalCode
-from contract.strict import StrictModel
-from contract.text import USER_NAME, describe_validation_error, one_line
 
 Responder = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 """Who answers: a user name (letters, digits, `_.@+-`)."""

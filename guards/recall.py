@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, ValidationError
 
 from contract.codes import Outcome
-from guards.refusals import Refusal, RefusalCode, tool_owner
 from contract.strict import StrictModel
 from contract.text import describe_validation_error
+from guards.refusals import Refusal, RefusalCode, tool_owner
 
 RECALL = Outcome.RECALL.value
 """The control tool's name: a batch of it is decided as the `recall` outcome."""

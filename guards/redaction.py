@@ -16,7 +16,7 @@ from typing import Any
 import re2
 
 from guards.hookapi import Projection, ReceiptView
-from tools.records.hookspec import RedactEntry
+from scenario.hookspec import RedactEntry
 
 _HEX = "[0-9A-Fa-f]{1,4}"
 BUILTINS: dict[str, tuple[tuple[str, str], ...]] = {

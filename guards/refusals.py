@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import Owner, RefusalCode, tool_owner
-from tools.storable import INT64, storable
 from contract.text import storable_text
+from tools.storable import INT64, storable
 
 __all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
 

@@ -33,10 +33,10 @@ from nodes.integrity import run_scope
 from nodes.members import kept_apart
 from nodes.record import event_at
 from nodes.watched import goal_message
+from scenario.mcp import AdmittedMcpTool
+from scenario.profiles import PROFILE_GOALS
+from scenario.registry import Scenario, load_scenario
 from tools.mcp.admission import McpRefused, McpUnavailable, admitted_tools
-from tools.profiles import PROFILE_GOALS
-from tools.records.mcp import AdmittedMcpTool
-from tools.records.registry import Scenario, load_scenario
 
 
 class ScenarioNotFound(ValueError):

@@ -12,6 +12,7 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
 from contract.state import WarrantState
+from contract.text import storable_text
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from guards.budget import BudgetLeft
 from guards.recall import catalog_entry
@@ -36,7 +37,6 @@ from nodes.record import (
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe, tools_of
-from contract.text import storable_text
 
 
 def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, Any]:

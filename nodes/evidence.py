@@ -10,11 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from contract.codes import RefusalCode
+from contract.errors import RecordRefusal
 from contract.shapes import EvidenceItem, ExcerptLine, Interaction, RecordedFamily
 from guards.provenance import Provenance, source_provenance
-from contract.errors import RecordRefusal
+from scenario.registry import Record
 from tools.excerpt import Excerpt, make_line
-from tools.records.registry import Record
 from tools.storable import Unstorable, storable
 
 PERSON = "A person's answer: a statement, not a verified observation."

@@ -27,6 +27,7 @@ from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind, RefusalCode
+from contract.errors import RecordRefusal
 from contract.shapes import Event, ExecuteTask
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
@@ -38,17 +39,16 @@ from nodes.intents import intend
 from nodes.members import family_records
 from nodes.record import receipt_digest, with_body_ref
 from nodes.reports import with_report_body
+from scenario.hookspec import HookEntry, RedactEntry
+from scenario.mcp import AdmittedMcpTool, McpServer
+from scenario.reading import reading
+from scenario.registry import Family, Record, pinned_members, pinned_record
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
-from contract.errors import RecordRefusal
 from tools.excerpt import Excerpt
 from tools.mcp.client import McpTimedOut, McpUnavailable
 from tools.mcp.client import call as mcp_call
 from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
-from tools.records.hookspec import HookEntry, RedactEntry
-from tools.records.mcp import AdmittedMcpTool, McpServer
-from tools.records.reading import reading
-from tools.records.registry import Family, Record, pinned_members, pinned_record
 
 
 def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:

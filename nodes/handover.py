@@ -51,7 +51,7 @@ from nodes.record import (
 from nodes.record import evidence as read_evidence
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 from nodes.watched import goal_message, handover_message
-from tools.records.registry import Scenario
+from scenario.registry import Scenario
 
 
 def handover(

@@ -30,7 +30,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from guards.seal import canonical
-from tools.records.registry import Record, Scenario
+from scenario.registry import Record, Scenario
 
 FAMILIES = ("warrant", "families")
 """The store namespace of the members items, by digest (`nodes.record`'s root, `warrant`)."""

@@ -24,6 +24,7 @@ from tenacity import RetryCallState, Retrying, wait_exponential
 
 from contract.codes import EventKind, Status
 from contract.state import WarrantState
+from contract.text import one_line
 from guards.egress import Outbound
 from guards.egress import recorded as recorded_outbound
 from nodes.choosers.cassette import replay
@@ -36,7 +37,6 @@ from nodes.context import WarrantContext, context_of, event, store_of
 from nodes.integrity import run_scope
 from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.catalog import tools_of
-from contract.text import one_line
 
 MODEL_KINDS = ("model", "replay")
 ACTOR = "chooser:model"

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from lab import LAB_DIR
+from scenario.registry import Scenario, load_scenario
 from tests.langgraph_server import langgraph_dev
-from tools.records.registry import Scenario, load_scenario
 
 # Model routes run only when an evaluation report admits them (`guards/route_admission.py`); the
 # suite's routes are fake servers and the local model it measures, so every run of the suite (and

@@ -14,7 +14,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graph.build import compile_graph
 from nodes.context import WarrantContext
 from nodes.record import materialized
-from tools.records.registry import Record, load_scenario
+from scenario.registry import Record, load_scenario
 
 R42_LOG = "lab/runs/R42/reset_smoke.log"
 R42_SPEC = "lab/spec/reset_controller.md"

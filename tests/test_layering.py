@@ -120,7 +120,7 @@ def test_every_code_status_and_outcome_is_named_through_the_contract():
     # Also an action's kind, the graph's end and two nodes' names.
     offenders = {
         str(path.relative_to(ROOT)): sorted(_string_literals(path) & vocabulary)
-        for package in ("tools", "guards", "nodes", "graph")
+        for package in ("scenario", "tools", "guards", "nodes", "graph")
         for path in sorted((ROOT / package).rglob("*.py"))
         if _string_literals(path) & vocabulary
     }
@@ -128,11 +128,22 @@ def test_every_code_status_and_outcome_is_named_through_the_contract():
 
 
 def test_the_contract_imports_nothing_of_the_project():
-    project = {"graph", "nodes", "guards", "tools", "lab"}
+    project = {"graph", "nodes", "guards", "tools", "scenario", "lab"}
     assert {
         path: names & project
         for path, names in imported_modules("contract").items()
         if names & project
+    } == {}
+
+
+def test_the_grant_stands_on_the_contract_alone():
+    """`scenario/` (manifests, the registry, families, digests, reading) is the grant's floor:
+    tools and guards read it, and it imports nothing of the project above `contract/`."""
+    above = {"graph", "nodes", "guards", "tools", "lab", "ledger"}
+    assert {
+        path: names & above
+        for path, names in imported_modules("scenario").items()
+        if names & above
     } == {}
 
 
@@ -158,7 +169,7 @@ def _project_imports(path: Path) -> set[str]:
 
 
 def test_no_import_cycle():
-    packages = ("contract", "tools", "guards", "nodes", "graph")
+    packages = ("contract", "scenario", "tools", "guards", "nodes", "graph")
     modules = {
         ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
         for package in packages

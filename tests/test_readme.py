@@ -14,6 +14,8 @@ import pytest
 
 from graph.diagram import DIAGRAMS, README, diagram_block, readme_block
 from lab.nightly import write_nightly
+from scenario.manifest import ManifestFile
+from scenario.registry import load_scenario
 from tests.console_blocks import (
     ELIDED,
     check_block,
@@ -24,8 +26,6 @@ from tests.console_blocks import (
     normalized,
     run_in_subprocess,
 )
-from tools.records.manifest import ManifestFile
-from tools.records.registry import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 README_TEXT = README.read_text(encoding="utf-8")

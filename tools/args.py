@@ -10,8 +10,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints
 
-from tools.records.manifest import RecordId as RecordId
 from contract.strict import StrictModel
+from scenario.manifest import RecordId as RecordId
 
 
 # No docstring: a model's docstring is its JSON schema's description, shown to choosers.

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from scenario.manifest import RecordKind
+from scenario.profiles import PROFILE_TOOLS
 from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
 from tools.args import ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
-from tools.profiles import PROFILE_TOOLS
-from tools.records.manifest import RecordKind
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
 from contract.text import storable_text
+from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
 
 MAX_LINE_CHARS = 400
 """Longer lines are clipped; the excerpt says how many characters were left out."""

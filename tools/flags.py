@@ -20,7 +20,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from tools.profiles import PROFILE_TOOLS
+from scenario.profiles import PROFILE_TOOLS
 
 INSTRUCTION_LIKE = "instruction_like_text"
 
@@ -38,7 +38,7 @@ _INVISIBLE = dict.fromkeys(
 )
 
 TOOL_NAMES = tuple(name for names in PROFILE_TOOLS.values() for name in names)
-"""Every tool of every catalog (`tools/profiles.py`): text naming one reads like an instruction."""
+"""Every tool of every catalog (`scenario/profiles.py`): text naming one reads like an instruction."""
 
 _PATTERNS = re.compile(
     "|".join(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from contract.errors import ErrorKind
 from graph.cli.common import (
     DbOption,
     JsonOption,
@@ -20,7 +21,6 @@ from graph.cli.common import (
     print_json,
     progress,
 )
-from contract.errors import ErrorKind
 from graph.present.escaping import escaped
 
 if TYPE_CHECKING:

@@ -15,6 +15,7 @@ from rich.progress import Progress, TaskID
 from rich.text import Text
 
 from contract.errors import ErrorKind, WarrantError
+from contract.text import USER_NAME
 from graph.persistence.locations import (
     checked_db,
     default_db,
@@ -24,7 +25,6 @@ from graph.persistence.locations import (
     user_store,
 )
 from graph.present.escaping import escaped
-from contract.text import USER_NAME
 
 if TYPE_CHECKING:
     from graph.runs.reading import Outcome

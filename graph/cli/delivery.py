@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from contract.errors import ErrorKind, WarrantError
 from graph.cli.common import (
     DbOption,
     JsonOption,
@@ -20,7 +21,6 @@ from graph.cli.common import (
     print_json,
     revision_of,
 )
-from contract.errors import ErrorKind, WarrantError
 from graph.present.escaping import escaped
 from guards.provenance import Locality
 

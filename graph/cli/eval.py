@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from contract.errors import ErrorKind
+from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 
 if TYPE_CHECKING:
     from graph.evaluation.evaluate import Settings

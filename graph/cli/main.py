@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from contract.errors import ErrorKind
 from graph.cli import ask as cli_ask
 from graph.cli import control as cli_control
 from graph.cli import delivery as cli_delivery
@@ -47,7 +48,6 @@ from graph.cli.common import (
     stored_outcome,
     where_runs_are_kept,
 )
-from contract.errors import ErrorKind
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
 from lab import builtin_manifests
@@ -317,7 +317,7 @@ def scenario_new(
 ) -> None:
     """Write a manifest approving a folder's records by kind, for you to review before a run:
     files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
-    from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
+    from scenario.draft import admitted_draft, draft_manifest, folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")

@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from contract.errors import ErrorKind, ManifestError
 from graph.cli.common import DbOption, QuietOption, chosen_db, fail, failed, progress
-from contract.errors import ErrorKind
 from guards.provenance import Locality
-from contract.errors import ManifestError
 
 if TYPE_CHECKING:
     from graph.mcp.session import SessionRun
@@ -37,8 +36,8 @@ def pin(
     admission refuses a listed tool whose server shows anything else. A schema with a $ref outside
     it or a pattern RE2 cannot run is not pinned (exit 2, nothing written). Tools a server offers
     that the manifest does not list are reported, never added."""
+    from scenario.registry import load_scenario
     from tools.mcp.pinning import pin_manifest
-    from tools.records.registry import load_scenario
 
     if not manifest.is_file():
         fail(ErrorKind.BAD_INPUT, f"{manifest} is not a manifest file")

@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
 from contract.errors import ErrorKind
 from contract.text import USER_NAME
+from graph.cli.common import DbOption, JsonOption, cells, chosen_db, fail, print_json
 
 PROJECT_ENV = "WARRANT_PROJECT"
 memory_app = typer.Typer(

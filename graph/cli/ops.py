@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from contract.errors import ErrorKind
+from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
 from graph.persistence.locations import redact
 
 

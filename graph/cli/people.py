@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from contract.codes import InteractionKind
+from contract.errors import ErrorKind
 from graph.cli.common import (
     DbOption,
     JsonOption,
@@ -28,7 +29,6 @@ from graph.cli.common import (
     record_cassette,
 )
 from graph.cli.web import serve_web
-from contract.errors import ErrorKind
 from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id

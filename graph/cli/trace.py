@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from contract.errors import ErrorKind
 from graph.cli.common import (
     DbOption,
     JsonOption,
@@ -23,7 +24,6 @@ from graph.cli.common import (
     stderr,
     stored_outcome,
 )
-from contract.errors import ErrorKind
 
 if TYPE_CHECKING:
     from graph.runs.reading import Outcome

@@ -20,8 +20,8 @@ from typing import Annotated, Any
 
 import typer
 
-from graph.cli.common import DbOption, chosen_db, fail, failed, print_json, stderr
 from contract.errors import ErrorKind
+from graph.cli.common import DbOption, chosen_db, fail, failed, print_json, stderr
 from graph.present.escaping import escaped
 
 DRAFT = ".warrant-triage.toml"
@@ -59,7 +59,7 @@ def triage(
     from graph.runs.reading import RunError
     from graph.runs.requests import admit_request
     from graph.runs.runner import start
-    from tools.records.draft import admitted_draft, draft_manifest, folder_scenario_id
+    from scenario.draft import admitted_draft, draft_manifest, folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")

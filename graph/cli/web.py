@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from graph.cli.common import DbOption, chosen_db, fail, person
 from contract.errors import ErrorKind
+from graph.cli.common import DbOption, chosen_db, fail, person
 from graph.persistence.locations import redact
 
 if TYPE_CHECKING:

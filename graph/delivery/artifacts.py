@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, PutOp
 
+from contract.errors import ErrorKind, WarrantError
 from graph.delivery.figures import FigureError, figure_svg
 from graph.delivery.html import ShownFigure, handover_page, shown_figure
-from contract.errors import ErrorKind, WarrantError
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
 from graph.runs.reading import Outcome

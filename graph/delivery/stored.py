@@ -8,10 +8,10 @@ from contextlib import contextmanager
 
 from langgraph.store.base import BaseStore
 
+from contract.errors import ErrorKind
 from graph.build import store_of
 from graph.delivery.artifacts import Artifact, Published, content, deliver, published
 from graph.delivery.shares import grant, revoke, shares_of
-from contract.errors import ErrorKind
 from graph.runs.reading import RunError, config_of, has_run_values, outcome, reading_graph
 from guards.provenance import Locality, may_leave, words_provenance
 from guards.sharing import Share, read_refusal

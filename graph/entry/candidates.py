@@ -10,10 +10,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract.errors import ManifestError
 from lab import builtin_manifests
 from nodes.admit import SCENARIO_ROOTS
-from contract.errors import ManifestError
-from tools.records.cards import Card, card_of, cards_under
+from scenario.cards import Card, card_of, cards_under
 
 
 class EntryError(ValueError):

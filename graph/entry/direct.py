@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract.errors import ManifestError, RecordRefusal
-from tools.records.manifest import RecordEntry
-from tools.records.reading import open_record, reading
-from tools.records.registry import admit_entry, manifest_document
-from tools.records.skills import FOLDER_ENV, SHIPPED, skill_index
+from scenario.manifest import RecordEntry
+from scenario.reading import open_record, reading
+from scenario.registry import admit_entry, manifest_document
+from scenario.skills import FOLDER_ENV, SHIPPED, skill_index
 
 MAX_QUOTES = 8
 MAX_LINE_CHARS = 300

@@ -12,12 +12,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
+from contract.text import describe_validation_error
 from guards.egress import Taint, gate
 from guards.entry import EntryDecision
 from nodes.choosers.route import Route
 from nodes.choosers.transport import send
-from tools.records.cards import Card
-from contract.text import describe_validation_error
+from scenario.cards import Card
 
 MAX_NAMES = 30
 INSTRUCTIONS = """You route one question for Warrant, an evidence agent for verification engineers.

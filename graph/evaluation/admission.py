@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from contract.errors import ManifestError
 from graph.evaluation.suite import Suite
 from guards.route_admission import RouteReport, admitted, identity_digest, measured
 from lab import builtin_manifests
 from nodes.choosers.route import Route
-from contract.errors import ManifestError
-from tools.records.cards import card_of
+from scenario.cards import card_of
 
 
 def route_reports(

@@ -22,13 +22,13 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contract.text import one_line
 from graph.evaluation.grader_view import RunFacts, for_route
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check
 from graph.evaluation.suite import Rubric
 from guards.egress import gate
 from nodes.choosers.route import Route, RouteError, route_from_env
 from nodes.choosers.transport import Reply, send
-from contract.text import one_line
 
 GRADER_ENV = "WARRANT_GRADER_MODEL"
 MAX_HANDOVER_CHARS = 48_000

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import RefusalCode, Status
+from contract.text import one_line
 from graph.evaluation.suite import Expect, Flagged
 from guards.citations import base_ref
 from nodes.unknowns import NO_ROOT_CAUSE
-from contract.text import one_line
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 

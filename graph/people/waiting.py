@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph.build import saver_of, store_of
 from contract.errors import ErrorKind
+from graph.build import saver_of, store_of
 from graph.persistence.retention import thread_ids
 from graph.present.ledger_lines import interaction_summary
 from graph.runs.interactions import InteractionError

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from langgraph.types import Command
 
-from graph.build import store_of
 from contract.errors import ErrorKind
+from contract.text import storable_text
+from graph.build import store_of
 from graph.governed import Graph
 from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
@@ -29,7 +30,6 @@ from nodes.control import (
 )
 from nodes.human import WITHDRAWN
 from nodes.integrity import handover_is_sealed
-from contract.text import storable_text
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from langgraph.store.base import BaseStore
 from langgraph.types import StateSnapshot
 
 from contract.codes import Status
-from graph.build import compile_graph, store_of
 from contract.errors import ErrorKind, WarrantError
+from graph.build import compile_graph, store_of
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
 from graph.persistence.savers import StorageUnavailable, open_saver

@@ -7,9 +7,9 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import Any
 
+from contract.errors import ErrorKind
 from contract.state import RunInput
 from graph.build import store_of
-from contract.errors import ErrorKind
 from graph.persistence.locations import shown_db
 from graph.runs.identity import thread_for_message
 from graph.runs.reading import RunError, config_of, has_run_values, reading_graph

@@ -17,9 +17,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 from langgraph.types import Command, StateSnapshot
 
+from contract.errors import ErrorKind
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
-from contract.errors import ErrorKind
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
 from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run

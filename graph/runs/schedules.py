@@ -28,8 +28,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import croniter
 from langgraph.store.base import BaseStore, PutOp
 
-from graph.build import store_of
 from contract.errors import ErrorKind
+from graph.build import store_of
 from graph.runs.reading import RunError, reading_graph
 from graph.runs.requests import RunRequest, pinned_request
 from graph.runs.runner import OnEnd, OnEvent, start

@@ -24,6 +24,7 @@ from langgraph.store.base import BaseStore, Item
 from langgraph_sdk import Auth
 
 from contract.codes import Status
+from contract.text import storable_text
 from nodes.control import (
     CONTROL,
     MAX_TEXT,
@@ -37,7 +38,6 @@ from nodes.control import (
 )
 from nodes.human import WITHDRAWN
 from nodes.record import space
-from contract.text import storable_text
 
 CANCELLED = "stopped through the server (runs.cancel)"
 """The reason a stop given by `runs.cancel` records (the API carries none)."""

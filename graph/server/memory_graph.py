@@ -24,11 +24,11 @@ from langgraph.store.base import BaseStore
 from pydantic import Field, StringConstraints, ValidationError
 from typing_extensions import TypedDict
 
+from contract.strict import StrictModel
+from contract.text import describe_validation_error
 from nodes import memory
 from nodes.context import WarrantContext, now
 from nodes.human import served_identity
-from contract.strict import StrictModel
-from contract.text import describe_validation_error
 
 Name = Annotated[str, StringConstraints(pattern=f"^{memory.NAME.pattern}$")]
 

@@ -32,10 +32,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from contract.errors import WarrantError
 from graph.delivery.artifacts import MEDIA_TYPES, deliver
 from graph.delivery.html import handover_body
 from graph.delivery.stored import Refused, opened
-from contract.errors import WarrantError
 from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
 from graph.runs.reading import RunError

@@ -21,8 +21,8 @@ from nodes.choosers.baseline import BASELINE, TriageBaseline
 from nodes.choosers.cassette import CassetteError, read_cassette
 from nodes.choosers.client import MCP_CLIENT, SessionGone
 from nodes.choosers.view import Chooser, ChooserView, Proposal
-from tools.records.files import open_regular
-from tools.records.registry import Scenario
+from scenario.files import open_regular
+from scenario.registry import Scenario
 
 
 class ChooserError(ValueError):

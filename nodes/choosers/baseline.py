@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from guards.action import MAX_CALLS_PER_TURN, MAX_STATEMENTS
 from guards.citations import line_citation
-from tools.profiles import TRIAGE_TOP_BUCKETS
+from scenario.profiles import TRIAGE_TOP_BUCKETS
 
 if TYPE_CHECKING:
     from nodes.choosers.view import ChooserView

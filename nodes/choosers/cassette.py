@@ -15,11 +15,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, StringConstraints, ValidationError, model_validator
 
-from guards.action import storable_problem
-from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
-from tools.records.files import open_regular
 from contract.strict import StrictModel
 from contract.text import describe_validation_error
+from guards.action import storable_problem
+from nodes.choosers.transport import RECORDED_CHARS, Reply, recorded_text
+from scenario.files import open_regular
 
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 

@@ -13,8 +13,8 @@ import httpx
 from langchain_core.messages import AIMessage, AIMessageChunk
 from pydantic import BaseModel, ValidationError
 
-from guards.action import unique_keys
 from contract.text import describe_validation_error, one_line
+from guards.action import unique_keys
 
 CALLS_FINISHED = ("stop", "tool_calls")
 """The finish reasons of a reply whose native tool calls are whole, and so may be mapped (a reply

@@ -31,6 +31,7 @@ import httpx
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
+from contract.text import one_line, storable_text
 from guards.action import MAX_DOCUMENT_CHARS
 from guards.egress import Outbound
 from nodes.choosers.reply_body import (
@@ -50,7 +51,6 @@ from nodes.choosers.reply_body import (
     usage_problem,
 )
 from nodes.choosers.route import Route, RouteError, check_base_url
-from contract.text import one_line, storable_text
 
 if TYPE_CHECKING:  # imported when a model is asked: they cost 0.7 s at every command's start
     import openai

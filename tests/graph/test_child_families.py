@@ -21,10 +21,10 @@ from guards.delegation import child_scenario
 from nodes.context import WarrantContext
 from nodes.members import forget_members
 from nodes.unknowns import unknowns_of
+from scenario.registry import load_scenario
 from tests.cli_process import run_json, warrant
 from tests.helpers import call, recorded, run_embedded, stop
 from tools.logs import familypool
-from tools.records.registry import load_scenario
 
 GLOB = "runs/*.log"
 LOGS = {

@@ -21,9 +21,9 @@ from guards.decide import GuardContext, decide
 from lab import LAB_DIR
 from nodes.choosers.view import ChooserView
 from nodes.context import WarrantContext
+from scenario.registry import Scenario, load_scenario
 from tests.cli_process import run_json, warrant
 from tests.helpers import recorded, run_embedded
-from tools.records.registry import Scenario, load_scenario
 
 LOGS = [
     f"lab/runs/R44/{test}.log" for test in ("reset_smoke", "reset_warm", "dma_burst", "irq_stress")

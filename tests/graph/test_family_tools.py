@@ -148,7 +148,7 @@ def test_a_chooser_is_shown_a_large_family_as_one_entry_and_the_family_tools_onl
     tmp_path,
 ):
     from nodes.choose import LISTED_FAMILY, _catalog, _families
-    from tools.records.registry import load_scenario
+    from scenario.registry import load_scenario
 
     ids = logs(tmp_path, LISTED_FAMILY + 1)
     grant = load_scenario(nightly(tmp_path, [stop()])).model_dump()
@@ -182,7 +182,7 @@ def test_a_member_that_cannot_be_read_is_an_unknown_of_the_receipt_and_the_rest_
 
 
 def test_a_member_swapped_for_a_symlink_after_admission_is_not_followed(tmp_path):
-    from tools.records.registry import load_scenario, pinned_members
+    from scenario.registry import load_scenario, pinned_members
 
     ids = logs(tmp_path, 3)
     scenario = load_scenario(nightly(tmp_path, [stop()]))

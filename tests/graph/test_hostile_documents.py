@@ -18,16 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from contract.errors import ManifestError
 from graph.build import compile_graph
 from graph.persistence.savers import Storage, open_run
 from graph.runs.interactions import InteractionError, reply_from_options
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
 from nodes.context import WarrantContext
+from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.helpers import R42_LOG, recorded, stop, write_manifest
-from contract.errors import ManifestError
-from tools.records.registry import load_scenario
 
 EXAMPLES = int(os.environ.get("WARRANT_HOSTILE_EXAMPLES", "25"))
 CONTROL = st.characters(min_codepoint=0, max_codepoint=0x1F) | st.sampled_from(

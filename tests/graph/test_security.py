@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from contract.errors import RecordRefusal
+from scenario.registry import Record, Scenario
 from tests.corpus.build import BUILDERS, SECRET_TEXT, Passage, passages
 from tests.helpers import run_embedded
 from tools.catalog import tools_of
-from contract.errors import RecordRefusal
 from tools.excerpt import make_excerpt, make_line
 from tools.flags import INSTRUCTION_LIKE
-from tools.records.registry import Record, Scenario
 
 PASSAGES = passages()
 CASES = [(profile, passage) for profile in BUILDERS for passage in PASSAGES]

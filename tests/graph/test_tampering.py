@@ -24,8 +24,8 @@ from nodes.integrity import LANE, lane_config, scope_in
 from nodes.record import BODIES, EVENTS, EVIDENCE, position, space
 from nodes.record import events as record_events
 from nodes.record import evidence as record_evidence
+from scenario.registry import load_scenario
 from tests.helpers import R42_LOG, recorded
-from tools.records.registry import load_scenario
 
 GATED = str(LAB_DIR / "R42-gated.toml")
 SECRET = "PROTECTED DESIGN NOTES"

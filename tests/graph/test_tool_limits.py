@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from contract.errors import ManifestError, RecordRefusal
 from nodes.context import WarrantContext
+from scenario.reading import open_record, reading
+from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.helpers import call, run_embedded, stop, write_manifest
-from contract.errors import ManifestError, RecordRefusal
-from tools.records.reading import open_record, reading
-from tools.records.registry import load_scenario
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from guards.checks import call_signature, parse_proposal
 from guards.decide import GuardContext, decide, decide_after_people
 from guards.decision import Approved, Ask, NeedsApproval, Refused, recorded_decision
 from guards.refusals import Refusal, RefusalCode
+from scenario.manifest import Budget
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tools.logs import searchlogs
-from tools.records.manifest import Budget
 
 NOW = 1_000.0
 

@@ -7,7 +7,7 @@ import pytest
 
 from guards.entry import decide_entry
 from lab import builtin_manifests
-from tools.records.cards import Card, card_of, names_of
+from scenario.cards import Card, card_of, names_of
 
 CARDS = tuple(card_of(path, scenario_id) for scenario_id, path in builtin_manifests().items())
 

@@ -11,8 +11,8 @@ from guards.decide import GuardContext, decide
 from guards.decision import Approved, refusals_of
 from guards.refusals import RefusalCode
 from lab import LAB_DIR
+from scenario.registry import load_scenario
 from tools.catalog import tools_of
-from tools.records.registry import load_scenario
 
 SCENARIO = load_scenario(LAB_DIR / "R42.toml")
 CATALOG = tools_of(SCENARIO.profile)

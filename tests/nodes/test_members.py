@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from langgraph.store.base import BaseStore, PutOp
 
+from contract.errors import RecordRefusal
 from graph.persistence.savers import open_saver
 from nodes.execute import _family
 from nodes.members import (
@@ -29,8 +30,7 @@ from nodes.members import (
     scenario_of,
     with_members,
 )
-from contract.errors import RecordRefusal
-from tools.records.registry import load_scenario
+from scenario.registry import load_scenario
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

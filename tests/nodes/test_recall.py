@@ -19,11 +19,11 @@ from graph.runs.interactions import pending_of, resume_command
 from guards.decide import GuardContext, Refs, decide
 from guards.recall import RECALL
 from nodes import memory
+from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, recorded, stop, write_manifest
 from tests.nodes.choosers.test_model import route_env as route_env
-from tools.records.registry import load_scenario
 
 LAB = memory.Scope("team")
 CONFIG = {"configurable": {"thread_id": "r1"}}

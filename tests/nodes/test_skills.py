@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from contract.errors import ManifestError
+from scenario.registry import load_scenario
+from scenario.skills import SHIPPED
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.nodes.choosers.test_model import route_env as route_env
 from tests.nodes.choosers.test_model import run_model
-from contract.errors import ManifestError
-from tools.records.registry import load_scenario
-from tools.records.skills import SHIPPED
 
 METHOD = """\
 +++

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from scenario.registry import Family, Record
 from tools.analysis.query import VERDICTS, AnalyzeArgs, Plot
 from tools.analysis.sandbox import MAX_ROWS, Result, run_query
 from tools.analysis.tables import table_file, verdicts_file
 from tools.analysis.worker import TableFile
 from tools.excerpt import Excerpt, make_excerpt, make_line
 from tools.logs.familypool import Progress
-from tools.records.registry import Family, Record
 
 TABLES_FIELD = "tables"
 """The argument that maps table names to record ids: the guard resolves each to `tables.NAME`."""

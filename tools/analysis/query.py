@@ -14,10 +14,10 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from contract.strict import StrictModel
 from tools.analysis.sqlcheck import QueryProblem, check_query
 from tools.args import RecordId, ToolArgs
 from tools.logs.familytools import FamilyName
-from contract.strict import StrictModel
 
 VERDICTS = "verdicts"
 """The table a family of logs is read into."""

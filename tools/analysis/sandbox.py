@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contract.codes import RefusalCode
+from contract.errors import RecordRefusal
+from scenario.reading import check_time, deadline
 from tools.analysis.worker import (
     ADDRESS_SPACE,
     MAX_ROWS,
@@ -28,8 +30,6 @@ from tools.analysis.worker import (
     TableFile,
     serve,
 )
-from contract.errors import RecordRefusal
-from tools.records.reading import check_time, deadline
 from tools.workers import forkserver, without_main
 
 __all__ = ["MAX_ROWS", "MEMORY_LIMIT", "Cell", "Result", "run_query"]

@@ -13,13 +13,13 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from scenario.delimited import delimiter_for
+from scenario.reading import check_time, open_record
+from scenario.recordfile import HISTORY_COLUMNS
+from scenario.registry import Record
 from tools.analysis.worker import TableFile
 from tools.logs.familyfold import joined
 from tools.logs.familypool import Progress, members_of, scan_family
-from tools.records.delimited import delimiter_for
-from tools.records.reading import check_time, open_record
-from tools.records.recordfile import HISTORY_COLUMNS
-from tools.records.registry import Record
 from tools.sta.reading import Reading
 from tools.sta.scan import Row
 from tools.sta.summary import report_rows

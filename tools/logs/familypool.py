@@ -23,12 +23,12 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from functools import partial
 from typing import TypeVar
 
+from scenario import reading
+from scenario.digests import identity_of, known
+from scenario.registry import Record
 from tools.logs.familyfold import FamilyResult, fold
 from tools.logs.familyscan import Limits, Member
 from tools.logs.junit import scan
-from tools.records import reading
-from tools.records.digests import identity_of, known
-from tools.records.registry import Record
 from tools.workers import forkserver, without_main
 
 SERIAL_BELOW = 16

@@ -14,12 +14,12 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from scenario.registry import Family, Record
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
 from tools.logs.familypool import Progress
 from tools.logs.morning import with_report
-from tools.records.registry import Family, Record
 from tools.stream.patterns import runnable
 
 MAX_LISTED = 200

@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.logs.simsummary import SimulatorFound
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.stream.lines import iter_lines
 
 MAX_IDS = 1000

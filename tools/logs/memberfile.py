@@ -10,7 +10,7 @@ so (`grown`). A gzip member (by its magic bytes) is decompressed as it is read, 
 decompressed bytes of it (said when more follow). A member whose first 8 KiB (decompressed) hold a
 NUL byte is refused as binary, as `grep` calls a file binary.
 
-**A pinned member** (`Member.sha256`, from its record) gets what `tools.records.reading` gives a
+**A pinned member** (`Member.sha256`, from its record) gets what `scenario.reading` gives a
 single record: it is read only if it is still the file of one link with the size, mtime and inode
 pinned at admission, to exactly its pinned size, and its bytes count only if they are proven to be
 the version admitted: hashed as they are read (a gzip member's compressed bytes, to its end), or,
@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from tools.records.digests import FileIdentity, identity_of
+from scenario.digests import FileIdentity, identity_of
 
 CHUNK_BYTES = 4 << 20
 """Read at a time (a smaller member is read whole, in one read)."""

@@ -15,10 +15,10 @@ from typing import Annotated
 
 from pydantic import Field
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, make_excerpt, make_line
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.stream.lines import iter_lines
 
 MAX_RANGE_LINES = 200

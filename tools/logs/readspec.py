@@ -21,11 +21,11 @@ from enum import Enum
 from itertools import chain, islice
 from typing import NamedTuple
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.flags import normalise
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.stream.lines import iter_lines, without_bom
 
 MAX_SECTION_LINES = 150

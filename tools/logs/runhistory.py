@@ -25,12 +25,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from scenario.delimited import delimiter_for
+from scenario.reading import open_record
+from scenario.recordfile import HISTORY_COLUMNS
+from scenario.registry import Record
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.records.delimited import delimiter_for
-from tools.records.reading import open_record
-from tools.records.recordfile import HISTORY_COLUMNS
-from tools.records.registry import Record
 from tools.stream.lines import MAX_LINE_BYTES, iter_lines, without_bom
 
 MAX_ROW_LINES = 50

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
+from scenario import reading
+from scenario.registry import Record
 from tools.excerpt import Excerpt, make_excerpt, make_line
 from tools.logs.familypool import Progress, iter_members, parallel_map, session_limits
 from tools.logs.familyscan import Cited
@@ -35,8 +37,6 @@ from tools.logs.memberfile import (
     MemberFile,
     Unread,
 )
-from tools.records import reading
-from tools.records.registry import Record
 from tools.stream.patterns import Pattern
 
 MAX_MEMBERS = 50

@@ -23,11 +23,11 @@ from pydantic import (
     model_serializer,
 )
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt
 from tools.logs.logscan import DEFAULT_SIZES, MAX_SHOWN_LINES, Found, Search, Sizes, search
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.stream.patterns import Pattern, runnable
 
 DEFAULTS: dict[str, Any] = {"count": True, "regex": False, "context": 0, "after_line": 0}

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
+from scenario import reading
+from scenario.registry import Record
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.logs.familyfold import NO_ERROR as NO_ERROR
 from tools.logs.familyfold import Bucket, FamilyResult, Status, joined
@@ -41,8 +43,6 @@ from tools.logs.familyfold import merge as merge
 from tools.logs.familypool import Progress, iter_members, scan_family, scan_members
 from tools.logs.familyscan import Member, cell_signature
 from tools.logs.runhistory import HistoryRow, history_of
-from tools.records import reading
-from tools.records.registry import Record
 
 MAX_BUCKETS = 10
 """Buckets shown (the largest); the rest are counted."""

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scenario.mcp import AdmittedMcpTool, McpServer, McpTool, tool_name
 from tools.flags import instruction_flags
 from tools.mcp.client import Discovered, McpUnavailable, discover
-from tools.records.mcp import AdmittedMcpTool, McpServer, McpTool, tool_name
 
 LIST_S = 30.0
 """How long a server may take to start and list its tools at admission."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tools.records.mcp import McpServer, schema_digest
+from scenario.mcp import McpServer, schema_digest
 
 if TYPE_CHECKING:  # the SDK is loaded by a call to a server, not by importing the catalog
     from mcp import ClientSession

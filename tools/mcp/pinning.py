@@ -18,10 +18,10 @@ from pathlib import Path
 import tomlkit
 
 from contract.errors import ManifestError
+from scenario.mcp import McpServer
 from tools.mcp.admission import shown_flags
 from tools.mcp.client import McpUnavailable, discover
 from tools.mcp.schemas import schema_problem
-from tools.records.mcp import McpServer
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from typing import Annotated
 
 from pydantic import Field
 
+from scenario.registry import Record
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.records.registry import Record
 from tools.sta.figures import DIGITS, difference, figure
 from tools.sta.items import (
     EndRow,

@@ -14,10 +14,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import SearchText
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.sta.items import StaPath
 from tools.sta.names import encoded
 from tools.sta.reading import Reading, Unranked, over_read, unknowns

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+from scenario.reading import open_record
+from scenario.registry import Record
 from tools.args import RecordId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.records.reading import open_record
-from tools.records.registry import Record
 from tools.sta.counts import count_text, metric_text
 from tools.sta.figures import figure, negative_sum
 from tools.sta.items import (

@@ -241,8 +241,8 @@ def test_help_text_keeps_its_brackets(tmp_path):
 def test_every_kind_of_failure_has_its_exit_code_in_one_table():
     """The library says what kind of failure stopped it; only the command line picks the exit
     code, from one table: 1 a broken ledger, 2 bad input or a conflict, 4 unreachable."""
-    from graph.cli.common import EXIT_CODES
     from contract.errors import ErrorKind
+    from graph.cli.common import EXIT_CODES
 
     assert set(EXIT_CODES) == set(ErrorKind)
     assert {EXIT_CODES[kind] for kind in ErrorKind} == {1, 2, 4}

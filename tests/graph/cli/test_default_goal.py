@@ -4,8 +4,8 @@ the goal (the draft leaves `goal` commented out), recorded as any goal is."""
 import json
 from pathlib import Path
 
+from scenario.profiles import PROFILE_GOALS
 from tests.cli_process import warrant
-from tools.profiles import PROFILE_GOALS
 
 
 def _nightly(folder: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lab import LAB_DIR
+from scenario.registry import load_scenario
 from tests.cli_process import warrant
-from tools.records.registry import load_scenario
 
 
 def regression(folder: Path) -> Path:
@@ -128,8 +128,8 @@ def test_bad_input_is_one_line_and_nothing_is_overwritten(tmp_path):
 def test_a_draft_admission_refuses_is_never_written(tmp_path):
     """Whatever admission refuses in a draft (here a record that gained a second name after the
     folder was looked at), nothing is written: no draft, and the manifest it would replace kept."""
-    from tools.records.draft import admitted_draft, draft_manifest
-    from tools.records.registry import ManifestError
+    from scenario.draft import admitted_draft, draft_manifest
+    from scenario.registry import ManifestError
 
     folder = regression(tmp_path / "nightly")
     (folder / "scenario.toml").write_text("# mine\n")

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from lab.nightly import write_family
+from scenario.draft import draft_manifest
+from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.tools.logs import triage_reference as reference
 from tools.logs.familypool import members_of, scan_family
-from tools.records.draft import draft_manifest
-from tools.records.registry import load_scenario
 
 
 def gzipped_nightly(folder: Path) -> dict[str, Path]:

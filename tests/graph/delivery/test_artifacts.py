@@ -114,8 +114,8 @@ def test_a_revision_is_published_once(action_file):
 def test_bytes_altered_in_the_store_are_not_served_as_the_artifact(action_file):
     import pytest
 
-    from graph.delivery.artifacts import ARTIFACTS
     from contract.errors import ErrorKind, WarrantError
+    from graph.delivery.artifacts import ARTIFACTS
     from nodes.record import space
 
     handover = analysed_run(action_file, {"kind": "histogram", "x": "fails"})

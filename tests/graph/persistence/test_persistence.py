@@ -13,8 +13,8 @@ from graph.persistence.savers import StorageUnavailable, open_run, open_saver
 from lab import LAB_DIR
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
+from scenario.registry import load_scenario
 from tests.helpers import recorded
-from tools.records.registry import load_scenario
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

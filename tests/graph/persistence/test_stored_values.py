@@ -33,10 +33,10 @@ from nodes.record import (
     sealed_or_not,
     with_body_ref,
 )
+from scenario.registry import Record
 from tests.helpers import one_record
 from tests.tools.test_storable import decoded, results, same
 from tools.excerpt import Excerpt, make_line
-from tools.records.registry import Record
 
 AT = 1_800_000_000.0
 SCOPES = itertools.count(1)

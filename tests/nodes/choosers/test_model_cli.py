@@ -8,10 +8,10 @@ import os
 import pytest
 
 from lab import LAB_DIR
+from scenario.registry import load_scenario
 from tests.cli_process import start_paused, warrant, without_thread
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.nodes.choosers.test_model import GOOD_R42
-from tools.records.registry import load_scenario
 
 
 def model_env(server: FakeOpenAI) -> dict[str, str]:

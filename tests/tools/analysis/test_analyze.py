@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from contract.errors import RecordRefusal
+from scenario.reading import reading
 from tests.helpers import R42_HISTORY, one_record
 from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
 from tools.analysis.sandbox import _ended, run_query
 from tools.analysis.tables import table_file
-from contract.errors import RecordRefusal
-from tools.records.reading import reading
 
 ROOT = Path(__file__).resolve().parents[3]
 AFTER = "lab/sta/setup_after.rpt"

@@ -6,10 +6,10 @@ import duckdb
 import pytest
 from pydantic import ValidationError
 
+from contract.text import describe_validation_error
 from tests.helpers import R42_HISTORY
 from tools.analysis.functions import ALLOWED_FUNCTIONS, BINDER_FUNCTIONS
 from tools.analysis.query import AnalyzeArgs
-from contract.text import describe_validation_error
 
 STA_TABLES = {"a": "lab/sta/setup_after.rpt", "b": "lab/sta/setup_before.rpt"}
 

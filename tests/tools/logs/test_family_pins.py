@@ -15,6 +15,11 @@ from typing import Any
 import pytest
 
 from contract.codes import RefusalCode
+from scenario import digests
+from scenario import reading as records_reading
+from scenario.digests import identity_of
+from scenario.reading import ReadCut, reading
+from scenario.registry import Record
 from tests.tools.logs import triage_reference as reference
 from tests.tools.logs.test_triage import PASSING_UVM, failing_uvm, family
 from tools.logs import searchfamily, triage
@@ -29,11 +34,6 @@ from tools.logs.memberfile import (
     Unread,
     read_chunks,
 )
-from tools.records import digests
-from tools.records import reading as records_reading
-from tools.records.digests import identity_of
-from tools.records.reading import ReadCut, reading
-from tools.records.registry import Record
 
 CAP = 2500
 """A lowered cap on a gzip member's decompressed bytes: the generated family's gzip members

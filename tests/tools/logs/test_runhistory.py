@@ -6,8 +6,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tests.helpers import R42_HISTORY, one_record
 from contract.errors import ManifestError
+from tests.helpers import R42_HISTORY, one_record
 from tools.logs import runhistory
 from tools.logs.runhistory import RunHistoryArgs
 

@@ -9,15 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from contract.errors import RecordRefusal
 from lab.loggen import write_log
+from scenario.reading import reading
 from tests.helpers import one_record
 from tools import excerpt
-from contract.errors import RecordRefusal
 from tools.excerpt import MAX_LINE_CHARS, hit_window, make_part_line
 from tools.logs import logscan, searchlogs
 from tools.logs.logscan import Sizes
 from tools.logs.searchlogs import SearchLogsArgs, find_lines
-from tools.records.reading import reading
 from tools.stream.lines import MAX_LINE_BYTES
 from tools.stream.readahead import CHUNK_BYTES, DEPTH, RESERVE_BYTES
 

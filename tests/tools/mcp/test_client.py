@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from scenario.mcp import McpServer
 from tests.langgraph_server import free_port
 from tools.mcp.client import McpUnavailable, call, discover
-from tools.records.mcp import McpServer
 
 HERE = Path(__file__).resolve().parent
 STDIO = McpServer(name="lint", command=[sys.executable, "lint_server.py"])

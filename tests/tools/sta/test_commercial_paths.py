@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from scenario.registry import Record
 from tests.helpers import one_record
 from tests.tools.sta.test_stascan import fast, reference
-from tools.records.registry import Record
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta

@@ -5,9 +5,9 @@ import gc
 import pytest
 from pydantic import ValidationError
 
-from lab import LAB_DIR
 from contract.errors import RecordRefusal
-from tools.records.registry import load_scenario
+from lab import LAB_DIR
+from scenario.registry import load_scenario
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta

@@ -4,8 +4,8 @@ end tables and files that are not reports at all."""
 
 from pathlib import Path
 
+from scenario.registry import Record
 from tests.helpers import one_record
-from tools.records.registry import Record
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta

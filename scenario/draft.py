@@ -26,13 +26,13 @@ import re
 from collections import defaultdict
 from pathlib import Path, PurePosixPath
 
-from tools.profiles import TRIAGE_TOP_BUCKETS
-from tools.records.delimited import missing_columns
-from tools.records.drafttables import Table, drafted_tables
-from tools.records.manifest import Budget
-from tools.records.recordfile import HISTORY_COLUMNS, MAX_RECORD_BYTES
-from tools.records.registry import MAX_RECORDS, Scenario, load_scenario
-from tools.records.summaries import junit_report, summary_of
+from scenario.delimited import missing_columns
+from scenario.drafttables import Table, drafted_tables
+from scenario.manifest import Budget
+from scenario.profiles import TRIAGE_TOP_BUCKETS
+from scenario.recordfile import HISTORY_COLUMNS, MAX_RECORD_BYTES
+from scenario.registry import MAX_RECORDS, Scenario, load_scenario
+from scenario.summaries import junit_report, summary_of
 
 KINDS = {
     ".log": "log",
@@ -128,7 +128,7 @@ def _names_by_folder(relatives: list[str]) -> dict[str, set[str]]:
 
 
 def _inadmissible(path: Path, kind: str) -> str | None:
-    """Why admission would refuse this file (`tools.records.registry`), in a few words, or None."""
+    """Why admission would refuse this file (`scenario.registry`), in a few words, or None."""
     found = path.lstat()
     if found.st_nlink != 1:
         return f"{found.st_nlink} hard links (a record must be a file of its own: copy it instead)"

@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
 
 from contract.errors import ManifestError
-from tools.records.delimited import missing_columns
-from tools.records.digests import identity_of, known, remember
-from tools.records.files import NON_BLOCKING
-from tools.records.manifest import RecordEntry
+from scenario.delimited import missing_columns
+from scenario.digests import identity_of, known, remember
+from scenario.files import NON_BLOCKING
+from scenario.manifest import RecordEntry
 
 HISTORY_COLUMNS = ("run", "date", "test", "status")
 MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
@@ -55,7 +55,7 @@ def fingerprint(entry: RecordEntry, path: Path, where: str) -> tuple[os.stat_res
 
 def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -> str:
     """The file's sha256: remembered for this identity, or hashed now (and remembered if the file
-    held still and had been quiet, `tools/records/digests.py`)."""
+    held still and had been quiet, `scenario/digests.py`)."""
     before = identity_of(found)
     digest = known(before)
     if digest is not None:

@@ -3,7 +3,7 @@
 A manifest (DESIGN §4) lists the records a scenario may read. Paths are resolved once, at load,
 relative to the manifest and confined to its folder; afterwards a record is found only by its exact
 id (a dictionary lookup), so no path is ever built from chooser input. What a manifest may hold is
-`tools/records/manifest.py`; admitting what it names is here (a record's file: `recordfile.py`).
+`scenario/manifest.py`; admitting what it names is here (a record's file: `recordfile.py`).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from pydantic import (
 
 from contract.codes import RefusalCode
 from contract.errors import ManifestError, RecordRefusal
-from tools.profiles import EVERY_TOOL, PROFILE_TOOLS
-from tools.records.families import expand, glob_problem, matches
-from tools.records.files import open_regular
-from tools.records.hookspec import HookEntry, RedactEntry
-from tools.records.manifest import (
+from contract.text import describe_validation_error
+from scenario.families import expand, glob_problem, matches
+from scenario.files import open_regular
+from scenario.hookspec import HookEntry, RedactEntry
+from scenario.manifest import (
     Budget,
     Children,
     ManifestFile,
@@ -39,10 +39,10 @@ from tools.records.manifest import (
     RecordFamily,
     RecordKind,
 )
-from tools.records.mcp import AdmittedMcpTool, McpServer
-from tools.records.recordfile import confined_relative_path, fingerprint, resolved_path
-from tools.records.skills import Skill, load_skills
-from contract.text import describe_validation_error
+from scenario.mcp import AdmittedMcpTool, McpServer
+from scenario.profiles import EVERY_TOOL, PROFILE_TOOLS
+from scenario.recordfile import confined_relative_path, fingerprint, resolved_path
+from scenario.skills import Skill, load_skills
 
 MAX_MANIFEST_BYTES = 1 << 20
 MAX_RECORDS = 10_000

@@ -1,5 +1,5 @@
 """Which tools each profile's catalog holds, by name: the one list the catalog (`tools/catalog.py`)
-is built from and the skill checks (`tools/records/skills.py`) read, with no import of the tools."""
+is built from and the skill checks (`scenario/skills.py`) read, with no import of the tools."""
 
 from __future__ import annotations
 
@@ -27,4 +27,4 @@ PROFILE_GOALS: dict[str, str] = {
 TRIAGE_TOP_BUCKETS = 3
 """Buckets of the whole nightly the triage baseline reads further: the lines around each one's
 first example and, with a history, its first test's rows (`nodes/choosers/baseline.py`); a drafted
-manifest's evidence budget covers that plan (`tools/records/draft.py`)."""
+manifest's evidence budget covers that plan (`scenario/draft.py`)."""

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import write_manifest
 from contract.errors import ManifestError, RecordRefusal
-from tools.records.reading import open_record
-from tools.records.registry import load_scenario
+from scenario.reading import open_record
+from scenario.registry import load_scenario
+from tests.helpers import write_manifest
 
 
 def manifest_with_path(root: Path, path: str, kind: str = "log") -> Path:

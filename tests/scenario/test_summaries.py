@@ -1,4 +1,4 @@
-"""A regression's own summary is told from a log (`tools/records/summaries.py`): no log or timing
+"""A regression's own summary is told from a log (`scenario/summaries.py`): no log or timing
 report this repository holds, real or generated, reads as one; the shapes of a summary do."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from lab import LAB_DIR
 from lab.nightly import write_family
-from tools.records.summaries import read_as_summary, summary_of
+from scenario.summaries import read_as_summary, summary_of
 
 ROOT = Path(__file__).resolve().parents[3]
 HELD = sorted(

@@ -7,7 +7,7 @@ A tool call reads inside a `reading` session (the executor opens one per call):
   rest of the file is hashed from the same descriptor: the evidence stands only if that sha256 is
   the one pinned at admission (`record_changed` otherwise); a file whose identity (inode, size,
   mtime, ctime) still carries the digest this process computed is not hashed again, and instead
-  must keep that identity to the end of the call (`tools/records/digests.py`);
+  must keep that identity to the end of the call (`scenario/digests.py`);
 - every read checks the call's time limit (`tool_timeout`) and the run's deadline
   (`deadline_passed`), and decompressed bytes are capped per record kind, so no record can hold
   a call past its limits.
@@ -30,10 +30,10 @@ from pathlib import Path
 
 from contract.codes import RefusalCode
 from contract.errors import RecordRefusal
-from tools.records.digests import FileIdentity, identity_of, known, remember
-from tools.records.files import NON_BLOCKING
-from tools.records.recordfile import GZIP_MAGIC, MAX_RECORD_BYTES
-from tools.records.registry import Record
+from scenario.digests import FileIdentity, identity_of, known, remember
+from scenario.files import NON_BLOCKING
+from scenario.recordfile import GZIP_MAGIC, MAX_RECORD_BYTES
+from scenario.registry import Record
 
 MAX_STREAMED_BYTES = 16 << 30
 """Decompressed bytes a call may read from a log or STA report (specs and histories have their
@@ -177,7 +177,7 @@ class _HashedFile(io.RawIOBase):
     skipped is hashed too). Closing it leaves the descriptor to the session, which hashes the
     rest of the file at the end of the call.
 
-    A file whose identity at open has the admitted sha256 remembered (`tools/records/digests.py`) is
+    A file whose identity at open has the admitted sha256 remembered (`scenario/digests.py`) is
     not hashed again: its check at the end is that the identity did not move while it was read."""
 
     def __init__(

@@ -1,6 +1,6 @@
 """The manifest document as a user writes it (DESIGN §4): strict models of its tables.
 
-`tools/records/registry.py` admits what a manifest names (resolves, confines and fingerprints each record);
+`scenario/registry.py` admits what a manifest names (resolves, confines and fingerprints each record);
 these models only say what a manifest may hold, and refuse anything else.
 """
 
@@ -19,11 +19,11 @@ from pydantic import (
     model_validator,
 )
 
-from tools.records.hookspec import HookEntry, RedactEntry
-from tools.records.mcp import McpServer
-from tools.records.skills import MAX_SKILLS, SkillId
 from contract.strict import StrictModel
 from contract.text import USER_NAME
+from scenario.hookspec import HookEntry, RedactEntry
+from scenario.mcp import McpServer
+from scenario.skills import MAX_SKILLS, SkillId
 
 RecordKind = Literal["log", "spec", "history", "sta_report"]
 Profile = Literal["triage", "sta"]
@@ -45,7 +45,7 @@ class RecordEntry(StrictModel):
 
 
 class RecordFamily(StrictModel):
-    """One `[[record]]` table naming files by a glob (`tools/records/families.py`): each file it matches
+    """One `[[record]]` table naming files by a glob (`scenario/families.py`): each file it matches
     is a record whose id is its path relative to the manifest."""
 
     glob: Annotated[str, StringConstraints(min_length=1, max_length=1000)]
@@ -144,7 +144,7 @@ class ManifestFile(StrictModel):
     approvers: Annotated[list[Approver], Field(max_length=100)] = []
     """Who may decide a call that waits for approval; anyone who answers, when empty."""
     skills: Annotated[list[SkillId], Field(max_length=MAX_SKILLS)] = []
-    """Methods shown to a model chooser (`tools/records/skills.py`); they grant nothing."""
+    """Methods shown to a model chooser (`scenario/skills.py`); they grant nothing."""
     memory: Memory | None = None
     """The team's notes a chooser may recall (history, never evidence) and propose to."""
     mcp: Annotated[list[McpServer], Field(max_length=20)] = []

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from contract.errors import ManifestError
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
+from scenario.families import matches
+from scenario.registry import load_scenario
 from tests.helpers import run_embedded
-from contract.errors import ManifestError
-from tools.records.families import matches
-from tools.records.registry import load_scenario
 
 HEADER = 'id = "FAM"\nprofile = "triage"\ngoal = "Why did fifo_basic fail?"\n'
 

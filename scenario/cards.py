@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract.errors import ManifestError
-from tools.records.families import expand, glob_problem
-from tools.records.manifest import RecordFamily
-from tools.records.registry import manifest_document
+from scenario.families import expand, glob_problem
+from scenario.manifest import RecordFamily
+from scenario.registry import manifest_document
 
 GENERIC_NAMES = frozenset({"lab", "runs", "run", "log", "logs", "spec", "history", "sta", "csv"})
 """Parts of record names too common to say which scenario a question is about."""

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from contract.errors import ManifestError, RecordRefusal
+from scenario import digests
+from scenario.digests import FileIdentity, identity_of, known, remember
+from scenario.reading import open_record, reading
+from scenario.registry import Record, load_scenario
 from tools.logs import searchlogs
 from tools.logs.searchlogs import SearchLogsArgs
-from tools.records import digests
-from tools.records.digests import FileIdentity, identity_of, known, remember
-from tools.records.reading import open_record, reading
-from tools.records.registry import Record, load_scenario
 
 LINES = b"".join(b"UVM_INFO a.sv(%d) @ %d: env [X] line %06d\n" % (n, n, n) for n in range(4000))
 NAMES = ("hashed_once", "rewritten", "changed_while_read", "new_process")
@@ -97,7 +97,7 @@ def search(record: Record, query: str = "line 003999") -> Any:
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> type[CountingSha256]:
     CountingSha256.hashed = 0
-    monkeypatch.setattr("tools.records.reading.hashlib", SimpleNamespace(sha256=CountingSha256))
+    monkeypatch.setattr("scenario.reading.hashlib", SimpleNamespace(sha256=CountingSha256))
     return CountingSha256
 
 
@@ -171,7 +171,7 @@ def test_a_file_that_changes_while_it_is_admitted_is_refused(scenario_dir, monke
             more.write(b"UVM_INFO appended while hashed\n")
         return real(handle, name)
 
-    monkeypatch.setattr("tools.records.registry.hashlib.file_digest", growing)
+    monkeypatch.setattr("scenario.registry.hashlib.file_digest", growing)
     with pytest.raises(ManifestError, match="changed while it was admitted"):
         load_scenario(_manifest(scenario_dir))
 
