@@ -6,7 +6,7 @@ Both share one shape so that the handover, the chooser's view and the ledger tre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from contract.codes import RefusalCode
@@ -178,3 +178,29 @@ def answer_item(question: Interaction, reply: dict[str, Any], ref: str) -> Evide
         # Who answered: `contract.shapes.EvidenceItem` has no `by` field yet (its owner is told).
         **({"by": reply["by"]} if reply.get("by") else {}),  # type: ignore[typeddict-unknown-key]
     }
+
+
+def quoting(item: Mapping[str, Any]) -> list[str]:
+    """The unknowns that quote an evidence item's summary: what a remote route must not see of a
+    record approved for local routes only."""
+    return [*told(item), *([failed(item)] if item.get("error") else [])]
+
+
+def about_ref(unknown: str, refs: Iterable[str]) -> str | None:
+    """The ref among `refs` an unknown is about: an unknown about an item starts with its ref."""
+    return next((ref for ref in refs if unknown.startswith((f"{ref}:", f"{ref} "))), None)
+
+
+def told(item: Mapping[str, Any]) -> list[str]:
+    """What an item says it could not tell: the tool's own unknowns, else that it is truncated."""
+    if told := item.get("unknowns"):
+        return [f"{item['ref']}: {unknown}" for unknown in told]
+    return [_truncated(item)] if item.get("truncated") else []
+
+
+def _truncated(item: Mapping[str, Any]) -> str:
+    return f"{item['ref']} is truncated: more lines exist than were shown ({item['summary']})."
+
+
+def failed(item: Mapping[str, Any]) -> str:
+    return f"{item['ref']}: {item['summary']}"

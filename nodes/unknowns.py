@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from contract.codes import RefusalCode, Status
 from nodes.choosers.baseline import BASELINE, TOP_BUCKETS, Bucket, skipped
-from nodes.evidence import family_members
+from nodes.evidence import failed, family_members, told
 
 NO_ROOT_CAUSE = (
     "Root cause: not established. This handover reports evidence and what remains unknown."
@@ -27,8 +27,8 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
     evidence (read from the store)."""
     grant = state.get("grant", {})
     items = [NO_ROOT_CAUSE, *grant.get("unknowns", ())]
-    items += [unknown for item in evidence for unknown in _told(item)]
-    items += [_failed(item) for item in evidence if item.get("error")]
+    items += [unknown for item in evidence for unknown in told(item)]
+    items += [failed(item) for item in evidence if item.get("error")]
     items += [_may_have_run(item) for item in evidence if item.get("attempt", 1) > 1]
     items += [
         f"{item['ref']}: its excerpt is missing from the store or changed there; only its summary is known."
@@ -57,32 +57,6 @@ def unknowns_of(state: Mapping[str, Any], evidence: Sequence[Mapping[str, Any]])
             " steps would have found is unknown."
         )
     return items
-
-
-def quoting(item: Mapping[str, Any]) -> list[str]:
-    """The unknowns that quote an evidence item's summary: what a remote route must not see of a
-    record approved for local routes only."""
-    return [*_told(item), *([_failed(item)] if item.get("error") else [])]
-
-
-def about_ref(unknown: str, refs: Iterable[str]) -> str | None:
-    """The ref among `refs` an unknown is about: an unknown about an item starts with its ref."""
-    return next((ref for ref in refs if unknown.startswith((f"{ref}:", f"{ref} "))), None)
-
-
-def _told(item: Mapping[str, Any]) -> list[str]:
-    """What an item says it could not tell: the tool's own unknowns, else that it is truncated."""
-    if told := item.get("unknowns"):
-        return [f"{item['ref']}: {unknown}" for unknown in told]
-    return [_truncated(item)] if item.get("truncated") else []
-
-
-def _truncated(item: Mapping[str, Any]) -> str:
-    return f"{item['ref']} is truncated: more lines exist than were shown ({item['summary']})."
-
-
-def _failed(item: Mapping[str, Any]) -> str:
-    return f"{item['ref']}: {item['summary']}"
 
 
 def _may_have_run(item: Mapping[str, Any]) -> str:

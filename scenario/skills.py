@@ -27,7 +27,7 @@ from contract.errors import ManifestError
 from contract.strict import StrictModel
 from contract.text import describe_validation_error
 
-SHIPPED = Path(__file__).resolve().parents[2] / "lab" / "skills"
+SHIPPED = Path(__file__).resolve().parents[1] / "lab" / "skills"
 FOLDER_ENV = "WARRANT_SKILLS"
 MAX_SKILL_BYTES = 32 * 1024
 MAX_SKILLS = 8

@@ -141,9 +141,7 @@ def test_the_grant_stands_on_the_contract_alone():
     tools and guards read it, and it imports nothing of the project above `contract/`."""
     above = {"graph", "nodes", "guards", "tools", "lab", "ledger"}
     assert {
-        path: names & above
-        for path, names in imported_modules("scenario").items()
-        if names & above
+        path: names & above for path, names in imported_modules("scenario").items() if names & above
     } == {}
 
 

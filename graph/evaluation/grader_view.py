@@ -28,7 +28,8 @@ from guards.citations import base_ref
 from guards.egress import Taint, item_texts, local_sources, sources_of
 from guards.finalize import EndFacts, finalize
 from guards.provenance import Locality
-from nodes.unknowns import quoting, unknowns_of
+from nodes.evidence import quoting
+from nodes.unknowns import unknowns_of
 from tools.catalog import PROFILES
 
 LOCAL_ONLY = "the run read records approved for local routes only (share = local)"

@@ -19,7 +19,7 @@ from guards.egress import Taint, item_texts, local_sources
 from guards.provenance import may_leave, note_provenance
 from nodes.choosers.route import Route
 from nodes.choosers.view import ChooserView
-from nodes.unknowns import about_ref, quoting
+from nodes.evidence import about_ref, quoting
 
 
 def digest(text: str) -> str:

@@ -186,7 +186,7 @@ def test_the_projection_holds_back_each_kind_of_derived_text():
     from nodes.choosers.projector import assemble
     from nodes.choosers.route import Route
     from nodes.choosers.view import make_view
-    from nodes.unknowns import quoting
+    from nodes.evidence import quoting
 
     local = {
         "ref": "E1",
