@@ -20,7 +20,13 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE_DIRS = ("contract", "graph", "nodes", "guards", "tools", "lab")
+PACKAGE_DIRS = tuple(
+    pattern.removesuffix("*")
+    for pattern in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ]["find"]["include"]
+)
+"""The project's own packages, as the wheel finds them."""
 SERVE_EXTRA = {
     "langgraph_runtime_pg": {"graph/server/replica.py", "graph/server/serve.py"},
     "langgraph_api": {
