@@ -23,6 +23,7 @@ from guards.decision import ApprovedCall
 from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.provenance import local_egress
 from guards.recall import RECALL, RecallArgs, query_key, recall_args
+from guards.receipts import Receipts
 from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
 from scenario.registry import Family, Record, Scenario
 from tools.args import ToolArgs
@@ -112,13 +113,12 @@ def _validated_args(call: ToolCall, spec: ToolSpec) -> ToolArgs | Refusal:
 
 @dataclass(frozen=True)
 class Batch:
-    """What each call of a batch is checked against: the grant, the run's receipts and the
-    batch's calls approved before it (`seen_ids`, `seen_signature` see both)."""
+    """What each call of a batch is checked against: the grant, and the calls seen before it
+    (`seen`: the run's receipts and the batch's calls approved before it)."""
 
     scenario: Scenario
     catalog: Mapping[str, ToolSpec]
-    seen_ids: Mapping[str, str]
-    seen_signature: Callable[[str], bool]
+    seen: Receipts
     surface: frozenset[str] | None = None
     local_read: frozenset[str] = frozenset()
     hooks: tuple[Hook, ...] = ()
@@ -211,7 +211,7 @@ def egress(call: Checking, batch: Batch) -> Checking | Refusal:
 
 def call_identity(call: Checking, batch: Batch) -> Checking | Refusal:
     """A call id used before belongs to that call alone."""
-    return reused_id(call.call, call.signature, batch.seen_ids) or call
+    return reused_id(call.call, call.signature, batch.seen) or call
 
 
 def records(call: Checking, batch: Batch) -> Checking | Refusal:
@@ -245,7 +245,7 @@ def records(call: Checking, batch: Batch) -> Checking | Refusal:
 
 def repetition(call: Checking, batch: Batch) -> Checking | Refusal:
     """The same call as one already requested in the run (or the batch) is not made again."""
-    if batch.seen_signature(call.signature):
+    if batch.seen.has_signature(call.signature):
         detail = f"{call.name} with these arguments was already requested in this run"
         return call.refused(RefusalCode.REPEATED_REQUEST, detail)
     return call
@@ -295,9 +295,9 @@ def check_call(
     return checking.approved()
 
 
-def reused_id(call: ToolCall, signature: str, seen_ids: Mapping[str, str]) -> Refusal | None:
+def reused_id(call: ToolCall, signature: str, seen: Receipts) -> Refusal | None:
     """A call id used before (in the run or the batch) for a call with another signature."""
-    earlier = seen_ids.get(call.id)
+    earlier = seen.signature_of(call.id)
     if earlier is None or earlier == signature:
         return None
     detail = f"call id {call.id!r} was already used for another call"
@@ -305,7 +305,7 @@ def reused_id(call: ToolCall, signature: str, seen_ids: Mapping[str, str]) -> Re
 
 
 def check_recall(
-    call: ToolCall, seen_ids: Mapping[str, str], recalled: Callable[[str], bool]
+    call: ToolCall, seen: Receipts, recalled: Callable[[str], bool]
 ) -> RecallArgs | Refusal:
     """One recall call, checked as a tool call is: its strict arguments, its id, repetition
     (`recalled`: whether this run or batch already recalled a query's words)."""
@@ -313,7 +313,7 @@ def check_recall(
     if isinstance(args, Refusal):
         return args
     key = query_key(args.query)
-    if reused := reused_id(call, call_signature(RECALL, {"query": key}), seen_ids):
+    if reused := reused_id(call, call_signature(RECALL, {"query": key}), seen):
         return reused
     if recalled(key):
         detail = f"recall of {args.query[:80]!r} was already made in this run"

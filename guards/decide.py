@@ -31,12 +31,11 @@ tuple of functions in `guards.checks` (`CALL_CHECKS`); what is decided, one clas
 
 from __future__ import annotations
 
-from collections import ChainMap
-from collections.abc import Collection, Container, Iterator, Mapping, MutableMapping
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from contract.codes import ANSWER, OBSERVATION, RECOLLECTION, Status
+from contract.codes import Status
 from guards.action import (
     ActionDocument,
     AskUserMessage,
@@ -45,7 +44,7 @@ from guards.action import (
     StopMessage,
     ToolCall,
 )
-from guards.budget import BudgetLeft, budget_left
+from guards.budget import BudgetLeft, Spent, budget_left
 from guards.checks import (
     Batch,
     ParsedProposal,
@@ -72,6 +71,7 @@ from guards.decision import (
 from guards.delegation import Room, delegation_refusals
 from guards.hooks import Hook
 from guards.recall import NO_MEMORY, RECALL, query_key
+from guards.receipts import NO_RECEIPTS, Receipts, Seen
 from guards.refusals import GUARD, Refusal, RefusalCode
 from scenario.registry import Scenario
 from tools.args import ToolArgs
@@ -79,47 +79,14 @@ from tools.catalog import ToolSpec, tools_of
 
 
 @dataclass(frozen=True)
-class Refs(Collection[str]):
-    """The refs a run can cite, E1…En, H1…Hm and M1…Mk, without listing them: each kind is
-    numbered without gaps, so its counts say which refs exist. M refs are recalled notes: citable,
-    never evidence (the evidence budget counts observations only)."""
-
-    observations: int
-    answers: int = 0
-    recalled: int = 0
-
-    def __contains__(self, ref: object) -> bool:
-        if not isinstance(ref, str) or not ref[1:].isdecimal() or ref[1:2] == "0":
-            return False
-        counts = {OBSERVATION: self.observations, ANSWER: self.answers, RECOLLECTION: self.recalled}
-        return 1 <= int(ref[1:]) <= counts.get(ref[0], 0)
-
-    def __iter__(self) -> Iterator[str]:
-        yield from (f"{OBSERVATION}{n}" for n in range(1, self.observations + 1))
-        yield from (f"{ANSWER}{n}" for n in range(1, self.answers + 1))
-        yield from (f"{RECOLLECTION}{n}" for n in range(1, self.recalled + 1))
-
-    def __len__(self) -> int:
-        return self.observations + self.answers + self.recalled
-
-
-@dataclass(frozen=True)
 class GuardContext:
     """What the guard knows about the run when a proposal arrives."""
 
     scenario: Scenario
-    turn: int
-    """The turn of this proposal, from 1."""
     now: float
-    deadline_at: float
-    evidence_refs: Collection[str] = frozenset()
-    executed: Mapping[str, str] = field(default_factory=dict)
-    """Call id → signature of the calls that already have a receipt (only looked up by id)."""
-    executed_signatures: Container[str] | None = None
-    """The signatures of the calls that already have a receipt; by default `executed`'s."""
-    refused_choices: int = 0
-    """Earlier choices that were refused."""
-    questions_asked: int = 0
+    spent: Spent
+    receipts: Receipts = NO_RECEIPTS
+    """The run's calls that already have a receipt, asked about by call id and by signature."""
     person_approved: frozenset[str] = frozenset()
     """Call ids a person approved (or edited) for this proposal; they do not wait again."""
     hooks: tuple[Hook, ...] = ()
@@ -128,10 +95,6 @@ class GuardContext:
     """0 for a run, 1 for its children, 2 for theirs."""
     delegated: Container[str] = frozenset()
     """Task ids this run delegated before."""
-    child_turns: int = 0
-    """Steps this run's children spent (handed off): they count against its step budget."""
-    child_questions: int = 0
-    """Questions this run's children asked (handed off)."""
     recalled_queries: Container[str] = frozenset()
     """The queries this run recalled (`guards.recall.query_key`)."""
     local_read: frozenset[str] = frozenset()
@@ -148,9 +111,9 @@ def decide(proposal: object, ctx: GuardContext) -> Decision:
     budget = ctx.scenario.budget
     left = _left(ctx)
     if left.end is Status.STEP_BUDGET_EXHAUSTED:
-        detail = f"choice {ctx.turn} exceeds the step budget of {budget.steps}"
-        if ctx.child_turns:
-            detail += f" ({ctx.child_turns} step(s) spent by children)"
+        detail = f"choice {ctx.spent.turn} exceeds the step budget of {budget.steps}"
+        if ctx.spent.child_turns:
+            detail += f" ({ctx.spent.child_turns} step(s) spent by children)"
         return _end(Status.STEP_BUDGET_EXHAUSTED, RefusalCode.STEP_BUDGET_EXHAUSTED, detail)
     if left.end is Status.DEADLINE_PASSED:
         detail = f"the deadline of {budget.deadline_s}s from admission has passed"
@@ -180,13 +143,13 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     if not isinstance(message, StopMessage):  # the document's schema admits no other message
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
     refusals: tuple[Refusal, ...] = ()
-    if missing := unresolved_refs(message.hypotheses, ctx.evidence_refs):
+    if missing := unresolved_refs(message.hypotheses, ctx.spent.evidence_refs):
         detail = (
             f"hypotheses cite evidence that does not exist: {', '.join(missing)}; "
             "the statements are kept with those citations marked unresolved"
         )
         refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail),)
-    hypotheses = tuple(bound_citations(message.hypotheses, ctx.evidence_refs))
+    hypotheses = tuple(bound_citations(message.hypotheses, ctx.spent.evidence_refs))
     return Stop(message, hypotheses, refusals)
 
 
@@ -203,7 +166,7 @@ def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
     """A note for memory waits for a person; it may cite only refs the run has."""
     if ctx.scenario.memory is None:
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"remember: {NO_MEMORY}")])
-    if missing := sorted({ref for ref in message.refs if ref not in ctx.evidence_refs}):
+    if missing := sorted({ref for ref in message.refs if ref not in ctx.spent.evidence_refs}):
         detail = f"the note cites refs that do not exist: {', '.join(missing)}"
         return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
     note = {"text": message.text, "signature": message.signature, "refs": list(message.refs)}
@@ -223,19 +186,17 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
     if any(call.name != RECALL for call in calls):
         detail = "recall is a control tool: propose it in a batch of its own, without reads"
         return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)])
-    seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
+    seen = Seen(ctx.receipts)
     asked: set[str] = set()
     recalls, refusals = [], []
     for call in calls:
-        checked = check_recall(
-            call, seen_ids, lambda key: key in asked or key in ctx.recalled_queries
-        )
+        checked = check_recall(call, seen, lambda key: key in asked or key in ctx.recalled_queries)
         if isinstance(checked, Refusal):
             refusals.append(checked)
             continue
         key = query_key(checked.query)
         recalls.append({"id": call.id, "query": checked.query, "limit": checked.limit})
-        seen_ids[call.id] = call_signature(RECALL, {"query": key})
+        seen.add(call.id, call_signature(RECALL, {"query": key}))
         asked.add(key)
     if refusals:
         return _refused(ctx, refusals)
@@ -243,7 +204,7 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
 
 
 def _questions_left(ctx: GuardContext) -> int:
-    return ctx.scenario.budget.questions - ctx.questions_asked - ctx.child_questions
+    return ctx.scenario.budget.questions - ctx.spent.questions
 
 
 def _decide_calls(
@@ -256,24 +217,16 @@ def _decide_calls(
     catalog = tools_of(ctx.scenario.profile)
     approved: list[ApprovedCall] = []
     refusals: list[Refusal] = []
-    earlier = (
-        ctx.executed_signatures
-        if ctx.executed_signatures is not None
-        else frozenset(ctx.executed.values())
-    )
-    # A ChainMap writes to its first map only: the run's executed calls are read, never written.
-    seen_ids: ChainMap[str, str] = ChainMap({}, cast("MutableMapping[str, str]", ctx.executed))
-    signed: set[str] = set()
+    seen = Seen(ctx.receipts)
     batch = Batch(
         ctx.scenario,
         catalog,
-        seen_ids,
-        lambda sig: sig in signed or sig in earlier,
+        seen,
         ctx.surface,
         ctx.local_read,
         ctx.hooks,
-        ctx.turn,
-        ctx.evidence_refs,
+        ctx.spent.turn,
+        ctx.spent.evidence_refs,
     )
     for call, args in zip(document.tool_calls or (), validated, strict=True):
         checked = check_call(call, args, batch)
@@ -281,8 +234,7 @@ def _decide_calls(
             refusals.append(checked)
             continue
         approved.append(checked)
-        seen_ids[call.id] = checked.signature
-        signed.add(checked.signature)
+        seen.add(call.id, checked.signature)
     if refusals:
         return _refused(ctx, refusals)
     room = _left(ctx).evidence
@@ -307,31 +259,30 @@ def _decide_calls(
 
 def _left(ctx: GuardContext) -> BudgetLeft:
     budget = ctx.scenario.budget
+    spent = ctx.spent
     return budget_left(
         steps=budget.steps,
         evidence=budget.evidence,
-        turn=ctx.turn + ctx.child_turns,
-        observations=_observations(ctx.evidence_refs),
-        deadline_at=ctx.deadline_at,
+        turn=spent.steps,
+        observations=spent.observations,
+        deadline_at=spent.deadline_at,
         now=ctx.now,
     )
 
 
-def _observations(refs: Collection[str]) -> int:
-    if isinstance(refs, Refs):
-        return refs.observations
-    return sum(ref.startswith(OBSERVATION) for ref in refs)
+def batch_after_people(summary: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The batch as people left it (its calls approved or edited): a proposal to decide again."""
+    tool_calls = [{"id": call["id"], "name": call["name"], "args": call["args"]} for call in calls]
+    return {"summary": summary, "tool_calls": tool_calls}
 
 
-def decide_after_people(
-    summary: str, calls: list[dict[str, Any]], rejections: list[Refusal], ctx: GuardContext
-) -> Decision:
-    """Re-decide a batch after people decided on it: a rejection refuses it; otherwise the (possibly
-    edited) calls pass every check again, with the calls a person approved no longer waiting."""
+def decide_after_people(proposal: object, rejections: list[Refusal], ctx: GuardContext) -> Decision:
+    """Re-decide a batch after people decided on it (`batch_after_people`): a rejection refuses
+    it; otherwise the (possibly edited) calls pass every check again, with the calls a person
+    approved no longer waiting."""
     if rejections:
         return _refused(ctx, rejections)
-    tool_calls = [{"id": call["id"], "name": call["name"], "args": call["args"]} for call in calls]
-    return decide({"summary": summary, "tool_calls": tool_calls}, ctx)
+    return decide(proposal, ctx)
 
 
 def _needs_approval(
@@ -348,7 +299,7 @@ def _needs_approval(
 
 def _refused(ctx: GuardContext, refusals: list[Refusal]) -> End | Refused:
     limit = ctx.scenario.budget.refusal_limit
-    if ctx.refused_choices + 1 > limit:
+    if ctx.spent.refused_choices + 1 > limit:
         return End(Status.REFUSAL_LIMIT, tuple(refusals))
     return Refused(tuple(refusals))
 

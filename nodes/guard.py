@@ -13,6 +13,7 @@ stop, corrections, answers to open questions, the replies to what waited for the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, assert_never
 
@@ -22,8 +23,9 @@ from contract.codes import EventKind, Outcome, Status
 from contract.shapes import Event, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
-from guards.checks import parse_proposal
-from guards.decide import GuardContext, Refs, decide
+from guards.budget import Refs, Spent
+from guards.checks import ParsedProposal, parse_proposal
+from guards.decide import GuardContext, decide
 from guards.decision import (
     Approved,
     Ask,
@@ -46,10 +48,8 @@ from nodes.context import event
 from nodes.members import scenario_of
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.recall import recall_update
-from nodes.receipts import Lookups, asked_at_once
-from nodes.record import (
-    cursor_of,
-)
+from nodes.receipts import LedgerReceipts
+from nodes.record import cursor_of
 
 GUARD = "guard"
 
@@ -57,23 +57,25 @@ GUARD = "guard"
 def guard(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:
     """The proposal decided and recorded. People's input (a stop, corrections, answers, replies
     to what waited for them) is taken in by `nodes.intake` around this, never here."""
-    looked_up = Lookups(store, scope, cursor_of(state))
     # A turn the runtime did not ask the model for (its budget or deadline spent) is decided at the
     # time it was found spent, should this node's clock read earlier (a clock stepped back).
     decided_at = max(at, (state.get("proposal") or {}).get("at", at))
-    schemas = {
-        name: tool["input_schema"] for name, tool in (state["grant"].get("mcp_tools") or {}).items()
-    }
-    parsed = parse_proposal(state["proposal"]["raw"], state["grant"]["profile"], schemas)
-    looked_up = asked_at_once(looked_up, parsed)
-    decision, attempts = _count_model_failures(
-        decide(parsed, context_for(state, decided_at, looked_up)), state
-    )
+    parsed = parsed_for(state["proposal"]["raw"], state["grant"])
+    ctx = context_for(state, store, scope, decided_at, parsed)
+    decision, attempts = _count_model_failures(decide(parsed, ctx), state)
     update = record(decision, state, scope, at) | attempts
     if isinstance(decision, Recall):
-        found = recall_update(looked_up.store, state, scope, list(decision.recalls), at)
+        found = recall_update(store, state, scope, list(decision.recalls), at)
         update |= {**found, "events": [*update["events"], *found.get("events", ())]}
     return update
+
+
+def parsed_for(raw: object, grant: Mapping[str, Any]) -> ParsedProposal:
+    """A proposal parsed once, against the grant's profile and its admitted MCP tools' pinned
+    schemas: what the guard decides and what its receipts are read for."""
+    tools: Mapping[str, Any] = grant.get("mcp_tools") or {}
+    schemas = {name: tool["input_schema"] for name, tool in tools.items()}
+    return parse_proposal(raw, grant["profile"], schemas)
 
 
 def _count_model_failures(
@@ -96,31 +98,42 @@ def _count_model_failures(
 
 def context_for(
     state: WarrantState,
+    store: BaseStore,
+    scope: str,
     at: float,
-    looked_up: Lookups,
+    proposal: ParsedProposal,
     person_approved: frozenset[str] = frozenset(),
 ) -> GuardContext:
-    cursor = looked_up.cursor
-    scenario = scenario_of(state["grant"], looked_up.store)
+    """What the guard knows when it decides `proposal`: the run's receipts are read from its
+    ledger in one batch for what the proposal names (`nodes.receipts`)."""
+    cursor = cursor_of(state)
+    surface, spent = shown_tools(state), spent_of(state, cursor)
+    scenario = scenario_of(state["grant"], store)
     return GuardContext(
         scenario=scenario,
-        turn=state["turn"],
         now=at,
-        deadline_at=state["deadline_at"],
-        evidence_refs=Refs(cursor["observations"], cursor["answers"], cursor["notes"]),
-        executed=looked_up.receipts(),
-        executed_signatures=looked_up.signatures(),
-        refused_choices=state.get("refused_choices", 0),
-        questions_asked=state.get("questions_asked", 0),
+        spent=spent,
+        receipts=LedgerReceipts(store, scope, cursor, proposal),
         person_approved=person_approved,
         hooks=scenario_hooks(scenario),
         depth=state.get("depth", 0),
         delegated=frozenset(state.get("delegated", ())),
-        child_turns=cursor["child_turns"],
-        child_questions=cursor["child_questions"],
         recalled_queries=frozenset(state.get("recalls", ())),
         local_read=frozenset(cursor.get("local_read", ())),
-        surface=shown_tools(state),
+        surface=surface,
+    )
+
+
+def spent_of(state: WarrantState, cursor: Mapping[str, Any]) -> Spent:
+    """What the run (and its children, handed off) spent by this proposal."""
+    return Spent(
+        turn=state["turn"],
+        deadline_at=state["deadline_at"],
+        evidence_refs=Refs(cursor["observations"], cursor["answers"], cursor["notes"]),
+        questions_asked=state.get("questions_asked", 0),
+        refused_choices=state.get("refused_choices", 0),
+        child_turns=cursor["child_turns"],
+        child_questions=cursor["child_questions"],
     )
 
 
@@ -151,9 +164,9 @@ def record(decision: Decision, state: WarrantState, scope: str, at: float) -> di
     (`guards.decision.recorded_decision`), its refusals, then what its outcome adds."""
     turn = state["turn"]
     first_ref = cursor_of(state)["observations"] + 1
-    as_recorded = recorded_decision(
-        decision, turn, first_ref, proposal_summary(state.get("proposal", {}).get("raw"))
-    )
+    summary = proposal_summary(state.get("proposal", {}).get("raw"))
+    refusals = refusals_of(decision)
+    as_recorded = recorded_decision(decision, turn, first_ref, summary)
     match decision:
         case Approved():
             added = _approved(as_recorded["calls"], turn, at)
@@ -171,7 +184,6 @@ def record(decision: Decision, state: WarrantState, scope: str, at: float) -> di
             added = _Added()
         case _:
             assert_never(decision)
-    refusals = refusals_of(decision)
     update: dict[str, Any] = {"decision": as_recorded}
     if refusals:  # no write when there is none: each write is a checkpoint row
         update["refusals"] = [{"turn": turn, **refusal.to_dict()} for refusal in refusals]

@@ -13,20 +13,18 @@ from langgraph.store.base import BaseStore
 from contract.codes import ANSWER, EventKind, InteractionKind, Outcome
 from contract.shapes import Interaction
 from contract.state import WarrantState
-from guards.decide import decide_after_people
+from guards.decide import batch_after_people, decide_after_people
 from guards.human import apply_decisions
 from guards.parking import unparked_deadline
 from nodes.context import event
 from nodes.evidence import answer_item
-from nodes.guard import GUARD, context_for, record
-from nodes.receipts import Lookups
+from nodes.guard import GUARD, context_for, parsed_for, record
 from nodes.record import cursor_of, with_body_ref
 from nodes.remember import remembered
 
 
 def resolved(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:
     """Once every pending interaction has a reply: answers become evidence, calls are re-decided."""
-    looked_up = Lookups(store, scope, cursor_of(state))
     pending, replies = state["pending"], state.get("replies", {})
     if any(interaction["interaction_id"] not in replies for interaction in pending):
         return {"decision": {**state["decision"], "outcome": Outcome.AWAIT.value}}
@@ -38,12 +36,12 @@ def resolved(state: WarrantState, store: BaseStore, scope: str, at: float) -> di
     ]
     if pending[0]["kind"] == InteractionKind.REMEMBER:
         note = cast("dict[str, Any]", pending[0])
-        saved = remembered(looked_up.store, state, note, replies[note["interaction_id"]], at)
+        saved = remembered(store, state, note, replies[note["interaction_id"]], at)
         return unparked | saved | {"events": unparked["events"] + saved["events"], "pending": []}
     if questions:
         answered = [q for q in questions if not replies[q["interaction_id"]].get("expired")]
         unanswered = [q["question"] for q in questions if q not in answered]
-        first = looked_up.cursor["answers"] + 1
+        first = cursor_of(state)["answers"] + 1
         answers = [
             with_body_ref(
                 cast(
@@ -71,9 +69,9 @@ def resolved(state: WarrantState, store: BaseStore, scope: str, at: float) -> di
     }
     asked_calls = cast("list[dict[str, Any]]", state["decision"]["calls"])
     calls, approved, rejections = apply_decisions(asked_calls, decisions)
-    decision = decide_after_people(
-        state["decision"]["summary"], calls, rejections, context_for(state, at, looked_up, approved)
-    )
+    batch = parsed_for(batch_after_people(state["decision"]["summary"], calls), state["grant"])
+    ctx = context_for(state, store, scope, at, batch, approved)
+    decision = decide_after_people(batch, rejections, ctx)
     recorded = record(decision, state, scope, at)
     return {
         **recorded,

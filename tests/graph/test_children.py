@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from contract.codes import EventKind, Outcome, RefusalCode, Status
 from graph.build import compile_graph
 from graph.runs.lanes import child_lanes, handoff_break
+from guards.budget import Spent
 from guards.decide import GuardContext, decide
 from lab import LAB_DIR
 from nodes.choosers.view import ChooserView
@@ -136,8 +137,15 @@ def r44() -> Scenario:
 
 
 def decided(document: dict[str, Any], scenario: Scenario, **context: Any) -> Any:
-    ctx = GuardContext(scenario=scenario, turn=1, now=0.0, deadline_at=100.0, **context)
-    return decide(document, ctx)
+    """`document` decided at turn 1; `context` names what the run spent (`Spent`'s fields) or
+    knows besides (`GuardContext`'s)."""
+    spent = {name: value for name, value in context.items() if name in SPENT_FIELDS}
+    known = {name: value for name, value in context.items() if name not in SPENT_FIELDS}
+    run_spent = Spent(turn=1, deadline_at=100.0, **spent)
+    return decide(document, GuardContext(scenario=scenario, now=0.0, spent=run_spent, **known))
+
+
+SPENT_FIELDS = {spent_field.name for spent_field in fields(Spent)}
 
 
 def test_a_delegation_within_the_limits_is_approved(r44):

@@ -1,12 +1,15 @@
 """Each check of the guard, with an allow case and a deny case, and the order they run in."""
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
+from guards.budget import Spent
 from guards.checks import call_signature, parse_proposal
-from guards.decide import GuardContext, decide, decide_after_people
+from guards.decide import GuardContext, batch_after_people, decide, decide_after_people
 from guards.decision import Approved, Ask, NeedsApproval, Refused, recorded_decision
+from guards.receipts import ListedReceipts
 from guards.refusals import Refusal, RefusalCode
 from scenario.manifest import Budget
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
@@ -17,7 +20,17 @@ NOW = 1_000.0
 
 @pytest.fixture
 def ctx(r42) -> GuardContext:
-    return GuardContext(scenario=r42, turn=1, now=NOW, deadline_at=NOW + 120)
+    return GuardContext(scenario=r42, now=NOW, spent=Spent(turn=1, deadline_at=NOW + 120))
+
+
+def spent(ctx: GuardContext, **changes: Any) -> GuardContext:
+    """The context with the run having spent otherwise (`Spent`'s fields)."""
+    return replace(ctx, spent=replace(ctx.spent, **changes))
+
+
+def run_receipts(ctx: GuardContext, by_call_id: dict[str, str]) -> GuardContext:
+    """The context of a run whose calls in `by_call_id` (id → signature) have receipts."""
+    return replace(ctx, receipts=ListedReceipts(by_call_id))
 
 
 def search(call_id: str = "c1", **args):
@@ -69,7 +82,7 @@ def test_a_bad_citation_is_recorded_and_marked_but_takes_no_statement_with_it(ct
                 {"statement": "the checker fired", "refs": ["E1"]},
             ]
         ),
-        replace(ctx, evidence_refs=frozenset({"E1"})),
+        spent(ctx, evidence_refs=frozenset({"E1"})),
     )
     assert decision.outcome == "stop" and codes(decision) == [("unknown_reference", "guard")]
     assert "E7, E9" in decision.refusals[0].detail
@@ -81,37 +94,34 @@ def test_a_bad_citation_is_recorded_and_marked_but_takes_no_statement_with_it(ct
 
 
 def test_the_choice_after_the_step_budget_ends_the_run(ctx):
-    decision = decide(search(), replace(ctx, turn=9))
+    decision = decide(search(), spent(ctx, turn=9))
     assert (decision.outcome, decision.status) == ("end", "step_budget_exhausted")
     assert codes(decision) == [("step_budget_exhausted", "guard")]
-    assert decide(search(), replace(ctx, turn=8)).outcome == "execute"
+    assert decide(search(), spent(ctx, turn=8)).outcome == "execute"
 
 
 def test_the_deadline_ends_the_run(ctx):
-    decision = decide(search(), replace(ctx, now=ctx.deadline_at))
+    decision = decide(search(), replace(ctx, now=ctx.spent.deadline_at))
     assert (decision.outcome, decision.status) == ("end", "deadline_passed")
-    assert decide(search(), replace(ctx, now=ctx.deadline_at - 0.001)).outcome == "execute"
+    assert decide(search(), replace(ctx, now=ctx.spent.deadline_at - 0.001)).outcome == "execute"
 
 
 def test_the_step_budget_is_checked_before_the_document(ctx):
-    assert decide("garbage", replace(ctx, turn=9)).status == "step_budget_exhausted"
+    assert decide("garbage", spent(ctx, turn=9)).status == "step_budget_exhausted"
 
 
 def test_the_same_call_again_is_a_repeated_request(ctx):
     first = decide(search(), ctx).calls[0]
     executed = {first.id: first.signature}
-    decision = decide(search("c2"), replace(ctx, executed=executed))
+    decision = decide(search("c2"), run_receipts(ctx, executed))
     assert codes(decision) == [("repeated_request", "guard")]
-    assert (
-        decide(search("c2", query="UVM_ERROR"), replace(ctx, executed=executed)).outcome
-        == "execute"
-    )
+    assert decide(search("c2", query="UVM_ERROR"), run_receipts(ctx, executed)).outcome == "execute"
 
 
 def test_repetition_compares_validated_arguments(ctx):
     first = decide(search(), ctx).calls[0]
     without_default = call("c2", "searchlogs", path=R42_LOG, query="reset_smoke")
-    assert codes(decide(without_default, replace(ctx, executed={first.id: first.signature}))) == [
+    assert codes(decide(without_default, run_receipts(ctx, {first.id: first.signature}))) == [
         ("repeated_request", "guard")
     ]
 
@@ -120,7 +130,7 @@ def test_a_call_id_reused_with_other_arguments_is_refused(ctx):
     executed = {
         "c1": call_signature("searchlogs", {"path": R42_LOG, "query": "reset_smoke", "limit": 20})
     }
-    decision = decide(search("c1", query="UVM_ERROR"), replace(ctx, executed=executed))
+    decision = decide(search("c1", query="UVM_ERROR"), run_receipts(ctx, executed))
     assert codes(decision) == [("duplicate_call_id", "guard")]
 
 
@@ -142,7 +152,7 @@ def test_duplicate_ids_within_a_batch_are_refused(ctx):
 
 
 def test_the_evidence_budget_counts_the_whole_batch(ctx):
-    full = replace(ctx, evidence_refs=frozenset(f"E{n}" for n in range(1, 6)))
+    full = spent(ctx, evidence_refs=frozenset(f"E{n}" for n in range(1, 6)))
     assert decide(search(), full).outcome == "execute"
     batch = {
         "summary": "b",
@@ -171,9 +181,8 @@ def test_a_call_a_person_approved_does_not_wait_again(ctx, r42):
 
 def test_a_rejection_refuses_the_batch(ctx, r42):
     calls = [{"id": "c1", "name": "searchlogs", "args": {"path": R42_LOG, "query": "x"}}]
-    decision = decide_after_people(
-        "s", calls, [Refusal(RefusalCode.REJECTED, "human", "no", calls[0])], ctx
-    )
+    rejected = [Refusal(RefusalCode.REJECTED, "human", "no", calls[0])]
+    decision = decide_after_people(batch_after_people("s", calls), rejected, ctx)
     assert decision.outcome == "refused" and codes(decision) == [("rejected", "human")]
 
 
@@ -187,7 +196,7 @@ def test_an_edit_is_checked_again_and_cannot_widen_the_grant(ctx, r42):
         }
     ]
     approved = replace(ctx, scenario=scenario, person_approved=frozenset({"c1"}))
-    assert codes(decide_after_people("s", edited, [], approved)) == [
+    assert codes(decide_after_people(batch_after_people("s", edited), [], approved)) == [
         ("unapproved_record", "tool:readspec")
     ]
     narrowed = [
@@ -197,7 +206,7 @@ def test_an_edit_is_checked_again_and_cannot_widen_the_grant(ctx, r42):
             "args": {"path": R42_LOG, "query": "UVM_ERROR", "limit": 2},
         }
     ]
-    assert decide_after_people("s", narrowed, [], approved).outcome == "execute"
+    assert decide_after_people(batch_after_people("s", narrowed), [], approved).outcome == "execute"
 
 
 def test_questions_are_admitted_within_their_budget(ctx):
@@ -207,12 +216,12 @@ def test_questions_are_admitted_within_their_budget(ctx):
     }
     decision = decide(question, ctx)
     assert (decision.outcome, decision.question) == ("ask", "Which seed failed first?")
-    spent = replace(ctx, questions_asked=ctx.scenario.budget.questions)
-    assert codes(decide(question, spent)) == [("question_budget_exhausted", "guard")]
+    asked = spent(ctx, questions_asked=ctx.scenario.budget.questions)
+    assert codes(decide(question, asked)) == [("question_budget_exhausted", "guard")]
 
 
 def test_stop_is_allowed_and_its_hypotheses_keep_the_refs_they_cite(ctx):
-    with_refs = replace(ctx, evidence_refs=frozenset({"E1", "E2"}))
+    with_refs = spent(ctx, evidence_refs=frozenset({"E1", "E2"}))
     decision = decide(stop(hypotheses=[{"statement": "clk_en late", "refs": ["E1"]}]), with_refs)
     assert (decision.outcome, decision.status, decision.refusals) == ("stop", "stopped", ())
     assert decision.hypotheses == ({"statement": "clk_en late", "refs": ["E1"]},)
@@ -220,8 +229,11 @@ def test_stop_is_allowed_and_its_hypotheses_keep_the_refs_they_cite(ctx):
 
 def test_refused_choices_beyond_the_limit_end_the_run(ctx, r42):
     limited = r42.model_copy(update={"budget": Budget(steps=8, refusals=2)})
-    assert decide("junk", replace(ctx, scenario=limited, refused_choices=1)).outcome == "refused"
-    decision = decide("junk", replace(ctx, scenario=limited, refused_choices=2))
+    assert (
+        decide("junk", spent(replace(ctx, scenario=limited), refused_choices=1)).outcome
+        == "refused"
+    )
+    decision = decide("junk", spent(replace(ctx, scenario=limited), refused_choices=2))
     assert (decision.outcome, decision.status) == ("end", "refusal_limit")
     assert codes(decision) == [("malformed_action", "guard")]
 
@@ -265,7 +277,7 @@ def test_the_decision_is_recorded_in_the_shape_state_has_always_held(ctx, r42):
         "args",
         "records",
     ]
-    ended = recorded_decision(decide(search(), replace(ctx, turn=99)), 99, 1, "s")
+    ended = recorded_decision(decide(search(), spent(ctx, turn=99)), 99, 1, "s")
     assert (ended["outcome"], ended["status"], ended["calls"]) == (
         "end",
         "step_budget_exhausted",

@@ -7,6 +7,7 @@ from dataclasses import replace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from guards.budget import Spent
 from guards.decide import GuardContext, decide
 from guards.decision import Approved, refusals_of
 from guards.refusals import RefusalCode
@@ -107,11 +108,13 @@ documents = (
 contexts = st.builds(
     lambda turn, late, evidence, refused: GuardContext(
         scenario=SCENARIO,
-        turn=turn,
         now=1000.0 + late,
-        deadline_at=1120.0,
-        evidence_refs=frozenset(f"E{n}" for n in range(1, evidence + 1)),
-        refused_choices=refused,
+        spent=Spent(
+            turn=turn,
+            deadline_at=1120.0,
+            evidence_refs=frozenset(f"E{n}" for n in range(1, evidence + 1)),
+            refused_choices=refused,
+        ),
     ),
     st.integers(1, 9),
     st.floats(0, 130),
@@ -135,8 +138,8 @@ def test_nothing_outside_the_grant_is_ever_approved(document, ctx):
     if not isinstance(decision, Approved):
         assert decision.outcome != "execute"
         return
-    assert ctx.turn <= SCENARIO.budget.steps and ctx.now < ctx.deadline_at
-    assert len(decision.calls) <= SCENARIO.budget.evidence - len(ctx.evidence_refs)
+    assert ctx.spent.turn <= SCENARIO.budget.steps and ctx.now < ctx.spent.deadline_at
+    assert len(decision.calls) <= SCENARIO.budget.evidence - len(ctx.spent.evidence_refs)
     for approved in decision.calls:
         spec = CATALOG[approved.name]
         assert spec.args_model.model_validate(approved.args).model_dump() == approved.args

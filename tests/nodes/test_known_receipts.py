@@ -7,8 +7,10 @@ from __future__ import annotations
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
+from guards.checks import parse_proposal
 from nodes.choosers import ScriptedChooser
 from nodes.context import WarrantContext
+from nodes.receipts import LedgerReceipts
 from nodes.record import receipts_asked, receipts_of_calls
 
 SCRIPT = [
@@ -56,3 +58,36 @@ def test_any_other_head_is_read_from_the_store():
     assert set(receipts_of_calls(store, "known-2", {**cursor, "head": "0" * 64}, ["c1"])) == {
         "c1"
     }  # read, and found, in the run's own store
+
+
+class CountingStore(InMemoryStore):
+    """A store that counts its batches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches = 0
+
+    def batch(self, ops):  # type: ignore[no-untyped-def]
+        self.batches += 1
+        return super().batch(ops)
+
+
+def test_the_guard_asks_about_a_proposal_in_one_store_batch_at_its_first_question():
+    store, cursor = finished_run("known-3")
+    counting = CountingStore()
+    for namespace in [("warrant", "runs", "known-3", kind) for kind in ("calls", "signatures")]:
+        for item in store.search(namespace, limit=100):
+            counting.put(namespace, item.key, item.value)
+    counting.batches = 0
+    elsewhere = {**cursor, "head": "0" * 64}  # not this process's head: read from the store
+    again = {
+        **SCRIPT[0],
+        "tool_calls": [*SCRIPT[0]["tool_calls"], {**SCRIPT[0]["tool_calls"][0], "id": "c2"}],
+    }
+    proposal = parse_proposal(again, "triage")
+    receipts = LedgerReceipts(counting, "known-3", elsewhere, proposal)
+    assert counting.batches == 0  # nothing asked, nothing read
+    [signature] = set(proposal.signatures())
+    assert receipts.signature_of("c1") == signature and receipts.signature_of("c2") is None
+    assert receipts.has_signature(signature)
+    assert counting.batches == 1

@@ -5,6 +5,7 @@ reaches no later request (a canary); a proposed note is saved only as a person d
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
 from graph.runs.interactions import pending_of, resume_command
-from guards.decide import GuardContext, Refs, decide
+from guards.budget import Refs, Spent
+from guards.decide import GuardContext, decide
 from guards.recall import RECALL
 from nodes import memory
 from scenario.registry import load_scenario
@@ -70,11 +72,16 @@ def saved(store: InMemoryStore, text: str, signature: str = "", at: float = 1.0)
 # The guard: recall is a control tool, decided by its own rules.
 
 
-def context(scenario_dir: Path, *, memory_on: bool = True, **extra: Any) -> GuardContext:
+def context(
+    scenario_dir: Path,
+    *,
+    memory_on: bool = True,
+    evidence_refs: Collection[str] = frozenset(),
+    **extra: Any,
+) -> GuardContext:
     manifest = with_memory(scenario_dir) if memory_on else write_manifest(scenario_dir)
-    return GuardContext(
-        scenario=load_scenario(manifest), turn=1, now=0.0, deadline_at=100.0, **extra
-    )
+    spent = Spent(turn=1, deadline_at=100.0, evidence_refs=evidence_refs)
+    return GuardContext(scenario=load_scenario(manifest), now=0.0, spent=spent, **extra)
 
 
 def test_recall_needs_memory_goes_alone_and_is_never_repeated(scenario_dir):
