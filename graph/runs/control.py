@@ -20,6 +20,7 @@ from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
+from guards.finalize import ended_as
 from nodes.control import (
     MAX_TEXT,
     Correction,
@@ -88,8 +89,8 @@ def _check_running(graph: Graph, thread_id: str, db: str) -> None:
             ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
         )
     if handover_is_sealed(snapshot.values, thread_id):
-        status = snapshot.values["handover"].get("status")
+        ended = ended_as(snapshot.values["handover"])
         raise RunError(
             ErrorKind.CONFLICT,
-            f"run {thread_id!r} already ended ({status}): see `warrant show {thread_id}`",
+            f"run {thread_id!r} already ended ({ended}): see `warrant show {thread_id}`",
         )
