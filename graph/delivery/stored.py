@@ -12,7 +12,7 @@ from contract.errors import ErrorKind
 from graph.build import store_of
 from graph.delivery.artifacts import Artifact, Published, content, deliver, published
 from graph.delivery.shares import grant, revoke, shares_of
-from graph.runs.reading import RunError, config_of, has_run_values, outcome, reading_graph
+from graph.runs.reading import RunError, config_of, has_run_values, reading_graph, run_result
 from guards.provenance import Locality, may_leave, words_provenance
 from guards.sharing import Share, read_refusal
 
@@ -39,7 +39,7 @@ def ensure_published(db: str, thread: str, publisher: str | None = None) -> Publ
         store = store_of(graph)
         if (found := published(store, thread)) is not None:
             return found
-        if (result := outcome(graph, config_of(thread))).ended:
+        if (result := run_result(graph, config_of(thread))).ended:
             deliver(store_of(graph), result, publisher)
         if (found := published(store, thread)) is not None:
             return found
@@ -101,7 +101,7 @@ def share_revision(
     if by != index.owner:
         raise Refused(f"only the run's owner ({index.owner}) may share its revisions; you are {by}")
     with reading_graph(db) as graph:
-        cursor = outcome(graph, config_of(thread)).values.get("cursor") or {}
+        cursor = run_result(graph, config_of(thread)).values.get("cursor") or {}
     provenance = words_provenance(cursor.get("local_read", ()))
     if not may_leave(provenance, reader):
         raise Refused(

@@ -18,7 +18,7 @@ from graph.build import store_of
 from graph.governed import Graph
 from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
-from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
+from graph.runs.reading import RunError, RunResult, config_of, has_run, reading_graph, run_result
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
 from guards.finalize import ended_as
 from nodes.control import (
@@ -39,7 +39,7 @@ class Stopped:
     None when another process is advancing it (it stops there, at its next safe point)."""
 
     thread: str
-    outcome: Outcome | None
+    outcome: RunResult | None
 
 
 def stop_run(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -> Stopped:
@@ -58,7 +58,7 @@ def stop_run(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -
                 advance(graph, withdrawn, config, thread_id, on_event)
             elif not handover_is_sealed(snapshot.values, thread_id):
                 carry_on(graph, config, thread_id, on_event)
-            return Stopped(thread_id, outcome(graph, config))
+            return Stopped(thread_id, run_result(graph, config))
     except RunError as exc:
         if exc.kind is ErrorKind.BUSY:
             return Stopped(thread_id, None)
