@@ -1,4 +1,5 @@
-"""The run's vocabulary: refusal codes, who owns a refusal, a run's status, a decision's outcome.
+"""The run's vocabulary: refusal codes, who owns a refusal, how a run ended (and the status it
+projects to), a decision's outcome.
 
 Every module that emits or compares one of these uses the enum, never the string: a code is
 decided in one place (the README's "who rejects what" table names the function), and
@@ -68,7 +69,9 @@ def tool_owner(name: str) -> str:
 
 
 class Status(StrEnum):
-    """A run's status in its handover (DESIGN §6), and the ends a run can reach."""
+    """A run's `status` in its `--json` handover: DESIGN §6's public contract, kept for it. People
+    read the `Ending`; an ended run's status is `status_of(its ending)`. Nodes still ask for an
+    end in this vocabulary (the state's `status`), and `awaiting_human` is no ending at all."""
 
     STOPPED = "stopped"
     STEP_BUDGET_EXHAUSTED = "step_budget_exhausted"
@@ -83,8 +86,9 @@ class Status(StrEnum):
 
 
 class Ending(StrEnum):
-    """How a run ended (`guards.finalize`), beside its `Status`: a chooser's own end told from a
-    person's stop, a deadline from the manifest's hard end."""
+    """How a run ended (`guards.finalize`): the one vocabulary people read (`ended: completed`).
+    It tells a chooser's own end from a person's stop, a deadline from the manifest's hard end;
+    the handover's `status` is its projection (`status_of`)."""
 
     COMPLETED = "completed"
     """The chooser ended the investigation itself."""
@@ -99,6 +103,25 @@ class Ending(StrEnum):
     REFUSED = "refused"
     """Too many proposals in a row were refused."""
     TAMPERED = "tampered"
+
+
+_STATUS_OF = {
+    Ending.COMPLETED: Status.STOPPED,
+    Ending.STOPPED: Status.STOPPED,
+    Ending.BUDGET: Status.STEP_BUDGET_EXHAUSTED,
+    Ending.DEADLINE: Status.DEADLINE_PASSED,
+    Ending.EXPIRED: Status.DEADLINE_PASSED,
+    Ending.MODEL_FAILED: Status.MODEL_FAILED,
+    Ending.CAPABILITY_GAP: Status.CAPABILITY_GAP,
+    Ending.REFUSED: Status.REFUSAL_LIMIT,
+    Ending.TAMPERED: Status.STATE_TAMPERED,
+}
+
+
+def status_of(ending: Ending) -> Status:
+    """The handover's `status` (DESIGN §6) for a run that ended so: the one projection of an
+    ending, coarser than it (a chooser's end and a person's stop are both `stopped`)."""
+    return _STATUS_OF[ending]
 
 
 class Outcome(StrEnum):

@@ -20,7 +20,7 @@ from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
 from graph.persistence.savers import Storage, StorageUnavailable, open_saver
-from graph.runs.reading import outcome
+from graph.runs.reading import run_result
 from nodes.context import WarrantContext
 
 
@@ -53,7 +53,7 @@ def main() -> None:
                 )
             # The handover, with its evidence read back from the store (the state holds only
             # refs); a run waiting for a person gives the handover so far and what is `pending`.
-            handover = outcome(graph, config).handover
+            handover = run_result(graph, config).handover
     except StorageUnavailable as exc:
         sys.exit(f"error: {exc}")
     print(f"thread: {args.thread}")

@@ -4,11 +4,12 @@ decision, not every local optional failure).
 Nodes ask for an end — the guard when the chooser stops, a budget or the deadline is spent or too
 many proposals were refused; the model node when the model keeps failing; a person's stop — and
 write the `Status` they ask for. The handover node calls `finalize` once, with what the run
-recorded, and publishes what it returns: the status (DESIGN §6's vocabulary), the `ending` (this
-module's, which tells a chooser's own end from a person's stop and a deadline from the manifest's
-hard end), and the reasons behind it. A call that failed — a tool error, an unreadable member, an
-MCP server down — was recorded on its receipt and the run went on: it is a reason listed beside
-the ending, never the ending itself.
+recorded, and publishes what it returns: the `ending` (the vocabulary people read: it tells a
+chooser's own end from a person's stop and a deadline from the manifest's hard end), the status
+it projects to (`contract.codes.status_of`: DESIGN §6's key, kept for `--json`), and the reasons
+behind it. A call that failed — a tool error, an unreadable member, an MCP server down — was
+recorded on its receipt and the run went on: it is a reason listed beside the ending, never the
+ending itself.
 """
 
 from __future__ import annotations
@@ -17,16 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from contract.codes import Ending, RefusalCode, Status
-
-_ENDINGS = {
-    Status.STEP_BUDGET_EXHAUSTED: Ending.BUDGET,
-    Status.DEADLINE_PASSED: Ending.DEADLINE,
-    Status.REFUSAL_LIMIT: Ending.REFUSED,
-    Status.MODEL_FAILED: Ending.MODEL_FAILED,
-    Status.CAPABILITY_GAP: Ending.CAPABILITY_GAP,
-    Status.STATE_TAMPERED: Ending.TAMPERED,
-}
+from contract.codes import Ending, RefusalCode, Status, status_of
 
 
 @dataclass(frozen=True)
@@ -47,16 +39,19 @@ class EndFacts:
 
 @dataclass(frozen=True)
 class Final:
-    status: Status
     ending: Ending
     reasons: tuple[str, ...]
+
+    @property
+    def status(self) -> Status:
+        """The handover's `status`: the ending's projection, never decided apart from it."""
+        return status_of(self.ending)
 
 
 def finalize(facts: EndFacts) -> Final:
     """The run's terminal state and the reasons behind it."""
-    status = Status.STATE_TAMPERED if facts.tampered else _asked(facts.asked)
-    ending = _ending(status, facts)
-    return Final(status, ending, (_why(ending, facts), *_beside(facts.evidence)))
+    ending = Ending.TAMPERED if facts.tampered else _ending(_asked(facts.asked), facts)
+    return Final(ending, (_why(ending, facts), *_beside(facts.evidence)))
 
 
 def _asked(asked: str | None) -> Status:
@@ -66,12 +61,28 @@ def _asked(asked: str | None) -> Status:
         return Status.STOPPED
 
 
-def _ending(status: Status, facts: EndFacts) -> Ending:
-    if status is Status.STOPPED:
+def _ending(asked: Status, facts: EndFacts) -> Ending:
+    """The ending a node's asked-for status means: what the run recorded tells the endings that
+    share a status apart (a person's stop, the manifest's hard end)."""
+    if asked is Status.STOPPED:
         return Ending.STOPPED if facts.stopped_by else Ending.COMPLETED
-    if status is Status.DEADLINE_PASSED and facts.hard_end_passed:
-        return Ending.EXPIRED
-    return _ENDINGS.get(status, Ending.COMPLETED)
+    if asked is Status.DEADLINE_PASSED:
+        return Ending.EXPIRED if facts.hard_end_passed else Ending.DEADLINE
+    meant = [ending for ending in Ending if status_of(ending) is asked]
+    return meant[0] if meant else Ending.COMPLETED
+
+
+def ended_as(handover: Mapping[str, Any]) -> str:
+    """How a run ended, as people read it — `completed`, `stopped by human:ana`, `budget`, … —
+    from the handover's `ending`; its `status` only where it has none (`awaiting_human`, a run
+    not yet ended, or a handover written before endings)."""
+    ending = handover.get("ending")
+    if not ending:
+        return str(handover.get("status", ""))
+    stop = handover.get("stopped_by")
+    if ending == Ending.STOPPED and stop:
+        return f"{Ending.STOPPED.value} by {stop.get('by', 'a person')}"
+    return str(ending)
 
 
 def _why(ending: Ending, facts: EndFacts) -> str:

@@ -33,8 +33,9 @@ PAGE = 5000
 100 a page, recall over 10,000 notes took 2 s, `bench/memory_recall.py`)."""
 
 
-class MemoryError(ValueError):
-    """A memory operation that cannot be done; the message says why, in one line."""
+class NoteError(ValueError):
+    """A note operation that cannot be done (a bad name, id or text, no such note, a forgotten
+    one); the message says why, in one line. Not the builtin `MemoryError`, which it once shadowed."""
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Scope:
     def __post_init__(self) -> None:
         for label, value in (("project", self.project), ("user", self.user)):
             if not NAME.fullmatch(value):
-                raise MemoryError(
+                raise NoteError(
                     f"{label} {value[:40]!r} is not a name (letters, digits, . @ + - _)"
                 )
 
@@ -287,10 +288,10 @@ def _erase_versions(store: BaseStore, scope: Scope, note_id: str) -> None:
 
 def _found(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
     if not NOTE_ID.fullmatch(note_id):
-        raise MemoryError(f"{note_id[:40]!r} is not a note id (m- and 8 hex digits)")
+        raise NoteError(f"{note_id[:40]!r} is not a note id (m- and 8 hex digits)")
     item = store.get(scope.notes(), note_id)
     if item is None:
-        raise MemoryError(
+        raise NoteError(
             f"no note {note_id} in project {scope.project}"
             + (f" for {scope.user}" if scope.user != ANYONE else "")
         )
@@ -300,7 +301,7 @@ def _found(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
 def _live(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
     note = _found(store, scope, note_id)
     if note["state"] == "forgotten":
-        raise MemoryError(
+        raise NoteError(
             f"note {note_id} was forgotten (version {note['version']}); it cannot be changed again"
         )
     return note
@@ -309,11 +310,11 @@ def _live(store: BaseStore, scope: Scope, note_id: str) -> dict[str, Any]:
 def _checked(text: str) -> str:
     text = text.strip()
     if not text:
-        raise MemoryError("a note needs text")
+        raise NoteError("a note needs text")
     if len(text) > MAX_NOTE_CHARS:
-        raise MemoryError(f"a note holds at most {MAX_NOTE_CHARS} characters")
+        raise NoteError(f"a note holds at most {MAX_NOTE_CHARS} characters")
     if "\x00" in text:
-        raise MemoryError("a note cannot contain a NUL character")
+        raise NoteError("a note cannot contain a NUL character")
     return text
 
 

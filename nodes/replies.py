@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from langgraph.store.base import BaseStore
 
-from contract.codes import ANSWER, EventKind, InteractionKind, Outcome
+from contract.codes import ANSWER, EventKind, InteractionKind, Outcome, Owner
 from contract.shapes import Interaction
 from contract.state import WarrantState
 from guards.decide import batch_after_people, decide_after_people
@@ -18,7 +18,7 @@ from guards.human import apply_decisions
 from guards.parking import unparked_deadline
 from nodes.context import event
 from nodes.evidence import answer_item
-from nodes.guard import GUARD, context_for, parsed_for, record
+from nodes.guard import context_for, parsed_for, record
 from nodes.record import cursor_of, with_body_ref
 from nodes.remember import remembered
 
@@ -88,7 +88,12 @@ def _unparked(state: WarrantState, pending: list[Interaction], at: float) -> dic
     deadline_at = unparked_deadline(state["deadline_at"], asked_at, at, state["grant"]["budget"])
     parked_s = round(max(0.0, at - asked_at), 3)
     moved = event(
-        EventKind.UNPARKED, state["turn"], GUARD, at, parked_s=parked_s, deadline_at=deadline_at
+        EventKind.UNPARKED,
+        state["turn"],
+        Owner.GUARD,
+        at,
+        parked_s=parked_s,
+        deadline_at=deadline_at,
     )
     return {
         "deadline_at": deadline_at,

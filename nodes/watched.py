@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from guards.finalize import ended_as
+
 MAX_TEXT = 240
 MAX_ITEMS = 12
 MAX_MESSAGE_CHARS = 6000
@@ -75,7 +77,7 @@ def handover_message(report: Mapping[str, Any]) -> dict[str, Any]:
     """The handover as the agent's message: its status, statement, evidence (one line each),
     statements marked as the chooser's, unknowns; bounded."""
     lines = [
-        f"Status: {report.get('status')} ({report.get('ending', '')}) after {report.get('turns', 0)} turn(s).",
+        f"{'Ended' if report.get('ending') else 'Status'}: {ended_as(report)} after {report.get('turns', 0)} turn(s).",
         str(report.get("statement", "")),
         "",
         "Evidence:",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from graph.build import compile_graph
 from graph.persistence.savers import open_saver
-from graph.runs.reading import config_of, outcome
+from graph.runs.reading import config_of, run_result
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -37,7 +37,7 @@ def test_the_embedded_example_prints_the_handover_its_run_stored(tmp_path):
     db = str(tmp_path / "runs.sqlite")
     shown = example("embedded.py", "--db", db, "--thread", "embedded-1", cwd=tmp_path)
     with open_saver(db) as storage:
-        handover = outcome(compile_graph(*storage), config_of("embedded-1")).handover
+        handover = run_result(compile_graph(*storage), config_of("embedded-1")).handover
     assert handover["status"] == "stopped" and handover["pending"] == []
     assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
     assert shown == printed(handover, "embedded-1")

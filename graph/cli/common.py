@@ -27,7 +27,7 @@ from graph.persistence.locations import (
 from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
-    from graph.runs.reading import Outcome
+    from graph.runs.reading import RunResult
 
 
 app = typer.Typer(
@@ -168,7 +168,7 @@ class ReadingBar:
             self.bar = self.task = None
 
 
-def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
+def finish(outcome: RunResult, json_output: bool, waiting_code: int = 3) -> None:
     """Print the handover; a run waiting for a person prints the handover so far and exits 3."""
     from graph.present.render import handover_markdown
 
@@ -181,7 +181,7 @@ def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
         raise typer.Exit(waiting_code)
 
 
-def stored_outcome(thread_id: str, db: str | None) -> Outcome:
+def stored_result(thread_id: str, db: str | None) -> RunResult:
     from graph.runs.reading import RunError, stored_run
 
     try:
@@ -205,7 +205,7 @@ def check_record_path(path: Path) -> None:
         raise ValueError(f"--record {path}: the folder {path.parent} does not exist")
 
 
-def record_cassette(path: Path | None, result: Outcome) -> None:
+def record_cassette(path: Path | None, result: RunResult) -> None:
     """Every model attempt of the run so far (its children's with their lanes), as a cassette:
     after a resume too, so a run that waited for a person is recorded whole."""
     from nodes.choosers.cassette import write_cassette
@@ -234,7 +234,7 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     from graph.runs.reading import RunError, reading_graph
     from nodes.continuation import revision_thread
 
-    values = stored_outcome(thread_id, db).values
+    values = stored_result(thread_id, db).values
     report = values.get("report") or thread_id
     try:
         with reading_graph(chosen_db(db)) as graph:

@@ -126,7 +126,7 @@ def share(
 ) -> None:
     """Grant one reader one revision of a run's report: the web app then serves its artifacts to
     them, and to nobody else but its owner (another revision stays refused). --revoke withdraws it."""
-    from graph.delivery.stored import Refused, revoke_share, share_revision
+    from graph.delivery.stored import AccessRefused, revoke_share, share_revision
     from graph.runs.reading import RunError
 
     thread = revision_of(thread_id, revision, db) if revision else thread_id
@@ -136,7 +136,7 @@ def share(
             withdrawn = revoke_share(chosen_db(db), thread, reader, by)
         except RunError as exc:
             failed(exc)
-        except Refused as exc:
+        except AccessRefused as exc:
             fail(ErrorKind.CONFLICT, exc.reason)
         if not withdrawn:
             fail(
@@ -149,7 +149,7 @@ def share(
         granted = share_revision(chosen_db(db), thread, reader, by, time.time(), reader_locality)
     except RunError as exc:
         failed(exc)
-    except Refused as exc:
+    except AccessRefused as exc:
         fail(ErrorKind.CONFLICT, exc.reason)
     if json_output:
         print_json(granted.__dict__)

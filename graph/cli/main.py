@@ -45,7 +45,7 @@ from graph.cli.common import (
     record_cassette,
     revision_of,
     stderr,
-    stored_outcome,
+    stored_result,
     where_runs_are_kept,
 )
 from graph.present.escaping import escaped
@@ -54,7 +54,7 @@ from lab import builtin_manifests
 
 if TYPE_CHECKING:
     from graph.runs.lanes import Lane
-    from graph.runs.reading import Outcome
+    from graph.runs.reading import RunResult
 
 
 @app.command()
@@ -155,7 +155,7 @@ def show(
 
     if revision is not None:
         thread_id = revision_of(thread_id, revision, db)
-    result = stored_outcome(thread_id, db)
+    result = stored_result(thread_id, db)
     if "handover" not in result.values and not result.pending:
         fail(
             ErrorKind.NOT_FOUND,
@@ -179,7 +179,7 @@ def show(
         sys.stdout.write("\n".join(map(escaped, lines)) + "\n")
 
 
-def shown_json(result: Outcome, db: str, late: list[dict[str, Any]]) -> dict[str, Any]:
+def shown_json(result: RunResult, db: str, late: list[dict[str, Any]]) -> dict[str, Any]:
     """The handover for `show --json`: its `pending` lists every interaction open for a person,
     the questions the run asked without waiting (no interrupt holds them) with the rest."""
     from graph.people.waiting import open_questions
@@ -207,7 +207,7 @@ def events(
     from graph.runs.lanes import laned
     from graph.runs.reading import RunError, lanes_of
 
-    values = stored_outcome(thread_id, db).values
+    values = stored_result(thread_id, db).values
     try:
         lanes = lanes_of(chosen_db(db), thread_id)
     except RunError as exc:

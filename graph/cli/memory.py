@@ -201,7 +201,7 @@ def _apply(
         )
         with open_saver(chosen_db(db)) as storage:
             return operation(storage.store, scope)
-    except memory.MemoryError as exc:
+    except memory.NoteError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except StorageUnavailable as exc:
         fail(ErrorKind.UNREACHABLE, str(exc))

@@ -32,6 +32,7 @@ from graph.cli.web import serve_web
 from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
+from guards.finalize import ended_as
 
 
 def register(app: typer.Typer) -> None:
@@ -128,7 +129,7 @@ def resume(
             if saved is not None:  # an open question: the run adopts the answer at its next turn
                 typer.echo(saved_line(thread_id, chosen_db(db), interaction))
                 return
-        if reply is not None and (ended := finished_status(thread_id, chosen_db(db))):
+        if reply is not None and (ended := finished_as(thread_id, chosen_db(db))):
             fail(
                 ErrorKind.REPLY_REFUSED,
                 not_recorded(thread_id, chosen_db(db), ended, answer is not None),
@@ -150,35 +151,35 @@ def resume(
     finish(result, json_output)
 
 
-def finished_status(thread_id: str, db: str) -> str | None:
-    """The status of a run that has ended (its handover written, nothing pending), else None: a
-    reply to it is taken in by no turn of its own."""
+def finished_as(thread_id: str, db: str) -> str | None:
+    """How a run that has ended (its handover written, nothing pending) ended, else None: a reply
+    to it is taken in by no turn of its own."""
     from graph.runs.reading import stored_run
 
     result = stored_run(db, thread_id)
     if "handover" not in result.values or result.pending:
         return None
-    return str(result.values["handover"].get("status", "ended"))
+    return ended_as(result.values["handover"]) or "ended"
 
 
 def saved_line(thread_id: str, db: str, interaction: str) -> str:
     """What became of an answer saved for an open question: the run takes it in, or, once it
     has ended, only a continuation does (a late answer)."""
     saved = f"reply saved for {escaped(interaction)}"
-    if (ended := finished_status(thread_id, db)) is None:
+    if (ended := finished_as(thread_id, db)) is None:
         return f"{saved}; the run takes it in at its next turn"
     thread = escaped(thread_id)
     return f"{saved}, but run {thread!r} has finished ({ended}): no turn of it will take it in; `warrant continue {thread}` starts a run that does"
 
 
-def not_recorded(thread_id: str, db: str, status: str, answering: bool) -> str:
+def not_recorded(thread_id: str, db: str, ended: str, answering: bool) -> str:
     """One line for a reply to a run that has ended: nothing was recorded, and how an answer to
     a question it left open can still be kept for a continuation."""
     from graph.people.waiting import open_questions
 
     thread = escaped(thread_id)
     line = (
-        f"run {thread!r} has finished ({status}): nothing waits for a reply and it was not recorded"
+        f"run {thread!r} has finished ({ended}): nothing waits for a reply and it was not recorded"
     )
     left = open_questions(db, thread_id) if answering else []
     if left:

@@ -22,11 +22,11 @@ from graph.cli.common import (
     failed,
     print_json,
     stderr,
-    stored_outcome,
+    stored_result,
 )
 
 if TYPE_CHECKING:
-    from graph.runs.reading import Outcome
+    from graph.runs.reading import RunResult
 
 
 def register(app: typer.Typer) -> None:
@@ -56,7 +56,7 @@ def trace(
         span_specs,
     )
 
-    outcome = stored_outcome(thread_id, db)
+    outcome = stored_result(thread_id, db)
     ledger = _ledger(thread_id, db, outcome.values)
     flows = evidence_flow(outcome.handover, ledger)
     loss = first_loss(flows)
@@ -93,7 +93,7 @@ def trace(
             console.print(reminder_line(request), markup=False)
 
 
-def export_if_configured(outcome: Outcome, db: str) -> None:
+def export_if_configured(outcome: RunResult, db: str) -> None:
     """After a run: its spans to the OTLP endpoint, when one is configured; a failure is said on
     stderr in one line and changes nothing about the run. (An in-memory run's children are gone
     with the command, so its trace has the main lane only.)"""

@@ -27,7 +27,7 @@ from graph.delivery.figures import FigureError, figure_svg
 from graph.delivery.html import ShownFigure, handover_page, shown_figure
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
-from graph.runs.reading import Outcome
+from graph.runs.reading import RunResult
 from nodes.record import space
 
 ARTIFACTS = "artifacts"
@@ -102,7 +102,7 @@ def publish(store: BaseStore, thread: str, handover: Mapping[str, Any], owner: s
     return index
 
 
-def deliver(store: BaseStore, result: Outcome, publisher: str | None = None) -> None:
+def deliver(store: BaseStore, result: RunResult, publisher: str | None = None) -> None:
     """Publish an ended run's artifacts (`runner.OnEnd`: once, by whoever sees it end first),
     owned by who started it when served, else by `publisher` (this process's user by default)."""
     owner = result.values.get("started_by") or publisher or os_user()

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from graph.present.anchors import citation_anchors, line_anchors, shown_anchors
 from graph.present.morning import morning_html
+from guards.finalize import ended_as
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -49,13 +50,15 @@ def shown_figure(ref: str, name: str, svg: str | None, error: str | None) -> Sho
     return ShownFigure(ref, name, uri, error)
 
 
-def _anchors(handover: Mapping[str, Any]) -> dict[str, Any]:
-    """What the templates link with (`graph/present/anchors.py`): each cited ref's target, and
-    each item's line anchors, one per excerpt line."""
+def _beside(handover: Mapping[str, Any]) -> dict[str, Any]:
+    """What the templates show with the handover: what they link with (`graph/present/anchors.py`:
+    each cited ref's target, each item's line anchors, one per excerpt line), the morning reports,
+    and how the run ended as people read it (`guards.finalize.ended_as`)."""
     return {
         "targets": citation_anchors(handover),
         "anchors": {item["ref"]: line_anchors(item) for item in handover.get("evidence") or ()},
         "mornings": mornings(handover),
+        "ended": ended_as(handover),
     }
 
 
@@ -80,10 +83,10 @@ def mornings(handover: Mapping[str, Any]) -> list[tuple[str, Markup]]:
 def handover_body(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> Markup:
     """The handover's `<article>`, for a page of the web app."""
     template = templates().get_template("handover_body.html")
-    return Markup(template.render(h=handover, figures=figures, **_anchors(handover)))
+    return Markup(template.render(h=handover, figures=figures, **_beside(handover)))
 
 
 def handover_page(handover: Mapping[str, Any], figures: Sequence[ShownFigure] = ()) -> str:
     """The handover as a self-contained HTML document (the `.html` artifact)."""
     template = templates().get_template("handover_page.html")
-    return template.render(h=handover, figures=figures, **_anchors(handover))
+    return template.render(h=handover, figures=figures, **_beside(handover))

@@ -12,13 +12,13 @@ from contract.errors import ErrorKind
 from graph.build import store_of
 from graph.delivery.artifacts import Artifact, Published, content, deliver, published
 from graph.delivery.shares import grant, revoke, shares_of
-from graph.runs.reading import RunError, config_of, has_run_values, outcome, reading_graph
+from graph.runs.reading import RunError, config_of, has_run_values, reading_graph, run_result
 from guards.provenance import Locality, may_leave, words_provenance
 from guards.sharing import Share, read_refusal
 
 
-class Refused(Exception):
-    """A reader who may not open a revision, and why."""
+class AccessRefused(Exception):
+    """A reader who may not open a revision, or a person who may not share or withdraw one, and why."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -39,7 +39,7 @@ def ensure_published(db: str, thread: str, publisher: str | None = None) -> Publ
         store = store_of(graph)
         if (found := published(store, thread)) is not None:
             return found
-        if (result := outcome(graph, config_of(thread))).ended:
+        if (result := run_result(graph, config_of(thread))).ended:
             deliver(store_of(graph), result, publisher)
         if (found := published(store, thread)) is not None:
             return found
@@ -52,13 +52,13 @@ def ensure_published(db: str, thread: str, publisher: str | None = None) -> Publ
 
 
 def opened(db: str, thread: str, name: str, reader: str) -> tuple[Artifact, bytes]:
-    """Artifact `name` of run `thread` for `reader`: `Refused` unless they may read it."""
+    """Artifact `name` of run `thread` for `reader`: `AccessRefused` unless they may read it."""
     index = ensure_published(db, thread)
     with delivery_store(db) as store:
         if reason := read_refusal(
             reader, index.owner, thread, index.report, index.revision, shares_of(store, reader)
         ):
-            raise Refused(reason)
+            raise AccessRefused(reason)
         artifact = index.named(name)
         if artifact is None or artifact.sha256 is None:
             raise RunError(
@@ -86,7 +86,9 @@ def revoke_share(db: str, thread: str, to: str, by: str) -> bool:
     """The grant of run `thread` to `to` withdrawn; only its owner may. False: there was none."""
     index = ensure_published(db, thread, by)
     if by != index.owner:
-        raise Refused(f"only the run's owner ({index.owner}) may withdraw a grant; you are {by}")
+        raise AccessRefused(
+            f"only the run's owner ({index.owner}) may withdraw a grant; you are {by}"
+        )
     with delivery_store(db) as store:
         return revoke(store, thread, to)
 
@@ -99,12 +101,14 @@ def share_revision(
     side (`reader`: where the owner says they are)."""
     index = ensure_published(db, thread, by)
     if by != index.owner:
-        raise Refused(f"only the run's owner ({index.owner}) may share its revisions; you are {by}")
+        raise AccessRefused(
+            f"only the run's owner ({index.owner}) may share its revisions; you are {by}"
+        )
     with reading_graph(db) as graph:
-        cursor = outcome(graph, config_of(thread)).values.get("cursor") or {}
+        cursor = run_result(graph, config_of(thread)).values.get("cursor") or {}
     provenance = words_provenance(cursor.get("local_read", ()))
     if not may_leave(provenance, reader):
-        raise Refused(
+        raise AccessRefused(
             f"revision {index.revision} of report {index.report} quotes records approved for this"
             f" machine only ({', '.join(sorted(provenance.local))}, share = local): share it"
             " with --reader-locality local only if the reader is on this machine's side"

@@ -18,7 +18,7 @@ from typing import Any
 
 from contract.codes import Status
 from graph.delivery.artifacts import deliver
-from graph.runs.reading import Outcome, RunError
+from graph.runs.reading import RunError, RunResult
 from graph.runs.requests import RunRequest
 from graph.runs.runner import OnEvent, start
 from guards.provenance import Locality, item_provenance, may_leave
@@ -59,7 +59,7 @@ class SessionRun:
         self._lock = threading.Lock()
         self._asking: ChooserView | None = None
         self._over = False
-        self._ended: Outcome | None = None
+        self._ended: RunResult | None = None
         self._failed: str | None = None
         self._calls = 0
         context = WarrantContext(choosers={MCP_CLIENT: self._chooser})

@@ -11,7 +11,7 @@ from graph.build import saver_of, store_of
 from graph.persistence.retention import thread_ids
 from graph.present.ledger_lines import interaction_summary
 from graph.runs.interactions import InteractionError
-from graph.runs.reading import RunError, config_of, outcome, reading_graph
+from graph.runs.reading import RunError, config_of, reading_graph, run_result
 from graph.runs.runner import Reply
 from guards.refusals import Refusal
 from nodes.continuation import NotContinuable, carried
@@ -77,7 +77,7 @@ def waiting(db: str, at: float) -> list[dict[str, Any]]:
     rows = []
     with reading_graph(db) as graph:
         for thread_id in thread_ids(saver_of(graph)):
-            result = outcome(graph, config_of(thread_id))
+            result = run_result(graph, config_of(thread_id))
             unanswered = _unanswered(store_of(graph), thread_id, result.values)
             for interaction in [*result.pending, *unanswered]:
                 going_on = " (the run goes on)" if interaction.get("blocking") is False else ""

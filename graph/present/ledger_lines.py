@@ -94,7 +94,8 @@ def ledger_line(event: Mapping[str, Any]) -> str:
     if kind == EventKind.HANDOVER:
         return f"{payload['evidence']} evidence item(s), {payload['refusals']} refusal(s)"
     if kind == EventKind.STOPPED:
-        return f"{payload['status']}" + (f" · {payload['text']}" if payload.get("text") else "")
+        ended = payload.get("ending") or payload["status"]  # the status alone: an event from before
+        return f"{ended}" + (f" · {payload['text']}" if payload.get("text") else "")
     return json.dumps(payload, ensure_ascii=False)[:160]
 
 

@@ -11,6 +11,7 @@ from graph.present.anchors import citation_anchors, line_anchors
 from graph.present.escaping import escaped
 from graph.present.ledger_lines import interaction_summary, ledger_line
 from guards.citations import FROM_MEMORY, base_ref
+from guards.finalize import ended_as
 
 FLAG_NOTES = {
     "instruction_like_text": "reads like an instruction; quoted as data, not followed",
@@ -24,8 +25,7 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
         f"# Handover: {handover['scenario']} ({handover['thread_id']})",
         "",
         f"**Goal:** {handover['goal']}",
-        f"**Status:** {handover['status']}{_spent(handover)}",
-        *_ending_lines(handover),
+        _ended_line(handover),
         *_stopped_line(handover.get("stopped_by")),
         *_revision_lines(handover),
         "",
@@ -50,12 +50,15 @@ def handover_markdown(handover: Mapping[str, Any]) -> str:
     return "\n".join(map(escaped, lines)) + "\n"
 
 
-def _ending_lines(handover: Mapping[str, Any]) -> list[str]:
-    """How the run ended and why (`guards.finalize`); absent from a handover written before."""
+def _ended_line(handover: Mapping[str, Any]) -> str:
+    """How the run ended (`guards.finalize`) and why, in one line; a handover with no ending (a
+    run waiting for a person, or whose state was tampered with) says its status instead."""
     if "ending" not in handover:
-        return []
+        return f"**Status:** {handover['status']}{_spent(handover)}"
     reasons = " ".join(handover.get("ending_reasons", []))
-    return [f"**Ended:** {handover['ending']}" + (f" — {reasons}" if reasons else "")]
+    return f"**Ended:** {ended_as(handover)}{_spent(handover)}" + (
+        f" — {reasons}" if reasons else ""
+    )
 
 
 def _stopped_line(stop: Mapping[str, Any] | None) -> list[str]:

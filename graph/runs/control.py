@@ -18,8 +18,9 @@ from graph.build import store_of
 from graph.governed import Graph
 from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
-from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
+from graph.runs.reading import RunError, RunResult, config_of, has_run, reading_graph, run_result
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
+from guards.finalize import ended_as
 from nodes.control import (
     MAX_TEXT,
     Correction,
@@ -38,7 +39,7 @@ class Stopped:
     None when another process is advancing it (it stops there, at its next safe point)."""
 
     thread: str
-    outcome: Outcome | None
+    outcome: RunResult | None
 
 
 def stop_run(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -> Stopped:
@@ -57,7 +58,7 @@ def stop_run(thread_id: str, db: str, request: StopRequest, on_event: OnEvent) -
                 advance(graph, withdrawn, config, thread_id, on_event)
             elif not handover_is_sealed(snapshot.values, thread_id):
                 carry_on(graph, config, thread_id, on_event)
-            return Stopped(thread_id, outcome(graph, config))
+            return Stopped(thread_id, run_result(graph, config))
     except RunError as exc:
         if exc.kind is ErrorKind.BUSY:
             return Stopped(thread_id, None)
@@ -88,8 +89,8 @@ def _check_running(graph: Graph, thread_id: str, db: str) -> None:
             ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"
         )
     if handover_is_sealed(snapshot.values, thread_id):
-        status = snapshot.values["handover"].get("status")
+        ended = ended_as(snapshot.values["handover"])
         raise RunError(
             ErrorKind.CONFLICT,
-            f"run {thread_id!r} already ended ({status}): see `warrant show {thread_id}`",
+            f"run {thread_id!r} already ended ({ended}): see `warrant show {thread_id}`",
         )

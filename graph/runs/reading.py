@@ -37,7 +37,7 @@ class RunError(WarrantError):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class RunResult:
     """Where a run stands after being advanced: its state and what waits for a person."""
 
     values: dict[str, Any]
@@ -92,7 +92,7 @@ def reading_graph(db: str) -> Iterator[Graph]:
         raise RunError(ErrorKind.UNREACHABLE, f"storage failed: {exc}") from None
 
 
-def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> Outcome:
+def run_result(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> RunResult:
     """Where the run stands: its state, with its record read back from the store; with
     `lane_calls`, its children's model attempts too (read only for a cassette: a child's record is
     read lane by lane)."""
@@ -101,7 +101,7 @@ def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> O
     values = with_reports(store_of(graph), materialized(store_of(graph), thread, snapshot.values))
     pending = [interaction for _, interaction in pending_of(snapshot)]
     children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
-    return Outcome(values, pending, thread, children)
+    return RunResult(values, pending, thread, children)
 
 
 def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -142,10 +142,10 @@ def config_of(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def stored_run(db: str, thread_id: str) -> Outcome:
+def stored_run(db: str, thread_id: str) -> RunResult:
     """Where a stored run stands; no run on that thread is a `RunError` (`ErrorKind.NOT_FOUND`)."""
     with reading_graph(db) as graph:
-        result = outcome(graph, config_of(thread_id))
+        result = run_result(graph, config_of(thread_id))
     if not has_run_values(result.values):
         raise RunError(
             ErrorKind.NOT_FOUND, f"no run with thread id {thread_id!r} in {shown_db(db)}"

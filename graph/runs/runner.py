@@ -26,7 +26,7 @@ from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out,
 from graph.present.tracing import langsmith_context
 from graph.runs.interactions import InteractionError, expiry_command, resume_command
 from graph.runs.lanes import child_lanes
-from graph.runs.reading import STORAGE_ERRORS, Outcome, RunError, config_of, has_run, outcome
+from graph.runs.reading import STORAGE_ERRORS, RunError, RunResult, config_of, has_run, run_result
 from graph.runs.requests import RunRequest
 from nodes.admit import request_digest
 from nodes.choosers import ChooserError
@@ -40,7 +40,7 @@ PROGRESS = "progress"
 """The type of what `OnEvent` is told of a family call's progress: never a ledger entry."""
 Reply = Callable[[str], dict[str, Any]]
 """Builds a reply body for an interaction of the given kind (`question` or `approval`)."""
-OnEnd = Callable[[BaseStore, Outcome], None]
+OnEnd = Callable[[BaseStore, RunResult], None]
 """Told a run's outcome, with the store that holds its record, when `start` or `resume` leaves it
 ended: the faces pass `graph.delivery.artifacts.deliver`, which publishes its artifacts."""
 
@@ -64,7 +64,7 @@ def start(
     lane_calls: bool = False,
     context: WarrantContext | None = None,
     on_end: OnEnd | None = None,
-) -> Outcome:
+) -> RunResult:
     """Run a new request to its end; a known message id continues or returns its run instead.
     `lane_calls`: the outcome holds the children's model attempts (`outcome`); `context`: the
     run's clock and embedded choosers (`WarrantContext`; the real clock by default); `on_end`:
@@ -87,7 +87,7 @@ def start(
             advance(graph, request.as_input(), config, request.thread_id, on_event, context)
         elif is_unfinished(snapshot):
             carry_on(graph, config, request.thread_id, on_event, context)
-        return told_end(graph, outcome(graph, config, lane_calls), on_end)
+        return told_end(graph, run_result(graph, config, lane_calls), on_end)
 
 
 def stored_digest(values: dict[str, Any]) -> str:
@@ -110,7 +110,7 @@ def resume(
     lane_calls: bool = False,
     context: WarrantContext | None = None,
     on_end: OnEnd | None = None,
-) -> Outcome:
+) -> RunResult:
     """Continue a run from its last checkpoint (completed calls never run again), delivering a
     person's reply to the named or the only pending interaction; without a reply, interactions
     past their reply time expire and the run goes on. `context`: the clock that says which have
@@ -134,10 +134,10 @@ def resume(
             carry_on(graph, config, thread_id, on_event, context)
         elif expired := expiry_command(snapshot, context.clock()):  # nobody replied in time
             advance(graph, expired, config, thread_id, on_event, context)
-        return told_end(graph, outcome(graph, config, lane_calls), on_end)
+        return told_end(graph, run_result(graph, config, lane_calls), on_end)
 
 
-def told_end(graph: Graph, result: Outcome, on_end: OnEnd | None) -> Outcome:
+def told_end(graph: Graph, result: RunResult, on_end: OnEnd | None) -> RunResult:
     """The run's outcome, told to `on_end` first if the run has ended."""
     if on_end is not None and result.ended:
         on_end(store_of(graph), result)

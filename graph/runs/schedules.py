@@ -33,6 +33,7 @@ from graph.build import store_of
 from graph.runs.reading import RunError, reading_graph
 from graph.runs.requests import RunRequest, pinned_request
 from graph.runs.runner import OnEnd, OnEvent, start
+from guards.finalize import ended_as
 from guards.schedule import ScheduleLink, changed_since_confirmed
 
 SCHEDULES = ("warrant", "schedules")
@@ -271,8 +272,8 @@ def _finish(
     """Run (or go on with) a started occurrence to its handover, and record that it finished."""
     request = request or occurrence_request(schedule, started["occurrence"])
     result = start(request, db, on_event, on_end=on_end)
-    status = result.values.get("status", "")
-    finished = started | {"outcome": "finished", "reason": f"the run ended {status}"}
+    ended = ended_as(result.values.get("handover") or {"status": result.values.get("status", "")})
+    finished = started | {"outcome": "finished", "reason": f"the run ended {ended}"}
     return _recorded(db, schedule, finished)
 
 

@@ -1,1 +1,1 @@
-"""The LangGraph server: its entry points, auth, replicas and the memory graph."""
+"""The LangGraph server: its graphs and savers (`graphs.py`), auth, replicas and the memory graph."""

@@ -23,8 +23,9 @@ from typing import Any, NoReturn
 from langgraph.store.base import BaseStore, Item
 from langgraph_sdk import Auth
 
-from contract.codes import Status
+from contract.codes import Ending
 from contract.text import storable_text
+from guards.finalize import ended_as
 from nodes.control import (
     CONTROL,
     MAX_TEXT,
@@ -77,7 +78,7 @@ async def stop_by_cancel(identity: str, thread_id: object) -> NoReturn:
         raise Refused(403, f"only the run's owner ({owner or 'unknown'}) may stop it")
     if "handover" in values:
         raise Refused(
-            409, f"the run on thread {thread} already ended ({values['handover'].get('status')})"
+            409, f"the run on thread {thread} already ended ({ended_as(values['handover'])})"
         )
     if await store.aget(space(thread, CONTROL), STOP) is None:
         request = StopRequest(by=identity, at=time.time(), reason=CANCELLED)
@@ -85,10 +86,10 @@ async def stop_by_cancel(identity: str, thread_id: object) -> NoReturn:
     if values.get("pending"):
         raise Refused(
             202,
-            f"stop recorded: the run is parked and ends {Status.STOPPED.value} when its"
+            f"stop recorded: the run is parked and ends {Ending.STOPPED.value} when its"
             f" interactions are resumed (a reply of {json.dumps(WITHDRAWN)} withdraws them)",
         )
-    raise Refused(202, f"stop recorded: the run ends {Status.STOPPED.value} at its next safe point")
+    raise Refused(202, f"stop recorded: the run ends {Ending.STOPPED.value} at its next safe point")
 
 
 async def numbered_correction(identity: str, thread: str, value: Auth.types.StorePut) -> None:

@@ -68,7 +68,7 @@ class MemoryState(MemoryInput, total=False):
 
 
 def operate(store: BaseStore, request: MemoryRequest, by: str, at: float) -> Any:
-    """One operation on the store (`nodes.memory`); raises `memory.MemoryError`."""
+    """One operation on the store (`nodes.memory`); raises `memory.NoteError`."""
     scope = memory.Scope(request.project, request.user)
     if request.op == "save":
         return memory.save(store, scope, request.text, by, at, request.signature)
@@ -139,7 +139,7 @@ def memory_node(state: MemoryState, runtime: Runtime[WarrantContext]) -> MemoryS
             return {"error": refused}
         by = user.identity if user else request.by
         result = operate(runtime.store, request, by, now(runtime))
-    except memory.MemoryError as exc:
+    except memory.NoteError as exc:
         return {"error": str(exc)}
     return {"result": result}
 

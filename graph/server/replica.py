@@ -32,9 +32,9 @@ _GRAPH = Path(__file__).resolve().parent
 
 def served_config() -> dict[str, Any]:
     """What `langgraph.json` names, with paths from this installation: the graphs, the
-    checkpointer and store (`graph/server/entry.py`), the auth handlers (`graph/server/auth.py`)
+    checkpointer and store (`graph/server/graphs.py`), the auth handlers (`graph/server/auth.py`)
     and the HTTP routes turned off."""
-    server, auth = _GRAPH / "entry.py", _GRAPH / "auth.py"
+    server, auth = _GRAPH / "graphs.py", _GRAPH / "auth.py"
     return {
         "graphs": {
             "triage": f"{server}:graph",

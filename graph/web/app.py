@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from contract.errors import WarrantError
 from graph.delivery.artifacts import MEDIA_TYPES, deliver
 from graph.delivery.html import handover_body
-from graph.delivery.stored import Refused, opened
+from graph.delivery.stored import AccessRefused, opened
 from graph.people.waiting import save_answer, waiting
 from graph.runs.interactions import InteractionError, reply_from_options
 from graph.runs.reading import RunError
@@ -119,7 +119,7 @@ def web_app(db: str, gate: Gate, clock: Callable[[], float] = time.time) -> Star
             item, data = await run_in_threadpool(
                 opened, db, thread, name, request.state.person.name
             )
-        except Refused as exc:
+        except AccessRefused as exc:
             return refused(exc.reason, 403)
         except RunError as exc:
             return refused(str(exc), 404)

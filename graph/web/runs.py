@@ -15,7 +15,7 @@ from graph.delivery.shares import shares_of
 from graph.governed import as_state
 from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
-from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
+from graph.runs.reading import RunResult, config_of, has_run_values, reading_graph, run_result
 from nodes.handover import build_handover, trusted_view
 from nodes.integrity import TAMPERED
 from nodes.record import EVIDENCE, cursor_of, new_events, sealed_or_not
@@ -91,7 +91,7 @@ def run_page(db: str, thread: str, publisher: str) -> RunPage | None:
     """The run's page: its handover (so far), its events, what waits, its artifacts (published
     now, owned by `publisher` unless the run was served, if it has ended and they were not)."""
     with reading_graph(db) as graph:
-        if (result := outcome(graph, config_of(thread))).ended:
+        if (result := run_result(graph, config_of(thread))).ended:
             deliver(store_of(graph), result, publisher)
         if not has_run_values(result.values):
             return None
@@ -103,7 +103,7 @@ def run_page(db: str, thread: str, publisher: str) -> RunPage | None:
     return RunPage(thread, handover, state, events, result.pending, index, figures)
 
 
-def so_far(result: Outcome) -> dict[str, Any]:
+def so_far(result: RunResult) -> dict[str, Any]:
     """The handover a running run would have now, from what it wrote itself."""
     own = sealed_or_not(result.values.get("evidence", []), result.thread, EVIDENCE)[0]
     shown = trusted_view(as_state(result.values), result.thread, result.admitted)

@@ -24,8 +24,8 @@ from scenario.files import open_regular
 Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
-class RecordedCall(StrictModel):
-    """One cassette line: a recorded attempt (other recorded fields, such as the turn, are kept
+class CassetteLine(StrictModel):
+    """One cassette line: a recorded model attempt (other recorded fields, such as the turn, are kept
     in the file but not needed to replay it)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -42,7 +42,7 @@ class RecordedCall(StrictModel):
     reply: Reply
 
     @model_validator(mode="after")
-    def _content_or_error(self) -> RecordedCall:
+    def _content_or_error(self) -> CassetteLine:
         if self.reply.content is None and self.reply.error is None:
             raise ValueError("a reply needs content or an error")
         return self
@@ -65,9 +65,9 @@ def write_cassette(
     )
 
 
-def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
+def read_cassette(path: Path, up_to: int | None = None) -> list[CassetteLine]:
     """The recorded attempts, one per non-blank line (the first `up_to` of them), each checked."""
-    found: list[RecordedCall] = []
+    found: list[CassetteLine] = []
     try:
         with open_regular(path) as raw, io.TextIOWrapper(raw, encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
@@ -82,9 +82,9 @@ def read_cassette(path: Path, up_to: int | None = None) -> list[RecordedCall]:
     return found
 
 
-def _recorded(path: Path, number: int, line: str) -> RecordedCall:
+def _recorded(path: Path, number: int, line: str) -> CassetteLine:
     try:
-        recorded = RecordedCall.model_validate_json(line)
+        recorded = CassetteLine.model_validate_json(line)
     except ValidationError as exc:
         detail = describe_validation_error(exc)
         if '"replay_key"' not in line:
@@ -112,7 +112,7 @@ def replay(
     line answers another attempt of the recorded run, so retrying could only replay a reply to a
     different question."""
     try:
-        recorded = [call for call in read_cassette(cassette) if call.lane == lane]
+        recorded = [line for line in read_cassette(cassette) if line.lane == lane]
     except CassetteError as exc:
         return Reply(None, error=str(exc), retryable=False)
     if len(recorded) <= attempt:

@@ -90,7 +90,7 @@ def assert_refused_and_clean(values: dict[str, Any]) -> None:
     assert [r["code"] for r in handover["refusals"]].count("state_tampered") == 1
     assert SECRET not in json.dumps(values)
     shown = handover_markdown(handover)  # what `warrant show` prints, whatever the run kept
-    assert "**Status:** state_tampered" in shown and SECRET not in shown
+    assert "**Ended:** tampered" in shown and SECRET not in shown
     assert all("FORGED" not in json.dumps(item) for item in handover["evidence"])
 
 

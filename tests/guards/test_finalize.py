@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from contract.codes import Ending, Status
-from guards.finalize import EndFacts, finalize
+from contract.codes import Ending, Status, status_of
+from guards.finalize import EndFacts, ended_as, finalize
 
 
 def facts(asked: str | None, **given: Any) -> EndFacts:
@@ -63,3 +63,23 @@ def test_failed_calls_are_reasons_beside_the_ending_never_the_ending():
 def test_a_status_no_node_writes_is_not_taken_as_an_ending():
     final = finalize(facts("awaiting_humans_forever", stop_text="x"))
     assert final.status is Status.STOPPED and final.ending is Ending.COMPLETED
+
+
+def test_every_ending_projects_to_one_contract_status_and_each_end_status_is_reached():
+    """`status` (DESIGN §6) is the ending's projection: every ending has one, and every status an
+    ended run can carry is some ending's (`awaiting_human` is no ending)."""
+    projected = {status_of(ending) for ending in Ending}
+    assert projected == set(Status) - {Status.AWAITING_HUMAN}
+
+
+@pytest.mark.parametrize(
+    ("handover", "said"),
+    [
+        ({"status": "stopped", "ending": "completed"}, "completed"),
+        ({"status": "stopped", "ending": "stopped", "stopped_by": {"by": "human:ana"}}, "stopped by human:ana"),
+        ({"status": "step_budget_exhausted", "ending": "budget"}, "budget"),
+        ({"status": "awaiting_human"}, "awaiting_human"),
+    ],
+)  # fmt: skip
+def test_people_read_the_ending_and_who_stopped_the_run(handover, said):
+    assert ended_as(handover) == said

@@ -15,7 +15,7 @@ from langgraph.store.memory import InMemoryStore
 
 from graph.persistence.savers import open_saver
 from nodes import memory
-from nodes.memory import MemoryError, Scope
+from nodes.memory import NoteError, Scope
 from tests.cli_process import warrant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def test_a_forgotten_note_is_never_recalled_and_cannot_come_back():
     memory.forget(store, LAB, note["id"], "alice", 30.0)
     assert memory.recall(store, [LAB], "clk_en late") == [] and memory.notes(store, LAB) == []
     assert all(r["text"] is None for r in memory.history(store, LAB, note["id"]))
-    with pytest.raises(MemoryError, match="was forgotten"):
+    with pytest.raises(NoteError, match="was forgotten"):
         memory.correct(store, LAB, note["id"], "it was fine after all", "mallory", 40.0)
     assert memory.forget(store, LAB, note["id"], "alice", 50.0)["version"] == 2  # once
 
@@ -63,7 +63,7 @@ def test_a_forgotten_note_is_never_recalled_and_cannot_come_back():
     ],
 )
 def test_bad_memory_input_is_one_clear_error(call, message):
-    with pytest.raises(MemoryError, match=message):
+    with pytest.raises(NoteError, match=message):
         call(InMemoryStore())
 
 
@@ -94,7 +94,7 @@ def test_forget_is_durable_across_a_crash_on_postgresql(postgres_url):
     with open_saver(postgres_url) as storage:  # a new process's view of what was committed
         store = storage.store
         assert memory.recall(store, [LAB], "RST_CHK") == [] and memory.notes(store, LAB) == []
-        with pytest.raises(MemoryError, match="was forgotten"):  # a later change cannot undo it
+        with pytest.raises(NoteError, match="was forgotten"):  # a later change cannot undo it
             memory.correct(store, LAB, note["id"], "revived", "mallory", 40.0)
         receipts = memory.history(store, LAB, note["id"])  # finishes the erasure
         assert [r["op"] for r in receipts] == ["save", "correct", "forget"]

@@ -1,5 +1,5 @@
 """The retention hooks the LangGraph server asks of a checkpointer (`aprune`, `adelete_for_runs`),
-on the server's own savers (graph/server/entry.py) over a SQLite file and a PostgreSQL database,
+on the server's own savers (graph/server/graphs.py) over a SQLite file and a PostgreSQL database,
 and the command line's `prune` through the same code: what stays is exactly what the rows written
 say should (each namespace's latest checkpoint, found from the parent links, with its writes and
 the blobs it names), the store's record of every run is never touched, and a pruned run still reads
@@ -152,11 +152,11 @@ def outcome(state: dict[str, Any]) -> tuple[Any, ...]:
 
 @pytest.fixture
 def server_saver(db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The server's checkpointer on `db` (graph/server/entry.py, as `langgraph dev` opens it),
+    """The server's checkpointer on `db` (graph/server/graphs.py, as `langgraph dev` opens it),
     with a function that runs one of its coroutines."""
     monkeypatch.setenv("WARRANT_DB", db)
     monkeypatch.delenv("LANGGRAPH_RUNTIME_EDITION", raising=False)
-    from graph.server.entry import checkpointer
+    from graph.server.graphs import checkpointer
 
     def call_hook(name: str, *args: Any, **kwargs: Any) -> None:
         async def hook() -> None:

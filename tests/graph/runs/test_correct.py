@@ -65,7 +65,7 @@ def test_a_correction_for_an_ended_or_unknown_run_or_an_empty_one_is_refused(tmp
     db = str(tmp_path / "w.sqlite")
     assert warrant("run", "R42", "--db", db, "--thread", "done", "-q", cwd=tmp_path).returncode == 0
     ended = warrant("correct", "done", SEED, "--db", db, cwd=tmp_path)
-    assert ended.returncode == 2 and "already ended (stopped)" in ended.stderr
+    assert ended.returncode == 2 and "already ended (completed)" in ended.stderr
     missing = warrant("correct", "nope", SEED, "--db", db, cwd=tmp_path)
     assert missing.returncode != 0 and "no run with thread id 'nope'" in missing.stderr
     empty = warrant("correct", "done", "  ", "--db", db, cwd=tmp_path)

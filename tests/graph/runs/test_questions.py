@@ -253,7 +253,7 @@ def test_an_answer_to_a_finished_run_says_no_turn_takes_it_in(tmp_path, action_f
     unnamed = warrant("resume", "fr", "--answer", "seed 7", "--db", db, cwd=tmp_path)
     assert unnamed.returncode == 2 and unnamed.stdout == ""
     hint = f"to keep an answer for `warrant continue fr`, name the open question with --interaction ({question})"
-    refused = "run 'fr' has finished (stopped): nothing waits for a reply and it was not recorded"
+    refused = "run 'fr' has finished (completed): nothing waits for a reply and it was not recorded"
     assert unnamed.stderr.splitlines() == [f"error: {refused}; {hint}"]
     assert pending_of_show("fr", db, tmp_path) == [(question, "question")]  # nothing recorded
     approving = warrant("resume", "fr", "--approve", "--db", db, cwd=tmp_path)
@@ -263,6 +263,6 @@ def test_an_answer_to_a_finished_run_says_no_turn_takes_it_in(tmp_path, action_f
         "resume", "fr", "--interaction", question, "--answer", "seed 7", "--db", db, cwd=tmp_path
     )
     assert late.returncode == 0, late.stderr  # a late answer is kept, for `warrant continue`
-    said = f"reply saved for {question}, but run 'fr' has finished (stopped): no turn of it will take it in; `warrant continue fr` starts a run that does"
+    said = f"reply saved for {question}, but run 'fr' has finished (completed): no turn of it will take it in; `warrant continue fr` starts a run that does"
     assert late.stdout.splitlines() == [said]
     assert pending_of_show("fr", db, tmp_path) == []

@@ -51,7 +51,7 @@ def test_an_ended_or_unknown_run_cannot_be_stopped(tmp_path):
     ended = warrant("stop", "done", "--db", db, cwd=tmp_path)
     assert ended.returncode == 2
     assert ended.stderr.strip() == (
-        "error: run 'done' already ended (stopped): see `warrant show done`"
+        "error: run 'done' already ended (completed): see `warrant show done`"
     )
     assert (
         json.loads(warrant("show", "done", "--db", db, "--json", cwd=tmp_path).stdout).get(

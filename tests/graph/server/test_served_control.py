@@ -73,7 +73,7 @@ def test_runs_cancel_is_the_owners_stop_taken_after_the_call_in_flight(paused):
     assert alice.threads.get(thread)["status"] == "idle"  # not busy, not waiting
     assert alice.runs.get(thread, run_id)["status"] == "success"
     status, detail = refusal(lambda: alice.runs.cancel(thread, run_id))
-    assert status == 409 and "already ended (stopped)" in detail
+    assert status == 409 and "already ended (stopped by alice)" in detail
 
 
 def test_a_correction_is_signed_by_its_giver_and_taken_at_the_next_turn(paused):

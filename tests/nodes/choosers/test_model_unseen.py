@@ -3,7 +3,7 @@
 driven through the real transport. Whatever it sends, the run ends in a contract status, every
 refusal is typed, nothing outside the grant is read, and every request the server saw is a
 recorded attempt. A question it asks leaves the run waiting for a person: a governed end too,
-read as a caller reads it (`graph.runs.reading.outcome`: status `awaiting_human`, the pending question)."""
+read as a caller reads it (`graph.runs.reading.run_result`: status `awaiting_human`, the pending question)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from contract.codes import RefusalCode, Status
 from graph.build import compile_graph
-from graph.runs.reading import Outcome, config_of, outcome
+from graph.runs.reading import RunResult, config_of, run_result
 from nodes.context import WarrantContext
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC
@@ -104,7 +104,7 @@ REPLY = st.one_of(
 )
 
 
-def run_governed(server: FakeOpenAI) -> Outcome:
+def run_governed(server: FakeOpenAI) -> RunResult:
     """R42 on the model route, to its end or to a person it waits for: where it stands, as the
     runner reports it to a caller (the handover, or the handover so far and what is pending)."""
     graph, config = compile_graph(InMemorySaver()), config_of("t1")
@@ -115,10 +115,10 @@ def run_governed(server: FakeOpenAI) -> Outcome:
             durability="sync",
             context=WarrantContext(),
         )
-    return outcome(graph, config)
+    return run_result(graph, config)
 
 
-def assert_governed(server: FakeOpenAI, result: Outcome) -> None:
+def assert_governed(server: FakeOpenAI, result: RunResult) -> None:
     handover = result.handover
     assert handover["status"] in {status.value for status in Status}
     assert (handover["status"] == Status.AWAITING_HUMAN) == bool(result.pending)

@@ -1,4 +1,4 @@
-"""Entry points for `langgraph dev` / the LangGraph server (see `langgraph.json`).
+"""The graphs, checkpointer and store `langgraph dev` / the LangGraph server load (`langgraph.json`).
 
 `graph` is compiled without a checkpointer: the server supplies persistence, and refuses a graph that
 carries its own. `checkpointer` is the server's store, named in `langgraph.json`: PostgreSQL when
