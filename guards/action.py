@@ -20,9 +20,10 @@ from pydantic import (
     model_validator,
 )
 
+from contract.codes import Owner
 from contract.strict import StrictModel
 from contract.text import describe_validation_error, one_line
-from guards.refusals import GUARD, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from tools.storable import unkept
 
 MAX_DOCUMENT_CHARS = 64 * 1024
@@ -277,7 +278,7 @@ def _encodable(text: str) -> bool:
 
 
 def _malformed(detail: str) -> Refusal:
-    return Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)
+    return Refusal(RefusalCode.MALFORMED_ACTION, Owner.GUARD, detail)
 
 
 def proposal_summary(raw: object) -> str:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple, cast
 
 from pydantic import ValidationError
 
+from contract.codes import Owner
 from contract.errors import RecordRefusal
 from contract.text import describe_validation_error
 from guards.action import ActionDocument, ToolCall, parse_action
@@ -24,7 +25,7 @@ from guards.hooks import CallView, Hook, RunView, frozen, pre_call_block
 from guards.provenance import local_egress
 from guards.recall import RECALL, RecallArgs, query_key, recall_args
 from guards.receipts import Receipts
-from guards.refusals import GUARD, Refusal, RefusalCode, tool_owner
+from guards.refusals import Refusal, RefusalCode, tool_owner
 from scenario.registry import Family, Record, Scenario
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
@@ -141,7 +142,7 @@ class Checking:
     records: dict[str, str] = field(default_factory=dict)
     family: Family | None = None
 
-    def refused(self, code: RefusalCode, detail: str, owner: str = GUARD) -> Refusal:
+    def refused(self, code: RefusalCode, detail: str, owner: str = Owner.GUARD) -> Refusal:
         return Refusal(code, owner, detail, self.call.model_dump())
 
     def approved(self) -> ApprovedCall:
@@ -301,7 +302,7 @@ def reused_id(call: ToolCall, signature: str, seen: Receipts) -> Refusal | None:
     if earlier is None or earlier == signature:
         return None
     detail = f"call id {call.id!r} was already used for another call"
-    return Refusal(RefusalCode.DUPLICATE_CALL_ID, GUARD, detail, call.model_dump())
+    return Refusal(RefusalCode.DUPLICATE_CALL_ID, Owner.GUARD, detail, call.model_dump())
 
 
 def check_recall(
@@ -317,5 +318,5 @@ def check_recall(
         return reused
     if recalled(key):
         detail = f"recall of {args.query[:80]!r} was already made in this run"
-        return Refusal(RefusalCode.REPEATED_REQUEST, GUARD, detail, call.model_dump())
+        return Refusal(RefusalCode.REPEATED_REQUEST, Owner.GUARD, detail, call.model_dump())
     return args

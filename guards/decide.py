@@ -35,7 +35,7 @@ from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from contract.codes import Status
+from contract.codes import Owner, Status
 from guards.action import (
     ActionDocument,
     AskUserMessage,
@@ -72,7 +72,7 @@ from guards.delegation import Room, delegation_refusals
 from guards.hooks import Hook
 from guards.recall import NO_MEMORY, RECALL, query_key
 from guards.receipts import NO_RECEIPTS, Receipts, Seen
-from guards.refusals import GUARD, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from scenario.registry import Scenario
 from tools.args import ToolArgs
 from tools.catalog import ToolSpec, tools_of
@@ -138,17 +138,21 @@ def _decide_message(document: ActionDocument, ctx: GuardContext) -> Decision:
     if isinstance(message, AskUserMessage):
         if _questions_left(ctx) <= 0:
             detail = f"the question budget of {ctx.scenario.budget.questions} is spent"
-            return _refused(ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, GUARD, detail)])
+            return _refused(
+                ctx, [Refusal(RefusalCode.QUESTION_BUDGET_EXHAUSTED, Owner.GUARD, detail)]
+            )
         return Ask(message.question, message.blocking)
     if not isinstance(message, StopMessage):  # the document's schema admits no other message
-        return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, "no message to decide")])
+        return _refused(
+            ctx, [Refusal(RefusalCode.MALFORMED_ACTION, Owner.GUARD, "no message to decide")]
+        )
     refusals: tuple[Refusal, ...] = ()
     if missing := unresolved_refs(message.hypotheses, ctx.spent.evidence_refs):
         detail = (
             f"hypotheses cite evidence that does not exist: {', '.join(missing)}; "
             "the statements are kept with those citations marked unresolved"
         )
-        refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail),)
+        refusals = (Refusal(RefusalCode.UNKNOWN_REFERENCE, Owner.GUARD, detail),)
     hypotheses = tuple(bound_citations(message.hypotheses, ctx.spent.evidence_refs))
     return Stop(message, hypotheses, refusals)
 
@@ -165,10 +169,12 @@ def _decide_delegation(message: DelegateMessage, ctx: GuardContext) -> Decision:
 def _decide_remember(message: RememberMessage, ctx: GuardContext) -> Decision:
     """A note for memory waits for a person; it may cite only refs the run has."""
     if ctx.scenario.memory is None:
-        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"remember: {NO_MEMORY}")])
+        return _refused(
+            ctx, [Refusal(RefusalCode.UNKNOWN_TOOL, Owner.GUARD, f"remember: {NO_MEMORY}")]
+        )
     if missing := sorted({ref for ref in message.refs if ref not in ctx.spent.evidence_refs}):
         detail = f"the note cites refs that do not exist: {', '.join(missing)}"
-        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, GUARD, detail)])
+        return _refused(ctx, [Refusal(RefusalCode.UNKNOWN_REFERENCE, Owner.GUARD, detail)])
     note = {"text": message.text, "signature": message.signature, "refs": list(message.refs)}
     return Remember(note)
 
@@ -179,13 +185,15 @@ def _decide_recall(calls: list[ToolCall], ctx: GuardContext) -> Decision:
         return _refused(
             ctx,
             [
-                Refusal(RefusalCode.UNKNOWN_TOOL, GUARD, f"recall: {NO_MEMORY}", call.model_dump())
+                Refusal(
+                    RefusalCode.UNKNOWN_TOOL, Owner.GUARD, f"recall: {NO_MEMORY}", call.model_dump()
+                )
                 for call in calls
             ],
         )
     if any(call.name != RECALL for call in calls):
         detail = "recall is a control tool: propose it in a batch of its own, without reads"
-        return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, GUARD, detail)])
+        return _refused(ctx, [Refusal(RefusalCode.MALFORMED_ACTION, Owner.GUARD, detail)])
     seen = Seen(ctx.receipts)
     asked: set[str] = set()
     recalls, refusals = [], []
@@ -243,7 +251,9 @@ def _decide_calls(
         return _refused(
             ctx,
             [
-                Refusal(RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, GUARD, detail, call.model_dump())
+                Refusal(
+                    RefusalCode.EVIDENCE_BUDGET_EXHAUSTED, Owner.GUARD, detail, call.model_dump()
+                )
                 for call in document.tool_calls or ()
             ],
         )
@@ -305,4 +315,4 @@ def _refused(ctx: GuardContext, refusals: list[Refusal]) -> End | Refused:
 
 
 def _end(status: Status, code: RefusalCode, detail: str) -> End:
-    return End(status, (Refusal(code, GUARD, detail),))
+    return End(status, (Refusal(code, Owner.GUARD, detail),))

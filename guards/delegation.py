@@ -15,8 +15,9 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contract.codes import Owner
 from guards.action import DelegateMessage, DelegateTask
-from guards.refusals import GUARD, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from scenario.manifest import Budget
 from scenario.registry import Scenario
 
@@ -44,10 +45,10 @@ def delegation_refusals(
             f"this run is at depth {depth}; scenario {scenario.id} allows delegation"
             f" {limits.depth} level(s) deep"
         )
-        return [Refusal(RefusalCode.DELEGATION_TOO_DEEP, GUARD, detail)]
+        return [Refusal(RefusalCode.DELEGATION_TOO_DEEP, Owner.GUARD, detail)]
     if len(message.tasks) > limits.max:
         detail = f"{len(message.tasks)} tasks; scenario {scenario.id} allows {limits.max} at once"
-        return [Refusal(RefusalCode.TOO_MANY_CHILDREN, GUARD, detail)]
+        return [Refusal(RefusalCode.TOO_MANY_CHILDREN, Owner.GUARD, detail)]
     refusals = [
         refusal for task in message.tasks if (refusal := _task_refusal(task, scenario, delegated))
     ]
@@ -60,11 +61,14 @@ def _task_refusal(
     offending = task.model_dump()
     if task.id in delegated:
         detail = f"task id {task.id!r} was already delegated in this run"
-        return Refusal(RefusalCode.DUPLICATE_TASK_ID, GUARD, detail, offending)
+        return Refusal(RefusalCode.DUPLICATE_TASK_ID, Owner.GUARD, detail, offending)
     outside = [record for record in task.records if record not in scenario.records]
     if outside:
         return Refusal(
-            RefusalCode.UNAPPROVED_RECORD, GUARD, _outside(task, outside[0], scenario), offending
+            RefusalCode.UNAPPROVED_RECORD,
+            Owner.GUARD,
+            _outside(task, outside[0], scenario),
+            offending,
         )
     return None
 
@@ -93,7 +97,7 @@ def _carving_refusals(tasks: Sequence[DelegateTask], room: Room) -> list[Refusal
         f"the tasks ask for {asked[name]} {name}, {max(left[name], 0)} left to carve"
         for name in over
     )
-    return [Refusal(RefusalCode.CHILD_BUDGET_EXCEEDED, GUARD, detail)]
+    return [Refusal(RefusalCode.CHILD_BUDGET_EXCEEDED, Owner.GUARD, detail)]
 
 
 def child_scenario(scenario: Scenario, task: DelegateTask) -> Scenario:

@@ -19,12 +19,12 @@ from pydantic import (
     model_validator,
 )
 
-from contract.codes import InteractionKind
+from contract.codes import InteractionKind, Owner
 from contract.strict import StrictModel
 from contract.text import USER_NAME, describe_validation_error, one_line
 from guards.action import EvidenceRef, storable_problem
 from guards.inbox_schema import from_decisions
-from guards.refusals import HUMAN, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 
 Responder = Annotated[str, StringConstraints(pattern=f"^{USER_NAME.pattern}$")]
 """Who answers: a user name (letters, digits, `_.@+-`)."""
@@ -68,7 +68,9 @@ def check_reply(
     own interrupt (`nodes.human`); None when nothing but the reply can say what it answers (a
     saved answer)."""
     if problem := storable_problem(reply):
-        return Refusal(RefusalCode.MALFORMED_REPLY, HUMAN, problem.replace("document", "reply"))
+        return Refusal(
+            RefusalCode.MALFORMED_REPLY, Owner.HUMAN, problem.replace("document", "reply")
+        )
     reply = bound_by_interrupt(interaction, reply, pending)
     if isinstance(reply, Refusal):
         return reply
@@ -78,13 +80,13 @@ def check_reply(
         detail = (
             f"the reply names interaction {one_line(repr(named), 80)}, not the pending {expected}"
         )
-        return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
+        return Refusal(RefusalCode.INTERACTION_MISMATCH, Owner.HUMAN, detail)
     if (
         isinstance(reply, dict) and "decisions" in reply
     ):  # Agent Inbox's shape (`guards.inbox_schema`)
         converted = from_decisions(interaction, reply)
         if isinstance(converted, str):
-            return Refusal(RefusalCode.MALFORMED_REPLY, HUMAN, converted)
+            return Refusal(RefusalCode.MALFORMED_REPLY, Owner.HUMAN, converted)
         reply = converted
     model = QuestionReply if interaction["kind"] == InteractionKind.QUESTION else ApprovalReply
     try:
@@ -95,7 +97,7 @@ def check_reply(
     except ValidationError as exc:
         return Refusal(
             RefusalCode.MALFORMED_REPLY,
-            HUMAN,
+            Owner.HUMAN,
             f"not a {interaction['kind']} reply: {describe_validation_error(exc)}",
         )
 
@@ -121,7 +123,7 @@ def bound_by_interrupt(
         f"the reply names no interaction and {len(pending)} are pending ({', '.join(pending)}):"
         ' add "interaction_id" beside its decisions to say which one it answers'
     )
-    return Refusal(RefusalCode.INTERACTION_MISMATCH, HUMAN, detail)
+    return Refusal(RefusalCode.INTERACTION_MISMATCH, Owner.HUMAN, detail)
 
 
 def apply_decisions(
@@ -143,11 +145,11 @@ def apply_decisions(
             continue
         if decision.get("expired"):
             detail = "not run: nobody decided within the interaction's reply time"
-            rejections.append(Refusal(RefusalCode.INTERACTION_EXPIRED, HUMAN, detail, call))
+            rejections.append(Refusal(RefusalCode.INTERACTION_EXPIRED, Owner.HUMAN, detail, call))
             continue
         if decision["decision"] == "reject":
             rejections.append(
-                Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected this call", call)
+                Refusal(RefusalCode.REJECTED, Owner.HUMAN, "a person rejected this call", call)
             )
             continue
         if decision["decision"] == "edit":
@@ -164,7 +166,7 @@ def _refused_with(calls: list[dict[str, Any]], rejections: list[Refusal]) -> lis
     also when a person approved it."""
     rejected = ", ".join(str((refusal.call or {}).get("id")) for refusal in rejections)
     detail = f"not run: a person rejected {rejected} of the same batch, which refuses the batch"
-    return [Refusal(RefusalCode.REJECTED, HUMAN, detail, call) for call in calls]
+    return [Refusal(RefusalCode.REJECTED, Owner.HUMAN, detail, call) for call in calls]
 
 
 def approver_refusal(interaction: Mapping[str, Any], responder: str | None) -> Refusal | None:
@@ -175,4 +177,4 @@ def approver_refusal(interaction: Mapping[str, Any], responder: str | None) -> R
         return None
     who = f"{one_line(responder, 100)!r}" if responder else "an unnamed person"
     detail = f"{who} may not decide this call; the scenario names {', '.join(approvers)}"
-    return Refusal(RefusalCode.NOT_AN_APPROVER, HUMAN, detail)
+    return Refusal(RefusalCode.NOT_AN_APPROVER, Owner.HUMAN, detail)

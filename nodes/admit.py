@@ -12,13 +12,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from contract.codes import EventKind
+from contract.codes import EventKind, Owner
 from contract.shapes import EntryRecord
 from contract.state import WarrantState
 from guards.action import shape_problem
 from guards.hooks import scenario_hooks
 from guards.parking import admitted_deadline
-from guards.refusals import RUNTIME, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from guards.route_admission import admitting, identity_digest, route_refusal
 from guards.schedule import ScheduleLink, changed_since_confirmed, link_of
 from lab import LAB_DIR, builtin_manifests
@@ -290,7 +290,7 @@ def admitted_event(
         event(
             EventKind.ADMITTED,
             0,
-            RUNTIME,
+            Owner.RUNTIME,
             at,
             scenario=grant["id"],
             manifest=grant["manifest"],
@@ -341,8 +341,8 @@ def refused_input(admitted: dict[str, Any], state: WarrantState, at: float) -> d
         **({"schedule": first.get("schedule")} if "schedule" in state else {}),
     }
     detail = "this thread already has a run; a new run needs a new thread"
-    refusal = Refusal(RefusalCode.THREAD_IN_USE, RUNTIME, detail).to_dict()
-    refused = event(EventKind.REFUSED, state.get("turn", 0), RUNTIME, at, **refusal)
+    refusal = Refusal(RefusalCode.THREAD_IN_USE, Owner.RUNTIME, detail).to_dict()
+    refused = event(EventKind.REFUSED, state.get("turn", 0), Owner.RUNTIME, at, **refusal)
     return {
         **restored,  # message_id too when it was None: the new input's own is not kept
         "events": [refused],

@@ -19,7 +19,7 @@ from typing import Any, assert_never
 
 from langgraph.store.base import BaseStore
 
-from contract.codes import EventKind, Outcome, Status
+from contract.codes import EventKind, Outcome, Owner, Status
 from contract.shapes import Event, RecordedCall
 from contract.state import WarrantState
 from guards.action import proposal_summary
@@ -50,8 +50,6 @@ from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.recall import recall_update
 from nodes.receipts import LedgerReceipts
 from nodes.record import cursor_of
-
-GUARD = "guard"
 
 
 def guard(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:
@@ -191,7 +189,7 @@ def record(decision: Decision, state: WarrantState, scope: str, at: float) -> di
     if as_recorded["status"]:
         update["status"] = as_recorded["status"]
     refused = [
-        event(EventKind.REFUSED, turn, GUARD, at, **refusal.to_dict()) for refusal in refusals
+        event(EventKind.REFUSED, turn, Owner.GUARD, at, **refusal.to_dict()) for refusal in refusals
     ]
     return update | added.update | {"events": [*refused, *added.events]}
 
@@ -203,7 +201,7 @@ def _approved(calls: list[RecordedCall], turn: int, at: float) -> _Added:
         event(
             EventKind.APPROVED,
             turn,
-            GUARD,
+            Owner.GUARD,
             at,
             call={key: value for key, value in call.items() if key != "sources"},
         )
@@ -213,7 +211,7 @@ def _approved(calls: list[RecordedCall], turn: int, at: float) -> _Added:
         event(
             EventKind.EXECUTING,
             turn,
-            GUARD,
+            Owner.GUARD,
             at,
             call_id=call["id"],
             ref=call["ref"],
@@ -227,7 +225,9 @@ def _approved(calls: list[RecordedCall], turn: int, at: float) -> _Added:
 def _delegated(tasks: list[dict[str, Any]], state: WarrantState, at: float) -> _Added:
     """Child investigations started: their task ids are used, one `delegated` event each."""
     delegated = [*state.get("delegated", ()), *(task["id"] for task in tasks)]
-    events = [event(EventKind.DELEGATED, state["turn"], GUARD, at, task=task) for task in tasks]
+    events = [
+        event(EventKind.DELEGATED, state["turn"], Owner.GUARD, at, task=task) for task in tasks
+    ]
     return _Added({"delegated": delegated}, events)
 
 
@@ -244,7 +244,7 @@ def _question(decision: Ask, state: WarrantState, scope: str, at: float) -> _Add
             "open_questions": [*state.get("open_questions", ()), *interactions],
             **_one_more_question(state),
         },
-        [event(EventKind.ASKED, turn, GUARD, at, interaction=i) for i in interactions],
+        [event(EventKind.ASKED, turn, Owner.GUARD, at, interaction=i) for i in interactions],
     )
 
 
@@ -262,7 +262,7 @@ def _waiting(
         return _Added()
     return _Added(
         {"pending": interactions},
-        [event(EventKind.INTERRUPTED, turn, GUARD, at, interaction=i) for i in interactions],
+        [event(EventKind.INTERRUPTED, turn, Owner.GUARD, at, interaction=i) for i in interactions],
     )
 
 

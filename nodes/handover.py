@@ -14,14 +14,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from contract.codes import EventKind
+from contract.codes import EventKind, Owner
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
 from guards.citations import Spot, bind_lines, shown_lines
 from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
-from guards.refusals import RUNTIME
 from guards.seal import SEAL
 from nodes.context import WarrantContext, event, now, store_of
 from nodes.continuation import publish_revision
@@ -83,7 +82,7 @@ def handover(
         event(
             EventKind.STOPPED,
             turn,
-            RUNTIME,
+            Owner.RUNTIME,
             at,
             status=status,
             text=state.get("stop_text", ""),
@@ -92,7 +91,7 @@ def handover(
         event(
             EventKind.HANDOVER,
             turn,
-            RUNTIME,
+            Owner.RUNTIME,
             at,
             evidence=len(report["evidence"]),
             refusals=len(report["refusals"]),

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore
 
-from contract.codes import EventKind, Outcome
+from contract.codes import EventKind, Outcome, Owner
 from contract.state import WarrantState
 from guards.human import NoteEdit
 from guards.provenance import words_provenance
-from guards.refusals import HUMAN, Refusal, RefusalCode
+from guards.refusals import Refusal, RefusalCode
 from nodes import memory
 from nodes.context import event
 from nodes.human import PERSON, person_of
@@ -39,7 +39,9 @@ def remembered(
     where = scope_of(state["grant"])
     if where is None:  # the guard proposes no note without memory; nothing to save into
         return decided | _refused(
-            Refusal(RefusalCode.UNKNOWN_TOOL, HUMAN, "not saved: this run has no memory project"),
+            Refusal(
+                RefusalCode.UNKNOWN_TOOL, Owner.HUMAN, "not saved: this run has no memory project"
+            ),
             turn,
             at,
         )
@@ -90,9 +92,11 @@ def _not_saved(reply: dict[str, Any]) -> Refusal | None:
     if reply.get("expired"):
         return Refusal(
             RefusalCode.INTERACTION_EXPIRED,
-            HUMAN,
+            Owner.HUMAN,
             "not saved: nobody decided the note within its reply time",
         )
     if reply.get("decision") == "reject":
-        return Refusal(RefusalCode.REJECTED, HUMAN, "a person rejected the note; nothing was saved")
+        return Refusal(
+            RefusalCode.REJECTED, Owner.HUMAN, "a person rejected the note; nothing was saved"
+        )
     return None
