@@ -43,6 +43,16 @@ def warrant(
     )
 
 
+def run_chooser(
+    scenario: str, chooser: str, *extra: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`warrant run SCENARIO --chooser CHOOSER EXTRA… --db memory`: the command line the chooser
+    tests vary only in their scenario, chooser, extra options and environment."""
+    return warrant(
+        "run", scenario, "--chooser", chooser, *extra, "--db", "memory", cwd=cwd, env=env
+    )
+
+
 def _in_process(
     args: list[str], cwd: Path, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
