@@ -53,6 +53,18 @@ def run_chooser(
     )
 
 
+def run_thread(
+    scenario: str, chooser: str, db: str, thread: str, *extra: str, cwd: Path, exit_code: int
+) -> subprocess.CompletedProcess[str]:
+    """`warrant run SCENARIO --chooser CHOOSER --db DB --thread THREAD -q EXTRA…`, once it has
+    exited with `exit_code`: a run the test goes on to answer, show or continue by its thread."""
+    ran = warrant(
+        "run", scenario, "--chooser", chooser, "--db", db, "--thread", thread, "-q", *extra, cwd=cwd
+    )
+    assert ran.returncode == exit_code, ran.stderr
+    return ran
+
+
 def _in_process(
     args: list[str], cwd: Path, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
@@ -78,9 +90,12 @@ def _in_process(
     return subprocess.CompletedProcess([WARRANT, *args], code, out.getvalue(), err.getvalue())
 
 
-def run_json(*args: str, cwd: Path) -> dict[str, Any]:
-    result = warrant(*args, "--json", "--quiet", cwd=cwd)
-    assert result.returncode == 0, result.stderr
+def run_json(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, exit_code: int = 0
+) -> dict[str, Any]:
+    """`warrant ARGS --json --quiet`'s handover, once the command has exited with `exit_code`."""
+    result = warrant(*args, "--json", "--quiet", cwd=cwd, env=env)
+    assert result.returncode == exit_code, result.stderr
     return json.loads(result.stdout)
 
 

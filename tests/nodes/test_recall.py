@@ -20,7 +20,7 @@ from guards.decide import GuardContext, Refs, decide
 from guards.recall import RECALL
 from nodes import memory
 from scenario.registry import load_scenario
-from tests.cli_process import warrant
+from tests.cli_process import run_json, warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, recorded, stop, write_manifest
 from tests.nodes.choosers.test_model import route_env as route_env
@@ -348,19 +348,16 @@ def test_remember_without_memory_or_citing_nothing_is_refused(scenario_dir, acti
 def test_the_cli_approves_a_note_and_memory_lists_it(scenario_dir, action_file, tmp_path):
     db = str(tmp_path / "w.db")
     script = action_file([remember("FIFO overflow seen in A2", signature="FIFO"), stop("done")])
-    waiting = warrant(
+    handover = run_json(
         "run",
         str(with_memory(scenario_dir)),
         "--chooser",
         script,
         "--db",
         db,
-        "--json",
-        "-q",
         cwd=tmp_path,
+        exit_code=3,
     )
-    assert waiting.returncode == 3, waiting.stderr
-    handover = json.loads(waiting.stdout)
     assert handover["pending"][0]["kind"] == "remember"
     inbox = warrant("inbox", "--db", db, cwd=tmp_path)
     assert "FIFO overflow" in inbox.stdout and inbox.returncode == 0

@@ -12,7 +12,7 @@ from langgraph.types import Command
 from graph.runs.reading import config_of
 from graph.runs.runner import advance, leased_graph
 from graph.runs.runner import resume as resume_run
-from tests.cli_process import warrant
+from tests.cli_process import run_json, warrant
 from tests.helpers import FakeClock, call, stop, write_manifest
 
 ASK = {
@@ -38,7 +38,7 @@ def test_a_waiting_run_survives_a_restart_and_is_resumed_from_the_inbox(
     assert [(row["thread"], row["interaction_id"], row["scenario"]) for row in inbox] == [
         (so_far["thread_id"], pending["interaction_id"], "R42")
     ]
-    done = warrant(
+    handover = run_json(
         "resume",
         so_far["thread_id"],
         "--interaction",
@@ -47,12 +47,8 @@ def test_a_waiting_run_survives_a_restart_and_is_resumed_from_the_inbox(
         "seed 7",
         "--db",
         postgres_url,
-        "--json",
-        "-q",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    handover = json.loads(done.stdout)
     assert (
         handover["status"] == "stopped"
         and handover["evidence"][0]["excerpt"][0]["text"] == "seed 7"
