@@ -11,7 +11,7 @@ from graph.evaluation.grader import VERDICT_SCHEMA
 from graph.evaluation.report import markdown
 from graph.evaluation.totals import by_chooser
 from tests.cli_process import warrant
-from tests.fake_openai import MODEL, FakeOpenAI
+from tests.fake_openai import FakeOpenAI
 from tests.helpers import local_log_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -134,12 +134,7 @@ def test_rubric_dimensions_graded_by_a_model_route_with_the_request_recorded(tmp
             "I think it is fine",  # not a verdict: unknown, never a pass
         ]
     )
-    env = {
-        "WARRANT_GRADER_MODEL": MODEL,
-        "OPENAI_BASE_URL": grader.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_DIALECT": "json_object+schema",
-    }
+    env = grader.env("WARRANT_GRADER_MODEL", WARRANT_MODEL_DIALECT="json_object+schema")
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert grader.requests[0]["response_format"] == {
@@ -163,7 +158,7 @@ def test_a_failed_rubric_points_at_the_chooser_and_no_grader_is_unknown(tmp_path
     suite = tmp_path / "suite.toml"
     suite.write_text(RUBRIC_SUITE)
     grader = FakeOpenAI([json.dumps({"verdict": "fail", "reason": "no"}), {"status": 503}] * 3)
-    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k"}
+    env = grader.env("WARRANT_GRADER_MODEL")
     with grader.running():
         graded = json.loads(warrant("eval", str(suite), "--json", cwd=tmp_path, env=env).stdout)
     checks = {c["name"]: c for c in graded[0]["judged"][0]["checks"]}
@@ -228,12 +223,7 @@ def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
         f'[[case]]\nid = "local"\nscenario = "{manifest}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n'
     )
     grader = FakeOpenAI([json.dumps({"verdict": "unknown", "reason": "withheld"})])
-    env = {
-        "WARRANT_GRADER_MODEL": MODEL,
-        "OPENAI_BASE_URL": grader.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_LOCALITY": "remote",
-    }
+    env = grader.env("WARRANT_GRADER_MODEL", WARRANT_MODEL_LOCALITY="remote")
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert result.returncode in (0, 1), result.stderr
