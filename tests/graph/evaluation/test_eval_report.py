@@ -5,6 +5,7 @@ adversarial chooser failing exactly the expectations it should, with their owner
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from graph.evaluation.grader import VERDICT_SCHEMA
@@ -42,19 +43,15 @@ def failing(rows: list[dict]) -> dict[tuple[str, str], list[tuple[str, str]]]:
     return found
 
 
-def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_path):
-    result = warrant(
-        "eval",
-        LAB_SUITE,
-        "--chooser",
-        "scripted",
-        "--chooser",
-        ADVERSARY,
-        "--json",
-        "--parallel",
-        "4",
-        cwd=tmp_path,
+def both_choosers(*extra: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`warrant eval` of the lab suite with the scripted chooser and the adversary."""
+    return warrant(
+        "eval", LAB_SUITE, "--chooser", "scripted", "--chooser", ADVERSARY, *extra, cwd=cwd
     )
+
+
+def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_path):
+    result = both_choosers("--json", "--parallel", "4", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     failed = failing(json.loads(result.stdout))
     scripted = {case: checks for (case, chooser), checks in failed.items() if chooser == "scripted"}
@@ -87,17 +84,7 @@ def test_parallel_runs_judge_as_serial_ones_do(tmp_path):
 
 def test_the_report_is_markdown_json_and_a_png_chart(tmp_path):
     out = tmp_path / "report"
-    result = warrant(
-        "eval",
-        LAB_SUITE,
-        "--chooser",
-        "scripted",
-        "--chooser",
-        ADVERSARY,
-        "--out",
-        str(out),
-        cwd=tmp_path,
-    )
+    result = both_choosers("--out", str(out), cwd=tmp_path)
     assert result.returncode == 1
     table = (out / "report.md").read_text()
     per_case = table.split("\n\n")[1]  # after the title: the table of cases
