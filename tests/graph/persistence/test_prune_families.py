@@ -23,7 +23,7 @@ from graph.persistence.retention import last_activity, prune
 from graph.persistence.savers import open_saver
 from nodes.members import FAMILIES, forget_members
 from tests.cli_process import warrant
-from tests.helpers import call, stop
+from tests.helpers import call, scenario_head, stop
 
 FAMILY_PREFIX = "warrant.families"
 
@@ -42,14 +42,8 @@ def family(root: Path, name: str, count: int, gated: bool = False) -> tuple[Path
         gate = '[[record]]\nid = "gate.log"\nkind = "log"\npath = "gate.log"\napproval = "human"\n'
         documents.insert(0, call("c1", "searchlogs", path="gate.log", query="UVM_ERROR"))
     (root / "scenario.toml").write_text(
-        textwrap.dedent("""\
-        id = "FAM"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 4
-        evidence = 4
-        deadline_s = 600
+        scenario_head("FAM", "Which tests failed?", steps=4, evidence=4, deadline_s=600)
+        + textwrap.dedent("""\
         [[record]]
         glob = "runs/*.log"
         kind = "log"

@@ -20,7 +20,7 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
-from tests.helpers import call, stop
+from tests.helpers import call, scenario_head, stop
 
 pytestmark = pytest.mark.slow  # real processes, killed
 
@@ -32,14 +32,8 @@ def nightly(root: Path) -> tuple[str, str]:
     searches two of its members listed by id, and stops: (manifest, chooser)."""
     ids = [f"runs/{path.name}" for path in write_family(root / "runs", 40, 1500, seed=5)]
     (root / "scenario.toml").write_text(
-        textwrap.dedent("""\
-        id = "NIGHTLY"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 4
-        evidence = 4
-        deadline_s = 3600
+        scenario_head("NIGHTLY", "Which tests failed?", steps=4, evidence=4, deadline_s=3600)
+        + textwrap.dedent("""\
         [[record]]
         glob = "runs/*.log"
         kind = "log"
