@@ -27,7 +27,10 @@ from graph.persistence.locations import (
 from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from graph.runs.reading import Outcome
+    from graph.runs.requests import RunRequest
 
 
 app = typer.Typer(
@@ -179,6 +182,39 @@ def finish(outcome: Outcome, json_output: bool, waiting_code: int = 3) -> None:
         sys.stdout.write(handover_markdown(handover))
     if outcome.pending:
         raise typer.Exit(waiting_code)
+
+
+def started(
+    build: Callable[[], RunRequest],
+    db: str | None,
+    message_id: str | None,
+    quiet: bool,
+    json_output: bool,
+    record: Path | None = None,
+) -> Outcome:
+    """The outcome of the new run `build` asks for (`run`, `continue`), its message id and cassette
+    path checked first; bad input or an unreachable store is one line and its exit code."""
+    from graph.delivery.artifacts import deliver
+    from graph.runs.identity import check_message_id
+    from graph.runs.reading import RunError
+    from graph.runs.runner import start
+
+    try:
+        if message_id is not None:
+            check_message_id(message_id)
+        if record is not None:
+            check_record_path(record)
+        return start(
+            build(),
+            chosen_db(db),
+            progress(quiet, json_output),
+            lane_calls=record is not None,
+            on_end=deliver,
+        )
+    except ValueError as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc))
+    except RunError as exc:
+        failed(exc)
 
 
 def stored_outcome(thread_id: str, db: str | None) -> Outcome:

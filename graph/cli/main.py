@@ -35,21 +35,19 @@ from graph.cli.common import (
     ThreadArgument,
     app,
     cells,
-    check_record_path,
     chosen_db,
     fail,
     failed,
     finish,
     print_json,
-    progress,
     record_cassette,
     revision_of,
+    started,
     stderr,
     stored_outcome,
     where_runs_are_kept,
 )
 from graph.present.escaping import escaped
-from graph.runs.identity import check_message_id
 from lab import builtin_manifests
 
 if TYPE_CHECKING:
@@ -86,28 +84,16 @@ def run(
     quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
-    from graph.delivery.artifacts import deliver
-    from graph.runs.reading import RunError
     from graph.runs.requests import admit_request
-    from graph.runs.runner import start
 
-    try:
-        if message_id is not None:
-            check_message_id(message_id)
-        if record is not None:
-            check_record_path(record)
-        request = admit_request(scenario, goal, chooser, thread, message_id)
-        result = start(
-            request,
-            chosen_db(db),
-            progress(quiet, json_output),
-            lane_calls=record is not None,
-            on_end=deliver,
-        )
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
+    result = started(
+        lambda: admit_request(scenario, goal, chooser, thread, message_id),
+        db,
+        message_id,
+        quiet,
+        json_output,
+        record,
+    )
     record_cassette(record, result)
     cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)

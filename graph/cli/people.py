@@ -27,11 +27,11 @@ from graph.cli.common import (
     print_json,
     progress,
     record_cassette,
+    started,
 )
 from graph.cli.web import serve_web
 from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
-from graph.runs.identity import check_message_id
 
 
 def register(app: typer.Typer) -> None:
@@ -60,20 +60,15 @@ def continue_run(
     quiet: QuietOption = False,
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
-    from graph.delivery.artifacts import deliver
-    from graph.runs.reading import RunError
     from graph.runs.requests import continuation
-    from graph.runs.runner import start
 
-    try:
-        if message_id is not None:
-            check_message_id(message_id)
-        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet, json_output), on_end=deliver)
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
+    result = started(
+        lambda: continuation(parent, chosen_db(db), goal, chooser, thread, message_id),
+        db,
+        message_id,
+        quiet,
+        json_output,
+    )
     finish(result, json_output)
 
 
