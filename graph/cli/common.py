@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
     from graph.runs.reading import Outcome
     from graph.runs.requests import RunRequest
+    from scenario.registry import Scenario
 
 
 app = typer.Typer(
@@ -196,10 +199,9 @@ def started(
     path checked first; bad input or an unreachable store is one line and its exit code."""
     from graph.delivery.artifacts import deliver
     from graph.runs.identity import check_message_id
-    from graph.runs.reading import RunError
     from graph.runs.runner import start
 
-    try:
+    with one_line_failures():
         if message_id is not None:
             check_message_id(message_id)
         if record is not None:
@@ -211,6 +213,16 @@ def started(
             lane_calls=record is not None,
             on_end=deliver,
         )
+
+
+@contextmanager
+def one_line_failures() -> Iterator[None]:
+    """Bad input (a `ValueError`) or a run that cannot go on (a `RunError`) raised inside: one
+    line on stderr and the exit code of its kind, never a traceback."""
+    from graph.runs.reading import RunError
+
+    try:
+        yield
     except ValueError as exc:
         fail(ErrorKind.BAD_INPUT, str(exc))
     except RunError as exc:
@@ -280,3 +292,22 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     if found is None:
         fail(ErrorKind.NOT_FOUND, f"report {escaped(report)!r} has no revision {revision}")
     return found
+
+
+def drafted(
+    folder: Path,
+    target: Path,
+    scenario_id: str,
+    check: Callable[[str, list[str]], None] | None = None,
+) -> tuple[Scenario, list[str]]:
+    """The folder's draft manifest (`check`ed) admitted and written to `target`, with what it left
+    out; a folder that cannot be drafted, or a draft admission refuses, is one line of bad input."""
+    from scenario.draft import admitted_draft, draft_manifest
+
+    try:
+        text, left_out = draft_manifest(folder, scenario_id)
+        if check is not None:
+            check(text, left_out)
+        return admitted_draft(target, text), left_out
+    except (ValueError, OSError) as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])

@@ -36,6 +36,7 @@ from graph.cli.common import (
     app,
     cells,
     chosen_db,
+    drafted,
     fail,
     failed,
     finish,
@@ -303,7 +304,7 @@ def scenario_new(
 ) -> None:
     """Write a manifest approving a folder's records by kind, for you to review before a run:
     files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
-    from scenario.draft import admitted_draft, draft_manifest, folder_scenario_id
+    from scenario.draft import folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
@@ -319,11 +320,7 @@ def scenario_new(
             f"{target} must be in {folder}: a manifest's records are relative to its folder",
         )
     name = scenario_id or folder_scenario_id(folder, "scenario")
-    try:
-        text, left_out = draft_manifest(folder, name)
-        scenario = admitted_draft(target, text)
-    except (ValueError, OSError) as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])
+    scenario, left_out = drafted(folder, target, name)
     stderr.print(
         f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run"
     )

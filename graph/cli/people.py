@@ -23,6 +23,7 @@ from graph.cli.common import (
     fail,
     failed,
     finish,
+    one_line_failures,
     person,
     print_json,
     progress,
@@ -103,7 +104,6 @@ def resume(
     from graph.delivery.artifacts import deliver
     from graph.people.waiting import save_answer
     from graph.runs.interactions import reply_from_options
-    from graph.runs.reading import RunError
     from graph.runs.runner import resume as resume_run
 
     replying = (
@@ -115,7 +115,7 @@ def resume(
         if replying
         else None
     )
-    try:
+    with one_line_failures():
         if record is not None:
             check_record_path(record)
         if reply is not None and interaction is not None:
@@ -137,10 +137,6 @@ def resume(
             lane_calls=record is not None,
             on_end=deliver,
         )
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
     record_cassette(record, result)
     finish(result, json_output)
 
