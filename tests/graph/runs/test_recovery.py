@@ -13,6 +13,7 @@ import pytest
 from graph.persistence.savers import lease_name
 from lab import LAB_DIR
 from tests.cli_process import (
+    R42_CALLS,
     assert_exactly_once,
     ledger,
     run_json,
@@ -25,7 +26,6 @@ from tests.helpers import R42_LOG, R42_SPEC, batch, tool_call
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
-R42_CALLS = {"c1", "c2", "c3"}
 # Every node boundary of the R42 run: after admit, after each choose, after each guard, after each
 # execute, before the handover — and inside an execute whose tool ran but whose receipt was not saved.
 CRASH_POINTS = [
