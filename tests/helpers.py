@@ -50,6 +50,10 @@ def scenario_head(
     )
 
 
+RUNS_FAMILY = '[[record]]\nglob = "runs/*.log"\nkind = "log"\n'
+"""A manifest's record of a family: every log under `runs/`, by one glob."""
+
+
 def write_manifest(root: Path, body: str = "", *, steps: int = 8, evidence: int = 6) -> Path:
     """A manifest approving the three records of `scenario_dir`, plus any extra TOML."""
     path = root / "scenario.toml"

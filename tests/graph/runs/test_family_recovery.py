@@ -5,7 +5,6 @@ handover is the one an uncut run gives, each call run once."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
-from tests.helpers import call, scenario_head, stop
+from tests.helpers import RUNS_FAMILY, call, scenario_head, stop
 
 pytestmark = pytest.mark.slow  # real processes, killed
 
@@ -33,11 +32,7 @@ def nightly(root: Path) -> tuple[str, str]:
     ids = [f"runs/{path.name}" for path in write_family(root / "runs", 40, 1500, seed=5)]
     (root / "scenario.toml").write_text(
         scenario_head("NIGHTLY", "Which tests failed?", steps=4, evidence=4, deadline_s=3600)
-        + textwrap.dedent("""\
-        [[record]]
-        glob = "runs/*.log"
-        kind = "log"
-        """)
+        + RUNS_FAMILY
     )
     documents = [
         call("c1", "triage", family="runs/*.log"),
