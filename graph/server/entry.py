@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -54,28 +55,29 @@ _CONNECTION = {"autocommit": True, "prepare_threshold": None, "row_factory": dic
 """Every server connection's settings: autocommit, statements planned for their values."""
 
 
+class _Sizing(TypedDict):
+    """What the server's pools share: one connection kept open, at most `pool_size()`, each
+    with `_CONNECTION`'s settings."""
+
+    min_size: int
+    max_size: int
+    kwargs: dict[str, Any]
+
+
+def _sizing() -> _Sizing:
+    return {"min_size": 1, "max_size": pool_size(), "kwargs": _CONNECTION}
+
+
 def _pool(db: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
     """The server's pool for `db`, shared in shape by its checkpointer and its store."""
     return AsyncConnectionPool(
-        db,
-        min_size=1,
-        max_size=pool_size(),
-        kwargs=_CONNECTION,
-        check=AsyncConnectionPool.check_connection,
-        open=False,
+        db, check=AsyncConnectionPool.check_connection, open=False, **_sizing()
     )
 
 
 def _sync_pool(db: str) -> ConnectionPool[Connection[DictRow]]:
     """The pool of the graph's own store calls (`ServedStore`), opened with the store."""
-    return ConnectionPool(
-        db,
-        min_size=1,
-        max_size=pool_size(),
-        kwargs=_CONNECTION,
-        check=ConnectionPool.check_connection,
-        open=True,
-    )
+    return ConnectionPool(db, check=ConnectionPool.check_connection, open=True, **_sizing())
 
 
 @asynccontextmanager
