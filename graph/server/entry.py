@@ -13,7 +13,7 @@ start. A local file there would split a thread's state across machines.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypedDict
@@ -95,17 +95,34 @@ async def _setting_up(
 
 
 @asynccontextmanager
+async def _set_up(
+    db: str, tables: Callable[[AsyncConnection[DictRow]], Awaitable[None]]
+) -> AsyncIterator[AsyncConnectionPool[AsyncConnection[DictRow]]]:
+    """The server's pool for `db`, once `tables` has made what it needs (under the set-up lock)."""
+    async with _pool(db) as pool:
+        async with _setting_up(pool) as conn:
+            await tables(conn)
+        yield pool
+
+
+async def _checkpoint_tables(conn: AsyncConnection[DictRow]) -> None:
+    await WarrantPostgresSaver(conn).setup()
+    if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
+        for statement in POSTGRES_FENCE:
+            await conn.execute(statement)
+
+
+async def _store_tables(conn: AsyncConnection[DictRow]) -> None:
+    await AsyncPostgresStore(conn).setup()
+
+
+@asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     db = served_db()
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
-        async with _pool(db) as pool:
-            async with _setting_up(pool) as conn:
-                await WarrantPostgresSaver(conn).setup()
-                if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
-                    for statement in POSTGRES_FENCE:
-                        await conn.execute(statement)
+        async with _set_up(db, _checkpoint_tables) as pool:
             yield WarrantPostgresSaver(pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
@@ -130,9 +147,7 @@ async def store() -> AsyncIterator[BaseStore]:
     if db == "memory":
         yield InMemoryStore()
     elif is_postgres(db):
-        async with _pool(db) as pool:
-            async with _setting_up(pool) as conn:
-                await AsyncPostgresStore(conn).setup()
+        async with _set_up(db, _store_tables) as pool:
             with _sync_pool(db) as sync_pool:
                 yield ServedStore(pool, sync_pool)
     else:
