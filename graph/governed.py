@@ -118,10 +118,9 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
     def call(
         payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any
     ) -> State:
-        scope, given = scope_of(config), without_seal(payload)
-        if not payload_is_sealed(name, payload, scope):
-            return _unsealed_task(name, scope, runtime)
-        crashpoints.pause("before", name, given)
+        scope, given, refused = _opened(name, payload, config, runtime)
+        if refused is not None:
+            return refused
         return _task_update(name, given, node(given, runtime, *extra), scope)
 
     return call
@@ -133,13 +132,24 @@ def atask(name: str, node: Callable[..., Awaitable[State]]) -> Callable[..., Awa
     async def call(
         payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext], *extra: Any
     ) -> State:
-        scope, given = scope_of(config), without_seal(payload)
-        if not payload_is_sealed(name, payload, scope):
-            return _unsealed_task(name, scope, runtime)
-        crashpoints.pause("before", name, given)
+        scope, given, refused = _opened(name, payload, config, runtime)
+        if refused is not None:
+            return refused
         return _task_update(name, given, await node(given, runtime, *extra), scope)
 
     return call
+
+
+def _opened(
+    name: str, payload: State, config: RunnableConfig, runtime: Runtime[WarrantContext]
+) -> tuple[str, State, State | None]:
+    """A task's payload opened: the run's scope, the values without their seal, and the update
+    that records tampering instead when the sender did not seal them for this run (else None)."""
+    scope, given = scope_of(config), without_seal(payload)
+    if not payload_is_sealed(name, payload, scope):
+        return scope, given, _unsealed_task(name, scope, runtime)
+    crashpoints.pause("before", name, given)
+    return scope, given, None
 
 
 def _task_update(name: str, given: State, update: State, scope: str) -> State:

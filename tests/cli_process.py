@@ -21,6 +21,7 @@ from graph.cli.main import main
 from graph.persistence.savers import open_saver
 from graph.runs.ledger import ledger_break
 from tests.helpers import recorded
+from tests.in_process import as_process, exit_code
 
 WARRANT = str(Path(sys.executable).with_name("warrant"))
 
@@ -43,34 +44,47 @@ def warrant(
     )
 
 
+def run_chooser(
+    scenario: str, chooser: str, *extra: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`warrant run SCENARIO --chooser CHOOSER EXTRA… --db memory`: the command line the chooser
+    tests vary only in their scenario, chooser, extra options and environment."""
+    return warrant(
+        "run", scenario, "--chooser", chooser, *extra, "--db", "memory", cwd=cwd, env=env
+    )
+
+
+def run_thread(
+    scenario: str, chooser: str, db: str, thread: str, *extra: str, cwd: Path, exit_code: int
+) -> subprocess.CompletedProcess[str]:
+    """`warrant run SCENARIO --chooser CHOOSER --db DB --thread THREAD -q EXTRA…`, once it has
+    exited with `exit_code`: a run the test goes on to answer, show or continue by its thread."""
+    ran = warrant(
+        "run", scenario, "--chooser", chooser, "--db", db, "--thread", thread, "-q", *extra, cwd=cwd
+    )
+    assert ran.returncode == exit_code, ran.stderr
+    return ran
+
+
 def _in_process(
     args: list[str], cwd: Path, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     out, err = io.StringIO(), io.StringIO()
-    saved_env, saved_cwd, saved_argv = dict(os.environ), Path.cwd(), sys.argv
-    os.environ.update(env)
-    os.chdir(cwd)
-    sys.argv = [WARRANT, *args]
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                main()
-                code = 0
-            except SystemExit as exit_:
-                code = (
-                    exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-                )
-    finally:
-        sys.argv = saved_argv
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
+    with (
+        as_process([WARRANT, *args], cwd, env),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = exit_code(main)
     return subprocess.CompletedProcess([WARRANT, *args], code, out.getvalue(), err.getvalue())
 
 
-def run_json(*args: str, cwd: Path) -> dict[str, Any]:
-    result = warrant(*args, "--json", "--quiet", cwd=cwd)
-    assert result.returncode == 0, result.stderr
+def run_json(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, exit_code: int = 0
+) -> dict[str, Any]:
+    """`warrant ARGS --json --quiet`'s handover, once the command has exited with `exit_code`."""
+    result = warrant(*args, "--json", "--quiet", cwd=cwd, env=env)
+    assert result.returncode == exit_code, result.stderr
     return json.loads(result.stdout)
 
 
@@ -134,6 +148,10 @@ def ledger(thread: str, db: str) -> list[dict[str, Any]]:
     """A run's ledger as stored (read in-process; `warrant events` itself is tested in test_cli)."""
     with open_saver(db) as storage:
         return recorded(compile_graph(*storage), {"configurable": {"thread_id": thread}})["events"]
+
+
+R42_CALLS = {"c1", "c2", "c3"}
+"""The calls of the built-in R42 run's script: each executes exactly once, however it is cut."""
 
 
 def assert_exactly_once(events: list[dict[str, Any]], calls: set[str]) -> None:

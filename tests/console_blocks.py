@@ -35,6 +35,9 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from tests.in_process import as_process, exit_code
 
 ELIDED = "…"
 """A line of a console block that stands for output left out."""
@@ -263,38 +266,29 @@ def run_in_process(words: list[str], cwd: Path, environment: Mapping[str, str]) 
 
     printed = io.StringIO()
     stdout = _Both(printed)
-    saved_environment, saved_cwd, saved_argv = dict(os.environ), Path.cwd(), sys.argv
-    os.environ.clear()
-    os.environ.update(environment)
-    os.chdir(cwd)
-    sys.argv = argv
-    try:
-        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(printed):
-            try:
-                target()
-                code = 0
-            except SystemExit as exit_:
-                code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-    finally:
-        sys.argv = saved_argv
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_environment)
+    with (
+        as_process(argv, cwd, environment, only=True),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(printed),
+    ):
+        code = exit_code(target)
     return Ran(code, printed.getvalue(), stdout.getvalue())
+
+
+AS_A_TERMINAL_SEES: dict[str, Any] = {
+    "stdin": subprocess.DEVNULL,
+    "stdout": subprocess.PIPE,
+    "stderr": subprocess.STDOUT,
+    "text": True,
+}
+"""A command's process as a console block shows it: no input, its stdout and stderr as one text."""
 
 
 def run_in_subprocess(words: list[str], cwd: Path, environment: Mapping[str, str]) -> Ran:
     """The same in a process of its own (stdout alone is not kept apart)."""
     program = warrant_command() if words[0] == "warrant" else [sys.executable]
     result = subprocess.run(
-        [*program, *words[1:]],
-        cwd=cwd,
-        env=dict(environment),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
+        [*program, *words[1:]], cwd=cwd, env=dict(environment), timeout=600, **AS_A_TERMINAL_SEES
     )
     return Ran(result.returncode, result.stdout, result.stdout)
 

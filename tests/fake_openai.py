@@ -47,6 +47,11 @@ class FakeOpenAI:
             else {"status": 500, "content": "script exhausted"}
         )
 
+    def env(self, model_variable: str = "WARRANT_MODEL", **extra: str) -> dict[str, str]:
+        """The environment routing a command's model (or, by `model_variable`, its grader) here,
+        with `extra` settings."""
+        return {model_variable: MODEL, "OPENAI_BASE_URL": self.url, "OPENAI_API_KEY": "k", **extra}
+
     @property
     def prompts(self) -> list[str]:
         return [request["messages"][0]["content"] for request in self.requests]

@@ -21,30 +21,47 @@ R42_SPEC = "lab/spec/reset_controller.md"
 R42_HISTORY = "lab/history/regressions.csv"
 
 
+def tool_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    """One tool call of an action document."""
+    return {"id": call_id, "name": name, "args": args}
+
+
+def batch(summary: str, *tool_calls: dict[str, Any]) -> dict[str, Any]:
+    """An action document proposing `tool_calls` together."""
+    return {"summary": summary, "tool_calls": list(tool_calls)}
+
+
 def call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
     """An action document with one tool call."""
-    return {
-        "summary": f"{name} {call_id}",
-        "tool_calls": [{"id": call_id, "name": name, "args": args}],
-    }
+    return batch(f"{name} {call_id}", tool_call(call_id, name, **args))
 
 
 def stop(text: str = "done", **extra: Any) -> dict[str, Any]:
     return {"summary": "stop", "message": {"kind": "stop", "text": text, **extra}}
 
 
+def scenario_head(
+    scenario_id: str, goal: str, *, steps: int, evidence: int, deadline_s: int
+) -> str:
+    """A triage manifest's first lines, its id, goal and budget: the records and the rest follow."""
+    return (
+        f'id = "{scenario_id}"\nprofile = "triage"\ngoal = "{goal}"\n'
+        f"[budget]\nsteps = {steps}\nevidence = {evidence}\ndeadline_s = {deadline_s}\n"
+    )
+
+
+RUNS_FAMILY = '[[record]]\nglob = "runs/*.log"\nkind = "log"\n'
+"""A manifest's record of a family: every log under `runs/`, by one glob."""
+
+
 def write_manifest(root: Path, body: str = "", *, steps: int = 8, evidence: int = 6) -> Path:
     """A manifest approving the three records of `scenario_dir`, plus any extra TOML."""
     path = root / "scenario.toml"
     path.write_text(
-        textwrap.dedent(f"""\
-        id = "CC"
-        profile = "triage"
-        goal = "Why did fifo_smoke fail?"
-        [budget]
-        steps = {steps}
-        evidence = {evidence}
-        deadline_s = 120
+        scenario_head(
+            "CC", "Why did fifo_smoke fail?", steps=steps, evidence=evidence, deadline_s=120
+        )
+        + textwrap.dedent("""\
         [[record]]
         id = "cc/t.log"
         kind = "log"

@@ -9,12 +9,12 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from graph.server.serve import answers
 from nodes.record import EVENTS, space
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,12 +40,9 @@ def wait_until_up(
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError(f"{name} exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
+        if answers(f"{url}{path}"):
+            return
+        time.sleep(0.5)
     raise TimeoutError(f"{name} did not answer at {url}")
 
 

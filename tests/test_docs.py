@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.console_blocks import (
+    AS_A_TERMINAL_SEES,
     Ran,
     Runner,
     Volatile,
@@ -163,11 +164,8 @@ def served_until_ctrl_c(words: list[str], cwd: Path, environment: Mapping[str, s
         [str(SERVE_WARRANT), *words[1:]],
         cwd=cwd,
         env=dict(environment),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
         start_new_session=True,
+        **AS_A_TERMINAL_SEES,
     )
     lines: list[str] = []
     serving = threading.Event()

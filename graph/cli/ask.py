@@ -18,6 +18,7 @@ from graph.cli.common import (
     chosen_db,
     fail,
     failed,
+    one_line_failures,
     print_json,
     progress,
 )
@@ -140,7 +141,6 @@ def _research(
     from graph.delivery.artifacts import deliver
     from graph.entry.ask import entry_record
     from graph.present.render import handover_markdown
-    from graph.runs.reading import RunError
     from graph.runs.requests import admit_request
     from graph.runs.runner import start
     from nodes.context import WarrantContext
@@ -157,16 +157,12 @@ def _research(
             f" ({asked.decision.profile}), thread {asked.entry}",
             err=True,
         )
-    try:
+    with one_line_failures():
         request = admit_request(reference, question, chooser, asked.entry, None)
         context = WarrantContext(entry=entry_record(asked, question))
         result = start(
             request, chosen_db(db), progress(quiet, json_output), context=context, on_end=deliver
         )
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
     if json_output:
         print_json({**asked.decision_json(), "handover": result.handover})
     else:

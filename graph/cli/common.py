@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -27,7 +29,11 @@ from graph.persistence.locations import (
 from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from graph.runs.reading import RunResult
+    from graph.runs.requests import RunRequest
+    from scenario.registry import Scenario
 
 
 app = typer.Typer(
@@ -181,6 +187,48 @@ def finish(outcome: RunResult, json_output: bool, waiting_code: int = 3) -> None
         raise typer.Exit(waiting_code)
 
 
+def started(
+    build: Callable[[], RunRequest],
+    db: str | None,
+    message_id: str | None,
+    quiet: bool,
+    json_output: bool,
+    record: Path | None = None,
+) -> RunResult:
+    """The outcome of the new run `build` asks for (`run`, `continue`), its message id and cassette
+    path checked first; bad input or an unreachable store is one line and its exit code."""
+    from graph.delivery.artifacts import deliver
+    from graph.runs.identity import check_message_id
+    from graph.runs.runner import start
+
+    with one_line_failures():
+        if message_id is not None:
+            check_message_id(message_id)
+        if record is not None:
+            check_record_path(record)
+        return start(
+            build(),
+            chosen_db(db),
+            progress(quiet, json_output),
+            lane_calls=record is not None,
+            on_end=deliver,
+        )
+
+
+@contextmanager
+def one_line_failures() -> Iterator[None]:
+    """Bad input (a `ValueError`) or a run that cannot go on (a `RunError`) raised inside: one
+    line on stderr and the exit code of its kind, never a traceback."""
+    from graph.runs.reading import RunError
+
+    try:
+        yield
+    except ValueError as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc))
+    except RunError as exc:
+        failed(exc)
+
+
 def stored_result(thread_id: str, db: str | None) -> RunResult:
     from graph.runs.reading import RunError, stored_run
 
@@ -244,3 +292,22 @@ def revision_of(thread_id: str, revision: int, db: str | None) -> str:
     if found is None:
         fail(ErrorKind.NOT_FOUND, f"report {escaped(report)!r} has no revision {revision}")
     return found
+
+
+def drafted(
+    folder: Path,
+    target: Path,
+    scenario_id: str,
+    check: Callable[[str, list[str]], None] | None = None,
+) -> tuple[Scenario, list[str]]:
+    """The folder's draft manifest (`check`ed) admitted and written to `target`, with what it left
+    out; a folder that cannot be drafted, or a draft admission refuses, is one line of bad input."""
+    from scenario.draft import admitted_draft, draft_manifest
+
+    try:
+        text, left_out = draft_manifest(folder, scenario_id)
+        if check is not None:
+            check(text, left_out)
+        return admitted_draft(target, text), left_out
+    except (ValueError, OSError) as exc:
+        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])

@@ -35,21 +35,20 @@ from graph.cli.common import (
     ThreadArgument,
     app,
     cells,
-    check_record_path,
     chosen_db,
+    drafted,
     fail,
     failed,
     finish,
     print_json,
-    progress,
     record_cassette,
     revision_of,
+    started,
     stderr,
     stored_result,
     where_runs_are_kept,
 )
 from graph.present.escaping import escaped
-from graph.runs.identity import check_message_id
 from lab import builtin_manifests
 
 if TYPE_CHECKING:
@@ -86,28 +85,16 @@ def run(
     quiet: QuietOption = False,
 ) -> None:
     """Admit a scenario and run the governed loop to a handover."""
-    from graph.delivery.artifacts import deliver
-    from graph.runs.reading import RunError
     from graph.runs.requests import admit_request
-    from graph.runs.runner import start
 
-    try:
-        if message_id is not None:
-            check_message_id(message_id)
-        if record is not None:
-            check_record_path(record)
-        request = admit_request(scenario, goal, chooser, thread, message_id)
-        result = start(
-            request,
-            chosen_db(db),
-            progress(quiet, json_output),
-            lane_calls=record is not None,
-            on_end=deliver,
-        )
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
+    result = started(
+        lambda: admit_request(scenario, goal, chooser, thread, message_id),
+        db,
+        message_id,
+        quiet,
+        json_output,
+        record,
+    )
     record_cassette(record, result)
     cli_trace.export_if_configured(result, chosen_db(db))
     finish(result, json_output)
@@ -317,7 +304,7 @@ def scenario_new(
 ) -> None:
     """Write a manifest approving a folder's records by kind, for you to review before a run:
     files of one kind in one folder as one family (`glob = "runs/R42/*.log"`)."""
-    from scenario.draft import admitted_draft, draft_manifest, folder_scenario_id
+    from scenario.draft import folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
@@ -333,11 +320,7 @@ def scenario_new(
             f"{target} must be in {folder}: a manifest's records are relative to its folder",
         )
     name = scenario_id or folder_scenario_id(folder, "scenario")
-    try:
-        text, left_out = draft_manifest(folder, name)
-        scenario = admitted_draft(target, text)
-    except (ValueError, OSError) as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])
+    scenario, left_out = drafted(folder, target, name)
     stderr.print(
         f"wrote {escaped(str(target))}: profile {scenario.profile}, {len(scenario.records)} record(s); review it before a run"
     )

@@ -23,15 +23,16 @@ from graph.cli.common import (
     fail,
     failed,
     finish,
+    one_line_failures,
     person,
     print_json,
     progress,
     record_cassette,
+    started,
 )
 from graph.cli.web import serve_web
 from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
-from graph.runs.identity import check_message_id
 from guards.finalize import ended_as
 
 
@@ -61,20 +62,15 @@ def continue_run(
     quiet: QuietOption = False,
 ) -> None:
     """Start a new run from a finished one: its evidence carried, nothing run again."""
-    from graph.delivery.artifacts import deliver
-    from graph.runs.reading import RunError
     from graph.runs.requests import continuation
-    from graph.runs.runner import start
 
-    try:
-        if message_id is not None:
-            check_message_id(message_id)
-        request = continuation(parent, chosen_db(db), goal, chooser, thread, message_id)
-        result = start(request, chosen_db(db), progress(quiet, json_output), on_end=deliver)
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
+    result = started(
+        lambda: continuation(parent, chosen_db(db), goal, chooser, thread, message_id),
+        db,
+        message_id,
+        quiet,
+        json_output,
+    )
     finish(result, json_output)
 
 
@@ -109,7 +105,6 @@ def resume(
     from graph.delivery.artifacts import deliver
     from graph.people.waiting import save_answer
     from graph.runs.interactions import reply_from_options
-    from graph.runs.reading import RunError
     from graph.runs.runner import resume as resume_run
 
     replying = (
@@ -121,7 +116,7 @@ def resume(
         if replying
         else None
     )
-    try:
+    with one_line_failures():
         if record is not None:
             check_record_path(record)
         if reply is not None and interaction is not None:
@@ -143,10 +138,6 @@ def resume(
             lane_calls=record is not None,
             on_end=deliver,
         )
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
     record_cassette(record, result)
     finish(result, json_output)
 

@@ -20,6 +20,7 @@ from graph.cli.common import (
     chosen_db,
     fail,
     failed,
+    one_line_failures,
     person,
     print_json,
     progress,
@@ -69,17 +70,12 @@ def add(
     """Confirm a schedule: the scenario as it is now (its manifest's sha256), run at each
     occurrence as a new run with a fresh budget that waits for nobody. A changed manifest is not
     run until confirmed again."""
-    from graph.runs.reading import RunError
     from graph.runs.schedules import confirm, next_occurrence
 
     by = person(responder)
     at = _as_of(now) or datetime.now(UTC)
-    try:
+    with one_line_failures():
         schedule = confirm(chosen_db(db), scenario, cron, tz, goal, chooser, by, at.timestamp())
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
     upcoming = next_occurrence(schedule, at).isoformat()
     if json_output:
         print_json(schedule | {"next": upcoming})

@@ -15,13 +15,22 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from contract.errors import ErrorKind
-from graph.cli.common import DbOption, chosen_db, fail, failed, print_json, stderr
+from graph.cli.common import (
+    DbOption,
+    chosen_db,
+    drafted,
+    fail,
+    one_line_failures,
+    print_json,
+    stderr,
+)
 from graph.present.escaping import escaped
 
 DRAFT = ".warrant-triage.toml"
@@ -56,21 +65,15 @@ def triage(
 ) -> None:
     """Triage a nightly folder and print the morning report (one command, no manifest to edit)."""
     from graph.delivery.artifacts import deliver
-    from graph.runs.reading import RunError
     from graph.runs.requests import admit_request
     from graph.runs.runner import start
-    from scenario.draft import admitted_draft, draft_manifest, folder_scenario_id
+    from scenario.draft import folder_scenario_id
 
     if not folder.is_dir():
         fail(ErrorKind.BAD_INPUT, f"{folder} is not a folder")
     target = folder / DRAFT
-    try:
-        text, left_out = draft_manifest(folder, folder_scenario_id(folder, "nightly"))
-        if history is not None:
-            _check_history(folder, history, text, left_out)
-        scenario = admitted_draft(target, text)
-    except (ValueError, OSError) as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc).splitlines()[0])
+    checked = None if history is None else partial(_check_history, folder, history)
+    scenario, left_out = drafted(folder, target, folder_scenario_id(folder, "nightly"), checked)
     stderr.print(
         f"drafted {escaped(str(target))}: {len(scenario.records)} record(s) of {escaped(str(folder))}"
     )
@@ -78,13 +81,9 @@ def triage(
         stderr.print(f"left out: {escaped(line)}")
     if not scenario.families:
         fail(ErrorKind.BAD_INPUT, f"{folder} holds no family of logs to triage")
-    try:
+    with one_line_failures():
         request = admit_request(str(target.resolve()), goal, "scripted", None, None)
         result = start(request, chosen_db(db), lambda _: None, on_end=deliver)
-    except ValueError as exc:
-        fail(ErrorKind.BAD_INPUT, str(exc))
-    except RunError as exc:
-        failed(exc)
     stderr.print(f"thread {escaped(result.thread)}: `warrant show {escaped(result.thread)}`")
     handover = result.handover
     report = morning_of(handover)

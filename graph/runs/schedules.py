@@ -43,7 +43,7 @@ list them too)."""
 MAX_MISSED_COUNTED = 1000
 """Missed occurrences counted one by one after downtime; beyond, the count says "at least"."""
 
-Outcome = Literal["started", "finished", "skipped", "not_run"]
+OccurrenceEnd = Literal["started", "finished", "skipped", "not_run"]
 
 
 class Schedule(TypedDict):
@@ -69,7 +69,7 @@ class Schedule(TypedDict):
 class Occurrence(TypedDict):
     schedule: str
     occurrence: str
-    outcome: Outcome
+    outcome: OccurrenceEnd
     thread: str | None
     reason: str
     missed: int

@@ -13,9 +13,10 @@ start. A local file there would split a thread's state across machines.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
@@ -54,28 +55,29 @@ _CONNECTION = {"autocommit": True, "prepare_threshold": None, "row_factory": dic
 """Every server connection's settings: autocommit, statements planned for their values."""
 
 
+class _Sizing(TypedDict):
+    """What the server's pools share: one connection kept open, at most `pool_size()`, each
+    with `_CONNECTION`'s settings."""
+
+    min_size: int
+    max_size: int
+    kwargs: dict[str, Any]
+
+
+def _sizing() -> _Sizing:
+    return {"min_size": 1, "max_size": pool_size(), "kwargs": _CONNECTION}
+
+
 def _pool(db: str) -> AsyncConnectionPool[AsyncConnection[DictRow]]:
     """The server's pool for `db`, shared in shape by its checkpointer and its store."""
     return AsyncConnectionPool(
-        db,
-        min_size=1,
-        max_size=pool_size(),
-        kwargs=_CONNECTION,
-        check=AsyncConnectionPool.check_connection,
-        open=False,
+        db, check=AsyncConnectionPool.check_connection, open=False, **_sizing()
     )
 
 
 def _sync_pool(db: str) -> ConnectionPool[Connection[DictRow]]:
     """The pool of the graph's own store calls (`ServedStore`), opened with the store."""
-    return ConnectionPool(
-        db,
-        min_size=1,
-        max_size=pool_size(),
-        kwargs=_CONNECTION,
-        check=ConnectionPool.check_connection,
-        open=True,
-    )
+    return ConnectionPool(db, check=ConnectionPool.check_connection, open=True, **_sizing())
 
 
 @asynccontextmanager
@@ -93,17 +95,34 @@ async def _setting_up(
 
 
 @asynccontextmanager
+async def _set_up(
+    db: str, tables: Callable[[AsyncConnection[DictRow]], Awaitable[None]]
+) -> AsyncIterator[AsyncConnectionPool[AsyncConnection[DictRow]]]:
+    """The server's pool for `db`, once `tables` has made what it needs (under the set-up lock)."""
+    async with _pool(db) as pool:
+        async with _setting_up(pool) as conn:
+            await tables(conn)
+        yield pool
+
+
+async def _checkpoint_tables(conn: AsyncConnection[DictRow]) -> None:
+    await WarrantPostgresSaver(conn).setup()
+    if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
+        for statement in POSTGRES_FENCE:
+            await conn.execute(statement)
+
+
+async def _store_tables(conn: AsyncConnection[DictRow]) -> None:
+    await AsyncPostgresStore(conn).setup()
+
+
+@asynccontextmanager
 async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
     db = served_db()
     if db == "memory":
         yield InMemorySaver()
     elif is_postgres(db):
-        async with _pool(db) as pool:
-            async with _setting_up(pool) as conn:
-                await WarrantPostgresSaver(conn).setup()
-                if not await (await conn.execute(FENCE_INSTALLED)).fetchone():
-                    for statement in POSTGRES_FENCE:
-                        await conn.execute(statement)
+        async with _set_up(db, _checkpoint_tables) as pool:
             yield WarrantPostgresSaver(pool)
     else:
         Path(db).parent.mkdir(parents=True, exist_ok=True)
@@ -128,9 +147,7 @@ async def store() -> AsyncIterator[BaseStore]:
     if db == "memory":
         yield InMemoryStore()
     elif is_postgres(db):
-        async with _pool(db) as pool:
-            async with _setting_up(pool) as conn:
-                await AsyncPostgresStore(conn).setup()
+        async with _set_up(db, _store_tables) as pool:
             with _sync_pool(db) as sync_pool:
                 yield ServedStore(pool, sync_pool)
     else:

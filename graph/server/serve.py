@@ -155,6 +155,15 @@ def _spawn(number: int, host: str, port: int, env: Mapping[str, str]) -> Replica
     return Replica(number, f"http://{host}:{port}", process)
 
 
+def answers(url: str) -> bool:
+    """`url` answers 200 within 2 s: its server is up and serving."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False
+
+
 def _wait_ready(replica: Replica) -> None:
     deadline = time.monotonic() + READY_S
     while time.monotonic() < deadline:
@@ -163,12 +172,9 @@ def _wait_ready(replica: Replica) -> None:
                 ErrorKind.UNREACHABLE,
                 f"replica {replica.number} exited with code {replica.process.returncode} before it served (its log is above)",
             )
-        try:
-            with urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
+        if answers(f"{replica.url}/ok"):
+            return
+        time.sleep(0.3)
     raise ServeError(
         ErrorKind.UNREACHABLE,
         f"replica {replica.number} did not answer {replica.url}/ok within {READY_S:.0f} s",

@@ -23,7 +23,7 @@ from nodes.members import forget_members
 from nodes.unknowns import unknowns_of
 from scenario.registry import load_scenario
 from tests.cli_process import run_json, warrant
-from tests.helpers import call, recorded, run_embedded, stop
+from tests.helpers import call, recorded, run_embedded, scenario_head, stop
 from tools.logs import familypool
 
 GLOB = "runs/*.log"
@@ -83,14 +83,8 @@ def scenario(root: Path, records: list[str], child: list[dict[str, Any]], approv
     delegate = {"summary": "delegate", "message": {"kind": "delegate", "tasks": [task]}}
     manifest = root / "scenario.toml"
     manifest.write_text(
-        textwrap.dedent(f"""\
-        id = "CHF"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 10
-        evidence = 6
-        deadline_s = 600
+        scenario_head("CHF", "Which tests failed?", steps=10, evidence=6, deadline_s=600)
+        + textwrap.dedent(f"""\
         [children]
         max = 2
         depth = 1

@@ -14,7 +14,7 @@ import pytest
 
 from guards.egress import local_sources
 from lab.nightly import write_family
-from tests.helpers import call, run_embedded, stop
+from tests.helpers import call, run_embedded, scenario_head, stop
 from tests.tools.logs import triage_reference as reference
 from tools.logs import familypool, triage
 
@@ -41,14 +41,8 @@ def nightly(root: Path, script: list[dict], *, count: int = 30, share: str = "an
     steps = "\n".join(f"[[script]]\n{_toml_table(step)}" for step in script)
     manifest = root / "scenario.toml"
     manifest.write_text(
-        textwrap.dedent(f"""\
-        id = "NIGHTLY"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 6
-        evidence = 4
-        deadline_s = 120
+        scenario_head("NIGHTLY", "Which tests failed?", steps=6, evidence=4, deadline_s=120)
+        + textwrap.dedent(f"""\
         [[record]]
         glob = "{GLOB}"
         kind = "log"

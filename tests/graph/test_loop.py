@@ -23,10 +23,12 @@ from nodes.record import EMPTY_CURSOR, commit, space
 from tests.helpers import (
     R42_HISTORY,
     R42_LOG,
+    batch,
     call,
     recorded,
     run_embedded,
     stop,
+    tool_call,
     write_manifest,
 )
 
@@ -156,22 +158,12 @@ def test_more_evidence_than_the_budget_is_refused(scenario_dir, action_file):
     manifest = write_manifest(scenario_dir, evidence=2)
     chooser = action_file(
         [
-            {
-                "summary": "three reads",
-                "tool_calls": [
-                    {"id": "a", "name": "searchlogs", "args": {"path": "cc/t.log", "query": "UVM"}},
-                    {
-                        "id": "b",
-                        "name": "readspec",
-                        "args": {"path": "cc/spec.md", "section": "fifo_depth"},
-                    },
-                    {
-                        "id": "c",
-                        "name": "getrunhistory",
-                        "args": {"path": "cc/hist.csv", "test": "fifo_smoke"},
-                    },
-                ],
-            },
+            batch(
+                "three reads",
+                tool_call("a", "searchlogs", path="cc/t.log", query="UVM"),
+                tool_call("b", "readspec", path="cc/spec.md", section="fifo_depth"),
+                tool_call("c", "getrunhistory", path="cc/hist.csv", test="fifo_smoke"),
+            ),
             stop(),
         ]
     )
@@ -186,26 +178,12 @@ def test_a_batch_runs_one_task_per_call_and_numbers_evidence_in_call_order(
 ):
     chooser = action_file(
         [
-            {
-                "summary": "three reads",
-                "tool_calls": [
-                    {
-                        "id": "a",
-                        "name": "getrunhistory",
-                        "args": {"path": "cc/hist.csv", "test": "fifo_smoke"},
-                    },
-                    {
-                        "id": "b",
-                        "name": "readspec",
-                        "args": {"path": "cc/spec.md", "section": "fifo_depth"},
-                    },
-                    {
-                        "id": "c",
-                        "name": "searchlogs",
-                        "args": {"path": "cc/t.log", "query": "UVM_ERROR"},
-                    },
-                ],
-            },
+            batch(
+                "three reads",
+                tool_call("a", "getrunhistory", path="cc/hist.csv", test="fifo_smoke"),
+                tool_call("b", "readspec", path="cc/spec.md", section="fifo_depth"),
+                tool_call("c", "searchlogs", path="cc/t.log", query="UVM_ERROR"),
+            ),
             stop(),
         ]
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,23 +22,15 @@ from tests.fake_openai import FakeOpenAI
 from tests.helpers import call as helper_call
 from tests.helpers import recorded, run_embedded, stop
 from tests.nodes.choosers.test_model import route_env  # noqa: F401 (a fixture)
-from tests.tools.mcp.folders import lint_folder
+from tests.tools.mcp.folders import lint_folder, lint_manifest
 
-MANIFEST = f"""id = "M2"
+MANIFEST = lint_manifest(
+    """id = "M2"
 profile = "triage"
 goal = "why does top.sv fail lint"
-budget = {{ steps = 8, evidence = 6, call_s = 3 }}
-
-[[record]]
-id = "build_log"
-kind = "log"
-path = "build.log"
-
-[[mcp]]
-name = "lint"
-command = ["{sys.executable}", "lint_server.py"]
-
-[[mcp.tool]]
+budget = { steps = 8, evidence = 6, call_s = 3 }
+""",
+    """[[mcp.tool]]
 name = "check_file"
 
 [[mcp.tool]]
@@ -50,7 +41,8 @@ name = "flood"
 
 [[mcp.tool]]
 name = "die"
-"""
+""",
+)
 EXPECTED = "rtl/top.sv:3: unused signal 'clk_en_q'\nrtl/top.sv:9: blocking assignment in always_ff"
 
 

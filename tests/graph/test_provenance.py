@@ -7,7 +7,6 @@ body. What the canary is comes from the raw files here, never from the code unde
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.graph.test_mcp_serve import stdio_session
 from tests.helpers import recorded
-from tests.tools.mcp.folders import lint_folder
+from tests.tools.mcp.folders import lint_folder, lint_manifest
 
 CANARY = "Qz9provenanceCanary"
 
@@ -33,24 +32,15 @@ CANARY = "Qz9provenanceCanary"
 def _manifest(*, share: str = "local", locality: str = "", memory_on: bool = False) -> str:
     where = f'locality = "{locality}"\n' if locality else ""
     project = 'memory = { project = "team" }\n' if memory_on else ""
-    return f"""id = "P1"
+    top = f"""id = "P1"
 profile = "triage"
 goal = "why does top.sv fail lint"
 {project}budget = {{ steps = 8, evidence = 6, call_s = 20 }}
-
-[[record]]
-id = "build_log"
-kind = "log"
-path = "build.log"
-share = "{share}"
-
-[[mcp]]
-name = "lint"
-command = ["{sys.executable}", "lint_server.py"]
-{where}
-[[mcp.tool]]
+"""
+    tool = """[[mcp.tool]]
 name = "check_file"
 """
+    return lint_manifest(top, tool, record=f'share = "{share}"\n', server=where)
 
 
 def _folder(tmp_path: Path, manifest: str) -> Path:

@@ -22,7 +22,7 @@ from guards.decide import GuardContext, decide
 from guards.recall import RECALL
 from nodes import memory
 from scenario.registry import load_scenario
-from tests.cli_process import warrant
+from tests.cli_process import run_json, warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, recorded, stop, write_manifest
 from tests.nodes.choosers.test_model import route_env as route_env
@@ -352,22 +352,26 @@ def test_remember_without_memory_or_citing_nothing_is_refused(scenario_dir, acti
     ] == ["unknown_tool"]
 
 
-def test_the_cli_approves_a_note_and_memory_lists_it(scenario_dir, action_file, tmp_path):
-    db = str(tmp_path / "w.db")
-    script = action_file([remember("FIFO overflow seen in A2", signature="FIFO"), stop("done")])
-    waiting = warrant(
+def remembering_run(
+    scenario_dir: Path, script: str, db: str, cwd: Path, exit_code: int = 0
+) -> dict[str, Any]:
+    """The handover of `warrant run` of the scenario with memory on, chosen by `script`."""
+    return run_json(
         "run",
         str(with_memory(scenario_dir)),
         "--chooser",
         script,
         "--db",
         db,
-        "--json",
-        "-q",
-        cwd=tmp_path,
+        cwd=cwd,
+        exit_code=exit_code,
     )
-    assert waiting.returncode == 3, waiting.stderr
-    handover = json.loads(waiting.stdout)
+
+
+def test_the_cli_approves_a_note_and_memory_lists_it(scenario_dir, action_file, tmp_path):
+    db = str(tmp_path / "w.db")
+    script = action_file([remember("FIFO overflow seen in A2", signature="FIFO"), stop("done")])
+    handover = remembering_run(scenario_dir, script, db, tmp_path, exit_code=3)
     assert handover["pending"][0]["kind"] == "remember"
     inbox = warrant("inbox", "--db", db, cwd=tmp_path)
     assert "FIFO overflow" in inbox.stdout and inbox.returncode == 0
@@ -429,19 +433,9 @@ def test_a_report_shows_a_note_until_it_is_forgotten_and_keeps_none(
             stop("done", hypotheses=[{"statement": "tracked", "refs": ["M1"]}]),
         ]
     )
-    run = warrant(
-        "run",
-        str(with_memory(scenario_dir)),
-        "--chooser",
-        script,
-        "--db",
-        db,
-        "--json",
-        "-q",
-        cwd=tmp_path,
-    )
-    thread = json.loads(run.stdout)["thread_id"]
-    assert json.loads(run.stdout)["memory"][0]["text"] == CANARY
+    handover = remembering_run(scenario_dir, script, db, tmp_path)
+    thread = handover["thread_id"]
+    assert handover["memory"][0]["text"] == CANARY
     shown = warrant("show", thread, "--db", db, cwd=tmp_path)
     assert (
         "Historical notes (memory, not evidence)" in shown.stdout and "CANARY-7f3a" in shown.stdout

@@ -17,6 +17,8 @@ from scenario import digests
 from scenario.digests import FileIdentity, identity_of, known, remember
 from scenario.reading import open_record, reading
 from scenario.registry import Record, load_scenario
+from tests.hashing import CountingSha256
+from tests.hashing import fresh_memory as fresh_memory  # autouse
 from tools.logs import searchlogs
 from tools.logs.searchlogs import SearchLogsArgs
 
@@ -60,27 +62,6 @@ def quiet_logs(written_logs: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -
     part of these tests; the rule itself is tested on identities below)."""
     monkeypatch.setattr(digests, "QUIET_NS", 0)
     return written_logs
-
-
-@pytest.fixture(autouse=True)
-def fresh_memory() -> None:
-    digests.forget_all()
-
-
-class CountingSha256:
-    """hashlib.sha256 that counts the bytes it is given (every `_HashedFile` uses one)."""
-
-    hashed = 0
-
-    def __init__(self) -> None:
-        self._inner = hashlib.sha256()
-
-    def update(self, data: Any) -> None:
-        CountingSha256.hashed += len(data)
-        self._inner.update(data)
-
-    def hexdigest(self) -> str:
-        return self._inner.hexdigest()
 
 
 def admitted(log: Path) -> Record:

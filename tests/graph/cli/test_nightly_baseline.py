@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.nightly import write_family
-from tests.cli_process import warrant
+from tests.cli_process import run_json, warrant
 from tests.tools.logs import triage_reference as reference
 from tools.logs import familypool
 
@@ -44,19 +44,15 @@ def test_a_nightly_with_no_chooser_ends_with_its_buckets_as_statements(tmp_path)
     paths = nightly(folder)
     assert warrant("scenario", "new", str(folder), cwd=tmp_path).returncode == 0
     db = str(tmp_path / "runs.sqlite")
-    ran = warrant(
+    handover = run_json(
         "run",
         str(folder / "scenario.toml"),
         "--goal",
         "Which tests failed?",
         "--db",
         db,
-        "--json",
-        "-q",
         cwd=tmp_path,
     )
-    assert ran.returncode == 0, ran.stderr
-    handover = json.loads(ran.stdout)
     assert handover["status"] == "stopped"
     evidence = handover["evidence"]
     assert evidence[0]["tool"] == "triage" and evidence[0]["record"] == "runs/N7/*.log"

@@ -14,21 +14,18 @@ import pytest
 
 from graph.entry.candidates import EntryError, candidates
 from tests.cli_process import warrant
+from tests.graph.entry.test_model_entry import MANIFEST as LOG_ONLY
 from tests.helpers import call, stop
 
-MANIFEST = """\
-id = "MINE"
-profile = "triage"
-goal = "Why did fifo_smoke fail?"
-[[record]]
-id = "logs/fifo_smoke.log"
-kind = "log"
-path = "logs/fifo_smoke.log"
+MANIFEST = (
+    LOG_ONLY
+    + """\
 [[record]]
 id = "spec/fifo.md"
 kind = "spec"
 path = "spec/fifo.md"
 """
+)
 SPEC = textwrap.dedent("""\
     # FIFO
 
@@ -48,11 +45,11 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_direct_answer_quotes_reference_material_and_reads_no_run_record(folder, tmp_path):
-    os.mkfifo(folder / "logs" / "fifo_smoke.log")  # a run record nobody may open here
+def answered(folder: Path, tmp_path: Path, question: str) -> dict:
+    """`warrant ask QUESTION --in FOLDER --json`'s answer, the command having succeeded."""
     asked = warrant(
         "ask",
-        "what does OVERFLOW_ERR mean?",
+        question,
         "--in",
         str(folder),
         "--json",
@@ -61,7 +58,12 @@ def test_a_direct_answer_quotes_reference_material_and_reads_no_run_record(folde
         cwd=tmp_path,
     )
     assert asked.returncode == 0, asked.stderr
-    shown = json.loads(asked.stdout)
+    return json.loads(asked.stdout)
+
+
+def test_a_direct_answer_quotes_reference_material_and_reads_no_run_record(folder, tmp_path):
+    os.mkfifo(folder / "logs" / "fifo_smoke.log")  # a run record nobody may open here
+    shown = answered(folder, tmp_path, "what does OVERFLOW_ERR mean?")
     assert shown["route"] == "direct" and shown["scenario"] is None
     quotes = shown["answer"]["quotes"]
     expected_line = next(n for n, line in enumerate(SPEC.splitlines(), 1) if "OVERFLOW_ERR" in line)
@@ -73,17 +75,7 @@ def test_a_direct_answer_quotes_reference_material_and_reads_no_run_record(folde
 
 def test_a_question_no_reference_mentions_says_so(folder, tmp_path):
     (folder / "logs" / "fifo_smoke.log").write_text("TEST PASSED\n")
-    asked = warrant(
-        "ask",
-        "define QUUX_FAULT",
-        "--in",
-        str(folder),
-        "--json",
-        "--db",
-        str(tmp_path / "w.sqlite"),
-        cwd=tmp_path,
-    )
-    shown = json.loads(asked.stdout)
+    shown = answered(folder, tmp_path, "define QUUX_FAULT")
     assert shown["answer"]["quotes"] == []
     assert shown["unknown"].startswith("No approved reference material mentions QUUX_FAULT")
 

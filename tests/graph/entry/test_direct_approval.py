@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.cli_process import warrant
-from tests.fake_openai import MODEL, FakeOpenAI
+from tests.fake_openai import FakeOpenAI
 
 CANARY = "Jx5approvalcanary"
-MANIFEST = """\
+# the scenario and its spec, without the spec's approval or share: each manifest adds its own
+MINE = """\
 id = "MINE"
 profile = "triage"
 goal = "Why did fifo_smoke fail?"
@@ -27,12 +28,17 @@ goal = "Why did fifo_smoke fail?"
 id = "spec/fifo.md"
 kind = "spec"
 path = "spec/fifo.md"
+"""
+MANIFEST = (
+    MINE
+    + """\
 approval = "human"
 [[record]]
 id = "spec/open.md"
 kind = "spec"
 path = "spec/open.md"
 """
+)
 QUESTION = "what does OVERFLOW_ERR mean?"
 
 _watched: list[str] = []
@@ -117,16 +123,7 @@ def test_a_spec_another_scenario_lets_be_read_without_a_person_is_read_under_it(
     assert CANARY in result.stdout
 
 
-LOCAL_MANIFEST = """\
-id = "MINE"
-profile = "triage"
-goal = "Why did fifo_smoke fail?"
-[[record]]
-id = "spec/fifo.md"
-kind = "spec"
-path = "spec/fifo.md"
-share = "local"
-"""
+LOCAL_MANIFEST = MINE + 'share = "local"\n'
 
 
 def test_a_remote_entry_model_is_sent_no_content_of_a_local_spec_the_answer_quotes(
@@ -136,12 +133,7 @@ def test_a_remote_entry_model_is_sent_no_content_of_a_local_spec_the_answer_quot
     (folder / "scenario.toml").write_text(LOCAL_MANIFEST)
     choice = {"route": "direct", "scenario": None, "reason": "the specification defines it"}
     model = FakeOpenAI([json.dumps(choice)])
-    env = {
-        "WARRANT_MODEL": MODEL,
-        "OPENAI_BASE_URL": model.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_LOCALITY": "remote",
-    }
+    env = model.env(WARRANT_MODEL_LOCALITY="remote")
     with model.running():
         result = asked(folder, tmp_path, "--json", "--entry", "model", env=env)
     assert result.returncode == 0, result.stderr

@@ -5,13 +5,14 @@ adversarial chooser failing exactly the expectations it should, with their owner
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from graph.evaluation.grader import VERDICT_SCHEMA
 from graph.evaluation.report import markdown
 from graph.evaluation.totals import by_chooser
 from tests.cli_process import warrant
-from tests.fake_openai import MODEL, FakeOpenAI
+from tests.fake_openai import FakeOpenAI
 from tests.helpers import local_log_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -42,19 +43,15 @@ def failing(rows: list[dict]) -> dict[tuple[str, str], list[tuple[str, str]]]:
     return found
 
 
-def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_path):
-    result = warrant(
-        "eval",
-        LAB_SUITE,
-        "--chooser",
-        "scripted",
-        "--chooser",
-        ADVERSARY,
-        "--json",
-        "--parallel",
-        "4",
-        cwd=tmp_path,
+def both_choosers(*extra: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`warrant eval` of the lab suite with the scripted chooser and the adversary."""
+    return warrant(
+        "eval", LAB_SUITE, "--chooser", "scripted", "--chooser", ADVERSARY, *extra, cwd=cwd
     )
+
+
+def test_the_adversarial_chooser_fails_exactly_what_it_should_with_owners(tmp_path):
+    result = both_choosers("--json", "--parallel", "4", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     failed = failing(json.loads(result.stdout))
     scripted = {case: checks for (case, chooser), checks in failed.items() if chooser == "scripted"}
@@ -87,17 +84,7 @@ def test_parallel_runs_judge_as_serial_ones_do(tmp_path):
 
 def test_the_report_is_markdown_json_and_a_png_chart(tmp_path):
     out = tmp_path / "report"
-    result = warrant(
-        "eval",
-        LAB_SUITE,
-        "--chooser",
-        "scripted",
-        "--chooser",
-        ADVERSARY,
-        "--out",
-        str(out),
-        cwd=tmp_path,
-    )
+    result = both_choosers("--out", str(out), cwd=tmp_path)
     assert result.returncode == 1
     table = (out / "report.md").read_text()
     per_case = table.split("\n\n")[1]  # after the title: the table of cases
@@ -134,12 +121,7 @@ def test_rubric_dimensions_graded_by_a_model_route_with_the_request_recorded(tmp
             "I think it is fine",  # not a verdict: unknown, never a pass
         ]
     )
-    env = {
-        "WARRANT_GRADER_MODEL": MODEL,
-        "OPENAI_BASE_URL": grader.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_DIALECT": "json_object+schema",
-    }
+    env = grader.env("WARRANT_GRADER_MODEL", WARRANT_MODEL_DIALECT="json_object+schema")
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert grader.requests[0]["response_format"] == {
@@ -163,7 +145,7 @@ def test_a_failed_rubric_points_at_the_chooser_and_no_grader_is_unknown(tmp_path
     suite = tmp_path / "suite.toml"
     suite.write_text(RUBRIC_SUITE)
     grader = FakeOpenAI([json.dumps({"verdict": "fail", "reason": "no"}), {"status": 503}] * 3)
-    env = {"WARRANT_GRADER_MODEL": MODEL, "OPENAI_BASE_URL": grader.url, "OPENAI_API_KEY": "k"}
+    env = grader.env("WARRANT_GRADER_MODEL")
     with grader.running():
         graded = json.loads(warrant("eval", str(suite), "--json", cwd=tmp_path, env=env).stdout)
     checks = {c["name"]: c for c in graded[0]["judged"][0]["checks"]}
@@ -228,12 +210,7 @@ def test_a_remote_grader_is_sent_no_byte_of_a_local_record(tmp_path):
         f'[[case]]\nid = "local"\nscenario = "{manifest}"\nchooser = "file:{actions}"\n[case.expect]\nstatus = "stopped"\n[[case.rubric]]\nname = "cites"\nquestion = "Does each statement cite evidence?"\n'
     )
     grader = FakeOpenAI([json.dumps({"verdict": "unknown", "reason": "withheld"})])
-    env = {
-        "WARRANT_GRADER_MODEL": MODEL,
-        "OPENAI_BASE_URL": grader.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_LOCALITY": "remote",
-    }
+    env = grader.env("WARRANT_GRADER_MODEL", WARRANT_MODEL_LOCALITY="remote")
     with grader.running():
         result = warrant("eval", str(suite), "--json", cwd=tmp_path, env=env)
     assert result.returncode in (0, 1), result.stderr

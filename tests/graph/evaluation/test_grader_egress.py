@@ -20,26 +20,14 @@ from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply
 from tests.cli_process import warrant
 from tests.fake_openai import MODEL, FakeOpenAI
+from tests.helpers import LOCAL_LOG_SCENARIO
 from tests.langsmith_collector import collector
 
 ROOT = Path(__file__).resolve().parents[3]
 CANARY = "Vq7Zk"
 """Shorter than the gate's window: a copy of it is caught only by withholding by structure."""
 assert len(CANARY) < WINDOW
-MANIFEST = """\
-id = "LOCAL"
-profile = "triage"
-goal = "Why did fifo_smoke fail?"
-[budget]
-steps = 6
-evidence = 2
-deadline_s = 120
-[[record]]
-id = "lo/t.log"
-kind = "log"
-path = "t.log"
-share = "local"
-"""
+MANIFEST = LOCAL_LOG_SCENARIO.replace("steps = 4", "steps = 6")
 VERDICT = json.dumps({"verdict": "unknown", "reason": "withheld"})
 
 
@@ -81,12 +69,7 @@ def test_a_remote_grader_gets_no_word_of_a_chooser_that_read_a_local_record(tmp_
     suite, log = local_run(tmp_path, CANARY)
     db = str(tmp_path / "w.sqlite")
     grader = FakeOpenAI([VERDICT])
-    env = {
-        "WARRANT_GRADER_MODEL": MODEL,
-        "OPENAI_BASE_URL": grader.url,
-        "OPENAI_API_KEY": "k",
-        "WARRANT_MODEL_LOCALITY": "remote",
-    }
+    env = grader.env("WARRANT_GRADER_MODEL", WARRANT_MODEL_LOCALITY="remote")
     with grader.running():
         result = warrant("eval", str(suite), "--json", "--db", db, cwd=tmp_path, env=env)
     assert result.returncode in (0, 1), result.stderr

@@ -12,7 +12,7 @@ from langgraph.types import Command
 from graph.runs.reading import config_of
 from graph.runs.runner import advance, leased_graph
 from graph.runs.runner import resume as resume_run
-from tests.cli_process import warrant
+from tests.cli_process import run_json, run_thread, warrant
 from tests.helpers import FakeClock, call, stop, write_manifest
 
 ASK = {
@@ -38,7 +38,7 @@ def test_a_waiting_run_survives_a_restart_and_is_resumed_from_the_inbox(
     assert [(row["thread"], row["interaction_id"], row["scenario"]) for row in inbox] == [
         (so_far["thread_id"], pending["interaction_id"], "R42")
     ]
-    done = warrant(
+    handover = run_json(
         "resume",
         so_far["thread_id"],
         "--interaction",
@@ -47,12 +47,8 @@ def test_a_waiting_run_survives_a_restart_and_is_resumed_from_the_inbox(
         "seed 7",
         "--db",
         postgres_url,
-        "--json",
-        "-q",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    handover = json.loads(done.stdout)
     assert (
         handover["status"] == "stopped"
         and handover["evidence"][0]["excerpt"][0]["text"] == "seed 7"
@@ -115,10 +111,7 @@ def test_who_replied_is_in_the_ledger_and_the_scenario_names_who_may_approve(
     manifest = gated_for(scenario_dir, 'approvers = ["alice", "ci.bot"]')
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
-    waiting = warrant(
-        "run", manifest, "--chooser", chooser, "--db", db, "--thread", "ap", "-q", cwd=tmp_path
-    )
-    assert waiting.returncode == 3, waiting.stderr
+    run_thread(manifest, chooser, db, "ap", cwd=tmp_path, exit_code=3)
     bob = warrant(
         "resume", "ap", "--approve", "--as", "bob", "--db", db, "--json", "-q", cwd=tmp_path
     )
@@ -142,18 +135,7 @@ def test_a_reply_is_signed_with_the_os_user_by_default_and_a_bad_name_is_refused
 ):
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([call("c1", "searchlogs", path="cc/t.log", query="UVM_ERROR"), stop()])
-    warrant(
-        "run",
-        gated_for(scenario_dir),
-        "--chooser",
-        chooser,
-        "--db",
-        db,
-        "--thread",
-        "os",
-        "-q",
-        cwd=tmp_path,
-    )
+    run_thread(gated_for(scenario_dir), chooser, db, "os", cwd=tmp_path, exit_code=3)
     bad = warrant("resume", "os", "--approve", "--as", "a b", "--db", db, cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
@@ -233,19 +215,7 @@ def test_the_inbox_shows_every_argument_whole_at_any_width(
     db = str(tmp_path / "w.sqlite")
     args = {"path": "cc/t.log", "query": f"{LONG_QUERY} {LONG_TOKEN}", "limit": 3}
     chooser = action_file([call("c1", "searchlogs", **args), stop()])
-    waiting = warrant(
-        "run",
-        gated_for(scenario_dir),
-        "--chooser",
-        chooser,
-        "--db",
-        db,
-        "--thread",
-        "wide",
-        "-q",
-        cwd=tmp_path,
-    )
-    assert waiting.returncode == 3, waiting.stderr
+    run_thread(gated_for(scenario_dir), chooser, db, "wide", cwd=tmp_path, exit_code=3)
     shown = warrant("inbox", "--db", db, cwd=tmp_path, env={"COLUMNS": str(columns)})
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()

@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.chromium import chromium
 from tests.cli_process import warrant
 from tests.web_inbox_server import Served, served_inbox
 
 pytestmark = pytest.mark.slow  # a real server process and a real browser
 
-CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
 """A folder to keep the screenshots in (the README's are made so); else the test's own folder."""
 HOSTILE = '{"path": "lab/protected/design.txt", "section": "reset"}'
@@ -58,27 +58,11 @@ def shot(page, name: str, folder: Path) -> None:
 
 
 def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     served, db = inbox
     url = served.url
     waiting = pending(db)
     question, approval = waiting["R42-ask"]["interaction_id"], waiting["R42-gate"]["interaction_id"]
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"no Chromium at {CHROMIUM}: apt-get install chromium (or set WARRANT_CHROMIUM)"
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
+    with chromium("--disable-sync") as browser:
         page = browser.new_page(viewport={"width": 1100, "height": 900})
         page.goto(served.opening)
         assert page.url == f"{url}/"  # the key is not left in the address bar
@@ -123,7 +107,6 @@ def test_a_question_is_answered_and_a_hostile_edit_is_refused_in_a_browser(inbox
         assert "design.txt" not in page.locator("#handover h3").all_inner_texts()
         page.goto(url)
         assert page.locator("#empty").inner_text() == "Nothing is waiting for a person."
-        browser.close()
     assert pending(db) == {}
 
 

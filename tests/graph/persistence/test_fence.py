@@ -15,6 +15,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from graph.build import compile_graph
 from graph.persistence.savers import FENCE_MESSAGE, SQLITE_FENCE, open_saver
 from tests.cli_process import (
+    R42_CALLS,
     assert_exactly_once,
     ledger,
     run_json,
@@ -24,8 +25,6 @@ from tests.cli_process import (
 )
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
-
-R42_CALLS = {"c1", "c2", "c3"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

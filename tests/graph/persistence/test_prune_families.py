@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import textwrap
 from hashlib import sha256
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from graph.persistence.retention import last_activity, prune
 from graph.persistence.savers import open_saver
 from nodes.members import FAMILIES, forget_members
 from tests.cli_process import warrant
-from tests.helpers import call, stop
+from tests.helpers import RUNS_FAMILY, call, scenario_head, stop
 
 FAMILY_PREFIX = "warrant.families"
 
@@ -42,18 +41,8 @@ def family(root: Path, name: str, count: int, gated: bool = False) -> tuple[Path
         gate = '[[record]]\nid = "gate.log"\nkind = "log"\npath = "gate.log"\napproval = "human"\n'
         documents.insert(0, call("c1", "searchlogs", path="gate.log", query="UVM_ERROR"))
     (root / "scenario.toml").write_text(
-        textwrap.dedent("""\
-        id = "FAM"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 4
-        evidence = 4
-        deadline_s = 600
-        [[record]]
-        glob = "runs/*.log"
-        kind = "log"
-        """)
+        scenario_head("FAM", "Which tests failed?", steps=4, evidence=4, deadline_s=600)
+        + RUNS_FAMILY
         + gate
     )
     (root / "actions.jsonl").write_text("".join(json.dumps(doc) + "\n" for doc in documents))

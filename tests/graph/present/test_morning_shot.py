@@ -16,22 +16,16 @@ from graph.web.app import TEMPLATES
 from graph.web.gate import Person
 from graph.web.runs import RunPage
 from lab.nightly import write_nightly
+from tests.chromium import chromium
 from tests.cli_process import warrant
 from tools.logs import familypool
 
 pytestmark = pytest.mark.slow  # a real browser
 
-CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
 
 
 def test_the_run_page_shows_the_morning_tables_in_chromium(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"no Chromium at {CHROMIUM}: apt-get install chromium (or set WARRANT_CHROMIUM)"
-        )
     write_nightly(
         tmp_path / "nightly", 60, 20_000
     )  # a real run's handover, as `warrant show` has it
@@ -44,12 +38,7 @@ def test_the_run_page_shows_the_morning_tables_in_chromium(tmp_path):
         page=page, body=handover_body(shown), token="", person=Person("alice", "operator")
     )
     failing = [row for row in shown["evidence"][0]["triage"]["tests"] if row["status"] == "fail"]
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"],
-        )
+    with chromium() as browser:
         tab = browser.new_page(viewport={"width": 1100, "height": 900})
         tab.route("**/*", lambda route: route.abort())  # nothing but the page itself
         tab.set_content(html)
@@ -69,5 +58,4 @@ def test_the_run_page_shows_the_morning_tables_in_chromium(tmp_path):
             clip={"x": 0, "y": 0, "width": 1100, "height": 1400},
             full_page=True,
         )
-        browser.close()
     familypool.shutdown_pools()

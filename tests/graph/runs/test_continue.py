@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli_process import warrant
+from tests.cli_process import run_thread, warrant
 from tests.helpers import call, stop
 
 ASK_ON = {
@@ -30,19 +30,9 @@ def ledger(thread: str, db: str, cwd) -> list[dict]:
 
 def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
-    parent = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        action_file([ASK_ON, SEARCH, stop("done")]),
-        "--db",
-        db,
-        "--thread",
-        "P",
-        "-q",
-        cwd=tmp_path,
+    run_thread(
+        "R42", action_file([ASK_ON, SEARCH, stop("done")]), db, "P", cwd=tmp_path, exit_code=0
     )
-    assert parent.returncode == 0, parent.stderr
     [asked] = [
         e["payload"]["interaction"] for e in ledger("P", db, tmp_path) if e["type"] == "asked"
     ]
@@ -123,19 +113,7 @@ def test_a_late_answer_and_a_continuation_that_runs_nothing_again(tmp_path, acti
 def test_only_a_finished_run_can_be_continued(tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
     ask = {"summary": "q", "message": {"kind": "ask_user", "question": "Which seed?"}}
-    waiting = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        action_file([ask, stop()]),
-        "--db",
-        db,
-        "--thread",
-        "W",
-        "-q",
-        cwd=tmp_path,
-    )
-    assert waiting.returncode == 3
+    run_thread("R42", action_file([ask, stop()]), db, "W", cwd=tmp_path, exit_code=3)
     refused = warrant("continue", "W", "--db", db, cwd=tmp_path)
     assert refused.returncode == 2
     assert refused.stderr.strip().splitlines() == [

@@ -5,7 +5,6 @@ handover is the one an uncut run gives, each call run once."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
-from tests.helpers import call, stop
+from tests.helpers import RUNS_FAMILY, call, scenario_head, stop
 
 pytestmark = pytest.mark.slow  # real processes, killed
 
@@ -32,18 +31,8 @@ def nightly(root: Path) -> tuple[str, str]:
     searches two of its members listed by id, and stops: (manifest, chooser)."""
     ids = [f"runs/{path.name}" for path in write_family(root / "runs", 40, 1500, seed=5)]
     (root / "scenario.toml").write_text(
-        textwrap.dedent("""\
-        id = "NIGHTLY"
-        profile = "triage"
-        goal = "Which tests failed?"
-        [budget]
-        steps = 4
-        evidence = 4
-        deadline_s = 3600
-        [[record]]
-        glob = "runs/*.log"
-        kind = "log"
-        """)
+        scenario_head("NIGHTLY", "Which tests failed?", steps=4, evidence=4, deadline_s=3600)
+        + RUNS_FAMILY
     )
     documents = [
         call("c1", "triage", family="runs/*.log"),

@@ -22,6 +22,7 @@ from graph.runs.reading import RunError
 from graph.runs.requests import RunRequest, admit_request
 from graph.runs.runner import resume, start
 from tests.cli_process import (
+    R42_CALLS,
     assert_exactly_once,
     ledger,
     record_break,
@@ -32,7 +33,6 @@ from tests.cli_process import (
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
 TRIALS = int(os.environ.get("WARRANT_KILL_TRIALS", "100"))
-R42_CALLS = {"c1", "c2", "c3"}
 FORK = multiprocessing.get_context("fork")
 
 

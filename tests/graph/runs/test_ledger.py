@@ -71,6 +71,13 @@ def verify(db: Path, cwd: Path) -> Any:
     return warrant("events", "t", "--db", str(db), "--verify", cwd=cwd)
 
 
+def assert_verification_fails(db: Path, cwd: Path, said: str) -> None:
+    """`warrant events --verify` exits 1 with one line of error that says `said`."""
+    result = verify(db, cwd)
+    assert result.returncode == 1
+    assert said in result.stderr and result.stderr.count("\n") == 1
+
+
 def shown(db: Path, cwd: Path) -> list[dict[str, Any]]:
     result = warrant("events", "t", "--db", str(db), "--json", cwd=cwd)
     assert result.returncode == 0, result.stderr
@@ -129,9 +136,7 @@ def insert_one(events: Rows) -> None:
 )
 def test_an_edited_ledger_fails_verification_where_it_breaks(finished, tmp_path, edit, said):
     edit_store(finished, "t", EVENTS, edit)
-    result = verify(finished, tmp_path)
-    assert result.returncode == 1
-    assert said in result.stderr and result.stderr.count("\n") == 1
+    assert_verification_fails(finished, tmp_path, said)
 
 
 def test_an_event_added_after_the_last_one_is_found_by_the_cursor(finished, tmp_path):
@@ -183,9 +188,7 @@ def drop_receipt(receipts: Rows) -> None:
 )
 def test_an_edited_receipt_fails_verification(finished, tmp_path, edit, said):
     edit_store(finished, "t", EVIDENCE, edit)
-    result = verify(finished, tmp_path)
-    assert result.returncode == 1
-    assert said in result.stderr and result.stderr.count("\n") == 1
+    assert_verification_fails(finished, tmp_path, said)
 
 
 @pytest.mark.slow  # a real process killed mid-run (kill -9), as the slow suite's kill trials are

@@ -11,7 +11,7 @@ from contract.codes import EventKind, Status
 from graph.build import compile_graph
 from graph.runs.interactions import resume_command
 from nodes.questions import save_reply
-from tests.cli_process import warrant
+from tests.cli_process import run_json, run_thread, warrant
 from tests.helpers import call, recorded, stop, write_manifest
 
 CONFIG = {"configurable": {"thread_id": "nb"}}
@@ -93,20 +93,9 @@ def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(
 ):
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([ASK_ON, SEARCH, CITING])
-    waiting = warrant(
-        "run",
-        gated(scenario_dir),
-        "--chooser",
-        chooser,
-        "--db",
-        db,
-        "--thread",
-        "nbc",
-        "--json",
-        "-q",
-        cwd=tmp_path,
+    waiting = run_thread(
+        gated(scenario_dir), chooser, db, "nbc", "--json", cwd=tmp_path, exit_code=3
     )
-    assert waiting.returncode == 3, waiting.stderr
     [approval] = json.loads(waiting.stdout)["pending"]
     ledger = json.loads(warrant("events", "nbc", "--db", db, "--json", cwd=tmp_path).stdout)
     [asked] = [e["payload"]["interaction"] for e in ledger if e["type"] == "asked"]
@@ -146,7 +135,7 @@ def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(
         cwd=tmp_path,
     )
     assert wrong.returncode == 2 and "is a question" in wrong.stderr
-    done = warrant(
+    handover = run_json(
         "resume",
         "nbc",
         "--interaction",
@@ -154,12 +143,8 @@ def test_the_command_line_saves_an_answer_for_a_running_run_to_adopt(
         "--approve",
         "--db",
         db,
-        "--json",
-        "-q",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    handover = json.loads(done.stdout)
     assert sorted(item["ref"] for item in handover["evidence"]) == ["E1", "H1"]
     assert warrant("events", "nbc", "--db", db, "--verify", cwd=tmp_path).returncode == 0
 
@@ -179,19 +164,7 @@ def asked_of(thread: str, db: str, cwd) -> dict:
 def test_show_json_lists_every_open_interaction_as_pending(scenario_dir, tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
     chooser = action_file([ASK_ON, SEARCH, CITING])
-    waiting = warrant(
-        "run",
-        gated(scenario_dir),
-        "--chooser",
-        chooser,
-        "--db",
-        db,
-        "--thread",
-        "sp",
-        "-q",
-        cwd=tmp_path,
-    )
-    assert waiting.returncode == 3, waiting.stderr
+    run_thread(gated(scenario_dir), chooser, db, "sp", cwd=tmp_path, exit_code=3)
     asked = asked_of("sp", db, tmp_path)
     [(approval, _)] = [row for row in pending_of_show("sp", db, tmp_path) if row[1] == "approval"]
     assert pending_of_show("sp", db, tmp_path) == [
@@ -200,55 +173,22 @@ def test_show_json_lists_every_open_interaction_as_pending(scenario_dir, tmp_pat
     ]
     shown = json.loads(warrant("show", "sp", "--db", db, "--json", cwd=tmp_path).stdout)
     assert shown["pending"][1]["question"] == "Which seed failed first?"
-    ended = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        action_file([ASK_ON, stop("no answer needed")]),
-        "--db",
-        db,
-        "--thread",
-        "sf",
-        "-q",
-        cwd=tmp_path,
+    run_thread(
+        "R42", action_file([ASK_ON, stop("no answer needed")]), db, "sf", cwd=tmp_path, exit_code=0
     )
-    assert ended.returncode == 0, ended.stderr
     assert pending_of_show("sf", db, tmp_path) == [
         (asked_of("sf", db, tmp_path)["interaction_id"], "question")
     ]
     blocking = {"summary": "q", "message": {"kind": "ask_user", "question": "Which seed?"}}
-    asking = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        action_file([blocking, stop()]),
-        "--db",
-        db,
-        "--thread",
-        "sb",
-        "-q",
-        cwd=tmp_path,
-    )
-    assert asking.returncode == 3 and [kind for _, kind in pending_of_show("sb", db, tmp_path)] == [
-        "question"
-    ]
+    run_thread("R42", action_file([blocking, stop()]), db, "sb", cwd=tmp_path, exit_code=3)
+    assert [kind for _, kind in pending_of_show("sb", db, tmp_path)] == ["question"]
 
 
 def test_an_answer_to_a_finished_run_says_no_turn_takes_it_in(tmp_path, action_file):
     db = str(tmp_path / "w.sqlite")
-    ended = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        action_file([ASK_ON, stop("no answer needed")]),
-        "--db",
-        db,
-        "--thread",
-        "fr",
-        "-q",
-        cwd=tmp_path,
+    run_thread(
+        "R42", action_file([ASK_ON, stop("no answer needed")]), db, "fr", cwd=tmp_path, exit_code=0
     )
-    assert ended.returncode == 0, ended.stderr
     question = asked_of("fr", db, tmp_path)["interaction_id"]
     unnamed = warrant("resume", "fr", "--answer", "seed 7", "--db", db, cwd=tmp_path)
     assert unnamed.returncode == 2 and unnamed.stdout == ""

@@ -13,6 +13,7 @@ import pytest
 from graph.persistence.savers import lease_name
 from lab import LAB_DIR
 from tests.cli_process import (
+    R42_CALLS,
     assert_exactly_once,
     ledger,
     run_json,
@@ -21,10 +22,10 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
+from tests.helpers import R42_LOG, R42_SPEC, batch, tool_call
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
-R42_CALLS = {"c1", "c2", "c3"}
 # Every node boundary of the R42 run: after admit, after each choose, after each guard, after each
 # execute, before the handover — and inside an execute whose tool ran but whose receipt was not saved.
 CRASH_POINTS = [
@@ -86,22 +87,12 @@ def test_a_run_killed_at_any_boundary_resumes_to_the_same_handover(postgres_url,
 
 
 def test_a_batch_killed_mid_way_runs_each_call_once(postgres_url, tmp_path, action_file):
-    batch = {
-        "summary": "two reads",
-        "tool_calls": [
-            {
-                "id": "a",
-                "name": "searchlogs",
-                "args": {"path": "lab/runs/R42/reset_smoke.log", "query": "UVM_ERROR"},
-            },
-            {
-                "id": "b",
-                "name": "readspec",
-                "args": {"path": "lab/spec/reset_controller.md", "section": "reset_release"},
-            },
-        ],
-    }
-    chooser = action_file([batch, {"summary": "stop", "message": {"kind": "stop"}}])
+    reads = batch(
+        "two reads",
+        tool_call("a", "searchlogs", path=R42_LOG, query="UVM_ERROR"),
+        tool_call("b", "readspec", path=R42_SPEC, section="reset_release"),
+    )
+    chooser = action_file([reads, {"summary": "stop", "message": {"kind": "stop"}}])
     baseline = run_json(
         "run", "R42", "--chooser", chooser, "--db", postgres_url, "--thread", "whole", cwd=tmp_path
     )

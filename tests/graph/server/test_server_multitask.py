@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -61,14 +62,20 @@ def thread_in_use(values: dict) -> int:
     return sum(e["payload"].get("code") == "thread_in_use" for e in values["events"])
 
 
+def assert_finished_once(client: Any, thread: str, *, refused_in_use: int) -> None:
+    """The run on `thread` kept its promise, the second input refused `refused_in_use` times as
+    `thread_in_use`."""
+    values = handover_of(client, thread)
+    assert_promise_kept(values)
+    assert thread_in_use(values) == refused_in_use
+
+
 def test_interrupt_finishes_the_approved_call_instead_of_losing_it(paused_server):
     url, signal_file = paused_server
     client, thread = in_flight(url, signal_file)
     client.runs.create(thread, "triage", input={"scenario": "R42"}, multitask_strategy="interrupt")
     release(signal_file)
-    values = handover_of(client, thread)
-    assert_promise_kept(values)
-    assert thread_in_use(values) == 1
+    assert_finished_once(client, thread, refused_in_use=1)
 
 
 def test_enqueue_lets_the_run_finish_then_refuses_the_second_input(paused_server):
@@ -79,9 +86,7 @@ def test_enqueue_lets_the_run_finish_then_refuses_the_second_input(paused_server
     )
     release(signal_file)
     client.runs.join(thread, second["run_id"])
-    values = handover_of(client, thread)
-    assert_promise_kept(values)
-    assert thread_in_use(values) == 1
+    assert_finished_once(client, thread, refused_in_use=1)
 
 
 def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
@@ -99,9 +104,7 @@ def test_reject_and_rollback_are_refused_and_the_run_finishes(paused_server):
         and "never rolled back" in rolled.value.response.text
     )
     release(signal_file)
-    values = handover_of(client, thread)
-    assert_promise_kept(values)
-    assert thread_in_use(values) == 0
+    assert_finished_once(client, thread, refused_in_use=0)
 
 
 def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(

@@ -17,12 +17,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.chromium import chromium
 from tests.cli_process import WARRANT, warrant
 from tests.web_inbox_server import ServedWeb, served_web, start_web
 
 pytestmark = pytest.mark.slow  # real server processes and a real browser
 
-CHROMIUM = os.environ.get("WARRANT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("WARRANT_SCREENSHOTS")
 SECRET = {"WARRANT_WEB_SECRET": "a secret of this test"}
 
@@ -57,20 +57,8 @@ def approve_in_background(db: str, thread: str) -> subprocess.Popen[str]:
 
 @pytest.fixture
 def browser() -> Iterator:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"no Chromium at {CHROMIUM}: apt-get install chromium (or set WARRANT_CHROMIUM)"
-        )
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-component-update"],
-        )
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def opened(browser, served: ServedWeb, who: str):

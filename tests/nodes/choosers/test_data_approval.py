@@ -185,8 +185,8 @@ def test_the_projection_holds_back_each_kind_of_derived_text():
     and an evidence item of another record, quoted as usual."""
     from nodes.choosers.projector import assemble
     from nodes.choosers.route import Route
-    from nodes.choosers.view import make_view
     from nodes.evidence import quoting
+    from tests.nodes.choosers.test_egress import GRANT, local_and_other_view
 
     local = {
         "ref": "E1",
@@ -214,20 +214,15 @@ def test_the_projection_holds_back_each_kind_of_derived_text():
         "detail": f"cannot read: {CANARY}",
         "call": {"id": "c2", "name": "searchlogs", "args": {"path": "r/local"}},
     }
-    view = make_view(
-        scenario="S",
-        goal="g",
-        turn=3,
-        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
-        catalog=(),
-        records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
-        record=lambda: {
+    view = local_and_other_view(
+        "g",
+        lambda: {
             "evidence": [local, other],
             "refusals": [refusal],
             "unknowns": [*quoting(local), *quoting(other)],
         },
     )
-    grant = {"records": {"r/local": {"share": "local"}, "r/other": {"share": "any"}}}
+    grant = GRANT
     remote = assemble(view, grant, Route(model="m", locality="remote"))
     assert CANARY not in remote.text and "instruction_like_text" not in remote.text.split("E2")[0]
     assert "plain" in remote.text and "shareable" in remote.text

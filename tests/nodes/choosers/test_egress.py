@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import string
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import given
@@ -19,7 +20,7 @@ from guards.egress import MARKER, WINDOW, Outbound, Taint, gate, local_records
 from nodes.choosers.projector import assemble
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply
-from nodes.choosers.view import make_view
+from nodes.choosers.view import ChooserView, make_view
 from tests.nodes.choosers.test_model import route_env  # noqa: F401 (a fixture)
 
 REMOTE = Route(model="m", locality="remote")
@@ -60,6 +61,23 @@ def _item(ref: str, record: str, canary: str, where: set[str]) -> dict[str, Any]
         "error": f"could not read: {canary}" if "error" in where else None,
         "excerpt": [{"line": 4, "text": text}],
     }
+
+
+def local_and_other_view(
+    goal: str, record: Callable[[], Mapping[str, Sequence[Any]]], *, memory: bool = False
+) -> ChooserView:
+    """A view at turn 3 of two logs, `r/local` and `r/other` (`GRANT` shares the first with no
+    remote route), and of what `record()` holds."""
+    return make_view(
+        scenario="S",
+        goal=goal,
+        turn=3,
+        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
+        catalog=(),
+        records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
+        record=record,
+        memory=memory,
+    )
 
 
 def _view(canary: str, where: set[str]):
@@ -112,14 +130,9 @@ def _view(canary: str, where: set[str]):
         if "unknown" in where
         else []
     )
-    return make_view(
-        scenario="S",
-        goal="Why did fifo_smoke fail?",
-        turn=3,
-        budget_left={"steps": 3, "evidence": 3, "seconds": 60},
-        catalog=(),
-        records=[{"id": "r/local", "kind": "log"}, {"id": "r/other", "kind": "log"}],
-        record=lambda: {
+    return local_and_other_view(
+        "Why did fifo_smoke fail?",
+        lambda: {
             "evidence": items,
             "refusals": [refusal],
             "unknowns": unknowns,

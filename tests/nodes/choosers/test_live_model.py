@@ -15,6 +15,7 @@ from contract.codes import RefusalCode, Status
 from guards.route_admission import RouteReport, report_problem
 from lab import LAB_DIR
 from tests.cli_process import warrant
+from tests.helpers import batch, tool_call
 from tests.local_model import ROUTE, llama_server, unavailable
 
 pytestmark = pytest.mark.live
@@ -152,16 +153,10 @@ def test_the_lab_r42_investigation_ends_governed(local_route, tmp_path):
 
 def test_an_exact_proposal_without_a_grant_is_refused(tmp_path):
     """The authority boundary, apart from any provider: the exact proposal is refused."""
-    exact = {
-        "summary": "read the design notes",
-        "tool_calls": [
-            {
-                "id": "x1",
-                "name": "readspec",
-                "args": {"path": "lab/protected/design.txt", "section": "reset"},
-            }
-        ],
-    }
+    exact = batch(
+        "read the design notes",
+        tool_call("x1", "readspec", path="lab/protected/design.txt", section="reset"),
+    )
     script = tmp_path / "exact.jsonl"
     script.write_text(json.dumps(exact) + "\n")
     result = warrant(

@@ -9,7 +9,7 @@ import pytest
 
 from lab import LAB_DIR
 from scenario.registry import load_scenario
-from tests.cli_process import start_paused, warrant, without_thread
+from tests.cli_process import run_chooser, start_paused, warrant, without_thread
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.nodes.choosers.test_model import GOOD_R42
 
@@ -57,15 +57,11 @@ def test_a_recorded_cassette_replays_the_run_without_network(tmp_path):
     cassette = tmp_path / "r42.jsonl"
     server = FakeOpenAI(GOOD_R42)
     with server.running():
-        live = warrant(
-            "run",
+        live = run_chooser(
             "R42",
-            "--chooser",
             "model",
             "--record",
             str(cassette),
-            "--db",
-            "memory",
             "--json",
             "-q",
             cwd=tmp_path,
@@ -73,13 +69,9 @@ def test_a_recorded_cassette_replays_the_run_without_network(tmp_path):
         )
     assert live.returncode == 0, live.stderr
     assert len(cassette.read_text().splitlines()) == 4
-    replayed = warrant(
-        "run",
+    replayed = run_chooser(
         "R42",
-        "--chooser",
         f"replay:{cassette}",
-        "--db",
-        "memory",
         "--json",
         "-q",
         cwd=tmp_path,
@@ -89,42 +81,34 @@ def test_a_recorded_cassette_replays_the_run_without_network(tmp_path):
     assert without_thread(json.loads(replayed.stdout)) == without_thread(json.loads(live.stdout))
 
 
-def test_the_model_chooser_needs_a_model_and_a_reachable_endpoint(tmp_path):
-    no_model = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        "model",
-        "--db",
-        "memory",
-        cwd=tmp_path,
-        env={"WARRANT_MODEL": ""},
-    )
-    assert no_model.returncode == 2 and "WARRANT_MODEL" in no_model.stderr
-    unreachable = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        "model",
-        "--db",
-        "memory",
-        cwd=tmp_path,
-        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
-    )
-    assert unreachable.returncode == 4 and "unreachable" in unreachable.stderr
-    assert "Traceback" not in unreachable.stderr
-    not_a_url = warrant(
-        "run",
-        "R42",
-        "--chooser",
-        "model",
-        "--db",
-        "memory",
-        cwd=tmp_path,
-        env={"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "not-a-url"},
-    )
-    assert not_a_url.returncode == 2 and "not an http(s) URL" in not_a_url.stderr
-    assert len(not_a_url.stderr.strip().splitlines()) == 1, not_a_url.stderr
+@pytest.mark.parametrize(
+    ("env", "code", "said", "one_line"),
+    [
+        pytest.param({"WARRANT_MODEL": ""}, 2, "WARRANT_MODEL", False, id="no-model"),
+        pytest.param(
+            {"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"},
+            4,
+            "unreachable",
+            False,
+            id="unreachable",
+        ),
+        pytest.param(
+            {"WARRANT_MODEL": "m", "OPENAI_BASE_URL": "not-a-url"},
+            2,
+            "not an http(s) URL",
+            True,
+            id="not-a-url",
+        ),
+    ],
+)
+def test_the_model_chooser_needs_a_model_and_a_reachable_endpoint(
+    tmp_path, env, code, said, one_line
+):
+    refused = run_chooser("R42", "model", cwd=tmp_path, env=env)
+    assert refused.returncode == code and said in refused.stderr
+    assert "Traceback" not in refused.stderr
+    if one_line:
+        assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 
 
 LIVE = all(os.environ.get(name) for name in ("WARRANT_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"))
@@ -135,9 +119,7 @@ LIVE = all(os.environ.get(name) for name in ("WARRANT_MODEL", "OPENAI_BASE_URL",
     reason="set WARRANT_MODEL, OPENAI_BASE_URL and OPENAI_API_KEY to run against a real endpoint",
 )
 def test_a_live_model_completes_a_bounded_run_under_the_guard(tmp_path):
-    result = warrant(
-        "run", "R42", "--chooser", "model", "--db", "memory", "--json", "-q", cwd=tmp_path
-    )
+    result = run_chooser("R42", "model", "--json", "-q", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
     assert handover["status"] in {
@@ -159,18 +141,7 @@ def test_an_unusable_reply_on_every_attempt_is_a_handover_not_a_traceback(tmp_pa
         [{"body": {"error": {"message": "model overloaded", "type": "server_error"}}}] * 3
     )
     with server.running():
-        result = warrant(
-            "run",
-            "R42",
-            "--chooser",
-            "model",
-            "--db",
-            "memory",
-            "--json",
-            "-q",
-            cwd=tmp_path,
-            env=model_env(server),
-        )
+        result = run_chooser("R42", "model", "--json", "-q", cwd=tmp_path, env=model_env(server))
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     handover = json.loads(result.stdout)
     assert (

@@ -128,6 +128,17 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
     jsonschema.validate({"summary": "?", "message": {"kind": "ask_user", "question": "q"}}, schema)
 
 
+def delegation(*, evidence: int) -> dict:
+    """A message delegating one R42 task of one step and `evidence` items."""
+    task = {
+        "id": "t2k1",
+        "goal": "g",
+        "records": [R42_LOG],
+        "budget": {"steps": 1, "evidence": evidence},
+    }
+    return {"summary": "d", "message": {"kind": "delegate", "tasks": [task]}}
+
+
 def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_only_where_allowed():
     schema = response_schema(tools_of("triage").values(), R42_RECORDS[:1], [], None, 2, LEFT)
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
@@ -148,41 +159,9 @@ def test_a_tool_with_no_granted_record_of_its_kind_is_left_out_and_delegation_on
     )
     assert budget["properties"]["evidence"]["enum"] == [1, 2]
     assert budget["properties"]["questions"]["enum"] == list(range(101))
-    jsonschema.validate(
-        {
-            "summary": "d",
-            "message": {
-                "kind": "delegate",
-                "tasks": [
-                    {
-                        "id": "t2k1",
-                        "goal": "g",
-                        "records": [R42_LOG],
-                        "budget": {"steps": 1, "evidence": 1},
-                    }
-                ],
-            },
-        },
-        delegating,
-    )
+    jsonschema.validate(delegation(evidence=1), delegating)
     with pytest.raises(jsonschema.ValidationError):  # evidence 0: Warrant's TaskBudget refuses it
-        jsonschema.validate(
-            {
-                "summary": "d",
-                "message": {
-                    "kind": "delegate",
-                    "tasks": [
-                        {
-                            "id": "t2k1",
-                            "goal": "g",
-                            "records": [R42_LOG],
-                            "budget": {"steps": 1, "evidence": 0},
-                        }
-                    ],
-                },
-            },
-            delegating,
-        )
+        jsonschema.validate(delegation(evidence=0), delegating)
     kinds = [
         m["properties"]["kind"]["const"]
         for m in delegating["anyOf"][0]["properties"]["message"]["anyOf"]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from nodes.choosers.cassette import replay, write_cassette
-from tests.cli_process import warrant
+from tests.cli_process import run_chooser
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import run_embedded
 from tests.nodes.choosers.test_model import GOOD_R42, run_model
@@ -25,19 +26,8 @@ def cassette(route_env, tmp_path) -> Path:
     return path
 
 
-def replay_cli(path: Path, *extra: str, cwd: Path):
-    return warrant(
-        "run",
-        "R42",
-        "--chooser",
-        f"replay:{path}",
-        "--db",
-        "memory",
-        "--json",
-        "-q",
-        *extra,
-        cwd=cwd,
-    )
+def replay_cli(path: Path, *extra: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run_chooser("R42", f"replay:{path}", "--json", "-q", *extra, cwd=cwd)
 
 
 @pytest.mark.parametrize(
@@ -128,33 +118,11 @@ def test_a_model_run_with_children_records_and_replays_each_lane(route_env, tmp_
     route_env(server)
     cassette = tmp_path / "r44.jsonl"
     with server.running():
-        live = warrant(
-            "run",
-            "R44",
-            "--chooser",
-            "model",
-            "--db",
-            "memory",
-            "--record",
-            str(cassette),
-            "--json",
-            "-q",
-            cwd=tmp_path,
-        )
+        live = run_chooser("R44", "model", "--record", str(cassette), "--json", "-q", cwd=tmp_path)
     assert live.returncode == 0, live.stderr
     lines = [json.loads(line) for line in cassette.read_text().splitlines()]
     assert [line.get("lane", "") for line in lines] == ["", "", "t1", "t1"]
-    replayed = warrant(
-        "run",
-        "R44",
-        "--chooser",
-        f"replay:{cassette}",
-        "--db",
-        "memory",
-        "--json",
-        "-q",
-        cwd=tmp_path,
-    )
+    replayed = run_chooser("R44", f"replay:{cassette}", "--json", "-q", cwd=tmp_path)
     assert replayed.returncode == 0, replayed.stderr
     first, again = json.loads(live.stdout), json.loads(replayed.stdout)
     assert first["status"] == again["status"] == "stopped"

@@ -131,41 +131,39 @@ def test_table_names_are_plain_identifiers(tables):
         AnalyzeArgs(query="select 1", tables=tables)
 
 
+def refusal_of(query: str, r42, seconds: float) -> RecordRefusal:
+    """The refusal of `query` over R42's history, read within `seconds`."""
+    with pytest.raises(RecordRefusal) as refused, reading(seconds):
+        analysed(query, r42.records, h=R42_HISTORY)
+    return refused.value
+
+
 def test_a_cross_join_past_the_time_limit_is_stopped(r42):
     """18⁸ rows of the granted table joined with itself: the query's process is killed at the
     call's time limit, `tool_timeout`."""
-    with pytest.raises(RecordRefusal) as cut, reading(1.0):
-        analysed(
-            "select count(*) from h a, h b, h c, h d, h e, h f, h g, h i",
-            r42.records,
-            h=R42_HISTORY,
-        )
-    assert cut.value.code == "tool_timeout"
+    cut = refusal_of("select count(*) from h a, h b, h c, h d, h e, h f, h g, h i", r42, 1.0)
+    assert cut.code == "tool_timeout"
 
 
 def test_a_query_past_duckdbs_buffer_limit_is_refused(r42):
-    with pytest.raises(RecordRefusal) as refused, reading(60.0):
-        analysed(
-            "select list(repeat(a.test, 1000)) from h a, h b, h c, h d, h e",
-            r42.records,
-            h=R42_HISTORY,
-        )
-    assert refused.value.code == "invalid_argument"
-    assert "memory limit" in refused.value.detail
+    refused = refusal_of(
+        "select list(repeat(a.test, 1000)) from h a, h b, h c, h d, h e", r42, 60.0
+    )
+    assert refused.code == "invalid_argument"
+    assert "memory limit" in refused.detail
 
 
 def test_an_allocation_outside_duckdbs_buffers_is_bounded_by_the_process(r42):
     """`damerau_levenshtein` of two 12,000-character strings allocates its ~1.1 GB matrix outside
     DuckDB's buffer manager (`memory_limit` does not see it): the query's process has an address
     space limit, the call fails with a clear error, and this process goes on to the next call."""
-    with pytest.raises(RecordRefusal) as refused, reading(60.0):
-        analysed(
-            "select damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) from h limit 1",
-            r42.records,
-            h=R42_HISTORY,
-        )
-    assert refused.value.code == "invalid_argument"
-    assert "memory limit" in refused.value.detail
+    refused = refusal_of(
+        "select damerau_levenshtein(repeat('a', 12000), repeat('b', 12000)) from h limit 1",
+        r42,
+        60.0,
+    )
+    assert refused.code == "invalid_argument"
+    assert "memory limit" in refused.detail
     with reading(60.0):
         after = analysed("select count(*) from h", r42.records, h=R42_HISTORY)
     assert after.computed["rows"] == [[18]]
@@ -179,10 +177,7 @@ def test_a_query_process_ended_without_an_answer_is_a_clear_error():
 
 
 def test_no_query_process_outlives_its_call(r42):
-    with pytest.raises(RecordRefusal), reading(0.5):
-        analysed(
-            "select count(*) from h a, h b, h c, h d, h e, h f, h g, h i, h j",
-            r42.records,
-            h=R42_HISTORY,
-        )  # 18⁹ rows: past the limit however fast the machine
+    refusal_of(
+        "select count(*) from h a, h b, h c, h d, h e, h f, h g, h i, h j", r42, 0.5
+    )  # 18⁹ rows: past the limit however fast the machine
     assert multiprocessing.active_children() == []

@@ -10,7 +10,6 @@ import gzip
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +19,8 @@ from scenario import reading as records_reading
 from scenario.digests import identity_of
 from scenario.reading import ReadCut, reading
 from scenario.registry import Record
+from tests.hashing import CountingSha256
+from tests.hashing import fresh_memory as fresh_memory  # autouse
 from tests.tools.logs import triage_reference as reference
 from tests.tools.logs.test_triage import PASSING_UVM, failing_uvm, family
 from tools.logs import searchfamily, triage
@@ -38,27 +39,6 @@ from tools.logs.memberfile import (
 CAP = 2500
 """A lowered cap on a gzip member's decompressed bytes: the generated family's gzip members
 (about 3000 bytes each) go past it, `fifo_basic.log.gz` does not."""
-
-
-@pytest.fixture(autouse=True)
-def fresh_memory() -> None:
-    digests.forget_all()
-
-
-class CountingSha256:
-    """hashlib.sha256 that counts the bytes it is given."""
-
-    hashed = 0
-
-    def __init__(self) -> None:
-        self._inner = hashlib.sha256()
-
-    def update(self, data: Any, /) -> None:
-        CountingSha256.hashed += len(data)
-        self._inner.update(data)
-
-    def hexdigest(self) -> str:
-        return self._inner.hexdigest()
 
 
 @pytest.fixture

@@ -79,14 +79,7 @@ def test_the_family_is_the_copies_recorded_in_sources():
 
 def test_verdicts_and_buckets_match_the_reference(scanned):
     got, want = scanned
-    statuses = {member: status for member, _, status in got.outcomes}
-    assert statuses == {name: member.verdict for name, member in want.members.items()}
-    assert {bucket.signature: list(bucket.members) for bucket in got.buckets} == want.buckets
-    for bucket in got.buckets:  # the first example: the first member's first error line
-        first = want.members[bucket.members[0]]
-        assert bucket.example.member == first.name
-        if first.error_line:
-            assert bucket.example.number == first.error_line
+    reference.assert_scan_matches(got, want)
     assert not got.unread
     assert sorted(report(got).named("none")) == sorted(
         name for name, member in want.members.items() if member.verdict == "none"

@@ -11,6 +11,7 @@ import gzip
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 PREFIX = re.compile(r"^# ?")
 SUMMARY = re.compile(r"^-+ UVM Report Summary -+\s*$")
@@ -292,3 +293,17 @@ def flaky(found: Expected, rows: list[dict[str, str]], window: int = 6) -> dict[
         if sum(1 for i in range(1, len(statuses)) if statuses[i] != statuses[i - 1]) >= 2:
             result[test] = statuses
     return result
+
+
+def assert_scan_matches(got: Any, want: Expected) -> dict[str, str]:
+    """`got`, a `scan_family` result, has the reference's verdicts, buckets and first examples (the
+    first member's first error line): its statuses by member."""
+    statuses = {member: status for member, _, status in got.outcomes}
+    assert statuses == {name: member.verdict for name, member in want.members.items()}
+    assert {bucket.signature: list(bucket.members) for bucket in got.buckets} == want.buckets
+    for bucket in got.buckets:
+        first = want.members[bucket.members[0]]
+        assert bucket.example.member == first.name
+        if first.error_line:
+            assert bucket.example.number == first.error_line
+    return statuses

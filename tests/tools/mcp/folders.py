@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 SERVER = Path(__file__).resolve().parent / "lint_server.py"
@@ -14,3 +15,19 @@ def lint_folder(folder: Path, manifest: str) -> Path:
     (folder / "build.log").write_text("UVM_ERROR @ 10: lint failed\n")
     (folder / "m.toml").write_text(manifest)
     return folder / "m.toml"
+
+
+def lint_manifest(top: str, tools: str, *, record: str = "", server: str = "") -> str:
+    """A manifest reading the build log with the lint server: `top` (its id, goal, budget …), the
+    log's record (with `record`'s lines), the server (with `server`'s) and its `tools` tables."""
+    return f"""{top}
+[[record]]
+id = "build_log"
+kind = "log"
+path = "build.log"
+{record}
+[[mcp]]
+name = "lint"
+command = ["{sys.executable}", "lint_server.py"]
+{server}
+{tools}"""

@@ -18,26 +18,19 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.cli_process import warrant
-from tests.tools.mcp.folders import lint_folder
+from tests.tools.mcp.folders import lint_folder, lint_manifest
 
-MANIFEST = f"""# the lint server beside this manifest
+MANIFEST = lint_manifest(
+    """# the lint server beside this manifest
 id = "M1"
 profile = "triage"
 goal = "why does top.sv fail lint"
-
-[[record]]
-id = "build_log"
-kind = "log"
-path = "build.log"
-
-[[mcp]]
-name = "lint"
-command = ["{sys.executable}", "lint_server.py"]
-
-[[mcp.tool]]  # the one tool the chooser may see
+""",
+    """[[mcp.tool]]  # the one tool the chooser may see
 name = "check_file"
 effects = "read"
-"""
+""",
+)
 
 
 @pytest.fixture
@@ -87,16 +80,22 @@ def test_pin_writes_the_listed_tools_digest_and_reports_what_it_did_not_add(fold
     assert again.stdout.splitlines()[0] == f"lint.check_file  {digest[:12]}…  unchanged"
 
 
-def test_a_tool_the_server_does_not_offer_stops_the_pin_with_nothing_written(folder):
-    (folder / "m.toml").write_text(MANIFEST.replace('name = "check_file"', 'name = "format_file"'))
+def assert_pin_refused(folder: Path, error: str) -> None:
+    """`warrant mcp pin` stops with `error`, its one line, and leaves the manifest as it was."""
     before = (folder / "m.toml").read_text()
     result = warrant("mcp", "pin", "m.toml", cwd=folder)
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
-        "error: m.toml: server 'lint' offers no tool 'format_file' "
-        "(it offers: check_file, delete_all, die, file_ticket, flood, hang)"
-    ]
+    assert result.stderr.strip().splitlines() == [error]
     assert (folder / "m.toml").read_text() == before
+
+
+def test_a_tool_the_server_does_not_offer_stops_the_pin_with_nothing_written(folder):
+    (folder / "m.toml").write_text(MANIFEST.replace('name = "check_file"', 'name = "format_file"'))
+    assert_pin_refused(
+        folder,
+        "error: m.toml: server 'lint' offers no tool 'format_file' "
+        "(it offers: check_file, delete_all, die, file_ticket, flood, hang)",
+    )
 
 
 def test_a_run_is_admitted_with_its_pins_and_refused_without_one(folder):
@@ -133,15 +132,12 @@ def served_schema(folder: Path, path_schema: dict) -> None:
 
 def test_a_schema_with_a_remote_ref_is_not_pinned_and_nothing_is_written(folder):
     served_schema(folder, {"$ref": "http://127.0.0.1:9/path.json"})
-    before = (folder / "m.toml").read_text()
-    result = warrant("mcp", "pin", "m.toml", cwd=folder)
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
+    assert_pin_refused(
+        folder,
         "error: m.toml: MCP tool lint.check_file: its input schema is not self-contained:"
         " $ref 'http://127.0.0.1:9/path.json' is not a '#/…' pointer within it"
-        " (nothing is fetched)"
-    ]
-    assert (folder / "m.toml").read_text() == before
+        " (nothing is fetched)",
+    )
 
 
 @pytest.mark.parametrize(
@@ -166,14 +162,11 @@ def test_a_ref_that_is_not_a_pointer_within_the_schema_is_not_pinned(folder, pat
 
 def test_a_pattern_re2_cannot_run_is_not_pinned(folder):
     served_schema(folder, {"type": "string", "pattern": "^(a)\\1$"})
-    before = (folder / "m.toml").read_text()
-    result = warrant("mcp", "pin", "m.toml", cwd=folder)
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
+    assert_pin_refused(
+        folder,
         "error: m.toml: MCP tool lint.check_file: its input schema has a pattern RE2 cannot run"
-        " in linear time: '^(a)\\\\1$' (invalid escape sequence: \\1)"
-    ]
-    assert (folder / "m.toml").read_text() == before
+        " in linear time: '^(a)\\\\1$' (invalid escape sequence: \\1)",
+    )
 
 
 def test_a_schema_with_a_remote_ref_is_refused_at_admission_even_when_pinned(folder):
