@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report import write_ratios
-from bench.triage import CLI_MANIFEST, TRIAGE_THEN_STOP
+from bench.triage_cli import CLI_MANIFEST, TRIAGE_THEN_STOP
 from lab.nightly import write_family
 
 TIME = "/usr/bin/time"

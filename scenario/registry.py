@@ -17,14 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    ValidationError,
-)
+from pydantic import ValidationError
 
 from contract.codes import RefusalCode
 from contract.errors import ManifestError, RecordRefusal
+from contract.strict import FrozenModel
 from contract.text import describe_validation_error
 from scenario.families import expand, glob_problem, matches
 from scenario.files import open_regular
@@ -49,10 +46,8 @@ MAX_RECORDS = 10_000
 """Records one manifest may approve, its families' files counted one by one."""
 
 
-class Record(BaseModel):
+class Record(FrozenModel):
     """An approved record, resolved and fingerprinted at admission."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     kind: RecordKind
@@ -70,10 +65,8 @@ class Record(BaseModel):
     were pinned, and not compared)."""
 
 
-class Scenario(BaseModel):
+class Scenario(FrozenModel):
     """A loaded scenario: the grant a run is admitted under."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     profile: Profile

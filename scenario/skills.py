@@ -21,10 +21,10 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import Field, StringConstraints, ValidationError
 
 from contract.errors import ManifestError
-from contract.strict import StrictModel
+from contract.strict import FrozenModel, StrictModel
 from contract.text import describe_validation_error
 
 SHIPPED = Path(__file__).resolve().parents[1] / "lab" / "skills"
@@ -47,10 +47,8 @@ class FrontMatter(StrictModel):
     """The tools the method uses; each must be in the profile's catalog."""
 
 
-class Skill(BaseModel):
+class Skill(FrozenModel):
     """A skill as admitted: pinned with the grant, so a run shows the model the text it admitted."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     version: int

@@ -6,17 +6,35 @@ refused. Every tool's argument model derives from `ToolArgs`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, StringConstraints
 
 from contract.strict import StrictModel
 from scenario.manifest import RecordId as RecordId
+from scenario.manifest import RecordKind
 
 
 # No docstring: a model's docstring is its JSON schema's description, shown to choosers.
 class ToolArgs(StrictModel):
     pass
+
+
+@dataclass(frozen=True)
+class Names:
+    """Marks an argument that names approved records, so the catalog can tell the guard what to
+    resolve: `record` one id, `family` a family of them (a manifest glob or a list of ids), `tables`
+    a map of table names to ids; each of one of `kinds`. Validation and the schema ignore it."""
+
+    role: Literal["record", "family", "tables"]
+    kinds: tuple[RecordKind, ...]
+
+
+LogId = Annotated[RecordId, Names("record", ("log",))]
+SpecId = Annotated[RecordId, Names("record", ("spec",))]
+HistoryId = Annotated[RecordId, Names("record", ("history",))]
+StaReportId = Annotated[RecordId, Names("record", ("sta_report",))]
 
 
 def _printable(value: str) -> str:

@@ -6,16 +6,17 @@ grants nothing by itself (the guard re-checks every call against the scenario's 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 
 from scenario.manifest import RecordKind
 from scenario.profiles import PROFILE_TOOLS
 from tools.analysis import analyze
 from tools.analysis.query import AnalyzeArgs
-from tools.args import ToolArgs
+from tools.args import Names, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
 from tools.sta import diff as stadiff
@@ -34,7 +35,8 @@ class ToolSpec:
     record_fields: tuple[str, ...]
     """Argument fields that name approved records (looked up, never opened as paths)."""
     record_kind: RecordKind
-    """The kind of record those fields must name."""
+    """The kind of record those fields must name (without any, that of the first argument naming
+    records)."""
     run: Callable[..., Excerpt]
     """Reads the records; called only by the executor, for calls the guard approved:
     `run(args, records)`, and `run(args, records, family, progress)` for a family tool."""
@@ -54,165 +56,87 @@ class ToolSpec:
     """The kinds of record a table may be."""
 
 
-SEARCHLOGS = ToolSpec(
-    name="searchlogs",
-    description=(
-        "Lines of an approved log that contain a fixed string (case-sensitive), or match a"
-        " regular expression with regex=true (^ and $ anchor lines), and how many match to the"
-        " end of the log; context shows lines around each hit, after_line continues past hits"
-        " already seen."
-    ),
-    args_model=searchlogs.SearchLogsArgs,
-    record_fields=("path",),
-    record_kind="log",
-    run=searchlogs.run,
+_TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
+    ("searchlogs", searchlogs.SearchLogsArgs, searchlogs.run),
+    ("readlines", readlines.ReadLinesArgs, readlines.run),
+    ("logsummary", logsummary.LogSummaryArgs, logsummary.run),
+    ("readspec", readspec.ReadSpecArgs, readspec.run),
+    ("getrunhistory", runhistory.RunHistoryArgs, runhistory.run),
+    ("triage", familytools.TriageArgs, familytools.run_triage),
+    ("searchfamily", familytools.SearchFamilyArgs, familytools.run_searchfamily),
+    ("stasummary", sta.ReportArgs, sta.stasummary),
+    ("stapaths", sta_paths.PathsArgs, sta_paths.stapaths),
+    ("stapath", sta_paths.PathArgs, sta_paths.stapath),
+    ("stadiff", stadiff.DiffArgs, stadiff.stadiff),
+    ("analyze", AnalyzeArgs, analyze.run),
 )
-READLINES = ToolSpec(
-    name="readlines",
-    description=(
-        "A range of an approved log's lines by number (at most 200 from `start`), to read around"
-        " a hit."
-    ),
-    args_model=readlines.ReadLinesArgs,
-    record_fields=("path",),
-    record_kind="log",
-    run=readlines.run,
-)
-LOGSUMMARY = ToolSpec(
-    name="logsummary",
-    description=(
-        "What an approved simulation log says of itself: the UVM report summary, the first"
-        " UVM_ERROR/UVM_FATAL per report id, the verdict line, Verilator/cocotb/pytest summaries."
-    ),
-    args_model=logsummary.LogSummaryArgs,
-    record_fields=("path",),
-    record_kind="log",
-    run=logsummary.run,
-)
-READSPEC = ToolSpec(
-    name="readspec",
-    description="One section of an approved Markdown specification, by heading text or slug.",
-    args_model=readspec.ReadSpecArgs,
-    record_fields=("path",),
-    record_kind="spec",
-    run=readspec.run,
-)
-TRIAGE = ToolSpec(
-    name="triage",
-    description=(
-        "A whole family of approved logs (a nightly) in one call: each member's verdict as its"
-        " log states it, failures bucketed by their first error's masked signature (count,"
-        " tests, first example as member:line), with an approved history each bucket new or"
-        " known and tests that flip pass/fail flaky. One call instead of one logsummary per log:"
-        " use it first on any family of more than a few logs."
-    ),
-    args_model=familytools.TriageArgs,
-    record_fields=("history",),
-    record_kind="history",
-    run=familytools.run_triage,
-    family_field="family",
-    optional_records=("history",),
-)
-SEARCHFAMILY = ToolSpec(
-    name="searchfamily",
-    description=(
-        "searchlogs over every log of a family in one call: matching lines counted in every"
-        " member, and the family's first hits as member:line. One call instead of one"
-        " searchlogs per log."
-    ),
-    args_model=familytools.SearchFamilyArgs,
-    record_fields=(),
-    record_kind="log",
-    run=familytools.run_searchfamily,
-    family_field="family",
-)
-GETRUNHISTORY = ToolSpec(
-    name="getrunhistory",
-    description="The most recent rows for one test in an approved run-history CSV.",
-    args_model=runhistory.RunHistoryArgs,
-    record_fields=("path",),
-    record_kind="history",
-    run=runhistory.run,
-)
+"""What the argument models cannot say: each tool's name, model and run function. The rest of a
+`ToolSpec` is derived: its description from the run function's docstring, what the guard resolves
+from the arguments marked `Names` (tools/args.py)."""
 
-STASUMMARY = ToolSpec(
-    name="stasummary",
-    description=(
-        "WNS, TNS and violating endpoints per path group, corner, mode and path type of an approved"
-        " STA report, with its tns/wns lines, end/summary tables and warnings as reported."
-    ),
-    args_model=sta.ReportArgs,
-    record_fields=("report",),
-    record_kind="sta_report",
-    run=sta.stasummary,
-)
-STAPATHS = ToolSpec(
-    name="stapaths",
-    description="The worst paths of an approved STA report, optionally of one group and status.",
-    args_model=sta_paths.PathsArgs,
-    record_fields=("report",),
-    record_kind="sta_report",
-    run=sta_paths.stapaths,
-)
-STAPATH = ToolSpec(
-    name="stapath",
-    description=(
-        "One path of an approved STA report, with line numbers: the worst path of the type to the"
-        " endpoint, in the corner and mode given or in any."
-    ),
-    args_model=sta_paths.PathArgs,
-    record_fields=("report",),
-    record_kind="sta_report",
-    run=sta_paths.stapath,
-)
-STADIFF = ToolSpec(
-    name="stadiff",
-    description=(
-        "Endpoints flipped, now unconstrained, added, removed or changed between two approved STA"
-        " reports."
-    ),
-    args_model=stadiff.DiffArgs,
-    record_fields=("before", "after"),
-    record_kind="sta_report",
-    run=stadiff.stadiff,
-)
-ANALYZE = ToolSpec(
-    name="analyze",
-    description=(
-        "One SQL SELECT (DuckDB) over approved run histories and STA path tables loaded as"
-        " tables (tables maps a name to a record id; an STA report's table has corner, mode,"
-        " path_type, path_group, endpoint, startpoint, slack, status, unconstrained, truncated,"
-        " line); family reads a family of logs as triage does into table verdicts (member, test,"
-        " status, signature, note). Its result is computed, never a source fact; plot draws it"
-        " into the report."
-    ),
-    args_model=AnalyzeArgs,
-    record_fields=(),
-    record_kind="history",
-    run=analyze.run,
-    tables_field=analyze.TABLES_FIELD,
-    table_kinds=("history", "sta_report"),
-    family_field="family",
-    optional_records=("family",),
-)
 
-_SPECS = {
-    spec.name: spec
-    for spec in (
-        SEARCHLOGS,
-        READLINES,
-        LOGSUMMARY,
-        READSPEC,
-        GETRUNHISTORY,
-        TRIAGE,
-        SEARCHFAMILY,
-        STASUMMARY,
-        STAPATHS,
-        STAPATH,
-        STADIFF,
-        ANALYZE,
+@dataclass(frozen=True)
+class _Named:
+    """An argument that names approved records, as its `Names` mark says."""
+
+    field: str
+    names: Names
+    optional: bool
+
+
+def _named_arguments(args_model: type[ToolArgs]) -> list[_Named]:
+    """The arguments marked `Names`, on their type or, for `X | None`, on `X`."""
+    named = []
+    for field, info in args_model.model_fields.items():
+        marks = [*info.metadata]
+        for member in get_args(info.annotation):
+            marks.extend(getattr(member, "__metadata__", ()))
+        names = next((mark for mark in marks if isinstance(mark, Names)), None)
+        if names is not None:
+            named.append(_Named(field, names, optional=not info.is_required()))
+    return named
+
+
+def _one(named: list[_Named], role: str) -> _Named | None:
+    found = [argument for argument in named if argument.names.role == role]
+    if len(found) > 1:
+        raise TypeError(f"more than one argument names a {role}: {found}")
+    return found[0] if found else None
+
+
+def _description(run: Callable[..., Excerpt]) -> str:
+    """The first paragraph of the run function's docstring, on one line (the rest is for its
+    maintainers)."""
+    first = (inspect.getdoc(run) or "").split("\n\n")[0]
+    return " ".join(line.strip() for line in first.splitlines())
+
+
+def _spec(name: str, args_model: type[ToolArgs], run: Callable[..., Excerpt]) -> ToolSpec:
+    named = _named_arguments(args_model)
+    records = [argument for argument in named if argument.names.role == "record"]
+    family, tables = _one(named, "family"), _one(named, "tables")
+    if len({argument.names.kinds for argument in records}) > 1:
+        raise TypeError(f"{name}: record arguments of different kinds")
+    return ToolSpec(
+        name=name,
+        description=_description(run),
+        args_model=args_model,
+        record_fields=tuple(argument.field for argument in records),
+        record_kind=(records or named)[0].names.kinds[0],
+        run=run,
+        family_field=family.field if family else None,
+        family_kind=family.names.kinds[0] if family else "log",
+        optional_records=tuple(
+            argument.field
+            for argument in [*records, *([family] if family else [])]
+            if argument.optional
+        ),
+        tables_field=tables.field if tables else None,
+        table_kinds=tables.names.kinds if tables else (),
     )
-}
+
+
+_SPECS = {spec.name: spec for spec in (_spec(*tool) for tool in _TOOLS)}
 PROFILES: dict[str, tuple[ToolSpec, ...]] = {
     profile: tuple(_SPECS[name] for name in names) for profile, names in PROFILE_TOOLS.items()
 }

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from contract.strict import FrozenModel
 from contract.text import storable_text
 from tools.flags import INSTRUCTION_LIKE, instruction_flags, instruction_spans
 
@@ -17,20 +16,16 @@ MAX_LINE_CHARS = 400
 UNDECODABLE = "undecodable_bytes"
 
 
-class Line(BaseModel):
+class Line(FrozenModel):
     """One line of a record, with its 1-based number in the record."""
-
-    model_config = ConfigDict(frozen=True)
 
     number: int
     text: str
     flags: tuple[str, ...] = ()
 
 
-class Excerpt(BaseModel):
+class Excerpt(FrozenModel):
     """What a tool returns: a one-line summary and bounded lines quoted from one record."""
-
-    model_config = ConfigDict(frozen=True)
 
     summary: str
     lines: tuple[Line, ...]

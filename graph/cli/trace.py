@@ -45,16 +45,8 @@ def trace(
 ) -> None:
     """Show where a run's evidence went: stored, sent to the model, cited; and the first loss;
     for a model run, each request's reminders, delivered and dropped."""
-    from graph.present.tracing import (
-        evidence_flow,
-        export_otlp,
-        finished_spans,
-        first_loss,
-        otlp_configured,
-        reminder_flow,
-        reminder_line,
-        span_specs,
-    )
+    from graph.present.flows import evidence_flow, first_loss, reminder_flow, reminder_line
+    from graph.present.tracing import export_otlp, finished_spans, otlp_configured, span_specs
 
     outcome = stored_result(thread_id, db)
     ledger = _ledger(thread_id, db, outcome.values)

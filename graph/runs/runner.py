@@ -23,7 +23,7 @@ from graph.build import compile_graph, store_of, where_it_stood
 from graph.governed import Graph, as_state
 from graph.persistence.locations import shown_db
 from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
-from graph.present.tracing import langsmith_context
+from graph.present.langsmith_tracing import langsmith_context
 from graph.runs.interactions import InteractionError, expiry_command, resume_command
 from graph.runs.lanes import child_lanes
 from graph.runs.reading import STORAGE_ERRORS, RunError, RunResult, config_of, has_run, run_result

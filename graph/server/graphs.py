@@ -42,7 +42,7 @@ from graph.persistence.savers import (
     pool_size,
 )
 from graph.persistence.served_store import ServedStore
-from graph.present.tracing import hide_served_traces
+from graph.present.langsmith_tracing import hide_served_traces
 from graph.server.memory_graph import compile_memory
 
 hide_served_traces()  # before the server traces a run: never a record's excerpt to LangSmith

@@ -9,20 +9,25 @@ session's token.
 
 Each person the operator names has a key of their own: the operator (`--as`), who sees every run
 of the store and signs replies, and readers (`--reader`), who see only what was shared with them
-(`warrant share`). Keys, sessions and form tokens are HMACs under the app's secret, kept nowhere:
-with the same secret (`$WARRANT_WEB_SECRET`) a restarted app accepts the sessions it opened before,
-so an open page reconnects; without it, each start has a fresh one.
+(`warrant share`). Keys, sessions and form tokens are signed under the app's secret (itsdangerous:
+HMAC-SHA256, a purpose's own salt, checked in constant time), kept nowhere: with the same secret
+(`$WARRANT_WEB_SECRET`) a restarted app accepts the sessions it opened before, so an open page
+reconnects; without it, each start has a fresh one.
+
+The Host check is this module's own rather than Starlette's `TrustedHostMiddleware`, which compares
+the name alone (not the bound port), reads only the first of several `Host` headers and answers 400
+without the reason or the headers every refusal here carries.
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from itsdangerous import BadSignature, Signer
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
@@ -65,38 +70,36 @@ class Gate:
         """Named by port: cookies are not kept apart by port, two apps' sessions must be."""
         return f"warrant_web_{self.port}"
 
-    def _mac(self, *parts: str) -> str:
-        digest = hmac.new(self.secret, "\x00".join(parts).encode(), hashlib.sha256)
-        return digest.hexdigest()[:40]
+    def _signer(self, purpose: Literal["key", "session", "form"]) -> Signer:
+        """Signs for one purpose only: a key is no session, a session no form token."""
+        return Signer(self.secret, salt=f"warrant-web-{purpose}", digest_method=hashlib.sha256)
 
     def key_of(self, person: Person) -> str:
-        return f"{person.name}.{self._mac('key', person.name)}"
+        return self._signer("key").sign(person.name).decode()
 
     def opening_url(self, person: Person) -> str:
         return f"http://127.0.0.1:{self.port}/?key={self.key_of(person)}"
 
     def person_of_key(self, key: str) -> Person | None:
-        name, _, _ = key.partition(".")
-        person = self._named(name)
-        if person is None or not secrets.compare_digest(key.encode(), self.key_of(person).encode()):
+        try:
+            return self._named(self._signer("key").unsign(key).decode())
+        except BadSignature:
             return None
-        return person
 
     def open_session(self, person: Person) -> str:
+        """`name.nonce.signature`: a fresh nonce, so each opening is a session of its own."""
         nonce = secrets.token_urlsafe(18)
-        return f"{person.name}.{nonce}.{self._mac('session', person.name, nonce)}"
+        return self._signer("session").sign(f"{person.name}.{nonce}").decode()
 
     def session_person(self, cookie: str) -> Person | None:
-        name, _, rest = cookie.partition(".")
-        nonce, _, mac = rest.partition(".")
-        person = self._named(name)
-        if person is None or not nonce:
+        try:
+            name, _, nonce = self._signer("session").unsign(cookie).decode().rpartition(".")
+        except BadSignature:
             return None
-        expected = self._mac("session", name, nonce)
-        return person if secrets.compare_digest(mac.encode(), expected.encode()) else None
+        return self._named(name) if nonce else None
 
     def form_token(self, cookie: str) -> str:
-        return self._mac("form", cookie)
+        return self._signer("form").get_signature(cookie).decode()
 
     def _named(self, name: str) -> Person | None:
         return next((person for person in self.people if person.name == name), None)

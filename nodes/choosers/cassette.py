@@ -30,7 +30,9 @@ class CassetteLine(StrictModel):
 
     model_config = ConfigDict(extra="ignore")
     """Strict and frozen like every model, but a line's other fields (the turn, the request's
-    manifest, …) are passed over rather than refused: the writer records more than a replay reads."""
+    manifest, …) are passed over rather than refused: the writer records more than a replay reads.
+    Its own setting, not a base in `contract/strict.py`: no other model reads a document written
+    with more than it reads."""
 
     lane: str = ""
     """The child lane that made the attempt (`t1`, `t1/t2`); empty for the run itself."""

@@ -10,8 +10,9 @@ import os
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
+from contract.strict import FrozenModel
 from contract.text import describe_validation_error, one_line
 
 ROUTE_VERSION = 2
@@ -35,9 +36,7 @@ class RouteError(ValueError):
     """No usable route: the message names the missing or invalid setting."""
 
 
-class Route(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Route(FrozenModel):
     version: int = ROUTE_VERSION
     model: Annotated[str, Field(min_length=1, max_length=200)]
     base_url: str | None = None

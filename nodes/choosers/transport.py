@@ -139,8 +139,8 @@ def send(
             replies.put(Reply(None, error=f"transport failed: {type(exc).__name__}"))
 
     # The caller's context goes with the attempt: a run's LangSmith tracing hides node inputs and
-    # outputs through its own client (`graph.present.tracing`); a bare thread would trace the
-    # request through the default client instead, local record content and all.
+    # outputs through its own client (`graph.present.langsmith_tracing`); a bare thread would trace
+    # the request through the default client instead, local record content and all.
     caller = contextvars.copy_context()
     threading.Thread(
         target=caller.run, args=(attempt,), name="warrant-model-attempt", daemon=True

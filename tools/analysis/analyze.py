@@ -41,6 +41,11 @@ def run(
     family: Family | None = None,
     progress: Progress | None = None,
 ) -> Excerpt:
+    """One SQL SELECT (DuckDB) over approved run histories and STA path tables loaded as tables
+    (tables maps a name to a record id; an STA report's table has corner, mode, path_type,
+    path_group, endpoint, startpoint, slack, status, unconstrained, truncated, line); family reads
+    a family of logs as triage does into table verdicts (member, test, status, signature, note).
+    Its result is computed, never a source fact; plot draws it into the report."""
     tables = table_records(records)
     with tempfile.TemporaryDirectory(prefix="warrant-analysis-") as folder:
         files = [table_file(name, record, Path(folder)) for name, record in tables.items()]

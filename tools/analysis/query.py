@@ -16,7 +16,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from contract.strict import StrictModel
 from tools.analysis.sqlcheck import QueryProblem, check_query
-from tools.args import RecordId, ToolArgs
+from tools.args import Names, RecordId, ToolArgs
 from tools.logs.familytools import FamilyName
 
 VERDICTS = "verdicts"
@@ -61,7 +61,11 @@ class Plot(StrictModel):
 class AnalyzeArgs(ToolArgs):
     query: Query
     """One SELECT over the tables below (DuckDB SQL)."""
-    tables: Annotated[dict[TableName, RecordId], Field(max_length=MAX_TABLES)] = {}
+    tables: Annotated[
+        dict[TableName, RecordId],
+        Field(max_length=MAX_TABLES),
+        Names("tables", ("history", "sta_report")),
+    ] = {}
     """Table name → the exact id of an approved `history` or `sta_report` record."""
     family: FamilyName | None = None
     """A family of logs (a manifest glob as written, or log record ids), read as triage reads it

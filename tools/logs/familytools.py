@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import Field, ValidationInfo, field_validator
 
 from scenario.registry import Family, Record
-from tools.args import RecordId, SearchText, ToolArgs
+from tools.args import HistoryId, Names, RecordId, SearchText, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import searchfamily, triage
 from tools.logs.familypool import Progress
@@ -25,17 +25,18 @@ from tools.stream.patterns import runnable
 MAX_LISTED = 200
 """Record ids a call may list as its family; more are named by the manifest's glob."""
 
-FamilyName = (
+FamilyName = Annotated[
     Annotated[str, Field(min_length=1, max_length=1000)]
-    | Annotated[list[RecordId], Field(min_length=1, max_length=MAX_LISTED)]
-)
+    | Annotated[list[RecordId], Field(min_length=1, max_length=MAX_LISTED)],
+    Names("family", ("log",)),
+]
 """A manifest's `glob`, exactly as written, or a list of approved record ids."""
 
 
 class TriageArgs(ToolArgs):
     family: FamilyName
     """The family: a `glob` the manifest approves, as written, or a list of log record ids."""
-    history: RecordId | None = None
+    history: HistoryId | None = None
     """An approved run-history record: buckets marked new or known, tests marked flaky."""
     run: SearchText | None = None
     """This nightly's name in the history, if the history already holds it: its rows are left
@@ -64,6 +65,11 @@ def run_triage(
     family: Family,
     progress: Progress | None = None,
 ) -> Excerpt:
+    """A whole family of approved logs (a nightly) in one call: each member's verdict as its log
+    states it, failures bucketed by their first error's masked signature (count, tests, first
+    example as member:line), with an approved history each bucket new or known and tests that flip
+    pass/fail flaky. One call instead of one logsummary per log: use it first on any family of
+    more than a few logs."""
     triaged, rows = triage.read_family(
         family.members, records.get("history"), run=args.run, progress=progress
     )
@@ -76,6 +82,8 @@ def run_searchfamily(
     family: Family,
     progress: Progress | None = None,
 ) -> Excerpt:
+    """searchlogs over every log of a family in one call: matching lines counted in every member,
+    and the family's first hits as member:line. One call instead of one searchlogs per log."""
     return searchfamily.run_family(
         family.members, args.query, args.regex, args.limit, progress=progress
     )

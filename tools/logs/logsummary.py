@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from scenario.reading import open_record
 from scenario.registry import Record
-from tools.args import RecordId, ToolArgs
+from tools.args import LogId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.logs.simsummary import SimulatorFound
 from tools.stream.lines import iter_lines
@@ -66,7 +66,7 @@ SEVERITIES = ("UVM_INFO", "UVM_WARNING", "UVM_ERROR", "UVM_FATAL")
 
 
 class LogSummaryArgs(ToolArgs):
-    path: RecordId
+    path: LogId
     """The exact id of an approved `log` record."""
 
 
@@ -120,6 +120,8 @@ class _Found:
 
 
 def run(args: LogSummaryArgs, records: Mapping[str, Record]) -> Excerpt:
+    """What an approved simulation log says of itself: the UVM report summary, the first
+    UVM_ERROR/UVM_FATAL per report id, the verdict line, Verilator/cocotb/pytest summaries."""
     with open_record(records["path"]) as stream:
         found = _scan(iter_lines(stream))
     summary_lines, cut = _summary_lines(found.summaries)

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from scenario.reading import open_record
 from scenario.registry import Record
-from tools.args import RecordId, ToolArgs
+from tools.args import LogId, ToolArgs
 from tools.excerpt import Excerpt, make_excerpt, make_line
 from tools.stream.lines import iter_lines
 
@@ -25,7 +25,7 @@ MAX_RANGE_LINES = 200
 
 
 class ReadLinesArgs(ToolArgs):
-    path: RecordId
+    path: LogId
     """The exact id of an approved `log` record."""
     start: Annotated[int, Field(ge=1, le=1 << 40)]
     """The first line to read (the file's first line is 1)."""
@@ -34,6 +34,8 @@ class ReadLinesArgs(ToolArgs):
 
 
 def run(args: ReadLinesArgs, records: Mapping[str, Record]) -> Excerpt:
+    """A range of an approved log's lines by number (at most 200 from `start`), to read around a
+    hit."""
     last_asked = args.start + args.count - 1
     with open_record(records["path"]) as stream:
         numbered = iter_lines(stream)

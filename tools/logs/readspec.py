@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from scenario.reading import open_record
 from scenario.registry import Record
-from tools.args import RecordId, SearchText, ToolArgs
+from tools.args import SearchText, SpecId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.flags import normalise
 from tools.stream.lines import iter_lines, without_bom
@@ -74,7 +74,7 @@ _TABLE_DELIMITER = re.compile(rb"^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ 
 
 
 class ReadSpecArgs(ToolArgs):
-    path: RecordId
+    path: SpecId
     """The exact id of an approved `spec` record."""
     section: SearchText
     """A heading's text or slug."""
@@ -126,6 +126,7 @@ def github_anchor(text: str) -> str:
 
 
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
+    """One section of an approved Markdown specification, by heading text or slug."""
     wanted = slug(args.section.strip().lstrip("#"))
     if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
         return make_excerpt(

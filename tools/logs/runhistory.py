@@ -29,7 +29,7 @@ from scenario.delimited import delimiter_for
 from scenario.reading import open_record
 from scenario.recordfile import HISTORY_COLUMNS
 from scenario.registry import Record
-from tools.args import RecordId, SearchText, ToolArgs
+from tools.args import HistoryId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.stream.lines import MAX_LINE_BYTES, iter_lines, without_bom
 
@@ -53,7 +53,7 @@ Row = list[tuple[int, bytes]]
 
 
 class RunHistoryArgs(ToolArgs):
-    path: RecordId
+    path: HistoryId
     """The exact id of an approved `history` record."""
     test: SearchText
     """The test name, matched exactly against the `test` column."""
@@ -62,6 +62,7 @@ class RunHistoryArgs(ToolArgs):
 
 
 def run(args: RunHistoryArgs, records: Mapping[str, Record]) -> Excerpt:
+    """The most recent rows for one test in an approved run-history CSV."""
     with open_record(records["path"]) as stream:
         lines = without_bom(iter_lines(stream))
         opening = next(lines, None)

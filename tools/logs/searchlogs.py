@@ -25,7 +25,7 @@ from pydantic import (
 
 from scenario.reading import open_record
 from scenario.registry import Record
-from tools.args import RecordId, SearchText, ToolArgs
+from tools.args import LogId, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt
 from tools.logs.logscan import DEFAULT_SIZES, MAX_SHOWN_LINES, Found, Search, Sizes, search
 from tools.stream.patterns import Pattern, runnable
@@ -36,7 +36,7 @@ signatures of plain searches read as they did before these arguments existed."""
 
 
 class SearchLogsArgs(ToolArgs):
-    path: RecordId
+    path: LogId
     """The exact id of an approved `log` record."""
     regex: bool = False
     """`query` is a regular expression (Hyperscan's syntax: PCRE without back-references or
@@ -71,6 +71,9 @@ class SearchLogsArgs(ToolArgs):
 
 
 def run(args: SearchLogsArgs, records: Mapping[str, Record]) -> Excerpt:
+    """Lines of an approved log that contain a fixed string (case-sensitive), or match a regular
+    expression with regex=true (^ and $ anchor lines), and how many match to the end of the log;
+    context shows lines around each hit, after_line continues past hits already seen."""
     with open_record(records["path"]) as stream:
         found = find(stream, args)
     lines = [found.lines[number] for number in sorted(found.lines)]

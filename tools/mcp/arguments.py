@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict
-
 from tools.args import ToolArgs
 from tools.storable import unkept
 
@@ -22,7 +20,6 @@ MAX_ARGS_CHARS = 20_000
 class McpArgs(ToolArgs):
     """An MCP call's arguments as its pinned schema accepted them (`values`, recorded as given)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
     values: dict[str, Any]
 
 

@@ -18,7 +18,7 @@ from typing import Annotated
 from pydantic import Field
 
 from scenario.registry import Record
-from tools.args import RecordId, ToolArgs
+from tools.args import StaReportId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.sta.figures import DIGITS, difference, figure
 from tools.sta.items import (
@@ -36,8 +36,8 @@ from tools.sta.summary import describe_path, described, report_rows, slack_of
 
 
 class DiffArgs(ToolArgs):
-    before: RecordId
-    after: RecordId
+    before: StaReportId
+    after: StaReportId
     limit: Annotated[int, Field(ge=1, le=200)] = 20
 
 
@@ -118,7 +118,10 @@ def _collector_paused() -> Iterator[None]:
 
 
 def stadiff(args: DiffArgs, records: Mapping[str, Record]) -> Excerpt:
-    """Endpoints matched by corner, mode, path type, group and endpoint (the worst path of each):
+    """Endpoints flipped, now unconstrained, added, removed or changed between two approved STA
+    reports.
+
+    Endpoints matched by corner, mode, path type, group and endpoint (the worst path of each):
     added, removed, flipped, slack changed — with the change split into Δarrival and Δrequired.
     Line numbers are the after report's, except for removed endpoints (the before report's);
     each line says which."""

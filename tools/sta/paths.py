@@ -49,9 +49,11 @@ class PathArgs(ReportArgs):
 
 
 def stapaths(args: PathsArgs, records: Mapping[str, Record]) -> Excerpt:
-    """The `limit` worst paths, optionally of one group and one status; paths with no slack to
-    rank (`-format short`, cut off, or whose table was not read) are counted and said, and so are
-    the report's lines not read: the count is over the lines read."""
+    """The worst paths of an approved STA report, optionally of one group and status.
+
+    The `limit` worst; paths with no slack to rank (`-format short`, cut off, or whose table was
+    not read) are counted and said, and so are the report's lines not read: the count is over the
+    lines read."""
     group = None if args.group is None else encoded(args.group)
     status = None if args.status is None else encoded(args.status)
     matching = 0
@@ -97,10 +99,12 @@ def _answered(answer: str, lines: list[Line], truncated: bool, reading: Reading)
 
 
 def stapath(args: PathArgs, records: Mapping[str, Record]) -> Excerpt:
-    """One path's report lines, with their line numbers: the worst of the paths of this type to
-    the endpoint (in the corner and mode given, else in any), or the first if none has a slack;
-    failing any, the first `-format short` path to it (its header, with no slack to rank). Said
-    over the lines read, where some of the report's were not."""
+    """One path of an approved STA report, with line numbers: the worst path of the type to the
+    endpoint, in the corner and mode given or in any.
+
+    The first path if none has a slack; failing any, the first `-format short` path to it (its
+    header, with no slack to rank). Said over the lines read, where some of the report's were
+    not."""
     record = records["report"]
     reading = Reading()
     selected, short = _candidates(record, args, reading)

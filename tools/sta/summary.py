@@ -17,7 +17,7 @@ from operator import itemgetter
 
 from scenario.reading import open_record
 from scenario.registry import Record
-from tools.args import RecordId, ToolArgs
+from tools.args import StaReportId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.sta.counts import count_text, metric_text
 from tools.sta.figures import figure, negative_sum
@@ -54,7 +54,7 @@ MAX_SHORT = 20
 
 
 class ReportArgs(ToolArgs):
-    report: RecordId
+    report: StaReportId
     """The exact id of an approved `sta_report` record."""
 
 
@@ -164,8 +164,10 @@ class _Report:
 
 
 def stasummary(args: ReportArgs, records: Mapping[str, Record]) -> Excerpt:
-    """WNS, TNS and violating endpoints per group, corner, mode and path type; reported tns/wns
-    lines, `-format end`/`summary` tables and notices as they are."""
+    """WNS, TNS and violating endpoints per path group, corner, mode and path type of an approved
+    STA report, with its tns/wns lines, end/summary tables and warnings as reported.
+
+    The tables are `-format end`/`summary`'s and the warnings the report's notices, as they are."""
     report = _Report()
     for item in report_rows(records["report"]):
         report.add(item)

@@ -12,7 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from graph.build import compile_graph
-from graph.present.tracing import Flow, evidence_flow, finished_spans, first_loss, span_specs
+from graph.present.flows import Flow, evidence_flow, first_loss
+from graph.present.tracing import finished_spans, span_specs
 from graph.runs.interactions import resume_command
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI

@@ -9,7 +9,8 @@ import math
 import re
 from typing import Any
 
-from graph.present.tracing import reminder_flow, reminder_line, span_specs
+from graph.present.flows import reminder_flow, reminder_line
+from graph.present.tracing import span_specs
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import (
