@@ -27,8 +27,8 @@ from rich.table import Table
 from graph.build import compile_graph
 from graph.persistence.savers import open_run
 from lab.loggen import write_log
+from ledger.context import WarrantContext
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext
 
 PER_TURN, PER_DELEGATION = 4, 16
 

@@ -17,7 +17,7 @@ from contract.shapes import Handover, Interaction, Proposal, RecordedDecision, R
 def gather(
     existing: list[dict[str, Any]], new: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
-    """What parallel tasks leave for the next node to commit (`nodes.record`); `None` clears it."""
+    """What parallel tasks leave for the next node to commit (`ledger.store`); `None` clears it."""
     return [] if new is None else [*existing, *new]
 
 
@@ -31,7 +31,7 @@ def append(existing: list[Any], new: list[Any]) -> list[Any]:
 
 
 def merge_seals(existing: dict[str, str], new: dict[str, str]) -> dict[str, str]:
-    """The seal of each channel's latest value (`nodes.integrity`)."""
+    """The seal of each channel's latest value (`ledger.integrity`)."""
     return {**existing, **new}
 
 
@@ -120,7 +120,7 @@ class WarrantState(TypedDict, total=False):
     decision: RecordedDecision
     """The guard's decision on the latest proposal."""
     cursor: dict[str, Any]
-    """How much of the run's record is committed to the store (`nodes.record`): events with the
+    """How much of the run's record is committed to the store (`ledger.store`): events with the
     digest of the last one, receipts (E and H refs), model calls. The ledger, evidence and model
     attempts themselves live in the store, never in a checkpoint."""
     arrivals: Annotated[list[dict[str, Any]], gather]

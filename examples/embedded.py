@@ -21,7 +21,7 @@ from langgraph.store.memory import InMemoryStore
 from graph.build import compile_graph
 from graph.persistence.savers import Storage, StorageUnavailable, open_saver
 from graph.runs.reading import outcome
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 
 
 @contextmanager

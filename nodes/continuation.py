@@ -19,9 +19,11 @@ from contract.codes import ANSWER, OBSERVATION, EventKind
 from contract.shapes import Interaction
 from guards.human import check_reply
 from guards.refusals import Refusal
+from ledger.bodies import with_body_ref
+from ledger.read import sealed_or_not
+from ledger.store import EVENTS, EVIDENCE, position, space
 from nodes.evidence import answer_item
 from nodes.questions import REPLIES
-from nodes.record import EVENTS, EVIDENCE, position, sealed_or_not, space, with_body_ref
 
 _BATCH = 64
 REVISIONS = "revisions"

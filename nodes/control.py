@@ -17,12 +17,12 @@ from typing import Any, TypedDict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, EventKind, Status
-from nodes.context import event
+from ledger.bodies import with_body_ref
+from ledger.context import event
+from ledger.integrity import thread_and_lane
+from ledger.store import CONTROL, got, space
 from nodes.evidence import correction_item
-from nodes.integrity import thread_and_lane
-from nodes.record import got, space, with_body_ref
 
-CONTROL = "control"
 STOP = "stop"
 CORRECTION = "correction-"
 MAX_TEXT = 2000

@@ -10,7 +10,7 @@ The call's arguments are not validated again here: the guard validated them once
 strict model (`guards.checks.parse_proposal`), and this node rebuilds that model from them
 (`_approved_args`). That is safe because the task is sealed: the guard (or the router that sends
 a call again on resume, from the sealed decision in state) seals it for this run, and the task runs
-only when its seal holds (`graph.governed.task`, `nodes.integrity`); a task the run did not send,
+only when its seal holds (`graph.governed.task`, `ledger.integrity`); a task the run did not send,
 or one with arguments changed, ends the run `state_tampered` before anything is read. What a tool
 reads is still only the admitted record its call names, pinned to its manifest and sha256 here.
 """
@@ -32,12 +32,12 @@ from contract.shapes import Event, ExecuteTask
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
-from nodes.context import WarrantContext, event, now
+from ledger.bodies import receipt_digest, with_body_ref
+from ledger.context import WarrantContext, event, now
+from ledger.integrity import run_scope
+from ledger.intents import intend
+from ledger.members import family_records
 from nodes.evidence import evidence_item, mcp_item
-from nodes.integrity import run_scope
-from nodes.intents import intend
-from nodes.members import family_records
-from nodes.record import receipt_digest, with_body_ref
 from nodes.reports import with_report_body
 from scenario.hookspec import HookEntry, RedactEntry
 from scenario.mcp import AdmittedMcpTool, McpServer
@@ -211,7 +211,7 @@ def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[st
 def _family(task: ExecuteTask, store: BaseStore) -> Family | None:
     """A family tool's members, each found again through the admitted manifest; the family as
     the guard approved it (its digest of the admitted members), else a `RecordRefusal`. A glob's
-    members are read from the store by their digest (`nodes.members`), a list's from the task."""
+    members are read from the store by their digest (`ledger.members`), a list's from the task."""
     recorded = task["call"].get("family")
     if recorded is None:
         return None

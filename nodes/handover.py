@@ -23,9 +23,8 @@ from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
 from guards.refusals import RUNTIME
 from guards.seal import SEAL
-from nodes.context import WarrantContext, event, now, store_of
-from nodes.continuation import publish_revision
-from nodes.integrity import (
+from ledger.context import WarrantContext, event, now, store_of
+from ledger.integrity import (
     TAMPERED,
     out_of_step,
     scope_in,
@@ -35,20 +34,11 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
-from nodes.members import full_grant
-from nodes.record import (
-    EVENTS,
-    EVIDENCE,
-    HANDOFFS,
-    RECALLED,
-    cursor_of,
-    event_at,
-    events,
-    handoffs,
-    recalled,
-    sealed_or_not,
-)
-from nodes.record import evidence as read_evidence
+from ledger.members import full_grant
+from ledger.read import event_at, events, handoffs, recalled, sealed_or_not
+from ledger.read import evidence as read_evidence
+from ledger.store import EVENTS, EVIDENCE, HANDOFFS, RECALLED, cursor_of
+from nodes.continuation import publish_revision
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 from nodes.watched import goal_message, handover_message
 from scenario.registry import Scenario
@@ -70,7 +60,7 @@ def handover(
     if tampered:
         state = {**trusted_view(state, thread, admitted_of(store, thread, state)), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
-    if "grant" in state:  # its members read back (`nodes.members`): the unknowns name each
+    if "grant" in state:  # its members read back (`ledger.members`): the unknowns name each
         state = {**state, "grant": full_grant(state["grant"], store)}
     final = finalize(end_facts(state, tampered, record.evidence, at))
     status = final.status.value
@@ -238,7 +228,7 @@ def build_handover(
     handoffs; pure. A child's statements stay in its handoff, marked as the child's: they are
     never the run's hypotheses."""
     grant = state["grant"]
-    # The receipts as committed and read back (`nodes.record.evidence`): the run's evidence items.
+    # The receipts as committed and read back (`ledger.read.evidence`): the run's evidence items.
     shown = cast(list[EvidenceItem], unsealed(evidence))
     thread, lane = thread_and_lane(thread_id)
     return {

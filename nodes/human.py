@@ -19,9 +19,9 @@ from contract.shapes import HumanTask, Interaction
 from guards.human import approver_refusal, check_reply
 from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
-from nodes.context import WarrantContext, event, now, store_of
+from ledger.context import WarrantContext, event, now, store_of
+from ledger.integrity import run_scope, sealed_payload
 from nodes.control import stop_requested
-from nodes.integrity import run_scope, sealed_payload
 
 PERSON = "human"
 EXPIRED = {"expired": True}

@@ -27,15 +27,17 @@ from contract.state import WarrantState
 from contract.text import one_line
 from guards.egress import Outbound
 from guards.egress import recorded as recorded_outbound
+from ledger.bodies import bodies, put_body
+from ledger.context import WarrantContext, context_of, event, store_of
+from ledger.integrity import run_scope
+from ledger.read import model_calls
+from ledger.store import RecordMissing, cursor_of, left_at
 from nodes.choosers.cassette import replay
 from nodes.choosers.projector import CapabilityGap, assemble
 from nodes.choosers.response_schema import response_schema
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext, context_of, event, store_of
-from nodes.integrity import run_scope
-from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.catalog import tools_of
 
 MODEL_KINDS = ("model", "replay")

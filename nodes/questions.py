@@ -23,10 +23,11 @@ from contract.codes import ANSWER, EventKind
 from contract.shapes import Event
 from guards.human import check_reply
 from guards.refusals import Refusal
-from nodes.context import event
+from ledger.bodies import with_body_ref
+from ledger.context import event
+from ledger.store import space
 from nodes.evidence import answer_item
 from nodes.human import person_of
-from nodes.record import space, with_body_ref
 
 REPLIES = "replies"
 

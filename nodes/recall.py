@@ -16,9 +16,10 @@ from langgraph.store.base import BaseStore
 from contract.codes import RECOLLECTION, EventKind
 from contract.state import WarrantState
 from guards.recall import query_key
+from ledger.context import event
+from ledger.read import recalled
+from ledger.store import RECALLED
 from nodes import memory
-from nodes.context import event
-from nodes.record import RECALLED, recalled
 
 ACTOR = "memory"
 

@@ -28,7 +28,7 @@ from graph.delivery.html import ShownFigure, handover_page, shown_figure
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
 from graph.runs.reading import Outcome
-from nodes.record import space
+from ledger.store import space
 
 ARTIFACTS = "artifacts"
 """The run's store space of its artifacts: `index`, and each artifact's bytes by `sha256:<hex>`."""

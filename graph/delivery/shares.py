@@ -9,7 +9,7 @@ from dataclasses import asdict
 from langgraph.store.base import BaseStore, PutOp
 
 from guards.sharing import Share
-from nodes.record import ROOT, space
+from ledger.store import ROOT, space
 
 SHARES = "shares"
 

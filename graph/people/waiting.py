@@ -14,10 +14,10 @@ from graph.runs.interactions import InteractionError
 from graph.runs.reading import RunError, config_of, outcome, reading_graph
 from graph.runs.runner import Reply
 from guards.refusals import Refusal
+from ledger.integrity import child_scope
+from ledger.store import space
 from nodes.continuation import NotContinuable, carried
-from nodes.integrity import child_scope
 from nodes.questions import REPLIES, save_reply
-from nodes.record import space
 
 
 def save_answer(

@@ -1,9 +1,9 @@
 """A run's record written in its checkpoint's round trip, on the connection that holds its lease.
 
-On PostgreSQL a run's checkpoints and its record (LangGraph's store, `nodes.record`) share the
+On PostgreSQL a run's checkpoints and its record (LangGraph's store, `ledger.store`) share the
 lease's connection (`graph.persistence.savers.postgres_lease`). A step's record used to be a store
 batch of its own, a round trip before the checkpoint's: now the step hands it over (`defer`, from
-`nodes.staged.StagedWrites.flush`) and the saver sends it first in the pipeline of its next write
+`ledger.staged.StagedWrites.flush`) and the saver sends it first in the pipeline of its next write
 (the task's writes, or the checkpoint), so the record reaches PostgreSQL in the same round trip as
 the state that points to it, and before it (one pipeline runs its statements in order, and a
 failed statement skips the rest). Until then this process reads it back from the hand-over, so
@@ -50,7 +50,7 @@ SET value = jsonb_set(EXCLUDED.value, '{attempts}', to_jsonb(1 + CASE
 RETURNING (value ->> 'attempts')::bigint AS attempts
 """
 """An item without a plausible count (a positive integer) says at least one attempt started, as
-`nodes.intents` reads it."""
+`ledger.intents` reads it."""
 
 
 _WATCHED = "SELECT key, value FROM store WHERE prefix = %(prefix)s"

@@ -1,7 +1,7 @@
 """The lanes of a run's record in the store, for retention: its own and each child's at any depth.
 
 A child's record lives under a label hashed from the thread and the child's lane
-(`nodes.record.lane`), so no namespace prefix finds it, and a prefix of the thread's own label
+(`ledger.store.lane`), so no namespace prefix finds it, and a prefix of the thread's own label
 would not be safe either way. Each lane is found from what the lane that delegated it recorded:
 its `delegated` events (written before the child starts, so a child still running or waiting is
 found) and the handoffs it received. Every lane found is the run's own thread with a lane after it
@@ -16,8 +16,8 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item
 
 from contract.codes import EventKind
-from nodes.integrity import child_scope
-from nodes.record import EVENTS, HANDOFFS, space
+from ledger.integrity import child_scope
+from ledger.store import EVENTS, HANDOFFS, space
 
 _PAGE = 500
 

@@ -26,8 +26,8 @@ from psycopg_pool import ConnectionPool
 from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
 from graph.persistence.record_lanes import all_items, lane_prefix, record_scopes
 from graph.persistence.savers import Storage
-from nodes.members import FAMILIES, stored_digests
-from nodes.record import BODIES, EVIDENCE, MODEL_CALLS, space
+from ledger.members import FAMILIES, stored_digests
+from ledger.store import BODIES, EVIDENCE, MODEL_CALLS, space
 
 Namespace = tuple[str, ...]
 SWEPT: tuple[Namespace, ...] = (BODIES, FAMILIES)

@@ -35,8 +35,7 @@ from graph.persistence.lease import LeaseSaver, LeaseStore
 from graph.persistence.locations import is_postgres, redact
 from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
 from graph.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
-from nodes.control import CONTROL
-from nodes.record import space
+from ledger.store import CONTROL, space
 
 _Opened = TypeVar("_Opened")
 SETUP_LOCK_KEY = 0x5741_5252_414E_5401  # serialises concurrent first-time setup() calls
@@ -56,7 +55,7 @@ def pool_size() -> int:
 
 
 class Storage(NamedTuple):
-    """Where runs are kept: checkpoints (the state) and the store (each run's record, `nodes.record`),
+    """Where runs are kept: checkpoints (the state) and the store (each run's record, `ledger.store`),
     in the same database. `compile_graph(*storage)` binds both."""
 
     saver: BaseCheckpointSaver[str]

@@ -29,7 +29,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from graph.persistence.lease import counted_attempt
 from graph.persistence.private_api import aqueue_puts
 from graph.persistence.waiting import WaitingWrites, batch_through
-from nodes.integrity import thread_and_lane
+from ledger.integrity import thread_and_lane
 
 WAITING = WaitingWrites()
 """Each served run's record waiting for its thread's next checkpoint write, in this process."""
@@ -66,7 +66,7 @@ class ServedStore(AsyncPostgresStore):
             WAITING.sent(thread, puts)
 
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
-        """A call's intent and its attempt in one statement (`nodes.intents`)."""
+        """A call's intent and its attempt in one statement (`ledger.intents`)."""
         with self.sync_pool.connection() as conn, conn.cursor() as cur:
             return counted_attempt(cur, namespace, key, mark)
 

@@ -36,7 +36,7 @@ SET value = json_set(excluded.value, '$.attempts', 1 + CASE
 RETURNING json_extract(value, '$.attempts')
 """
 """An item without a plausible count (a positive integer) says at least one attempt started, as
-`nodes.intents` reads it."""
+`ledger.intents` reads it."""
 
 
 class SqliteRecordStore(BaseStore):

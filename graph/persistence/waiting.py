@@ -1,6 +1,6 @@
 """A step's record handed over to the checkpoint's round trip, kept by thread until it is sent.
 
-A step hands its store writes over (`nodes.staged.StagedWrites.flush` → `defer`) instead of
+A step hands its store writes over (`ledger.staged.StagedWrites.flush` → `defer`) instead of
 writing them in a round trip of their own; the saver's next pipelined write for the same thread
 (the task's writes, or the checkpoint) sends them first (`graph.persistence.lease` on the
 embedded PostgreSQL lease, `graph.persistence.pg_saver` on the server). Until that write has
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from langgraph.store.base import GetOp, Op, PutOp, Result
 
-from nodes.staged import as_item
+from ledger.staged import as_item
 
 Key = tuple[tuple[str, ...], str]
 

@@ -20,6 +20,7 @@ from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
+from ledger.integrity import handover_is_sealed
 from nodes.control import (
     MAX_TEXT,
     Correction,
@@ -29,7 +30,6 @@ from nodes.control import (
     save_correction,
 )
 from nodes.human import WITHDRAWN
-from nodes.integrity import handover_is_sealed
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,10 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
 from graph.runs.ledger import chain_break
-from nodes.integrity import child_scope
-from nodes.record import (
-    EVENTS,
-    HANDOFFS,
-    cursor_of,
-    handoffs,
-    new_events,
-    receipt_digest,
-    sealed_or_not,
-)
+from ledger.bodies import receipt_digest
+from ledger.integrity import child_scope
+from ledger.read import handoffs, new_events, sealed_or_not
+from ledger.store import EVENTS, HANDOFFS, cursor_of
 
 _PROBE = 256
 """Events read at once from a running child's lane, whose count no cursor records yet."""

@@ -22,10 +22,12 @@ from graph.persistence.locations import shown_db
 from graph.persistence.savers import StorageUnavailable, open_saver
 from graph.runs.interactions import pending_of
 from graph.runs.lanes import Lane, child_lanes
+from ledger.integrity import TAMPERED, handover_is_sealed
+from ledger.read import materialized, model_calls, sealed_or_not
+from ledger.store import EVIDENCE
 from nodes.handover import admitted_payload, build_handover, trusted_view
-from nodes.integrity import TAMPERED, handover_is_sealed
+from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS
-from nodes.record import EVIDENCE, materialized, model_calls, sealed_or_not
 from nodes.reports import handover_with_reports, with_reports
 
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
@@ -98,7 +100,9 @@ def outcome(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -> O
     read lane by lane)."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
-    values = with_reports(store_of(graph), materialized(store_of(graph), thread, snapshot.values))
+    values = with_reports(
+        store_of(graph), materialized(store_of(graph), thread, snapshot.values, shown_notes)
+    )
     pending = [interaction for _, interaction in pending_of(snapshot)]
     children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
     return Outcome(values, pending, thread, children)
@@ -123,7 +127,7 @@ def lanes_of(db: str, thread_id: str) -> list[Lane]:
     """The child lanes of a run (`graph.runs.lanes`)."""
     with reading_graph(db) as graph:
         values = materialized(
-            store_of(graph), thread_id, graph.get_state(config_of(thread_id)).values
+            store_of(graph), thread_id, graph.get_state(config_of(thread_id)).values, shown_notes
         )
         return child_lanes(store_of(graph), thread_id, values)
 

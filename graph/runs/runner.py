@@ -28,11 +28,13 @@ from graph.runs.interactions import InteractionError, expiry_command, resume_com
 from graph.runs.lanes import child_lanes
 from graph.runs.reading import STORAGE_ERRORS, Outcome, RunError, config_of, has_run, outcome
 from graph.runs.requests import RunRequest
+from ledger.context import WarrantContext
+from ledger.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
+from ledger.read import materialized, new_events
+from ledger.store import cursor_of
 from nodes.admit import request_digest
 from nodes.choosers import ChooserError
-from nodes.context import WarrantContext
-from nodes.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
-from nodes.record import cursor_of, materialized, new_events
+from nodes.memory import shown_notes
 
 OnEvent = Callable[[dict[str, Any]], None]
 """Told each ledger entry as it is committed, and (type `PROGRESS`) a long call's progress."""
@@ -259,7 +261,9 @@ class Reporter:
 
     @classmethod
     def at(cls, graph: Graph, thread: str, on_event: OnEvent) -> Reporter:
-        values = materialized(store_of(graph), thread, graph.get_state(config_of(thread)).values)
+        values = materialized(
+            store_of(graph), thread, graph.get_state(config_of(thread)).values, shown_notes
+        )
         reported = {thread: cursor_of(values)["events"]}
         reported |= {
             lane.scope: len(lane.events) for lane in child_lanes(store_of(graph), thread, values)

@@ -25,8 +25,8 @@ from langgraph_sdk import Auth
 
 from contract.codes import Status
 from contract.text import storable_text
+from ledger.store import CONTROL, space
 from nodes.control import (
-    CONTROL,
     MAX_TEXT,
     STOP,
     Correction,
@@ -37,7 +37,6 @@ from nodes.control import (
     stop_put,
 )
 from nodes.human import WITHDRAWN
-from nodes.record import space
 
 CANCELLED = "stopped through the server (runs.cancel)"
 """The reason a stop given by `runs.cancel` records (the API carries none)."""

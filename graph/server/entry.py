@@ -121,7 +121,7 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
 @asynccontextmanager
 async def store() -> AsyncIterator[BaseStore]:
     """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
-    each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
+    each run's record (ledger, receipts, model calls; `ledger.store`) lives here, where
     `warrant show` and `events` read it too. On PostgreSQL the graph's own calls take a
     synchronous pool of their own (`ServedStore`)."""
     db = served_db()

@@ -16,9 +16,10 @@ from graph.governed import as_state
 from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
 from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
+from ledger.integrity import TAMPERED
+from ledger.read import new_events, sealed_or_not
+from ledger.store import EVIDENCE, cursor_of
 from nodes.handover import build_handover, trusted_view
-from nodes.integrity import TAMPERED
-from nodes.record import EVIDENCE, cursor_of, new_events, sealed_or_not
 
 RUNNING = "running"
 """A run that has not ended and waits for nobody: shown so, never as a `Status`."""

@@ -14,7 +14,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graph.build import compile_graph
 from graph.persistence.savers import open_run
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from tests.helpers import stop
 
 MANIFEST = """\

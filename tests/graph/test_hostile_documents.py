@@ -24,7 +24,7 @@ from graph.persistence.savers import Storage, open_run
 from graph.runs.interactions import InteractionError, reply_from_options
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.helpers import R42_LOG, recorded, stop, write_manifest

@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 
 from graph.persistence.lease import LeaseSaver, LeaseStore
 from graph.persistence.savers import Storage, postgres_lease, postgres_pool
-from nodes.staged import StagedWrites
+from ledger.staged import StagedWrites
 
 SPACE = ("warrant", "runs", "t1", "events")
 

@@ -11,8 +11,8 @@ from graph.persistence.locations import redact
 from graph.persistence.retention import last_activity, prune, thread_ids
 from graph.persistence.savers import StorageUnavailable, open_run, open_saver
 from lab import LAB_DIR
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from scenario.registry import load_scenario
 from tests.helpers import recorded
 

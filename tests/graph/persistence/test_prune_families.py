@@ -21,7 +21,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from graph.persistence.locations import is_postgres
 from graph.persistence.retention import last_activity, prune
 from graph.persistence.savers import open_saver
-from nodes.members import FAMILIES, forget_members
+from ledger.members import FAMILIES, forget_members
 from tests.cli_process import warrant
 from tests.helpers import call, stop
 

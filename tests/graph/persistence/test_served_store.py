@@ -14,8 +14,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.persistence.pg_saver import WarrantPostgresSaver
 from graph.persistence.served_store import WAITING, ServedStore
-from nodes.intents import intend
-from nodes.staged import StagedWrites
+from ledger.intents import intend
+from ledger.staged import StagedWrites
 
 KWARGS = {"autocommit": True, "prepare_threshold": None, "row_factory": dict_row}
 

@@ -18,21 +18,13 @@ from langgraph.checkpoint.base import LATEST_VERSION, Checkpoint
 from contract.codes import EventKind
 from graph.persistence.savers import Storage, open_saver
 from graph.runs.ledger import ledger_break
-from nodes.context import event
+from ledger.bodies import receipt_digest, with_body_ref
+from ledger.commit import commit
+from ledger.context import event
+from ledger.integrity import item_intact, label, seal_update
+from ledger.read import events, evidence, sealed_or_not
+from ledger.store import ARRIVALS, EMPTY_CURSOR, EVENTS, EVIDENCE
 from nodes.evidence import evidence_item
-from nodes.integrity import item_intact, label, seal_update
-from nodes.record import (
-    ARRIVALS,
-    EMPTY_CURSOR,
-    EVENTS,
-    EVIDENCE,
-    commit,
-    events,
-    evidence,
-    receipt_digest,
-    sealed_or_not,
-    with_body_ref,
-)
 from scenario.registry import Record
 from tests.helpers import one_record
 from tests.tools.test_storable import decoded, results, same

@@ -24,7 +24,7 @@ from typing import Any
 from contract.codes import EventKind, InteractionKind, Status
 from guards.refusals import RUNTIME, Refusal, RefusalCode
 from guards.seal import SEAL, is_sealed, item_is_sealed, seal_of, sealed_item
-from nodes.context import event
+from ledger.context import event
 
 INPUTS = frozenset({"scenario", "goal", "chooser", "message_id", "child", "parent", "schedule"})
 """Written by a caller's run input (a child's by the task that starts it); admission checks

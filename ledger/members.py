@@ -33,7 +33,7 @@ from guards.seal import canonical
 from scenario.registry import Record, Scenario
 
 FAMILIES = ("warrant", "families")
-"""The store namespace of the members items, by digest (`nodes.record`'s root, `warrant`)."""
+"""The store namespace of the members items, by digest (`ledger.store`'s root, `warrant`)."""
 STORED = "families_stored"
 """The grant's field, in state, in place of `families`: glob → `{"members": digest, "at": n}`,
 `at` the number of the grant's other records that come before the family's members."""

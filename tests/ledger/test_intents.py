@@ -14,8 +14,8 @@ from langgraph.store.memory import InMemoryStore
 from graph.persistence.lease import LeaseStore
 from graph.persistence.savers import open_run, postgres_lease, postgres_pool, sqlite_store
 from graph.persistence.sqlite_lease import SqliteRecordStore
-from nodes.intents import intend
-from nodes.record import INTENTS, space
+from ledger.intents import intend
+from ledger.store import INTENTS, space
 
 
 @pytest.fixture(params=["memory", "sqlite", "sqlite lease", "postgres"])

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, GetOp, PutOp
 
-from nodes.record import INTENTS, got, space, text_key
+from ledger.store import INTENTS, got, space, text_key
 
 
 @runtime_checkable

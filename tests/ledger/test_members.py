@@ -1,4 +1,4 @@
-"""A glob family's members are kept in the store (`nodes.members`): the grant in state names them
+"""A glob family's members are kept in the store (`ledger.members`): the grant in state names them
 by digest, and the grant read back is the grant as admitted, in its order, on every store, from a
 process that never saw it (the cache forgotten). A members item changed in the store is not the
 run's: the nodes refuse to use it, the executor reads no member, readers show the grant as kept.
@@ -19,8 +19,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from contract.errors import RecordRefusal
 from graph.persistence.savers import open_saver
-from nodes.execute import _family
-from nodes.members import (
+from ledger.members import (
     FAMILIES,
     STORED,
     MembersMissing,
@@ -30,6 +29,7 @@ from nodes.members import (
     scenario_of,
     with_members,
 )
+from nodes.execute import _family
 from scenario.registry import load_scenario
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
+from ledger.context import WarrantContext
+from ledger.read import receipts_asked, receipts_of_calls
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
-from nodes.record import receipts_asked, receipts_of_calls
 
 SCRIPT = [
     {
