@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+from langgraph.store.base import GetOp, Item, Op, PutOp, Result
 from langgraph.store.postgres import PostgresStore
 from psycopg import Cursor
 from psycopg.rows import DictRow
@@ -36,7 +36,7 @@ from psycopg.types.json import Jsonb
 
 from graph.persistence.private_api import queue_puts
 from graph.persistence.pruning import PrunablePostgresSaver
-from graph.persistence.waiting import WaitingWrites, batch_through
+from graph.persistence.waiting import WaitingStore
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -68,7 +68,7 @@ def counted_attempt(
     return int(row["attempts"])
 
 
-class LeaseStore(BaseStore):
+class LeaseStore(WaitingStore[PostgresStore, Cursor[DictRow]]):
     """The run's store on its lease connection: a step's record handed over to the saver
     (`defer`), its other statements planned for their values (never prepared: a read prepared
     while the store is nearly empty keeps a generic plan that reads every row of a namespace, and
@@ -82,11 +82,9 @@ class LeaseStore(BaseStore):
     ) -> None:
         if not isinstance(store.conn, psycopg.Connection):
             raise TypeError("a LeaseStore is made on one connection, not on a pool")
-        self.store = store
+        super().__init__(store, clock)
         self.conn: psycopg.Connection[DictRow] = store.conn
         self.lock = store.lock  # the connection's, which the saver takes too
-        self._waiting = WaitingWrites()
-        self._clock = clock  # stamps an item read back before it is sent
         self._watched = watched
         """The namespace others write for a thread's run (its control), read with every
         pipelined write for that thread."""
@@ -97,10 +95,9 @@ class LeaseStore(BaseStore):
     # The step's record, handed over.
 
     def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
-        """Keep `puts` for the saver's next write (read back here until then); one run per
-        lease, so the scope is not needed to find them. A step ended: what was read of the
-        watched namespace is older than the next write's read."""
-        self._waiting.add("", puts)
+        """As the base does; a step ended: what was read of the watched namespace is older than
+        the next write's read."""
+        super().defer(puts, scope)
         self._seen = None
 
     def watch(self, thread: str | None) -> tuple[tuple[str, ...], Cursor[DictRow]] | None:
@@ -118,23 +115,14 @@ class LeaseStore(BaseStore):
         with cur:
             self._seen = namespace, {row["key"]: row["value"] for row in cur.fetchall()}
 
-    def send_waiting(self, cur: Cursor[DictRow]) -> list[PutOp]:
-        """Queue what waits on `cur` (in a pipeline, under the connection's lock); the puts
-        queued, to be marked `sent` once the pipeline has committed."""
-        puts = self._waiting.pending("")
-        if puts:
-            queue_puts(self.store, puts, cur)
-        return puts
+    def _send(self, puts: list[PutOp], cur: Cursor[DictRow]) -> None:
+        queue_puts(self.store, puts, cur)
 
-    def sent(self, puts: list[PutOp]) -> None:
-        self._waiting.sent("", puts)
-
-    def flush(self) -> None:
-        """Send what waits, now (the lease ends; a search the hand-over cannot answer)."""
-        with self.lock, self._unprepared():
-            with self.conn.pipeline(), self.conn.cursor() as cur:
-                puts = self.send_waiting(cur)
-            self.sent(puts)
+    @contextmanager
+    def _round_trip(self) -> Iterator[Cursor[DictRow]]:
+        """One pipeline on the lease connection, under its lock, unprepared."""
+        with self.lock, self._unprepared(), self.conn.pipeline(), self.conn.cursor() as cur:
+            yield cur
 
     # The store's own operations.
 
@@ -142,7 +130,7 @@ class LeaseStore(BaseStore):
         ops = list(ops)
         if (seen := self._from_watch(ops)) is not None:
             return seen
-        return batch_through(ops, self._waiting, self._clock, self.flush, self._store_batch)
+        return super().batch(ops)
 
     def _from_watch(self, ops: list[Op]) -> list[Result] | None:
         """Reads of the watched namespace only, answered from the last pipelined write's read."""
@@ -165,17 +153,13 @@ class LeaseStore(BaseStore):
         with self.lock, self._unprepared():
             return self.store.batch(ops)
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("the embedded store is synchronous")
-
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
-        """Record a call's intent (`mark` with `attempts: 1` for a first one) and return its
-        attempt: one more than the item held, in one statement, after whatever waits."""
-        with self.lock, self._unprepared():
-            with self.conn.pipeline(), self.conn.cursor() as cur:
-                puts = self.send_waiting(cur)
-                attempt = counted_attempt(cur, namespace, key, mark)
-            self.sent(puts)
+        """Record a call's intent and return its attempt, in one statement, after whatever
+        waits (in the same pipeline)."""
+        with self._round_trip() as cur:
+            puts = self.send_waiting(cur)
+            attempt = counted_attempt(cur, namespace, key, mark)
+        self.sent(puts)
         return attempt
 
     @contextmanager

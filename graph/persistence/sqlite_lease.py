@@ -5,24 +5,23 @@ of committing them on the store's connection, and the saver writes them first in
 of its next write (the task's writes, or the checkpoint), on its own connection: the record and the
 state that points to it commit together, or neither does (the transaction is rolled back on any
 error; LangGraph's saver commits whatever it wrote). Until then the store reads them back from the
-hand-over. A call's intent is recorded and its attempt returned in one statement.
+hand-over (`graph.persistence.waiting.WaitingStore`, the base both leases share). A call's intent is recorded and its attempt returned in one statement.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import orjson
-from langgraph.store.base import BaseStore, Op, PutOp, Result
+from langgraph.store.base import PutOp
 from langgraph.store.sqlite import SqliteStore
 
 from graph.persistence.private_api import store_transaction, write_puts
 from graph.persistence.pruning import PrunableSqliteSaver
-from graph.persistence.waiting import WaitingWrites, batch_through
+from graph.persistence.waiting import WaitingStore
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)
@@ -39,47 +38,22 @@ RETURNING json_extract(value, '$.attempts')
 `ledger.intents` reads it."""
 
 
-class SqliteRecordStore(BaseStore):
+class SqliteRecordStore(WaitingStore[SqliteStore, sqlite3.Cursor]):
     """The leased run's store: a step's record handed over to the saver (`defer`), the rest
     LangGraph's `SqliteStore`."""
 
-    def __init__(self, store: SqliteStore, clock: Callable[[], float] = time.time) -> None:
-        self.store = store
-        self._waiting = WaitingWrites()
-        self._clock = clock  # stamps an item read back before it is sent
+    def _send(self, puts: list[PutOp], cur: sqlite3.Cursor) -> None:
+        write_puts(self.store, puts, cur)
 
-    def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
-        """Keep `puts` for the saver's next write (one run per lease: no scope needed)."""
-        self._waiting.add("", puts)
-
-    def write_waiting(self, cur: sqlite3.Cursor) -> list[PutOp]:
-        """Write what waits with `cur` (the saver's, in its transaction); the puts written, to be
-        marked `sent` once the transaction has committed."""
-        puts = self._waiting.pending("")
-        if puts:
-            write_puts(self.store, puts, cur)
-        return puts
-
-    def sent(self, puts: list[PutOp]) -> None:
-        self._waiting.sent("", puts)
-
-    def flush(self) -> None:
-        """Write what waits, now, on the store's connection (a search sees it; the lease ends)."""
-        with store_transaction(self.store) as cur:
-            puts = self.write_waiting(cur)
-        self.sent(puts)
-
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return batch_through(ops, self._waiting, self._clock, self.flush, self.store.batch)
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("the embedded store is synchronous")
+    def _round_trip(self) -> AbstractContextManager[sqlite3.Cursor]:
+        """A transaction on the store's connection."""
+        return store_transaction(self.store)
 
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
         """A call's intent (`mark`, `attempts: 1` for a first one) and its attempt: one more than
-        the item held, in one statement."""
+        the item held, in one statement (what waits stays for the saver's transaction)."""
         value = orjson.dumps({**mark, "attempts": 1}).decode()
-        with store_transaction(self.store) as cur:
+        with self._round_trip() as cur:
             cur.execute(_COUNT_ATTEMPT, (".".join(namespace), key, value))
             row = cur.fetchone()
         assert row is not None  # an upsert with RETURNING returns its row
@@ -104,7 +78,7 @@ class SqliteRecordSaver(PrunableSqliteSaver):
             self.setup()
             cur = self.conn.cursor()
             try:
-                puts = self.record.write_waiting(cur)
+                puts = self.record.send_waiting(cur)
                 yield cur
                 self.conn.commit()
             except BaseException:

@@ -5,7 +5,8 @@ writing them in a round trip of their own; the saver's next pipelined write for 
 (the task's writes, or the checkpoint) sends them first (`graph.persistence.lease` on the
 embedded PostgreSQL lease, `graph.persistence.pg_saver` on the server). Until that write has
 committed, the store reads them back from here (a read on another connection would not see them
-yet). Whatever is never sent (the step's checkpoint never written: a crash, a
+yet); `WaitingStore` is that store on an embedded lease, the backends' differences its overrides.
+Whatever is never sent (the step's checkpoint never written: a crash, a
 cancelled run) is as if the step had not run: readers stop at the committed cursor, and the step
 runs again and writes the same keys.
 """
@@ -13,10 +14,13 @@ runs again and writes the same keys.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Generic, TypeVar
 
-from langgraph.store.base import GetOp, Op, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, Op, PutOp, Result
 
 from ledger.staged import as_item
 
@@ -104,3 +108,62 @@ def batch_through(
     for (index, _), result in zip(passed, store_batch([op for _, op in passed]), strict=True):
         results[index] = result
     return results
+
+
+StoreT = TypeVar("StoreT", bound=BaseStore)
+CursorT = TypeVar("CursorT")
+
+
+class WaitingStore(BaseStore, Generic[StoreT, CursorT]):
+    """A leased run's store (one run a lease, so no scope is needed to find its writes): a step's
+    record handed over (`defer`) for the saver's next write, read back from here until then, the
+    rest from LangGraph's `store`. A backend says how a round trip of its own is opened
+    (`_round_trip`), how the waiting puts go on its cursor (`_send`) and how a call's intent is
+    counted (`count_attempt`): PostgreSQL's lease (`graph.persistence.lease`), SQLite's
+    (`graph.persistence.sqlite_lease`)."""
+
+    def __init__(self, store: StoreT, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self._waiting = WaitingWrites()
+        self._clock = clock  # stamps an item read back before it is sent
+
+    def defer(self, puts: Sequence[PutOp], scope: str = "") -> None:
+        """Keep `puts` for the saver's next write (read back here until then)."""
+        self._waiting.add("", puts)
+
+    def send_waiting(self, cur: CursorT) -> list[PutOp]:
+        """Put what waits on `cur` (the saver's, in its pipeline or transaction); the puts, to be
+        marked `sent` once that has committed."""
+        puts = self._waiting.pending("")
+        if puts:
+            self._send(puts, cur)
+        return puts
+
+    def sent(self, puts: list[PutOp]) -> None:
+        self._waiting.sent("", puts)
+
+    def flush(self) -> None:
+        """Send what waits, now, in a round trip of its own (a search sees it; the lease ends)."""
+        with self._round_trip() as cur:
+            puts = self.send_waiting(cur)
+        self.sent(puts)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return batch_through(ops, self._waiting, self._clock, self.flush, self._store_batch)
+
+    def _store_batch(self, ops: list[Op]) -> list[Result]:
+        return self.store.batch(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError("the embedded store is synchronous")
+
+    def _round_trip(self) -> AbstractContextManager[CursorT]:
+        raise NotImplementedError
+
+    def _send(self, puts: list[PutOp], cur: CursorT) -> None:
+        raise NotImplementedError
+
+    def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int:
+        """Record a call's intent (`mark` with `attempts: 1` for a first one) and return its
+        attempt, one more than the item held, in one statement."""
+        raise NotImplementedError
