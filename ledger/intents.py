@@ -17,7 +17,7 @@ from ledger.store import INTENTS, got, space, text_key
 @runtime_checkable
 class CountsAttempts(Protocol):
     """A store that records an intent and returns its attempt in one round trip (the run's lease
-    store on PostgreSQL, `graph.persistence.lease`), as `intend` reads and writes it."""
+    store on PostgreSQL, `ledger.persistence.lease`), as `intend` reads and writes it."""
 
     def count_attempt(self, namespace: tuple[str, ...], key: str, mark: dict[str, Any]) -> int: ...
 

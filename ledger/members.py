@@ -143,7 +143,7 @@ def with_members(store: BaseStore, values: Mapping[str, Any]) -> dict[str, Any]:
 
 def stored_digests(grant: object) -> set[str]:
     """The members items a grant in state names (none for a grant kept whole): what retention
-    (`graph.persistence.retention`) keeps while the run is kept."""
+    (`ledger.persistence.retention`) keeps while the run is kept."""
     stored = grant.get(STORED) if isinstance(grant, Mapping) else None
     if not isinstance(stored, Mapping):
         return set()

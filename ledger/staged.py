@@ -7,7 +7,7 @@ and `flush` sends them all in one batch before the step's checkpoint. A crash be
 leaves nothing of the step in the store; the step runs again and writes the same keys.
 
 A store that writes the record in the checkpoint's own round trip (`WritesWithCheckpoint`: the
-run's lease store on PostgreSQL, `graph.persistence.lease`) is handed the writes instead.
+run's lease store on PostgreSQL, `ledger.persistence.lease`) is handed the writes instead.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE_DIRS = ("contract", "graph", "nodes", "guards", "tools", "lab")
+PACKAGE_DIRS = ("contract", "scenario", "graph", "ledger", "nodes", "guards", "tools", "lab")
 SERVE_EXTRA = {
     "langgraph_runtime_pg": {"graph/server/replica.py", "graph/server/serve.py"},
     "langgraph_api": {

@@ -192,7 +192,7 @@ def show(
 def _apply(
     db: str | None, project: str | None, user: str | None, operation: Callable[..., Any]
 ) -> Any:
-    from graph.persistence.savers import StorageUnavailable, open_saver
+    from ledger.persistence.savers import StorageUnavailable, open_saver
     from nodes import memory
 
     try:

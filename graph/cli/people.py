@@ -29,9 +29,9 @@ from graph.cli.common import (
     record_cassette,
 )
 from graph.cli.web import serve_web
-from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
 from graph.runs.identity import check_message_id
+from ledger.persistence.locations import shown_db
 
 
 def register(app: typer.Typer) -> None:

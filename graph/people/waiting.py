@@ -8,13 +8,13 @@ from typing import Any
 
 from contract.errors import ErrorKind
 from graph.build import saver_of, store_of
-from graph.persistence.retention import thread_ids
 from graph.present.ledger_lines import interaction_summary
 from graph.runs.interactions import InteractionError
 from graph.runs.reading import RunError, config_of, outcome, reading_graph
 from graph.runs.runner import Reply
 from guards.refusals import Refusal
 from ledger.integrity import child_scope
+from ledger.persistence.retention import thread_ids
 from ledger.store import space
 from nodes.continuation import NotContinuable, carried
 from nodes.questions import REPLIES, save_reply

@@ -16,11 +16,11 @@ from contract.errors import ErrorKind
 from contract.text import storable_text
 from graph.build import store_of
 from graph.governed import Graph
-from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.reading import Outcome, RunError, config_of, has_run, outcome, reading_graph
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
 from ledger.integrity import handover_is_sealed
+from ledger.persistence.locations import shown_db
 from nodes.control import (
     MAX_TEXT,
     Correction,

@@ -18,11 +18,11 @@ from contract.codes import Status
 from contract.errors import ErrorKind, WarrantError
 from graph.build import compile_graph, store_of
 from graph.governed import Graph, as_state
-from graph.persistence.locations import shown_db
-from graph.persistence.savers import StorageUnavailable, open_saver
 from graph.runs.interactions import pending_of
 from graph.runs.lanes import Lane, child_lanes
 from ledger.integrity import TAMPERED, handover_is_sealed
+from ledger.persistence.locations import shown_db
+from ledger.persistence.savers import StorageUnavailable, open_saver
 from ledger.read import materialized, model_calls, sealed_or_not
 from ledger.store import EVIDENCE
 from nodes.handover import admitted_payload, build_handover, trusted_view

@@ -2,7 +2,7 @@
 entries as they are committed, mapping failures to `RunError`, and telling the caller when a run
 has ended (`OnEnd`: the run library itself publishes nothing).
 
-Every advance of a thread happens under its lease (`graph.persistence.savers.open_run`) with
+Every advance of a thread happens under its lease (`ledger.persistence.savers.open_run`) with
 `durability="sync"`, so each superstep is durable before the next one starts.
 """
 
@@ -21,8 +21,6 @@ from contract.errors import ErrorKind
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
 from graph.governed import Graph, as_state
-from graph.persistence.locations import shown_db
-from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
 from graph.present.tracing import langsmith_context
 from graph.runs.interactions import InteractionError, expiry_command, resume_command
 from graph.runs.lanes import child_lanes
@@ -30,6 +28,8 @@ from graph.runs.reading import STORAGE_ERRORS, Outcome, RunError, config_of, has
 from graph.runs.requests import RunRequest
 from ledger.context import WarrantContext
 from ledger.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
+from ledger.persistence.locations import shown_db
+from ledger.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
 from ledger.read import materialized, new_events
 from ledger.store import cursor_of
 from nodes.admit import request_digest

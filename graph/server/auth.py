@@ -45,11 +45,11 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from graph.persistence.savers import FORK_REFUSED
 from graph.server.control import Refused, numbered_correction, stop_by_cancel
 from graph.server.crons import OWNER, CronRefused, confirm_cron, forget_cron, occurrence_of
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
+from ledger.persistence.savers import FORK_REFUSED
 from ledger.store import CONTROL
 from nodes.memory import NAME
 

@@ -13,10 +13,10 @@ from graph.delivery.artifacts import Published, deliver, published, shown_figure
 from graph.delivery.html import ShownFigure
 from graph.delivery.shares import shares_of
 from graph.governed import as_state
-from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
 from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
 from ledger.integrity import TAMPERED
+from ledger.persistence.retention import thread_ids
 from ledger.read import new_events, sealed_or_not
 from ledger.store import EVIDENCE, cursor_of
 from nodes.handover import build_handover, trusted_view

@@ -11,10 +11,10 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence.lease import LeaseStore
-from graph.persistence.savers import open_run, postgres_lease, postgres_pool, sqlite_store
-from graph.persistence.sqlite_lease import SqliteRecordStore
 from ledger.intents import intend
+from ledger.persistence.lease import LeaseStore
+from ledger.persistence.savers import open_run, postgres_lease, postgres_pool, sqlite_store
+from ledger.persistence.sqlite_lease import SqliteRecordStore
 from ledger.store import INTENTS, space
 
 

@@ -18,7 +18,6 @@ import pytest
 from langgraph.store.base import BaseStore, PutOp
 
 from contract.errors import RecordRefusal
-from graph.persistence.savers import open_saver
 from ledger.members import (
     FAMILIES,
     STORED,
@@ -29,6 +28,7 @@ from ledger.members import (
     scenario_of,
     with_members,
 )
+from ledger.persistence.savers import open_saver
 from nodes.execute import _family
 from scenario.registry import load_scenario
 

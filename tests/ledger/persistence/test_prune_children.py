@@ -21,10 +21,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from graph.persistence.locations import is_postgres
 from lab import LAB_DIR
+from ledger.persistence.locations import is_postgres
 from tests.cli_process import warrant
-from tests.graph.persistence.test_prune_families import cli, pruned_before
+from tests.ledger.persistence.test_prune_families import cli, pruned_before
 
 R44_TWO_CHILDREN = f"file:{LAB_DIR / 'choosers' / 'r44_delegate.jsonl'}"
 RUNS = "warrant.runs."

@@ -1,11 +1,11 @@
 """Every use Warrant makes of the private members of LangGraph's SQLite and PostgreSQL savers and
 stores (`langgraph-checkpoint-sqlite`, `langgraph-checkpoint-postgres`), in one place.
 
-A run's record is written in its checkpoint's round trip or transaction (`graph.persistence.lease`,
+A run's record is written in its checkpoint's round trip or transaction (`ledger.persistence.lease`,
 `sqlite_lease`, `served_store`): that needs the store's own SQL for a batch of puts on a cursor
 Warrant holds, and a hook on the cursor each saver opens for its writes. Neither is public API, so
 pyproject.toml bounds both packages to the minor releases tested, and
-`tests/graph/persistence/test_private_api.py` checks each member's signature against what is
+`tests/ledger/persistence/test_private_api.py` checks each member's signature against what is
 passed here and exercises each call, so that a release that changes one fails there, by name.
 
 The savers' cursor hooks are overridden under a name of Warrant's (`statement_cursor`): subclasses

@@ -13,7 +13,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from graph.persistence.pg_saver import WarrantPostgresSaver
+from ledger.persistence.pg_saver import WarrantPostgresSaver
 
 
 class Notes(TypedDict):

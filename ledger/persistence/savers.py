@@ -31,10 +31,10 @@ from langgraph.store.sqlite import SqliteStore
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from graph.persistence.lease import LeaseSaver, LeaseStore
-from graph.persistence.locations import is_postgres, redact
-from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
-from graph.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
+from ledger.persistence.lease import LeaseSaver, LeaseStore
+from ledger.persistence.locations import is_postgres, redact
+from ledger.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
+from ledger.persistence.sqlite_lease import SqliteRecordSaver, SqliteRecordStore
 from ledger.store import CONTROL, space
 
 _Opened = TypeVar("_Opened")
@@ -80,8 +80,8 @@ def open_run(db: str, thread_id: str) -> Iterator[Storage]:
     """Checkpoints and store that may advance `thread_id`, holding its lease; raises `RunBusy`.
     On PostgreSQL the checkpoints and the record are written on the lease's own connection (a
     worker that lost its lease writes neither), and readers never read past the committed cursor.
-    A step's record is written with its checkpoint (`graph.persistence.lease`,
-    `graph.persistence.sqlite_lease`)."""
+    A step's record is written with its checkpoint (`ledger.persistence.lease`,
+    `ledger.persistence.sqlite_lease`)."""
     if db == "memory":
         yield Storage(InMemorySaver(), InMemoryStore())
     elif is_postgres(db):
@@ -144,7 +144,7 @@ def postgres_lease(
 
     The saver and the store share one (reentrant) lock, since one connection holds one pipeline
     at a time (parallel tasks write the store at once); a step's record is sent in its
-    checkpoint's round trip (`graph.persistence.lease`)."""
+    checkpoint's round trip (`ledger.persistence.lease`)."""
     with pool.connection() as conn:
         row = conn.execute(
             "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)) AS held", (thread_id,)
@@ -201,7 +201,7 @@ def _set_up_saver(
     connection: sqlite3.Connection, record: SqliteRecordStore | None = None
 ) -> PrunableSqliteSaver:
     """LangGraph's saver with the fence; a leased run's (`record` given) writes its record in
-    its checkpoints' transactions (`graph.persistence.sqlite_lease`)."""
+    its checkpoints' transactions (`ledger.persistence.sqlite_lease`)."""
     saver = SqliteRecordSaver(connection, record) if record else PrunableSqliteSaver(connection)
     saver.setup()
     install_sqlite_fence(connection)

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from langgraph.checkpoint.base import LATEST_VERSION, Checkpoint
 
 from contract.codes import EventKind
-from graph.persistence.savers import Storage, open_saver
 from graph.runs.ledger import ledger_break
 from ledger.bodies import receipt_digest, with_body_ref
 from ledger.commit import commit
 from ledger.context import event
 from ledger.integrity import item_intact, label, seal_update
+from ledger.persistence.savers import Storage, open_saver
 from ledger.read import events, evidence, sealed_or_not
 from ledger.store import ARRIVALS, EMPTY_CURSOR, EVENTS, EVIDENCE
 from nodes.evidence import evidence_item

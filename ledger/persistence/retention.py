@@ -2,7 +2,7 @@
 a deleted run's record goes with it, and the content-addressed items no remaining run refers to
 (bodies, a glob family's members) are removed, in one sweep.
 
-The checkpoints are pruned by the savers' own `prune` (`graph.persistence.pruning`), the policy the
+The checkpoints are pruned by the savers' own `prune` (`ledger.persistence.pruning`), the policy the
 LangGraph server's hooks apply too: checkpoints only, never a run's record."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from langgraph.store.sqlite import SqliteStore
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
-from graph.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
-from graph.persistence.record_lanes import all_items, lane_prefix, record_scopes
-from graph.persistence.savers import Storage
 from ledger.members import FAMILIES, stored_digests
+from ledger.persistence.pruning import PrunablePostgresSaver, PrunableSqliteSaver
+from ledger.persistence.record_lanes import all_items, lane_prefix, record_scopes
+from ledger.persistence.savers import Storage
 from ledger.store import BODIES, EVIDENCE, MODEL_CALLS, space
 
 Namespace = tuple[str, ...]

@@ -1,7 +1,7 @@
 """Retention on Warrant's savers: `prune` (`keep_latest`, `delete`) and `delete_for_runs`, with their
 asynchronous twins `aprune` and `adelete_for_runs`, which the LangGraph server asks of a custom
 checkpointer (its thread TTL; a rolled-back run's clean-up). One policy for `warrant prune`
-(`graph.persistence.retention`) and the server, on SQLite and on PostgreSQL, whatever the release of
+(`ledger.persistence.retention`) and the server, on SQLite and on PostgreSQL, whatever the release of
 LangGraph's savers (the `[serve]` extra's PostgreSQL saver has no `prune` of its own).
 
 What goes is checkpoints only: their pending writes, and on PostgreSQL the blobs no remaining
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from graph.persistence.private_api import (
+from ledger.persistence.private_api import (
     HookedAsyncPostgresSaver,
     HookedPostgresSaver,
     HookedSqliteSaver,

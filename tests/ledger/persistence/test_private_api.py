@@ -1,4 +1,4 @@
-"""The private members of LangGraph's savers and stores Warrant relies on (graph/persistence/
+"""The private members of LangGraph's savers and stores Warrant relies on (ledger/persistence/
 private_api.py): each one's signature is the one the adapter calls (tests/private_members.py, in
 this environment and in the `[serve]` extra's), and each call does, for real, what the adapter
 says it relies on: on a SQLite file and on a PostgreSQL database of the test's own."""
@@ -24,7 +24,7 @@ from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite import SqliteStore
 from psycopg.rows import dict_row
 
-from graph.persistence.private_api import (
+from ledger.persistence.private_api import (
     HookedAsyncPostgresSaver,
     HookedPostgresSaver,
     HookedSqliteSaver,

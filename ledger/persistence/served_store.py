@@ -7,8 +7,8 @@ while the loop also serves HTTP, the run queue and the checkpointer. Profiled on
 (`bench/profile_served.py`), those waits were a third of the replica's busy time. Here a node's
 calls (`batch`, `count_attempt`) go to the same database on a synchronous pool of their own, from
 the node's thread, and a step's record is handed over (`defer`) to the server's saver
-(`graph.persistence.pg_saver`), which sends it first in its next pipelined write for the run's
-thread, as the embedded lease does (`graph.persistence.lease`). The server's own calls (its store
+(`ledger.persistence.pg_saver`), which sends it first in its next pipelined write for the run's
+thread, as the embedded lease does (`ledger.persistence.lease`). The server's own calls (its store
 API, the memory graph's async nodes) stay on the asynchronous path, LangGraph's.
 """
 
@@ -26,10 +26,10 @@ from psycopg import AsyncConnection, AsyncCursor
 from psycopg.rows import DictRow
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from graph.persistence.lease import counted_attempt
-from graph.persistence.private_api import aqueue_puts
-from graph.persistence.waiting import WaitingWrites, batch_through
 from ledger.integrity import thread_and_lane
+from ledger.persistence.lease import counted_attempt
+from ledger.persistence.private_api import aqueue_puts
+from ledger.persistence.waiting import WaitingWrites, batch_through
 
 WAITING = WaitingWrites()
 """Each served run's record waiting for its thread's next checkpoint write, in this process."""

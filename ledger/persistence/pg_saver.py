@@ -1,9 +1,9 @@
 """The server's PostgreSQL saver: LangGraph's, with Warrant's retention hooks (`aprune`,
-`adelete_for_runs`: `graph.persistence.pruning`, one implementation in every environment, the
+`adelete_for_runs`: `ledger.persistence.pruning`, one implementation in every environment, the
 `[serve]` extra's pinned saver included), and the run's record sent with its checkpoints.
 
 Each pipelined write for a thread (a task's writes, a checkpoint) first sends the run's record that
-its steps handed over (`graph.persistence.served_store`): the record reaches PostgreSQL in the same
+its steps handed over (`ledger.persistence.served_store`): the record reaches PostgreSQL in the same
 round trip as the state that points to it, and before it.
 """
 
@@ -19,8 +19,8 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from psycopg import AsyncCursor
 from psycopg.rows import DictRow
 
-from graph.persistence.pruning import PrunableAsyncPostgresSaver
-from graph.persistence.served_store import WAITING, send_waiting
+from ledger.persistence.pruning import PrunableAsyncPostgresSaver
+from ledger.persistence.served_store import WAITING, send_waiting
 
 _WRITING_FOR: ContextVar[str | None] = ContextVar("warrant_writing_for", default=None)
 """The thread whose checkpoint or task writes are being written (`aput`, `aput_writes`)."""

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from graph.build import compile_graph
-from graph.persistence.locations import redact
-from graph.persistence.retention import last_activity, prune, thread_ids
-from graph.persistence.savers import StorageUnavailable, open_run, open_saver
 from lab import LAB_DIR
 from ledger.context import WarrantContext
+from ledger.persistence.locations import redact
+from ledger.persistence.retention import last_activity, prune, thread_ids
+from ledger.persistence.savers import StorageUnavailable, open_run, open_saver
 from nodes.choosers import ScriptedChooser
 from scenario.registry import load_scenario
 from tests.helpers import recorded

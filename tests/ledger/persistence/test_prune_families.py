@@ -18,10 +18,10 @@ from typing import Any
 import psycopg
 from langgraph.checkpoint.base import empty_checkpoint
 
-from graph.persistence.locations import is_postgres
-from graph.persistence.retention import last_activity, prune
-from graph.persistence.savers import open_saver
 from ledger.members import FAMILIES, forget_members
+from ledger.persistence.locations import is_postgres
+from ledger.persistence.retention import last_activity, prune
+from ledger.persistence.savers import open_saver
 from tests.cli_process import warrant
 from tests.helpers import call, stop
 

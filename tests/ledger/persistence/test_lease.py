@@ -12,8 +12,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg.types.json import Jsonb
 
-from graph.persistence.lease import LeaseSaver, LeaseStore
-from graph.persistence.savers import Storage, postgres_lease, postgres_pool
+from ledger.persistence.lease import LeaseSaver, LeaseStore
+from ledger.persistence.savers import Storage, postgres_lease, postgres_pool
 from ledger.staged import StagedWrites
 
 SPACE = ("warrant", "runs", "t1", "events")

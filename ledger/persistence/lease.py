@@ -1,7 +1,7 @@
 """A run's record written in its checkpoint's round trip, on the connection that holds its lease.
 
 On PostgreSQL a run's checkpoints and its record (LangGraph's store, `ledger.store`) share the
-lease's connection (`graph.persistence.savers.postgres_lease`). A step's record used to be a store
+lease's connection (`ledger.persistence.savers.postgres_lease`). A step's record used to be a store
 batch of its own, a round trip before the checkpoint's: now the step hands it over (`defer`, from
 `ledger.staged.StagedWrites.flush`) and the saver sends it first in the pipeline of its next write
 (the task's writes, or the checkpoint), so the record reaches PostgreSQL in the same round trip as
@@ -34,9 +34,9 @@ from psycopg import Cursor
 from psycopg.rows import DictRow
 from psycopg.types.json import Jsonb
 
-from graph.persistence.private_api import queue_puts
-from graph.persistence.pruning import PrunablePostgresSaver
-from graph.persistence.waiting import WaitingStore
+from ledger.persistence.private_api import queue_puts
+from ledger.persistence.pruning import PrunablePostgresSaver
+from ledger.persistence.waiting import WaitingStore
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)

@@ -12,9 +12,9 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from graph.persistence.pg_saver import WarrantPostgresSaver
-from graph.persistence.served_store import WAITING, ServedStore
 from ledger.intents import intend
+from ledger.persistence.pg_saver import WarrantPostgresSaver
+from ledger.persistence.served_store import WAITING, ServedStore
 from ledger.staged import StagedWrites
 
 KWARGS = {"autocommit": True, "prepare_threshold": None, "row_factory": dict_row}

@@ -1,11 +1,11 @@
 """A run's record written in its checkpoint's transaction, in the SQLite file a leased run is kept in.
 
-As on PostgreSQL (`graph.persistence.lease`): a step hands its store writes over (`defer`) instead
+As on PostgreSQL (`ledger.persistence.lease`): a step hands its store writes over (`defer`) instead
 of committing them on the store's connection, and the saver writes them first in the transaction
 of its next write (the task's writes, or the checkpoint), on its own connection: the record and the
 state that points to it commit together, or neither does (the transaction is rolled back on any
 error; LangGraph's saver commits whatever it wrote). Until then the store reads them back from the
-hand-over (`graph.persistence.waiting.WaitingStore`, the base both leases share). A call's intent is recorded and its attempt returned in one statement.
+hand-over (`ledger.persistence.waiting.WaitingStore`, the base both leases share). A call's intent is recorded and its attempt returned in one statement.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import orjson
 from langgraph.store.base import PutOp
 from langgraph.store.sqlite import SqliteStore
 
-from graph.persistence.private_api import store_transaction, write_puts
-from graph.persistence.pruning import PrunableSqliteSaver
-from graph.persistence.waiting import WaitingStore
+from ledger.persistence.private_api import store_transaction, write_puts
+from ledger.persistence.pruning import PrunableSqliteSaver
+from ledger.persistence.waiting import WaitingStore
 
 _COUNT_ATTEMPT = """
 INSERT INTO store (prefix, key, value, created_at, updated_at)

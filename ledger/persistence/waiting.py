@@ -2,8 +2,8 @@
 
 A step hands its store writes over (`ledger.staged.StagedWrites.flush` → `defer`) instead of
 writing them in a round trip of their own; the saver's next pipelined write for the same thread
-(the task's writes, or the checkpoint) sends them first (`graph.persistence.lease` on the
-embedded PostgreSQL lease, `graph.persistence.pg_saver` on the server). Until that write has
+(the task's writes, or the checkpoint) sends them first (`ledger.persistence.lease` on the
+embedded PostgreSQL lease, `ledger.persistence.pg_saver` on the server). Until that write has
 committed, the store reads them back from here (a read on another connection would not see them
 yet); `WaitingStore` is that store on an embedded lease, the backends' differences its overrides.
 Whatever is never sent (the step's checkpoint never written: a crash, a
@@ -119,8 +119,8 @@ class WaitingStore(BaseStore, Generic[StoreT, CursorT]):
     record handed over (`defer`) for the saver's next write, read back from here until then, the
     rest from LangGraph's `store`. A backend says how a round trip of its own is opened
     (`_round_trip`), how the waiting puts go on its cursor (`_send`) and how a call's intent is
-    counted (`count_attempt`): PostgreSQL's lease (`graph.persistence.lease`), SQLite's
-    (`graph.persistence.sqlite_lease`)."""
+    counted (`count_attempt`): PostgreSQL's lease (`ledger.persistence.lease`), SQLite's
+    (`ledger.persistence.sqlite_lease`)."""
 
     def __init__(self, store: StoreT, clock: Callable[[], float] = time.time) -> None:
         self.store = store

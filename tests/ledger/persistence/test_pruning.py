@@ -20,10 +20,10 @@ import psycopg
 import pytest
 
 from graph.build import compile_graph
-from graph.persistence.locations import is_postgres
-from graph.persistence.retention import prune
-from graph.persistence.savers import open_saver
 from graph.runs.interactions import resume_command
+from ledger.persistence.locations import is_postgres
+from ledger.persistence.retention import prune
+from ledger.persistence.savers import open_saver
 from tests.helpers import call, recorded, stop, write_manifest
 
 Key = tuple[str, str, str]

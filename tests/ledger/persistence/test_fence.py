@@ -13,7 +13,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.build import compile_graph
-from graph.persistence.savers import FENCE_MESSAGE, SQLITE_FENCE, open_saver
+from ledger.persistence.savers import FENCE_MESSAGE, SQLITE_FENCE, open_saver
 from tests.cli_process import (
     assert_exactly_once,
     ledger,
