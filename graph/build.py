@@ -35,7 +35,7 @@ from graph.children import CHILD, arun_child, child_tasks, run_child
 from graph.governed import Graph, atask, bound_store, node_values, routed, stage, task
 from ledger.context import WarrantContext
 from ledger.integrity import run_scope
-from ledger.read import handoffs, receipts_of_calls
+from ledger.record import RunRecord
 from ledger.store import cursor_of
 from nodes.admit import admit, admit_child
 from nodes.choose import choose
@@ -115,11 +115,8 @@ def where_it_stood(state: WarrantState, scope: str | None = None) -> list[Send] 
             if "evidence" in item
         }
         done |= set(
-            receipts_of_calls(
-                get_store(),
-                scope or run_scope(),
-                cursor_of(state),
-                [call["id"] for call in decision["calls"]],
+            RunRecord(get_store(), scope or run_scope()).receipts_of_calls(
+                cursor_of(state), [call["id"] for call in decision["calls"]]
             )
         )
         missing = [call for call in decision["calls"] if call["id"] not in done]
@@ -127,7 +124,7 @@ def where_it_stood(state: WarrantState, scope: str | None = None) -> list[Send] 
     if decision["outcome"] == Outcome.DELEGATE:
         handed = {
             document["task"]
-            for document in handoffs(get_store(), scope or run_scope(), cursor_of(state))
+            for document in RunRecord(get_store(), scope or run_scope()).handoffs(cursor_of(state))
         }
         handed |= {
             item["handoff"]["task"] for item in state.get("arrivals") or () if "handoff" in item

@@ -27,7 +27,7 @@ from guards.delegation import child_scenario
 from ledger.context import WarrantContext, event, now
 from ledger.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
 from ledger.members import scenario_of
-from ledger.read import evidence, sealed_or_not
+from ledger.record import RunRecord
 from ledger.store import EVIDENCE, cursor_of
 from nodes.handoff import handoff_of
 
@@ -90,9 +90,8 @@ def handed_off(
     """The child's handoff and its `handed_off` event, from its final state and its record."""
     thread, _ = thread_and_lane(run_scope())
     scope = child_scope(thread, task["lane"])
-    own, _ = sealed_or_not(
-        evidence(bound_store(runtime.store), scope, cursor_of(values)), scope, EVIDENCE
-    )
+    record = RunRecord(bound_store(runtime.store), scope)
+    own, _ = record.sealed_or_not(record.evidence(cursor_of(values)), EVIDENCE)
     handoff = handoff_of(task, values, own)
     handed = event(
         EventKind.HANDED_OFF,

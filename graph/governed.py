@@ -18,7 +18,7 @@ from langgraph.types import Command
 
 from contract.state import ChildInput, RunInput, WarrantState, apply_update
 from graph import crashpoints
-from ledger.commit import as_arrivals, commit_arrivals, committed
+from ledger.commit import as_arrivals
 from ledger.context import WarrantContext, context_of, now
 from ledger.integrity import (
     INPUTS,
@@ -32,6 +32,7 @@ from ledger.integrity import (
     unsealed_fields,
     without_seal,
 )
+from ledger.record import RunRecord
 from ledger.staged import StagedWrites
 from nodes.handoff import received
 from nodes.watched import step_view
@@ -83,9 +84,8 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
         # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
         # the state for the handover to find.
         untrusted = {"cursor", "arrivals"} & set(found)
-        state, arrived = commit_arrivals(
-            state, staged, scope, received=received, skip=bool(untrusted)
-        )
+        record = RunRecord(staged, scope)
+        state, arrived = record.commit_arrivals(state, received, skip=bool(untrusted))
         # The handover node checks its state itself: it reports what it finds instead of ending.
         if name != "handover" and (found or state.get("tampered")):
             update = _ending(name, found, state, scope, runtime)
@@ -94,7 +94,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
             update = node(state, **{key: given[key] for key in wants})
             crashpoints.pause("after", name, state)
         update = {**update, "view": step_view(name, update, arrivals)}
-        recorded = committed(update, state, staged, scope, write="cursor" not in found)
+        recorded = record.committed(update, state, write="cursor" not in found)
         staged.flush()
         sealed = seal_update(arrived | recorded, scope)
         crashpoints.pause("stored", name, state)

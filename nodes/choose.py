@@ -19,8 +19,8 @@ from guards.recall import catalog_entry
 from ledger.context import WarrantContext, context_of, event, now, store_of
 from ledger.integrity import run_scope
 from ledger.members import full_grant
-from ledger.read import evidence as read_evidence
-from ledger.read import handoffs, recalled, sealed_or_not, without_seal
+from ledger.read import without_seal
+from ledger.record import RunRecord
 from ledger.store import EVIDENCE, HANDOFFS, RECALLED, cursor_of, left_at
 from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
@@ -57,11 +57,10 @@ def view_of(state: WarrantState, turn: int, at: float, store: BaseStore, scope: 
 
     @functools.cache
     def record() -> dict[str, Any]:
-        evidence = without_seal(
-            sealed_or_not(read_evidence(store, scope, cursor), scope, EVIDENCE)[0]
-        )
-        received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
-        notes = sealed_or_not(recalled(store, scope, cursor), scope, RECALLED)[0]
+        run = RunRecord(store, scope)
+        evidence = without_seal(run.sealed_or_not(run.evidence(cursor), EVIDENCE)[0])
+        received = run.sealed_or_not(run.handoffs(cursor), HANDOFFS)[0]
+        notes = run.sealed_or_not(run.recalled(cursor), RECALLED)[0]
         return {
             "notes": shown_notes(store, without_seal(notes)),
             "evidence": evidence,

@@ -35,8 +35,8 @@ from guards.refusals import Refusal
 from ledger.bodies import receipt_digest, with_body_ref
 from ledger.context import WarrantContext, event, now
 from ledger.integrity import run_scope
-from ledger.intents import intend
 from ledger.members import family_records
+from ledger.record import RunRecord
 from nodes.evidence import evidence_item, mcp_item
 from nodes.reports import with_report_body
 from scenario.hookspec import HookEntry, RedactEntry
@@ -56,7 +56,7 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
     store, scope = runtime.store, run_scope()
     if store is None:
         raise RuntimeError("the executor needs the run's store: compile the graph with one")
-    attempt = intend(store, scope, call["id"], now(runtime))
+    attempt = RunRecord(store, scope).intend(call["id"], now(runtime))
     if "mcp" in task:
         return _execute_mcp(task, attempt, now(runtime))
     spec = tools_of(task["profile"])[call["name"]]

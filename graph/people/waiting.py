@@ -15,7 +15,7 @@ from graph.runs.runner import Reply
 from guards.refusals import Refusal
 from ledger.integrity import child_scope
 from ledger.persistence.retention import thread_ids
-from ledger.store import space
+from ledger.record import RunRecord
 from nodes.continuation import NotContinuable, carried
 from nodes.questions import REPLIES, save_reply
 
@@ -111,4 +111,4 @@ def _unanswered(store: Any, thread_id: str, values: dict[str, Any]) -> list[dict
 
 def _saved_answers(store: Any, thread_id: str) -> set[str]:
     """The open questions of a run that already have a saved reply (`nodes.questions`)."""
-    return {item.key for item in store.search(space(thread_id, REPLIES), limit=100)}
+    return {item.key for item in RunRecord(store, thread_id).listed(REPLIES, limit=100)}

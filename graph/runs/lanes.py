@@ -14,7 +14,8 @@ from contract.codes import EventKind
 from graph.runs.ledger import chain_break
 from ledger.bodies import receipt_digest
 from ledger.integrity import child_scope
-from ledger.read import handoffs, new_events, sealed_or_not
+from ledger.read import new_events, sealed_or_not
+from ledger.record import RunRecord
 from ledger.store import EVENTS, HANDOFFS, cursor_of
 
 _PROBE = 256
@@ -54,7 +55,8 @@ def _lanes(
     cursor: Mapping[str, Any],
     ledger: list[dict[str, Any]],
 ) -> Iterator[Lane]:
-    received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
+    record = RunRecord(store, scope)
+    received = record.sealed_or_not(record.handoffs(cursor), HANDOFFS)[0]
     handed = {document["lane"] for document in received}
     for document in received:
         name, recorded = document["lane"], document["cursor"]
