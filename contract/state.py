@@ -11,7 +11,14 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
-from contract.shapes import Handover, Interaction, Proposal, RecordedDecision, RecordedRefusal
+from contract.shapes import (
+    Event,
+    Handover,
+    Interaction,
+    Proposal,
+    RecordedDecision,
+    RecordedRefusal,
+)
 
 
 def gather(
@@ -164,6 +171,22 @@ class WarrantState(TypedDict, total=False):
     """The seal of every other channel's value, by channel: proof the run wrote it."""
     tampered: Annotated[list[dict[str, Any]], append]
     """Where values the run did not write were found (then the run ends `state_tampered`)."""
+
+
+class StepUpdate(WarrantState, total=False):
+    """What a node returns: state channels, and what the governed wrapper commits to the run's
+    record in the store instead of keeping it in the state (`ledger.commit.RECORDED`)."""
+
+    events: list[Event]
+    """The step's ledger events, numbered and chained when committed."""
+    evidence: list[dict[str, Any]]
+    """Its receipts and answers (E and H refs), their excerpts stored as bodies."""
+    model_calls: list[dict[str, Any]]
+    """Its model attempts."""
+    handoffs: list[dict[str, Any]]
+    """Children's handoffs it received."""
+    notes: list[dict[str, Any]]
+    """The notes it recalled from memory (M refs: ids, versions, digests, never text)."""
 
 
 def _reducers() -> dict[str, tuple[Any, type]]:

@@ -46,6 +46,8 @@ Graph: TypeAlias = CompiledStateGraph[
 `WarrantContext` in process (the CLI, tests, embedded use); the LangGraph server gives none
 (`ledger.context.context_of` falls back to the real clock)."""
 Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
+Node = Callable[..., Mapping[str, Any]]
+"""A node function (`nodes/`): its update, a `contract.state.StepUpdate` or a plain dict."""
 Route = Callable[[WarrantState], Any]
 """A router (`graph.build`): the next step, read from the state a node's update leaves."""
 
@@ -63,7 +65,7 @@ def node_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], values)
 
 
-def stage(name: str, node: Callable[..., State]) -> Stage:
+def stage(name: str, node: Node) -> Stage:
     """A node function given the `config`/`runtime` it declares, run only on state the run wrote
     itself, on the record with the last step's arrivals committed; its events, receipts and model
     calls committed to the store, its update sealed for this run (`ledger.store`,
@@ -91,7 +93,7 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
             update = _ending(name, found, state, scope, runtime)
         else:
             crashpoints.pause("before", name, state)
-            update = node(state, **{key: given[key] for key in wants})
+            update = dict(node(state, **{key: given[key] for key in wants}))
             crashpoints.pause("after", name, state)
         update = {**update, "view": step_view(name, update, arrivals)}
         recorded = record.committed(update, state, write="cursor" not in found)
@@ -114,7 +116,7 @@ def _ending(
     return {**recorded, "status": TAMPERED}
 
 
-def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
+def task(name: str, node: Node) -> Callable[..., State]:
     """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
     sealed."""
 
@@ -125,7 +127,7 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
         if not payload_is_sealed(name, payload, scope):
             return _unsealed_task(name, scope, runtime)
         crashpoints.pause("before", name, given)
-        return _task_update(name, given, node(given, runtime, *extra), scope)
+        return _task_update(name, given, dict(node(given, runtime, *extra)), scope)
 
     return call
 

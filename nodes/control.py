@@ -17,6 +17,7 @@ from typing import Any, TypedDict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, EventKind, Status
+from contract.state import StepUpdate
 from ledger.bodies import with_body_ref
 from ledger.context import event
 from ledger.integrity import thread_and_lane
@@ -134,7 +135,7 @@ def _stop_of(value: dict[str, Any] | None) -> StopRequest | None:
     return StopRequest(by=value["by"], at=value["at"], reason=value["reason"])
 
 
-def stopped_update(request: StopRequest, turn: int, at: float) -> dict[str, Any]:
+def stopped_update(request: StopRequest, turn: int, at: float) -> StepUpdate:
     """What the run records when it takes a stop in: its end, and who stopped it, when and why
     (the handover's `stopped_by`; the chooser's stop text stays the chooser's)."""
     return {
