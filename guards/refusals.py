@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contract.codes import Owner, RefusalCode, tool_owner
+from contract.shapes import RecordedRefusal
 from contract.text import storable_text
 from tools.storable import INT64, storable
 
@@ -41,6 +42,16 @@ class Refusal:
             "detail": self.detail,
             "call": bounded(self.call),
         }
+
+    def recorded(self, turn: int) -> RecordedRefusal:
+        """The refusal as the run records it, at choice `turn` (`WarrantState.refusals`)."""
+        return RecordedRefusal(
+            turn=turn,
+            code=self.code.value,
+            owner=str(self.owner),
+            detail=self.detail,
+            call=bounded(self.call),
+        )
 
 
 def bounded(value: Any, depth: int = 0) -> Any:

@@ -29,6 +29,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, RefusalCode
 from contract.errors import RecordRefusal
 from contract.shapes import Event, ExecuteTask
+from contract.state import StepUpdate
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
@@ -51,7 +52,7 @@ from tools.mcp.client import call as mcp_call
 from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
 
 
-def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> StepUpdate:
     call = task["call"]
     store, scope = runtime.store, run_scope()
     if store is None:
@@ -85,12 +86,13 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
     receipt = with_report_body(store, receipt)
     hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
     receipt, done = _receipted(task, receipt, attempt, error, now(runtime))
-    return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (
-        {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
-    )
+    update: StepUpdate = {"evidence": [receipt], "events": [done, *hooked.get("events", [])]}
+    if hooked.get("refusals"):
+        update["refusals"] = hooked["refusals"]
+    return update
 
 
-def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
+def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> StepUpdate:
     """An admitted MCP tool's call: sent to its server within the call's limit and the run's
     deadline, its result a bounded, flagged excerpt with the digest of all the server sent; a
     server that fails, hangs or breaks the protocol fails this call (recorded), not the run. A
@@ -169,7 +171,7 @@ def _approved_args(spec: ToolSpec, args: dict[str, Any]) -> ToolArgs:
     return spec.args_model.model_construct(**args)
 
 
-def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[str, Any]:
+def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> StepUpdate:
     """The scenario's post-call hooks on a copy of the receipt: what the model is to be shown
     goes on the receipt (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
     shown no body. The receipt is never changed."""
@@ -197,14 +199,11 @@ def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[st
     code = RefusalCode.HOOK_REWROTE_FACT
     receipt["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
     refusal = Refusal(
-        code,
-        hook.owner,
-        f"{receipt['ref']}: {why}; the model is shown no body",
-        dict(task["call"]),
-    ).to_dict()
+        code, hook.owner, f"{receipt['ref']}: {why}; the model is shown no body", dict(task["call"])
+    )
     return {
-        "refusals": [{"turn": task["turn"], **refusal}],
-        "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal)],
+        "refusals": [refusal.recorded(task["turn"])],
+        "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal.to_dict())],
     }
 
 
