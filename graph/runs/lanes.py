@@ -14,7 +14,7 @@ from contract.codes import EventKind
 from graph.runs.ledger import chain_break
 from ledger.bodies import receipt_digest
 from ledger.integrity import child_scope
-from ledger.read import new_events, sealed_or_not
+from ledger.read import sealed_or_not
 from ledger.record import RunRecord
 from ledger.store import EVENTS, HANDOFFS, cursor_of
 
@@ -61,7 +61,9 @@ def _lanes(
     for document in received:
         name, recorded = document["lane"], document["cursor"]
         scope_of_lane = child_scope(thread, name)
-        lane = Lane(name, scope_of_lane, new_events(store, scope_of_lane, 0, recorded), recorded)
+        lane = Lane(
+            name, scope_of_lane, RunRecord(store, scope_of_lane).new_events(0, recorded), recorded
+        )
         yield lane
         yield from _lanes(
             store, thread, lane.scope, cursor_of({"cursor": lane.cursor}), lane.events
@@ -82,7 +84,7 @@ def _probed(store: BaseStore, scope: str) -> list[dict[str, Any]]:
     """A running child's events, read until the first the store lacks."""
     found: list[dict[str, Any]] = []
     while True:
-        batch = new_events(store, scope, len(found), {"events": len(found) + _PROBE})
+        batch = RunRecord(store, scope).new_events(len(found), {"events": len(found) + _PROBE})
         found += batch
         if len(batch) < _PROBE:
             return found

@@ -30,7 +30,7 @@ from ledger.context import WarrantContext
 from ledger.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
 from ledger.persistence.locations import shown_db
 from ledger.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
-from ledger.read import materialized, new_events
+from ledger.record import RunRecord
 from ledger.store import cursor_of
 from nodes.admit import request_digest
 from nodes.choosers import ChooserError
@@ -261,8 +261,8 @@ class Reporter:
 
     @classmethod
     def at(cls, graph: Graph, thread: str, on_event: OnEvent) -> Reporter:
-        values = materialized(
-            store_of(graph), thread, graph.get_state(config_of(thread)).values, shown_notes
+        values = RunRecord(store_of(graph), thread).materialized(
+            graph.get_state(config_of(thread)).values, shown_notes
         )
         reported = {thread: cursor_of(values)["events"]}
         reported |= {
@@ -274,7 +274,7 @@ class Reporter:
         lane = self._lane(namespace)
         scope = child_scope(self.thread, lane)
         before = self.reported.get(scope, 0)
-        for event in new_events(store_of(self.graph), scope, before, cursor):
+        for event in RunRecord(store_of(self.graph), scope).new_events(before, cursor):
             self.on_event({**event, "lane": lane} if lane else event)
         self.reported[scope] = max(before, cursor["events"])
 

@@ -17,7 +17,8 @@ from graph.present.render import event_summary
 from graph.runs.reading import Outcome, config_of, has_run_values, outcome, reading_graph
 from ledger.integrity import TAMPERED
 from ledger.persistence.retention import thread_ids
-from ledger.read import new_events, sealed_or_not
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
 from ledger.store import EVIDENCE, cursor_of
 from nodes.handover import build_handover, trusted_view
 
@@ -116,7 +117,7 @@ def events_after(db: str, thread: str, after: int) -> tuple[list[dict[str, Any]]
     """The run's ledger events numbered after `after`, and whether the run has ended."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(thread)).values
-        found = new_events(store_of(graph), thread, after, cursor_of(values))
+        found = RunRecord(store_of(graph), thread).new_events(after, cursor_of(values))
     return [live_event(event) for event in found], "handover" in values
 
 
