@@ -122,3 +122,12 @@ class RunRecord:
     def write(self, ops: Sequence[PutOp]) -> None:
         """`ops` (the run's, and any others that go with them) in one batch."""
         self.store.batch(ops)
+
+    # The same from the server's event loop (its store is asynchronous).
+
+    async def avalue(self, kind: str, key: str) -> Any | None:
+        found = await self.store.aget(self.space(kind), key)
+        return None if found is None else found.value
+
+    async def awrite(self, ops: Sequence[PutOp]) -> None:
+        await self.store.abatch(ops)

@@ -25,7 +25,8 @@ from langgraph_sdk import Auth
 
 from contract.codes import Status
 from contract.text import storable_text
-from ledger.store import CONTROL, space
+from ledger.record import RunRecord
+from ledger.store import CONTROL
 from nodes.control import (
     MAX_TEXT,
     STOP,
@@ -78,9 +79,10 @@ async def stop_by_cancel(identity: str, thread_id: object) -> NoReturn:
         raise Refused(
             409, f"the run on thread {thread} already ended ({values['handover'].get('status')})"
         )
-    if await store.aget(space(thread, CONTROL), STOP) is None:
+    record = RunRecord(store, thread)
+    if await record.avalue(CONTROL, STOP) is None:
         request = StopRequest(by=identity, at=time.time(), reason=CANCELLED)
-        await store.abatch([stop_put(thread, request)])
+        await record.awrite([stop_put(thread, request)])
     if values.get("pending"):
         raise Refused(
             202,
