@@ -25,10 +25,10 @@ from rich.console import Console
 from rich.table import Table
 
 from graph.build import compile_graph
-from graph.persistence.savers import open_run
 from lab.loggen import write_log
+from ledger.context import WarrantContext
+from ledger.persistence.savers import open_run
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext
 
 PER_TURN, PER_DELEGATION = 4, 16
 

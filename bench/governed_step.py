@@ -44,8 +44,8 @@ from bench.graph_shape import warrant_shape
 from bench.modes import checkpoints, durability, savers, thread_config
 from graph.build import compile_graph
 from lab import LAB_DIR
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from scenario.registry import Scenario, load_scenario
 from tools.catalog import tools_of
 

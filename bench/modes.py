@@ -17,7 +17,7 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence.savers import Storage, open_run, postgres_lease, postgres_pool
+from ledger.persistence.savers import Storage, open_run, postgres_lease, postgres_pool
 
 
 def durability(saver: Any) -> dict[str, str]:
@@ -32,7 +32,7 @@ def thread_config(thread: str) -> dict[str, Any]:
 @contextmanager
 def savers(folder: Path, postgres: str | None) -> Iterator[list[tuple[str, Any, Storage]]]:
     """Each mode's checkpointer for the peers, and the checkpointer and store Warrant's run writes
-    in that mode (as `graph.persistence.savers.open_run` opens them for `warrant run`: the run's
+    in that mode (as `ledger.persistence.savers.open_run` opens them for `warrant run`: the run's
     lease, whose saver writes a step's record with its checkpoint; the peers keep no record and
     use LangGraph's saver as it comes)."""
     sqlite_conn = sqlite3.connect(folder / "bench.sqlite", check_same_thread=False)

@@ -33,11 +33,11 @@ from bench.modes import savers
 ROOT = str(Path(__file__).resolve().parent.parent)
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tools: the reads themselves (the peers run the same functions)", (f"{ROOT}/tools/",)),
-    ("seals: sealing and checking the run's values", ("/guards/seal.py", "/nodes/integrity.py")),
+    ("seals: sealing and checking the run's values", ("/guards/seal.py", "/ledger/integrity.py")),
     ("guard: deciding", (f"{ROOT}/guards/",)),
     (
         "record: ledger, receipts, intents (building the store's items)",
-        ("/nodes/record.py", "/nodes/staged.py", "/nodes/intents.py", "/persistence/lease.py"),
+        (f"{ROOT}/ledger/", "/persistence/lease.py"),
     ),
     ("nodes and wiring: admission, chooser, execute, handover", (f"{ROOT}/",)),
     (

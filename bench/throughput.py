@@ -43,9 +43,9 @@ from psycopg_pool import ConnectionPool
 
 from bench.governed_step import CALLS, TURNS, bench_lab
 from graph.build import compile_graph
-from graph.persistence.savers import postgres_lease, postgres_pool
+from ledger.context import WarrantContext
+from ledger.persistence.savers import postgres_lease, postgres_pool
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 
 SCRIPT = [
     {"summary": name, "tool_calls": [{"id": f"c{n}", "name": name, "args": args}]}

@@ -112,7 +112,7 @@ class Interaction(TypedDict, total=False):
 
 class ExecuteTask(TypedDict):
     """What the guard sends to `execute` for one approved call (`Send`), sealed for its run
-    (`nodes.integrity.sealed_payload`); plain JSON, as checkpoints and the server hold it."""
+    (`ledger.integrity.sealed_payload`); plain JSON, as checkpoints and the server hold it."""
 
     call: RecordedCall
     """The approved call with its ref, without its `sources` (they are `records`)."""
@@ -129,7 +129,7 @@ class ExecuteTask(TypedDict):
     members: NotRequired[list[dict[str, Any]]]
     """A listed family's members as admitted (the grant's records), in order."""
     members_digest: NotRequired[str]
-    """A glob family's members: the digest of their store item as admitted (`nodes.members`)."""
+    """A glob family's members: the digest of their store item as admitted (`ledger.members`)."""
     mcp: NotRequired[dict[str, Any]]
     """An MCP tool's call: `tool`, the tool as admitted (its pinned schema), and `server`, its
     `[[mcp]]` table (how to reach it)."""

@@ -11,13 +11,20 @@ from typing import Annotated, Any, NotRequired, Required, get_args, get_origin, 
 
 from typing_extensions import TypedDict  # pydantic needs it for schemas on Python 3.11
 
-from contract.shapes import Handover, Interaction, Proposal, RecordedDecision, RecordedRefusal
+from contract.shapes import (
+    Event,
+    Handover,
+    Interaction,
+    Proposal,
+    RecordedDecision,
+    RecordedRefusal,
+)
 
 
 def gather(
     existing: list[dict[str, Any]], new: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
-    """What parallel tasks leave for the next node to commit (`nodes.record`); `None` clears it."""
+    """What parallel tasks leave for the next node to commit (`ledger.store`); `None` clears it."""
     return [] if new is None else [*existing, *new]
 
 
@@ -31,7 +38,7 @@ def append(existing: list[Any], new: list[Any]) -> list[Any]:
 
 
 def merge_seals(existing: dict[str, str], new: dict[str, str]) -> dict[str, str]:
-    """The seal of each channel's latest value (`nodes.integrity`)."""
+    """The seal of each channel's latest value (`ledger.integrity`)."""
     return {**existing, **new}
 
 
@@ -120,7 +127,7 @@ class WarrantState(TypedDict, total=False):
     decision: RecordedDecision
     """The guard's decision on the latest proposal."""
     cursor: dict[str, Any]
-    """How much of the run's record is committed to the store (`nodes.record`): events with the
+    """How much of the run's record is committed to the store (`ledger.store`): events with the
     digest of the last one, receipts (E and H refs), model calls. The ledger, evidence and model
     attempts themselves live in the store, never in a checkpoint."""
     arrivals: Annotated[list[dict[str, Any]], gather]
@@ -164,6 +171,22 @@ class WarrantState(TypedDict, total=False):
     """The seal of every other channel's value, by channel: proof the run wrote it."""
     tampered: Annotated[list[dict[str, Any]], append]
     """Where values the run did not write were found (then the run ends `state_tampered`)."""
+
+
+class StepUpdate(WarrantState, total=False):
+    """What a node returns: state channels, and what the governed wrapper commits to the run's
+    record in the store instead of keeping it in the state (`ledger.commit.RECORDED`)."""
+
+    events: list[Event]
+    """The step's ledger events, numbered and chained when committed."""
+    evidence: list[dict[str, Any]]
+    """Its receipts and answers (E and H refs), their excerpts stored as bodies."""
+    model_calls: list[dict[str, Any]]
+    """Its model attempts."""
+    handoffs: list[dict[str, Any]]
+    """Children's handoffs it received."""
+    notes: list[dict[str, Any]]
+    """The notes it recalled from memory (M refs: ids, versions, digests, never text)."""
 
 
 def _reducers() -> dict[str, tuple[Any, type]]:

@@ -19,9 +19,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
-from graph.persistence.savers import Storage, StorageUnavailable, open_saver
 from graph.runs.reading import run_result
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
+from ledger.persistence.savers import Storage, StorageUnavailable, open_saver
 
 
 @contextmanager

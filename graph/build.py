@@ -33,18 +33,19 @@ from contract.codes import Outcome, Status
 from contract.state import ChildInput, RunInput, WarrantState
 from graph.children import CHILD, arun_child, child_tasks, run_child
 from graph.governed import Graph, atask, bound_store, node_values, routed, stage, task
+from ledger.context import WarrantContext
+from ledger.integrity import run_scope
+from ledger.record import RunRecord
+from ledger.store import cursor_of
 from nodes.admit import admit, admit_child
 from nodes.choose import choose
-from nodes.context import WarrantContext
 from nodes.dispatch import execute_tasks
 from nodes.execute import execute
 from nodes.guard import WAITING
 from nodes.handover import handover
 from nodes.human import human, to_people
 from nodes.intake import guard_step
-from nodes.integrity import run_scope
 from nodes.model import model
-from nodes.record import cursor_of, handoffs, receipts_of_calls
 
 Builder: TypeAlias = StateGraph[WarrantState, WarrantContext, RunInput | ChildInput, WarrantState]
 Payload = dict[str, Any]
@@ -114,11 +115,8 @@ def where_it_stood(state: WarrantState, scope: str | None = None) -> list[Send] 
             if "evidence" in item
         }
         done |= set(
-            receipts_of_calls(
-                get_store(),
-                scope or run_scope(),
-                cursor_of(state),
-                [call["id"] for call in decision["calls"]],
+            RunRecord(get_store(), scope or run_scope()).receipts_of_calls(
+                cursor_of(state), [call["id"] for call in decision["calls"]]
             )
         )
         missing = [call for call in decision["calls"] if call["id"] not in done]
@@ -126,7 +124,7 @@ def where_it_stood(state: WarrantState, scope: str | None = None) -> list[Send] 
     if decision["outcome"] == Outcome.DELEGATE:
         handed = {
             document["task"]
-            for document in handoffs(get_store(), scope or run_scope(), cursor_of(state))
+            for document in RunRecord(get_store(), scope or run_scope()).handoffs(cursor_of(state))
         }
         handed |= {
             item["handoff"]["task"] for item in state.get("arrivals") or () if "handoff" in item

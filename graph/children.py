@@ -3,7 +3,7 @@ a subgraph in its own lane, all under the delegating run's one budget.
 
 The guard approves a delegation (`guards.delegation`), carving each child's steps, evidence and
 questions out of what the run has left; the run's deadline is the child's. A child's record lives
-in its lane (the thread's scope with the lane after it, `nodes.integrity.scope_in`); the child's
+in its lane (the thread's scope with the lane after it, `ledger.integrity.scope_in`); the child's
 checkpoints live under the task's namespace, so a crash inside a child resumes that child, and
 its interrupts reach the run's caller like the run's own. When a child ends, its task returns a
 handoff (`nodes.handoff`) for the run's next node to receive.
@@ -24,11 +24,12 @@ from contract.state import WarrantState
 from graph.governed import Graph, bound_store
 from guards.action import DelegateTask
 from guards.delegation import child_scenario
-from nodes.context import WarrantContext, event, now
+from ledger.context import WarrantContext, event, now
+from ledger.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
+from ledger.members import scenario_of
+from ledger.record import RunRecord
+from ledger.store import EVIDENCE, cursor_of
 from nodes.handoff import handoff_of
-from nodes.integrity import child_scope, lane_config, run_scope, sealed_payload, thread_and_lane
-from nodes.members import scenario_of
-from nodes.record import EVIDENCE, cursor_of, evidence, sealed_or_not
 
 CHILD = "child"
 
@@ -89,9 +90,8 @@ def handed_off(
     """The child's handoff and its `handed_off` event, from its final state and its record."""
     thread, _ = thread_and_lane(run_scope())
     scope = child_scope(thread, task["lane"])
-    own, _ = sealed_or_not(
-        evidence(bound_store(runtime.store), scope, cursor_of(values)), scope, EVIDENCE
-    )
+    record = RunRecord(bound_store(runtime.store), scope)
+    own, _ = record.sealed_or_not(record.evidence(cursor_of(values)), EVIDENCE)
     handoff = handoff_of(task, values, own)
     handed = event(
         EventKind.HANDED_OFF,

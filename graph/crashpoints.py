@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nodes.integrity import run_scope, thread_and_lane
+from ledger.integrity import run_scope, thread_and_lane
 
 POINT = "WARRANT_PAUSE_AT"
 SIGNAL = "WARRANT_PAUSE_FILE"

@@ -18,8 +18,9 @@ from langgraph.types import Command
 
 from contract.state import ChildInput, RunInput, WarrantState, apply_update
 from graph import crashpoints
-from nodes.context import WarrantContext, context_of, now
-from nodes.integrity import (
+from ledger.commit import as_arrivals
+from ledger.context import WarrantContext, context_of, now
+from ledger.integrity import (
     INPUTS,
     TAMPERED,
     out_of_step,
@@ -31,8 +32,9 @@ from nodes.integrity import (
     unsealed_fields,
     without_seal,
 )
-from nodes.record import as_arrivals, commit_arrivals, committed
-from nodes.staged import StagedWrites
+from ledger.record import RunRecord
+from ledger.staged import StagedWrites
+from nodes.handoff import received
 from nodes.watched import step_view
 
 State = dict[str, Any]
@@ -42,8 +44,10 @@ Graph: TypeAlias = CompiledStateGraph[
 ]
 """The governed loop compiled (`graph.build`), main's or a child's. Its context is a
 `WarrantContext` in process (the CLI, tests, embedded use); the LangGraph server gives none
-(`nodes.context.context_of` falls back to the real clock)."""
+(`ledger.context.context_of` falls back to the real clock)."""
 Stage = Callable[[State, RunnableConfig, Runtime[WarrantContext]], State]
+Node = Callable[..., Mapping[str, Any]]
+"""A node function (`nodes/`): its update, a `contract.state.StepUpdate` or a plain dict."""
 Route = Callable[[WarrantState], Any]
 """A router (`graph.build`): the next step, read from the state a node's update leaves."""
 
@@ -61,11 +65,11 @@ def node_values(values: Mapping[str, Any]) -> dict[str, Any]:
     return cast(dict[str, Any], values)
 
 
-def stage(name: str, node: Callable[..., State]) -> Stage:
+def stage(name: str, node: Node) -> Stage:
     """A node function given the `config`/`runtime` it declares, run only on state the run wrote
     itself, on the record with the last step's arrivals committed; its events, receipts and model
-    calls committed to the store, its update sealed for this run (`nodes.record`,
-    `nodes.integrity`). The crash seam (`graph.crashpoints`) is called around it: a test's pause
+    calls committed to the store, its update sealed for this run (`ledger.store`,
+    `ledger.integrity`). The crash seam (`graph.crashpoints`) is called around it: a test's pause
     points, nothing otherwise."""
     wants = inspect.signature(node).parameters.keys() & {"config", "runtime"}
     inputs = INPUTS if name == "admit" else frozenset()
@@ -82,16 +86,17 @@ def stage(name: str, node: Callable[..., State]) -> Stage:
         # Nothing is committed on a cursor or after arrivals the run did not leave: they stay in
         # the state for the handover to find.
         untrusted = {"cursor", "arrivals"} & set(found)
-        state, arrived = commit_arrivals(state, staged, scope, skip=bool(untrusted))
+        record = RunRecord(staged, scope)
+        state, arrived = record.commit_arrivals(state, received, skip=bool(untrusted))
         # The handover node checks its state itself: it reports what it finds instead of ending.
         if name != "handover" and (found or state.get("tampered")):
             update = _ending(name, found, state, scope, runtime)
         else:
             crashpoints.pause("before", name, state)
-            update = node(state, **{key: given[key] for key in wants})
+            update = dict(node(state, **{key: given[key] for key in wants}))
             crashpoints.pause("after", name, state)
         update = {**update, "view": step_view(name, update, arrivals)}
-        recorded = committed(update, state, staged, scope, write="cursor" not in found)
+        recorded = record.committed(update, state, write="cursor" not in found)
         staged.flush()
         sealed = seal_update(arrived | recorded, scope)
         crashpoints.pause("stored", name, state)
@@ -111,7 +116,7 @@ def _ending(
     return {**recorded, "status": TAMPERED}
 
 
-def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
+def task(name: str, node: Node) -> Callable[..., State]:
     """A node run as a `Send` task: only on a payload its sender sealed for this run; its update
     sealed."""
 
@@ -121,7 +126,7 @@ def task(name: str, node: Callable[..., State]) -> Callable[..., State]:
         scope, given, refused = _opened(name, payload, config, runtime)
         if refused is not None:
             return refused
-        return _task_update(name, given, node(given, runtime, *extra), scope)
+        return _task_update(name, given, dict(node(given, runtime, *extra)), scope)
 
     return call
 

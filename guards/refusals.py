@@ -10,14 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from contract.codes import Owner, RefusalCode, tool_owner
+from contract.codes import RefusalCode, tool_owner
+from contract.shapes import RecordedRefusal
 from contract.text import storable_text
 from tools.storable import INT64, storable
 
-__all__ = ["GUARD", "HUMAN", "RUNTIME", "Refusal", "RefusalCode", "bounded", "tool_owner"]
-
-
-GUARD, HUMAN, RUNTIME = Owner.GUARD, Owner.HUMAN, Owner.RUNTIME
+__all__ = ["Refusal", "RefusalCode", "bounded", "tool_owner"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +39,16 @@ class Refusal:
             "detail": self.detail,
             "call": bounded(self.call),
         }
+
+    def recorded(self, turn: int) -> RecordedRefusal:
+        """The refusal as the run records it, at choice `turn` (`WarrantState.refusals`)."""
+        return RecordedRefusal(
+            turn=turn,
+            code=self.code.value,
+            owner=str(self.owner),
+            detail=self.detail,
+            call=bounded(self.call),
+        )
 
 
 def bounded(value: Any, depth: int = 0) -> Any:

@@ -22,16 +22,16 @@ from guards.refusals import Refusal, RefusalCode
 from guards.route_admission import admitting, identity_digest, route_refusal
 from guards.schedule import ScheduleLink, changed_since_confirmed, link_of
 from lab import LAB_DIR, builtin_manifests
+from ledger.context import WarrantContext, context_of, event, now, store_of
+from ledger.integrity import run_scope
+from ledger.members import kept_apart
+from ledger.read import event_at
 from nodes.choosers import admit_spec
 from nodes.choosers.admissions import admission_folders, override_reason, reports_in
 from nodes.choosers.cassette import recorded_locality
 from nodes.choosers.route import Route, route_from_env
-from nodes.context import WarrantContext, context_of, event, now, store_of
 from nodes.continuation import carried
 from nodes.human import served_identity
-from nodes.integrity import run_scope
-from nodes.members import kept_apart
-from nodes.record import event_at
 from nodes.watched import goal_message
 from scenario.mcp import AdmittedMcpTool
 from scenario.profiles import PROFILE_GOALS

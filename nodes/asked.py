@@ -15,7 +15,7 @@ from contract.codes import InteractionKind
 from contract.shapes import Interaction
 from guards.decision import Ask, NeedsApproval, Remember
 from guards.parking import reply_by
-from nodes.integrity import thread_and_lane
+from ledger.integrity import thread_and_lane
 
 
 def asked(

@@ -16,25 +16,16 @@ from contract.text import storable_text
 from guards.action import MAX_DOCUMENT_CHARS, shape_problem
 from guards.budget import BudgetLeft
 from guards.recall import catalog_entry
+from ledger.context import WarrantContext, context_of, event, now, store_of
+from ledger.integrity import run_scope
+from ledger.members import full_grant
+from ledger.read import without_seal
+from ledger.record import RunRecord
+from ledger.store import EVIDENCE, HANDOFFS, RECALLED, cursor_of, left_at
 from nodes.choosers import chooser_for
 from nodes.choosers.view import ChooserView, Proposal, make_view
-from nodes.context import WarrantContext, context_of, event, now, store_of
-from nodes.integrity import run_scope
-from nodes.members import full_grant
 from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
-from nodes.record import (
-    EVIDENCE,
-    HANDOFFS,
-    RECALLED,
-    cursor_of,
-    handoffs,
-    left_at,
-    recalled,
-    sealed_or_not,
-    without_seal,
-)
-from nodes.record import evidence as read_evidence
 from nodes.unknowns import unknowns_of
 from tools.catalog import describe, tools_of
 
@@ -59,18 +50,17 @@ def choose(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, A
 
 def view_of(state: WarrantState, turn: int, at: float, store: BaseStore, scope: str) -> ChooserView:
     """The chooser's view, read from the grant pinned at admission (already validated there; its
-    members read back: `nodes.members.full_grant`) and from the run's record, which is read only
+    members read back: `ledger.members.full_grant`) and from the run's record, which is read only
     if the chooser looks at it."""
     grant = state["grant"]
     cursor = cursor_of(state)
 
     @functools.cache
     def record() -> dict[str, Any]:
-        evidence = without_seal(
-            sealed_or_not(read_evidence(store, scope, cursor), scope, EVIDENCE)[0]
-        )
-        received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
-        notes = sealed_or_not(recalled(store, scope, cursor), scope, RECALLED)[0]
+        run = RunRecord(store, scope)
+        evidence = without_seal(run.sealed_or_not(run.evidence(cursor), EVIDENCE)[0])
+        received = run.sealed_or_not(run.handoffs(cursor), HANDOFFS)[0]
+        notes = run.sealed_or_not(run.recalled(cursor), RECALLED)[0]
         return {
             "notes": shown_notes(store, without_seal(notes)),
             "evidence": evidence,

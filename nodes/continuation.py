@@ -19,9 +19,12 @@ from contract.codes import ANSWER, OBSERVATION, EventKind
 from contract.shapes import Interaction
 from guards.human import check_reply
 from guards.refusals import Refusal
+from ledger.bodies import with_body_ref
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
+from ledger.store import EVENTS, EVIDENCE, position
 from nodes.evidence import answer_item
 from nodes.questions import REPLIES
-from nodes.record import EVENTS, EVIDENCE, position, sealed_or_not, space, with_body_ref
 
 _BATCH = 64
 REVISIONS = "revisions"
@@ -102,7 +105,7 @@ def _late_answers(
     """Replies saved for questions the parent's ledger shows it asked without waiting and never
     adopted, each checked against that question (a saved reply is data), oldest first."""
     found = []
-    for item in store.search(space(parent, REPLIES), limit=100):
+    for item in RunRecord(store, parent).listed(REPLIES, limit=100):
         question = asked.get(item.key)
         if question is None or item.key in adopted:
             continue
@@ -114,27 +117,27 @@ def _late_answers(
 
 def _probed(store: BaseStore, scope: str, kind: str, key: Any) -> list[dict[str, Any]]:
     """The items `key(1)`, `key(2)`, … of a finished run, until the first missing."""
+    record = RunRecord(store, scope)
     found: list[dict[str, Any]] = []
     while True:
-        batch = [
-            store.get(space(scope, kind), key(n))
-            for n in range(len(found) + 1, len(found) + _BATCH + 1)
-        ]
-        for item in batch:
-            if item is None:
+        batch = record.values(
+            [(kind, key(n)) for n in range(len(found) + 1, len(found) + _BATCH + 1)]
+        )
+        for value in batch:
+            if value is None:
                 return found
-            found.append(item.value)
+            found.append(value)
 
 
 def publish_revision(store: BaseStore, report: str, revision: int, thread: str) -> None:
     """Revision `revision` of `report` is `thread`'s handover (written again, alike, on a re-run)."""
-    store.put(space(report, REVISIONS), str(revision), {"thread": thread}, index=False)
+    RunRecord(store, report).put(REVISIONS, str(revision), {"thread": thread})
 
 
 def revision_thread(store: BaseStore, report: str, revision: int) -> str | None:
     """The thread whose handover is revision `revision` of `report`; None if there is none."""
     if revision == 1:
         return report
-    found = store.get(space(report, REVISIONS), str(revision))
-    thread = found.value.get("thread") if found is not None else None
+    found = RunRecord(store, report).value(REVISIONS, str(revision))
+    thread = found.get("thread") if found is not None else None
     return thread if isinstance(thread, str) else None

@@ -17,12 +17,14 @@ from typing import Any, TypedDict
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from contract.codes import ANSWER, EventKind, Status
-from nodes.context import event
+from contract.state import StepUpdate
+from ledger.bodies import with_body_ref
+from ledger.context import event
+from ledger.integrity import thread_and_lane
+from ledger.record import RunRecord
+from ledger.store import CONTROL, got, space
 from nodes.evidence import correction_item
-from nodes.integrity import thread_and_lane
-from nodes.record import got, space, with_body_ref
 
-CONTROL = "control"
 STOP = "stop"
 CORRECTION = "correction-"
 MAX_TEXT = 2000
@@ -51,7 +53,7 @@ class CorrectionRefused(ValueError):
 def save_correction(store: BaseStore, thread: str, correction: Correction) -> int:
     """Save a correction for the run on `thread` to take at its next turn; returns its number."""
     put = next_correction(thread, got(store, correction_reads(thread)), correction)
-    store.batch([put])
+    RunRecord(store, thread).write([put])
     return int(put.key.removeprefix(CORRECTION))
 
 
@@ -84,16 +86,16 @@ def asked_of(store: BaseStore, scope: str, taken: int) -> Asked:
     corrections after the `taken` ones (a child takes none: they are its run's): one batch, and
     one more per further correction found."""
     thread, lane = thread_and_lane(scope)
-    where = space(thread, CONTROL)
-    stop, *next_one = got(
-        store, [GetOp(where, STOP), *([] if lane else [GetOp(where, f"{CORRECTION}{taken + 1}")])]
+    record = RunRecord(store, thread)
+    stop, *next_one = record.values(
+        [(CONTROL, STOP), *([] if lane else [(CONTROL, f"{CORRECTION}{taken + 1}")])]
     )
     corrections: list[Correction] = []
-    while next_one and next_one[0] is not None and _is_correction(next_one[0].value):
-        value = next_one[0].value
+    while next_one and next_one[0] is not None and _is_correction(next_one[0]):
+        value = next_one[0]
         corrections.append(Correction(by=value["by"], at=value["at"], text=value["text"]))
-        next_one = got(store, [GetOp(where, f"{CORRECTION}{taken + len(corrections) + 1}")])
-    return Asked(_stop_of(stop.value if stop else None), tuple(corrections))
+        next_one = record.values([(CONTROL, f"{CORRECTION}{taken + len(corrections) + 1}")])
+    return Asked(_stop_of(stop), tuple(corrections))
 
 
 def _is_correction(value: dict[str, Any]) -> bool:
@@ -108,7 +110,7 @@ def request_stop(store: BaseStore, thread: str, request: StopRequest) -> None:
     """Ask the run on `thread` to stop; the first request stands (a second does not rewrite who
     stopped it)."""
     if stop_requested(store, thread) is None:
-        store.batch([stop_put(thread, request)])
+        RunRecord(store, thread).write([stop_put(thread, request)])
 
 
 def stop_put(thread: str, request: StopRequest) -> PutOp:
@@ -119,8 +121,7 @@ def stop_put(thread: str, request: StopRequest) -> PutOp:
 def stop_requested(store: BaseStore, scope: str) -> StopRequest | None:
     """The stop asked of the run this scope belongs to (a child's lane reads its run's)."""
     thread = thread_and_lane(scope)[0]
-    found = got(store, [GetOp(space(thread, CONTROL), STOP)])[0]
-    return _stop_of(found.value if found else None)
+    return _stop_of(RunRecord(store, thread).values([(CONTROL, STOP)])[0])
 
 
 def _stop_of(value: dict[str, Any] | None) -> StopRequest | None:
@@ -134,7 +135,7 @@ def _stop_of(value: dict[str, Any] | None) -> StopRequest | None:
     return StopRequest(by=value["by"], at=value["at"], reason=value["reason"])
 
 
-def stopped_update(request: StopRequest, turn: int, at: float) -> dict[str, Any]:
+def stopped_update(request: StopRequest, turn: int, at: float) -> StepUpdate:
     """What the run records when it takes a stop in: its end, and who stopped it, when and why
     (the handover's `stopped_by`; the chooser's stop text stays the chooser's)."""
     return {

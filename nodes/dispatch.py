@@ -3,7 +3,7 @@
 The guard's router sends them when the guard approves a batch, and again on resume for the calls
 without a receipt (`graph.build.where_it_stood`), from the sealed decision in state. A task carries
 the admitted records its call reads; a glob family's members are named by the digest of their
-store item (`nodes.members`), never carried: the executor reads them there.
+store item (`ledger.members`), never carried: the executor reads them there.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from langgraph.types import Send
 
 from contract.shapes import ExecuteTask, RecordedCall
 from contract.state import WarrantState
+from ledger.integrity import run_scope, sealed_payload
+from ledger.members import STORED, full_grant
 from nodes.evidence import family_members
-from nodes.integrity import run_scope, sealed_payload
-from nodes.members import STORED, full_grant
 
 
 def execute_tasks(
@@ -44,7 +44,7 @@ def execute_tasks(
 
 def _listed_records(grant: Mapping[str, Any], calls: list[RecordedCall]) -> Mapping[str, Any]:
     """The grant's records the calls' listed families may name: those in state, or, when a listed
-    id is a glob's member, the grant as admitted (read back: `nodes.members`)."""
+    id is a glob's member, the grant as admitted (read back: `ledger.members`)."""
     listed = {record_id for call in calls for record_id in call.get("family", {}).get("ids", ())}
     records: Mapping[str, Any] = grant["records"]
     if listed <= records.keys():

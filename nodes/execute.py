@@ -10,7 +10,7 @@ The call's arguments are not validated again here: the guard validated them once
 strict model (`guards.checks.parse_proposal`), and this node rebuilds that model from them
 (`_approved_args`). That is safe because the task is sealed: the guard (or the router that sends
 a call again on resume, from the sealed decision in state) seals it for this run, and the task runs
-only when its seal holds (`graph.governed.task`, `nodes.integrity`); a task the run did not send,
+only when its seal holds (`graph.governed.task`, `ledger.integrity`); a task the run did not send,
 or one with arguments changed, ends the run `state_tampered` before anything is read. What a tool
 reads is still only the admitted record its call names, pinned to its manifest and sha256 here.
 """
@@ -29,15 +29,16 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, RefusalCode
 from contract.errors import RecordRefusal
 from contract.shapes import Event, ExecuteTask
+from contract.state import StepUpdate
 from guards.hooks import ReceiptView, load_hooks, narrowed
 from guards.redaction import mask_labels
 from guards.refusals import Refusal
-from nodes.context import WarrantContext, event, now
+from ledger.bodies import receipt_digest, with_body_ref
+from ledger.context import WarrantContext, event, now
+from ledger.integrity import run_scope
+from ledger.members import family_records
+from ledger.record import RunRecord
 from nodes.evidence import evidence_item, mcp_item
-from nodes.integrity import run_scope
-from nodes.intents import intend
-from nodes.members import family_records
-from nodes.record import receipt_digest, with_body_ref
 from nodes.reports import with_report_body
 from scenario.hookspec import HookEntry, RedactEntry
 from scenario.mcp import AdmittedMcpTool, McpServer
@@ -51,12 +52,12 @@ from tools.mcp.client import call as mcp_call
 from tools.mcp.excerpt import MAX_RESULT_BYTES, result_excerpt
 
 
-def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> StepUpdate:
     call = task["call"]
     store, scope = runtime.store, run_scope()
     if store is None:
         raise RuntimeError("the executor needs the run's store: compile the graph with one")
-    attempt = intend(store, scope, call["id"], now(runtime))
+    attempt = RunRecord(store, scope).intend(call["id"], now(runtime))
     if "mcp" in task:
         return _execute_mcp(task, attempt, now(runtime))
     spec = tools_of(task["profile"])[call["name"]]
@@ -85,12 +86,13 @@ def execute(task: ExecuteTask, runtime: Runtime[WarrantContext]) -> dict[str, An
     receipt = with_report_body(store, receipt)
     hooked = _post_call(task, receipt, now(runtime)) if excerpt is not None else {}
     receipt, done = _receipted(task, receipt, attempt, error, now(runtime))
-    return {"evidence": [receipt], "events": [done, *hooked.get("events", [])]} | (
-        {"refusals": hooked["refusals"]} if hooked.get("refusals") else {}
-    )
+    update: StepUpdate = {"evidence": [receipt], "events": [done, *hooked.get("events", [])]}
+    if hooked.get("refusals"):
+        update["refusals"] = hooked["refusals"]
+    return update
 
 
-def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> dict[str, Any]:
+def _execute_mcp(task: ExecuteTask, attempt: int, at: float) -> StepUpdate:
     """An admitted MCP tool's call: sent to its server within the call's limit and the run's
     deadline, its result a bounded, flagged excerpt with the digest of all the server sent; a
     server that fails, hangs or breaks the protocol fails this call (recorded), not the run. A
@@ -169,7 +171,7 @@ def _approved_args(spec: ToolSpec, args: dict[str, Any]) -> ToolArgs:
     return spec.args_model.model_construct(**args)
 
 
-def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[str, Any]:
+def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> StepUpdate:
     """The scenario's post-call hooks on a copy of the receipt: what the model is to be shown
     goes on the receipt (`shown`); a hook that fails or rewrites a fact is a refusal, and the model is
     shown no body. The receipt is never changed."""
@@ -197,21 +199,18 @@ def _post_call(task: ExecuteTask, receipt: dict[str, Any], at: float) -> dict[st
     code = RefusalCode.HOOK_REWROTE_FACT
     receipt["shown"] = {"by": names, "withheld": f"{hook.owner}: {why}"}
     refusal = Refusal(
-        code,
-        hook.owner,
-        f"{receipt['ref']}: {why}; the model is shown no body",
-        dict(task["call"]),
-    ).to_dict()
+        code, hook.owner, f"{receipt['ref']}: {why}; the model is shown no body", dict(task["call"])
+    )
     return {
-        "refusals": [{"turn": task["turn"], **refusal}],
-        "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal)],
+        "refusals": [refusal.recorded(task["turn"])],
+        "events": [event(EventKind.REFUSED, task["turn"], hook.owner, at, **refusal.to_dict())],
     }
 
 
 def _family(task: ExecuteTask, store: BaseStore) -> Family | None:
     """A family tool's members, each found again through the admitted manifest; the family as
     the guard approved it (its digest of the admitted members), else a `RecordRefusal`. A glob's
-    members are read from the store by their digest (`nodes.members`), a list's from the task."""
+    members are read from the store by their digest (`ledger.members`), a list's from the task."""
     recorded = task["call"].get("family")
     if recorded is None:
         return None

@@ -42,14 +42,14 @@ from guards.decision import (
 )
 from guards.hooks import scenario_hooks
 from guards.refusals import RefusalCode
+from ledger.context import event
+from ledger.members import scenario_of
+from ledger.store import cursor_of
 from nodes.asked import asked
 from nodes.choosers.route import Route
-from nodes.context import event
-from nodes.members import scenario_of
 from nodes.model import ACTOR as MODEL_ACTOR
 from nodes.recall import recall_update
 from nodes.receipts import LedgerReceipts
-from nodes.record import cursor_of
 
 
 def guard(state: WarrantState, store: BaseStore, scope: str, at: float) -> dict[str, Any]:

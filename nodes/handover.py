@@ -22,9 +22,8 @@ from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
 from guards.seal import SEAL
-from nodes.context import WarrantContext, event, now, store_of
-from nodes.continuation import publish_revision
-from nodes.integrity import (
+from ledger.context import WarrantContext, event, now, store_of
+from ledger.integrity import (
     TAMPERED,
     out_of_step,
     scope_in,
@@ -34,20 +33,11 @@ from nodes.integrity import (
     trusted_turn,
     unsealed_fields,
 )
-from nodes.members import full_grant
-from nodes.record import (
-    EVENTS,
-    EVIDENCE,
-    HANDOFFS,
-    RECALLED,
-    cursor_of,
-    event_at,
-    events,
-    handoffs,
-    recalled,
-    sealed_or_not,
-)
-from nodes.record import evidence as read_evidence
+from ledger.members import full_grant
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
+from ledger.store import EVENTS, EVIDENCE, HANDOFFS, RECALLED, cursor_of
+from nodes.continuation import publish_revision
 from nodes.unknowns import NO_ROOT_CAUSE, unknowns_of
 from nodes.watched import goal_message, handover_message
 from scenario.registry import Scenario
@@ -59,7 +49,7 @@ def handover(
     thread = scope_in(config["configurable"])  # a child's lane included: its record's scope
     store = store_of(runtime)
     at, turn = now(runtime), trusted_turn(state, thread)
-    record = run_record(store, thread, state)
+    record = reported_record(store, thread, state)
     found = unsealed_fields(state, thread) or out_of_step(state, store, thread)
     found += ["evidence"] if record.foreign else []
     recorded: dict[str, Any] = (
@@ -69,7 +59,7 @@ def handover(
     if tampered:
         state = {**trusted_view(state, thread, admitted_of(store, thread, state)), "turn": turn}
         state["refusals"] = [*state.get("refusals", []), *recorded.get("refusals", [])]
-    if "grant" in state:  # its members read back (`nodes.members`): the unknowns name each
+    if "grant" in state:  # its members read back (`ledger.members`): the unknowns name each
         state = {**state, "grant": full_grant(state["grant"], store)}
     final = finalize(end_facts(state, tampered, record.evidence, at))
     status = final.status.value
@@ -136,11 +126,11 @@ def _end_hooks(
     hooks = scenario_hooks(Scenario.model_validate(state["grant"]))
     if not any(hook.when == "end" for hook in hooks):
         return []
-    return end_outcomes(hooks, report, events(store, thread, cursor_of(state)))
+    return end_outcomes(hooks, report, RunRecord(store, thread).events(cursor_of(state)))
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class ReportedRecord:
     """What the store holds of a run that a report shows: its sealed receipts (with their
     excerpts) and any receipts it did not write."""
 
@@ -152,18 +142,20 @@ class RunRecord:
     """The notes the run recalled (its own, sealed): ids, versions, digests, never text."""
 
 
-def run_record(store: BaseStore, thread: str, state: WarrantState) -> RunRecord:
+def reported_record(store: BaseStore, thread: str, state: WarrantState) -> ReportedRecord:
     cursor = cursor_of(trusted(state, thread))
-    own, foreign = sealed_or_not(read_evidence(store, thread, cursor), thread, EVIDENCE)
-    received = sealed_or_not(handoffs(store, thread, cursor), thread, HANDOFFS)[0]
-    notes = unsealed(sealed_or_not(recalled(store, thread, cursor), thread, RECALLED)[0])
-    return RunRecord(own, foreign, received, notes)
+    record = RunRecord(store, thread)
+    own, foreign = record.sealed_or_not(record.evidence(cursor), EVIDENCE)
+    received = record.sealed_or_not(record.handoffs(cursor), HANDOFFS)[0]
+    notes = unsealed(record.sealed_or_not(record.recalled(cursor), RECALLED)[0])
+    return ReportedRecord(own, foreign, received, notes)
 
 
 def admitted_of(store: BaseStore, thread: str, state: WarrantState) -> dict[str, Any]:
     """The payload of the run's own `admitted` event: read only where a report needs it (its
     state was not all the run's own), for it lists every record, a family's members too."""
-    first = event_at(store, thread, 1) if cursor_of(trusted(state, thread))["events"] else None
+    counted = cursor_of(trusted(state, thread))["events"]
+    first = RunRecord(store, thread).event_at(1) if counted else None
     return admitted_payload(first, thread)
 
 
@@ -237,7 +229,7 @@ def build_handover(
     handoffs; pure. A child's statements stay in its handoff, marked as the child's: they are
     never the run's hypotheses."""
     grant = state["grant"]
-    # The receipts as committed and read back (`nodes.record.evidence`): the run's evidence items.
+    # The receipts as committed and read back (`ledger.read.evidence`): the run's evidence items.
     shown = cast(list[EvidenceItem], unsealed(evidence))
     thread, lane = thread_and_lane(thread_id)
     return {

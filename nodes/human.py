@@ -16,12 +16,13 @@ from langgraph.types import Send, interrupt
 
 from contract.codes import EventKind
 from contract.shapes import HumanTask, Interaction
+from contract.state import StepUpdate
 from guards.human import approver_refusal, check_reply
 from guards.inbox_schema import hitl_request
 from guards.refusals import Refusal, bounded
-from nodes.context import WarrantContext, event, now, store_of
+from ledger.context import WarrantContext, event, now, store_of
+from ledger.integrity import run_scope, sealed_payload
 from nodes.control import stop_requested
-from nodes.integrity import run_scope, sealed_payload
 
 PERSON = "human"
 EXPIRED = {"expired": True}
@@ -31,7 +32,7 @@ WITHDRAWN = {"withdrawn": True}
 (`nodes.control`), each recorded as expired, withdrawn; the guard then ends the run stopped."""
 
 
-def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
+def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> StepUpdate:
     interaction = task["interaction"]
     if task.get("unattended"):  # a scheduled run: nobody waits on it, nothing is asked
         return _expired(interaction, now(runtime), unattended=True)
@@ -50,7 +51,7 @@ def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     if isinstance(checked, Refusal):
         refusal = checked.to_dict()
         return {
-            "refusals": [{"turn": turn, **refusal}],
+            "refusals": [checked.recorded(turn)],
             "events": [event(EventKind.REFUSED, turn, PERSON, at, **refusal)],
         }
     resumed = event(
@@ -59,7 +60,7 @@ def human(task: HumanTask, runtime: Runtime[WarrantContext]) -> dict[str, Any]:
     return {"replies": {iid: checked}, "events": [resumed]}
 
 
-def _expired(interaction: Interaction, at: float, **why: Any) -> dict[str, Any]:
+def _expired(interaction: Interaction, at: float, **why: Any) -> StepUpdate:
     """The interaction recorded expired (its reply `EXPIRED`), the event saying why: unasked in a
     scheduled run, withdrawn by a stop, or a reply that came too late."""
     iid = interaction["interaction_id"]

@@ -22,12 +22,12 @@ from langgraph.store.base import BaseStore
 from contract.codes import ANSWER, Status
 from contract.state import WarrantState
 from guards.decision import End
-from nodes.context import WarrantContext, now
+from ledger.context import WarrantContext, now
+from ledger.integrity import run_scope
+from ledger.store import cursor_of
 from nodes.control import Asked, StopRequest, adopted_corrections, asked_of, stopped_update
 from nodes.guard import guard, record
-from nodes.integrity import run_scope
 from nodes.questions import adopted
-from nodes.record import cursor_of
 from nodes.replies import resolved
 
 

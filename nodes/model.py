@@ -27,15 +27,17 @@ from contract.state import WarrantState
 from contract.text import one_line
 from guards.egress import Outbound
 from guards.egress import recorded as recorded_outbound
+from ledger.bodies import bodies, put_body
+from ledger.context import WarrantContext, context_of, event, store_of
+from ledger.integrity import run_scope
+from ledger.record import RunRecord
+from ledger.store import RecordMissing, cursor_of, left_at
 from nodes.choosers.cassette import replay
 from nodes.choosers.projector import CapabilityGap, assemble
 from nodes.choosers.response_schema import response_schema
 from nodes.choosers.route import Route
 from nodes.choosers.transport import Reply, send
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext, context_of, event, store_of
-from nodes.integrity import run_scope
-from nodes.record import RecordMissing, bodies, cursor_of, left_at, model_calls, put_body
 from tools.catalog import tools_of
 
 MODEL_KINDS = ("model", "replay")
@@ -126,7 +128,7 @@ def model(state: WarrantState, runtime: Runtime[WarrantContext]) -> dict[str, An
         reply = replay(Path(cassette), cursor["model_calls"], turn, request.get("replay_key"), lane)
     else:
         store, scope = store_of(runtime), run_scope()
-        recent = model_calls(store, scope, cursor, last=route.max_attempts)
+        recent = RunRecord(store, scope).model_calls(cursor, last=route.max_attempts)
         waited = wait_to_retry(recent, turn, route, state["deadline_at"], clock, sleep)
         left = state["deadline_at"] - clock()
         if left < MIN_ATTEMPT_S:

@@ -23,10 +23,11 @@ from contract.codes import ANSWER, EventKind
 from contract.shapes import Event
 from guards.human import check_reply
 from guards.refusals import Refusal
-from nodes.context import event
+from ledger.bodies import with_body_ref
+from ledger.context import event
+from ledger.record import RunRecord
 from nodes.evidence import answer_item
 from nodes.human import person_of
-from nodes.record import space, with_body_ref
 
 REPLIES = "replies"
 
@@ -40,7 +41,7 @@ def save_reply(
     if isinstance(checked, Refusal):
         return checked
     saved = {"reply": checked, "saved_at": at}
-    store.put(space(scope, REPLIES), question["interaction_id"], saved, index=False)
+    RunRecord(store, scope).put(REPLIES, question["interaction_id"], saved)
     return checked
 
 
@@ -55,16 +56,18 @@ def adopted(
     evidence: list[dict[str, Any]] = []
     events: list[Event] = []
     still_open: list[dict[str, Any]] = []
-    for question in open_questions:
-        saved = store.get(space(scope, REPLIES), question["interaction_id"])
-        reply = check_reply(question, saved.value.get("reply")) if saved is not None else None
+    replies = RunRecord(store, scope).values(
+        [(REPLIES, question["interaction_id"]) for question in open_questions]
+    )
+    for question, saved in zip(open_questions, replies, strict=True):
+        reply = check_reply(question, saved.get("reply")) if saved is not None else None
         if saved is None or isinstance(reply, Refusal) or reply is None:
             still_open.append(question)  # nothing usable saved: the question stays open
             continue
         ref = f"{ANSWER}{answers + len(evidence) + 1}"
         evidence.append(with_body_ref(answer_item(question, reply, ref)))
         iid, turn = question["interaction_id"], state["turn"]
-        saved_at = saved.value["saved_at"]
+        saved_at = saved["saved_at"]
         replied = event(
             EventKind.REPLIED, turn, person_of(reply), saved_at, interaction_id=iid, reply=reply
         )

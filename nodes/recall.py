@@ -16,9 +16,10 @@ from langgraph.store.base import BaseStore
 from contract.codes import RECOLLECTION, EventKind
 from contract.state import WarrantState
 from guards.recall import query_key
+from ledger.context import event
+from ledger.record import RunRecord
+from ledger.store import RECALLED
 from nodes import memory
-from nodes.context import event
-from nodes.record import RECALLED, recalled
 
 ACTOR = "memory"
 
@@ -50,7 +51,8 @@ def recall_update(
         return {}
     turn, cursor = state["turn"], state.get("cursor") or {}
     known = {
-        (item["note"], item["version"]): item["ref"] for item in recalled(store, scope, cursor)
+        (item["note"], item["version"]): item["ref"]
+        for item in RunRecord(store, scope).recalled(cursor)
     }
     first = len(known) + 1
     items: list[dict[str, Any]] = []

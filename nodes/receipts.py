@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from guards.checks import ParsedProposal
-from nodes.record import executed_signatures, receipts_asked, receipts_of_calls
+from ledger.read import executed_signatures, receipts_asked, receipts_of_calls
 
 
 @dataclass(frozen=True)

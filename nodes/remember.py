@@ -17,11 +17,11 @@ from contract.state import WarrantState
 from guards.human import NoteEdit
 from guards.provenance import words_provenance
 from guards.refusals import Refusal, RefusalCode
+from ledger.context import event
+from ledger.store import cursor_of
 from nodes import memory
-from nodes.context import event
 from nodes.human import PERSON, person_of
 from nodes.recall import scope_of
-from nodes.record import cursor_of
 
 
 def remembered(

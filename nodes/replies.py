@@ -16,10 +16,11 @@ from contract.state import WarrantState
 from guards.decide import batch_after_people, decide_after_people
 from guards.human import apply_decisions
 from guards.parking import unparked_deadline
-from nodes.context import event
+from ledger.bodies import with_body_ref
+from ledger.context import event
+from ledger.store import cursor_of
 from nodes.evidence import answer_item
 from nodes.guard import context_for, parsed_for, record
-from nodes.record import cursor_of, with_body_ref
 from nodes.remember import remembered
 
 

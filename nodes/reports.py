@@ -15,7 +15,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from nodes.record import EVIDENCE, bodies, put_body
+from ledger.bodies import bodies, put_body
+from ledger.store import EVIDENCE
 
 REPORT = "triage"
 """The receipt's field readers see: the report itself."""

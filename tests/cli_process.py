@@ -18,8 +18,8 @@ from typing import Any
 
 from graph.build import compile_graph
 from graph.cli.main import main
-from graph.persistence.savers import open_saver
 from graph.runs.ledger import ledger_break
+from ledger.persistence.savers import open_saver
 from tests.helpers import recorded
 from tests.in_process import as_process, exit_code
 

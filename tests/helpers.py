@@ -12,8 +12,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.build import compile_graph
-from nodes.context import WarrantContext
-from nodes.record import materialized
+from ledger.context import WarrantContext
+from ledger.read import materialized
+from nodes.memory import shown_notes
 from scenario.registry import Record, load_scenario
 
 R42_LOG = "lab/runs/R42/reset_smoke.log"
@@ -137,7 +138,7 @@ def run_embedded(
 def recorded(graph: CompiledStateGraph, config: dict[str, Any]) -> dict[str, Any]:
     """The thread's state with its record read back from the graph's store, as readers see it."""
     values = graph.get_state(config).values
-    return materialized(graph.store, str(config["configurable"]["thread_id"]), values)
+    return materialized(graph.store, str(config["configurable"]["thread_id"]), values, shown_notes)
 
 
 class FakeClock:

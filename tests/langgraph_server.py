@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.server.serve import answers
-from nodes.record import EVENTS, space
+from ledger.store import EVENTS, space
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = str(Path(sys.executable).with_name("langgraph"))

@@ -1,4 +1,4 @@
-"""The private members of LangGraph's savers and stores that graph/persistence/private_api.py
+"""The private members of LangGraph's savers and stores that ledger/persistence/private_api.py
 relies on, each with the signature it is called with, and how each installed release differs.
 
 Written here, apart from the adapter, from the calls it makes; no pytest, so that the `[serve]`
@@ -14,7 +14,7 @@ import inspect
 import sys
 from typing import Any, NamedTuple
 
-ADAPTER = "graph/persistence/private_api.py"
+ADAPTER = "ledger/persistence/private_api.py"
 
 
 class Member(NamedTuple):

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from graph.build import compile_graph
-from graph.persistence.savers import open_saver
 from graph.runs.reading import config_of, run_result
+from ledger.persistence.savers import open_saver
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -26,7 +26,15 @@ def imported_modules(package: str) -> dict[str, set[str]]:
     [
         (
             "guards",
-            {"langgraph", "langchain", "langchain_core", "langchain_openai", "nodes", "graph"},
+            {
+                "langgraph",
+                "langchain",
+                "langchain_core",
+                "langchain_openai",
+                "ledger",
+                "nodes",
+                "graph",
+            },
         ),
         (
             "tools",
@@ -35,6 +43,7 @@ def imported_modules(package: str) -> dict[str, set[str]]:
                 "langchain",
                 "langchain_core",
                 "langchain_openai",
+                "ledger",
                 "nodes",
                 "graph",
                 "guards",
@@ -120,7 +129,7 @@ def test_every_code_status_and_outcome_is_named_through_the_contract():
     # Also an action's kind, the graph's end and two nodes' names.
     offenders = {
         str(path.relative_to(ROOT)): sorted(_string_literals(path) & vocabulary)
-        for package in ("scenario", "tools", "guards", "nodes", "graph")
+        for package in ("scenario", "tools", "guards", "ledger", "nodes", "graph")
         for path in sorted((ROOT / package).rglob("*.py"))
         if _string_literals(path) & vocabulary
     }
@@ -128,7 +137,7 @@ def test_every_code_status_and_outcome_is_named_through_the_contract():
 
 
 def test_the_contract_imports_nothing_of_the_project():
-    project = {"graph", "nodes", "guards", "tools", "scenario", "lab"}
+    project = {"graph", "nodes", "ledger", "guards", "tools", "scenario", "lab"}
     assert {
         path: names & project
         for path, names in imported_modules("contract").items()
@@ -155,8 +164,18 @@ def test_nodes_import_nothing_of_the_graph_above_them():
     } == {}
 
 
+def test_the_ledger_imports_nothing_of_the_nodes_or_the_graph():
+    """`ledger/` (the run's record: layout, commits, reads, seals) stands below the nodes; what
+    it needs from above (`received`, `shown_notes`) its caller hands in."""
+    assert {
+        path: names & {"nodes", "graph"}
+        for path, names in imported_modules("ledger").items()
+        if names & {"nodes", "graph"}
+    } == {}
+
+
 def _project_imports(path: Path) -> set[str]:
-    """The project modules a module imports (`nodes.record`, `guards.seal`, …)."""
+    """The project modules a module imports (`ledger.store`, `guards.seal`, …)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -167,7 +186,7 @@ def _project_imports(path: Path) -> set[str]:
 
 
 def test_no_import_cycle():
-    packages = ("contract", "scenario", "tools", "guards", "nodes", "graph")
+    packages = ("contract", "scenario", "tools", "guards", "ledger", "nodes", "graph")
     modules = {
         ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): path
         for package in packages
@@ -206,7 +225,7 @@ def test_the_model_stack_is_reached_only_through_the_chooser_package():
         assert (ROOT / "nodes" / "choosers" / f"{name}.py").is_file()
     outside = {
         path: names & stack
-        for package in ("nodes", "graph", "guards", "tools")
+        for package in ("ledger", "nodes", "graph", "guards", "tools")
         for path, names in imported_modules(package).items()
         if names & stack and not path.startswith("nodes/choosers/")
     }

@@ -143,7 +143,7 @@ def _research(
     from graph.present.render import handover_markdown
     from graph.runs.requests import admit_request
     from graph.runs.runner import start
-    from nodes.context import WarrantContext
+    from ledger.context import WarrantContext
 
     manifest = asked.candidates.chosen(asked.decision.scenario)
     reference = (

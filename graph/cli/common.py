@@ -18,7 +18,8 @@ from rich.text import Text
 
 from contract.errors import ErrorKind, WarrantError
 from contract.text import USER_NAME
-from graph.persistence.locations import (
+from graph.present.escaping import escaped
+from ledger.persistence.locations import (
     checked_db,
     default_db,
     missing_folder,
@@ -26,7 +27,6 @@ from graph.persistence.locations import (
     shown_db,
     user_store,
 )
-from graph.present.escaping import escaped
 
 if TYPE_CHECKING:
     from collections.abc import Callable

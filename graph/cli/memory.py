@@ -204,7 +204,7 @@ def show(note_id: NoteArgument, scope: NoteScope) -> None:
 
 def _apply(scope: NoteScope, operation: Callable[..., Any]) -> Any:
     """`operation(store, memory scope)` on the notes `scope` names; its refusals are one line."""
-    from graph.persistence.savers import StorageUnavailable, open_saver
+    from ledger.persistence.savers import StorageUnavailable, open_saver
     from nodes import memory
 
     try:

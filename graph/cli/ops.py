@@ -10,7 +10,7 @@ import typer
 
 from contract.errors import ErrorKind
 from graph.cli.common import DbOption, JsonOption, chosen_db, fail, failed, print_json
-from graph.persistence.locations import redact
+from ledger.persistence.locations import redact
 
 
 def register(app: typer.Typer) -> None:
@@ -34,9 +34,9 @@ def prune(
 ) -> None:
     """Delete old runs and drop superseded checkpoints."""
     from graph.build import saver_of, store_of
-    from graph.persistence.retention import prune as prune_runs
-    from graph.persistence.savers import Storage
     from graph.runs.reading import RunError, reading_graph
+    from ledger.persistence.retention import prune as prune_runs
+    from ledger.persistence.savers import Storage
 
     if not keep_latest and older_than is None:
         fail(ErrorKind.BAD_INPUT, "say what to prune: --keep-latest, --older-than DAYS, or both")

@@ -31,9 +31,9 @@ from graph.cli.common import (
     started,
 )
 from graph.cli.web import serve_web
-from graph.persistence.locations import shown_db
 from graph.present.escaping import escaped
 from guards.finalize import ended_as
+from ledger.persistence.locations import shown_db
 
 
 def register(app: typer.Typer) -> None:

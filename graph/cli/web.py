@@ -8,7 +8,7 @@ import typer
 
 from contract.errors import ErrorKind
 from graph.cli.common import DbOption, chosen_db, fail, person
-from graph.persistence.locations import redact
+from ledger.persistence.locations import redact
 
 if TYPE_CHECKING:
     from graph.web.gate import Person

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore
 
 from contract.errors import ErrorKind, WarrantError
 from graph.delivery.figures import FigureError, figure_svg
@@ -28,7 +28,7 @@ from graph.delivery.html import ShownFigure, handover_page, shown_figure
 from graph.present.render import handover_markdown
 from graph.runs.interactions import os_user
 from graph.runs.reading import RunResult
-from nodes.record import space
+from ledger.record import RunRecord
 
 ARTIFACTS = "artifacts"
 """The run's store space of its artifacts: `index`, and each artifact's bytes by `sha256:<hex>`."""
@@ -77,8 +77,8 @@ class Published:
 
 
 def published(store: BaseStore, thread: str) -> Published | None:
-    found = store.get(space(thread, ARTIFACTS), INDEX)
-    return None if found is None else Published.from_dict(found.value)
+    found = RunRecord(store, thread).value(ARTIFACTS, INDEX)
+    return None if found is None else Published.from_dict(found)
 
 
 def publish(store: BaseStore, thread: str, handover: Mapping[str, Any], owner: str) -> Published:
@@ -93,12 +93,12 @@ def publish(store: BaseStore, thread: str, handover: Mapping[str, Any], owner: s
         owner,
         tuple(artifacts),
     )
-    where = space(thread, ARTIFACTS)
+    record = RunRecord(store, thread)
     puts = [
-        PutOp(where, f"sha256:{digest}", {"text": text}, index=False)
+        record.put_op(ARTIFACTS, f"sha256:{digest}", {"text": text})
         for digest, text in contents.items()
     ]
-    store.batch([*puts, PutOp(where, INDEX, index.to_dict(), index=False)])
+    record.write([*puts, record.put_op(ARTIFACTS, INDEX, index.to_dict())])
     return index
 
 
@@ -114,10 +114,10 @@ def content(store: BaseStore, thread: str, artifact: Artifact) -> bytes | None:
     `WarrantError` of kind `BROKEN_LEDGER`); None for a figure never drawn or bytes missing."""
     if artifact.sha256 is None:
         return None
-    found = store.get(space(thread, ARTIFACTS), f"sha256:{artifact.sha256}")
+    found = RunRecord(store, thread).value(ARTIFACTS, f"sha256:{artifact.sha256}")
     if found is None:
         return None
-    data = str(found.value.get("text", "")).encode()
+    data = str(found.get("text", "")).encode()
     if hashlib.sha256(data).hexdigest() != artifact.sha256:
         raise WarrantError(
             ErrorKind.BROKEN_LEDGER,

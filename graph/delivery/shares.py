@@ -9,7 +9,8 @@ from dataclasses import asdict
 from langgraph.store.base import BaseStore, PutOp
 
 from guards.sharing import Share
-from nodes.record import ROOT, space
+from ledger.record import RunRecord
+from ledger.store import ROOT
 
 SHARES = "shares"
 
@@ -20,9 +21,10 @@ def shared_with_space(reader: str) -> tuple[str, ...]:
 
 def grant(store: BaseStore, share: Share) -> None:
     value = asdict(share)
-    store.batch(
+    record = RunRecord(store, share.thread)
+    record.write(
         [
-            PutOp(space(share.thread, SHARES), share.to, value, index=False),
+            record.put_op(SHARES, share.to, value),
             PutOp(shared_with_space(share.to), share.thread, value, index=False),
         ]
     )
@@ -31,13 +33,11 @@ def grant(store: BaseStore, share: Share) -> None:
 def revoke(store: BaseStore, thread: str, reader: str) -> bool:
     """The grant of run `thread` to `reader` withdrawn (both entries, one batch); False if there
     was none."""
-    if store.get(space(thread, SHARES), reader) is None:
+    record = RunRecord(store, thread)
+    if record.value(SHARES, reader) is None:
         return False
-    store.batch(
-        [
-            PutOp(space(thread, SHARES), reader, None),
-            PutOp(shared_with_space(reader), thread, None),
-        ]
+    record.write(
+        [record.put_op(SHARES, reader, None), PutOp(shared_with_space(reader), thread, None)]
     )
     return True
 
@@ -49,4 +49,4 @@ def shares_of(store: BaseStore, reader: str) -> list[Share]:
 
 
 def run_shares(store: BaseStore, thread: str) -> list[Share]:
-    return [Share(**item.value) for item in store.search(space(thread, SHARES), limit=1000)]
+    return [Share(**item.value) for item in RunRecord(store, thread).listed(SHARES, limit=1000)]

@@ -20,8 +20,8 @@ from graph.entry.direct import DirectAnswer, direct_answer
 from graph.entry.model_entry import model_choice
 from graph.runs.reading import reading_graph
 from guards.entry import EntryDecision, Route, decide_entry
+from ledger.store import ROOT, position
 from nodes.choosers.route import Route as ModelRoute
-from nodes.record import ROOT, position
 
 ENTRIES = (ROOT, "entries")
 """The store's Entry ledger: one `entered` event per direct answer, by entry id."""

@@ -25,10 +25,10 @@ from graph.evaluation.grader import grade
 from graph.evaluation.grader_view import RunFacts
 from graph.evaluation.judge import FAIL, PASS, UNKNOWN, Check, judge, judge_entry, verdict
 from graph.evaluation.suite import Case, Suite
-from graph.persistence.retention import thread_ids
 from graph.runs.reading import RunError, reading_graph, stored_run
 from graph.runs.requests import admit_request
 from graph.runs.runner import start
+from ledger.persistence.retention import thread_ids
 from nodes.choosers.route import Route
 
 

@@ -22,9 +22,9 @@ from graph.runs.reading import RunError, RunResult
 from graph.runs.requests import RunRequest
 from graph.runs.runner import OnEvent, start
 from guards.provenance import Locality, item_provenance, may_leave
+from ledger.context import WarrantContext
 from nodes.choosers.client import MCP_CLIENT, ClientChooser
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext
 
 
 @dataclass(frozen=True)

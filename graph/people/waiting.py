@@ -8,16 +8,16 @@ from typing import Any
 
 from contract.errors import ErrorKind
 from graph.build import saver_of, store_of
-from graph.persistence.retention import thread_ids
 from graph.present.ledger_lines import interaction_summary
 from graph.runs.interactions import InteractionError
 from graph.runs.reading import RunError, config_of, reading_graph, run_result
 from graph.runs.runner import Reply
 from guards.refusals import Refusal
+from ledger.integrity import child_scope
+from ledger.persistence.retention import thread_ids
+from ledger.record import RunRecord
 from nodes.continuation import NotContinuable, carried
-from nodes.integrity import child_scope
 from nodes.questions import REPLIES, save_reply
-from nodes.record import space
 
 
 def save_answer(
@@ -111,4 +111,4 @@ def _unanswered(store: Any, thread_id: str, values: dict[str, Any]) -> list[dict
 
 def _saved_answers(store: Any, thread_id: str) -> set[str]:
     """The open questions of a run that already have a saved reply (`nodes.questions`)."""
-    return {item.key for item in store.search(space(thread_id, REPLIES), limit=100)}
+    return {item.key for item in RunRecord(store, thread_id).listed(REPLIES, limit=100)}

@@ -16,11 +16,12 @@ from contract.errors import ErrorKind
 from contract.text import storable_text
 from graph.build import store_of
 from graph.governed import Graph
-from graph.persistence.locations import shown_db
 from graph.runs.interactions import pending_of
 from graph.runs.reading import RunError, RunResult, config_of, has_run, reading_graph, run_result
 from graph.runs.runner import OnEvent, advance, carry_on, leased_graph
 from guards.finalize import ended_as
+from ledger.integrity import handover_is_sealed
+from ledger.persistence.locations import shown_db
 from nodes.control import (
     MAX_TEXT,
     Correction,
@@ -30,7 +31,6 @@ from nodes.control import (
     save_correction,
 )
 from nodes.human import WITHDRAWN
-from nodes.integrity import handover_is_sealed
 
 
 @dataclass(frozen=True)

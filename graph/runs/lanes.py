@@ -12,16 +12,11 @@ from langgraph.store.base import BaseStore
 
 from contract.codes import EventKind
 from graph.runs.ledger import chain_break
-from nodes.integrity import child_scope
-from nodes.record import (
-    EVENTS,
-    HANDOFFS,
-    cursor_of,
-    handoffs,
-    new_events,
-    receipt_digest,
-    sealed_or_not,
-)
+from ledger.bodies import receipt_digest
+from ledger.integrity import child_scope
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
+from ledger.store import EVENTS, HANDOFFS, cursor_of
 
 _PROBE = 256
 """Events read at once from a running child's lane, whose count no cursor records yet."""
@@ -60,12 +55,15 @@ def _lanes(
     cursor: Mapping[str, Any],
     ledger: list[dict[str, Any]],
 ) -> Iterator[Lane]:
-    received = sealed_or_not(handoffs(store, scope, cursor), scope, HANDOFFS)[0]
+    record = RunRecord(store, scope)
+    received = record.sealed_or_not(record.handoffs(cursor), HANDOFFS)[0]
     handed = {document["lane"] for document in received}
     for document in received:
         name, recorded = document["lane"], document["cursor"]
         scope_of_lane = child_scope(thread, name)
-        lane = Lane(name, scope_of_lane, new_events(store, scope_of_lane, 0, recorded), recorded)
+        lane = Lane(
+            name, scope_of_lane, RunRecord(store, scope_of_lane).new_events(0, recorded), recorded
+        )
         yield lane
         yield from _lanes(
             store, thread, lane.scope, cursor_of({"cursor": lane.cursor}), lane.events
@@ -86,7 +84,7 @@ def _probed(store: BaseStore, scope: str) -> list[dict[str, Any]]:
     """A running child's events, read until the first the store lacks."""
     found: list[dict[str, Any]] = []
     while True:
-        batch = new_events(store, scope, len(found), {"events": len(found) + _PROBE})
+        batch = RunRecord(store, scope).new_events(len(found), {"events": len(found) + _PROBE})
         found += batch
         if len(batch) < _PROBE:
             return found

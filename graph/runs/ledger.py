@@ -1,7 +1,7 @@
 """The ledger as a chain: each event carries the digest of the one before it.
 
 The chain makes the order of the ledger evident (an event removed, inserted or moved breaks it);
-each event's seal (`nodes.integrity`) makes its author evident; the digest of the last event is
+each event's seal (`ledger.integrity`) makes its author evident; the digest of the last event is
 held in the run's state (its `cursor`), so an event cut from the end shows too. `chain_break`
 checks the chain, as `warrant events THREAD --verify` does.
 """
@@ -11,8 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from contract.codes import EventKind
-from nodes.integrity import channel_is_sealed
-from nodes.record import EVENTS, EVIDENCE, event_digest, receipt_digest, sealed_or_not
+from ledger.bodies import receipt_digest
+from ledger.commit import event_digest
+from ledger.integrity import channel_is_sealed
+from ledger.read import sealed_or_not
+from ledger.store import EVENTS, EVIDENCE
 
 __all__ = ["chain_break", "event_digest"]
 

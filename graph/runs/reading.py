@@ -18,14 +18,17 @@ from contract.codes import Status
 from contract.errors import ErrorKind, WarrantError
 from graph.build import compile_graph, store_of
 from graph.governed import Graph, as_state
-from graph.persistence.locations import shown_db
-from graph.persistence.savers import StorageUnavailable, open_saver
 from graph.runs.interactions import pending_of
 from graph.runs.lanes import Lane, child_lanes
+from ledger.integrity import TAMPERED, handover_is_sealed
+from ledger.persistence.locations import shown_db
+from ledger.persistence.savers import StorageUnavailable, open_saver
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
+from ledger.store import EVIDENCE
 from nodes.handover import admitted_payload, build_handover, trusted_view
-from nodes.integrity import TAMPERED, handover_is_sealed
+from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS
-from nodes.record import EVIDENCE, materialized, model_calls, sealed_or_not
 from nodes.reports import handover_with_reports, with_reports
 
 STORAGE_ERRORS = (sqlite3.Error, psycopg.OperationalError, psycopg.InterfaceError)
@@ -98,7 +101,10 @@ def run_result(graph: Graph, config: RunnableConfig, lane_calls: bool = False) -
     read lane by lane)."""
     snapshot = graph.get_state(config)
     thread = str(config["configurable"]["thread_id"])
-    values = with_reports(store_of(graph), materialized(store_of(graph), thread, snapshot.values))
+    store = store_of(graph)
+    values = with_reports(
+        store, RunRecord(store, thread).materialized(snapshot.values, shown_notes)
+    )
     pending = [interaction for _, interaction in pending_of(snapshot)]
     children = _lane_calls(store_of(graph), thread, values) if lane_calls else []
     return RunResult(values, pending, thread, children)
@@ -115,15 +121,15 @@ def _lane_calls(store: BaseStore, thread: str, values: dict[str, Any]) -> list[d
         {**call, "lane": lane.name}
         for lane in child_lanes(store, thread, values)
         if lane.cursor is not None
-        for call in model_calls(store, lane.scope, lane.cursor)
+        for call in RunRecord(store, lane.scope).model_calls(lane.cursor)
     ]
 
 
 def lanes_of(db: str, thread_id: str) -> list[Lane]:
     """The child lanes of a run (`graph.runs.lanes`)."""
     with reading_graph(db) as graph:
-        values = materialized(
-            store_of(graph), thread_id, graph.get_state(config_of(thread_id)).values
+        values = RunRecord(store_of(graph), thread_id).materialized(
+            graph.get_state(config_of(thread_id)).values, shown_notes
         )
         return child_lanes(store_of(graph), thread_id, values)
 

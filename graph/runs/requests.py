@@ -10,11 +10,11 @@ from typing import Any
 from contract.errors import ErrorKind
 from contract.state import RunInput
 from graph.build import store_of
-from graph.persistence.locations import shown_db
 from graph.runs.identity import thread_for_message
 from graph.runs.reading import RunError, config_of, has_run_values, reading_graph
 from guards.schedule import ScheduleLink
 from lab import builtin_manifests
+from ledger.persistence.locations import shown_db
 from nodes.admit import admission, request_digest
 from nodes.choosers.route import Route
 from nodes.choosers.transport import probe

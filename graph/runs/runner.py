@@ -2,7 +2,7 @@
 entries as they are committed, mapping failures to `RunError`, and telling the caller when a run
 has ended (`OnEnd`: the run library itself publishes nothing).
 
-Every advance of a thread happens under its lease (`graph.persistence.savers.open_run`) with
+Every advance of a thread happens under its lease (`ledger.persistence.savers.open_run`) with
 `durability="sync"`, so each superstep is durable before the next one starts.
 """
 
@@ -21,18 +21,20 @@ from contract.errors import ErrorKind
 from contract.state import RunInput
 from graph.build import compile_graph, store_of, where_it_stood
 from graph.governed import Graph, as_state
-from graph.persistence.locations import shown_db
-from graph.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
 from graph.present.langsmith_tracing import langsmith_context
 from graph.runs.interactions import InteractionError, expiry_command, resume_command
 from graph.runs.lanes import child_lanes
 from graph.runs.reading import STORAGE_ERRORS, RunError, RunResult, config_of, has_run, run_result
 from graph.runs.requests import RunRequest
+from ledger.context import WarrantContext
+from ledger.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
+from ledger.persistence.locations import shown_db
+from ledger.persistence.savers import RunBusy, StorageUnavailable, is_fenced_out, open_run
+from ledger.record import RunRecord
+from ledger.store import cursor_of
 from nodes.admit import request_digest
 from nodes.choosers import ChooserError
-from nodes.context import WarrantContext
-from nodes.integrity import child_scope, handover_is_sealed, out_of_step, unsealed_fields
-from nodes.record import cursor_of, materialized, new_events
+from nodes.memory import shown_notes
 
 OnEvent = Callable[[dict[str, Any]], None]
 """Told each ledger entry as it is committed, and (type `PROGRESS`) a long call's progress."""
@@ -259,7 +261,9 @@ class Reporter:
 
     @classmethod
     def at(cls, graph: Graph, thread: str, on_event: OnEvent) -> Reporter:
-        values = materialized(store_of(graph), thread, graph.get_state(config_of(thread)).values)
+        values = RunRecord(store_of(graph), thread).materialized(
+            graph.get_state(config_of(thread)).values, shown_notes
+        )
         reported = {thread: cursor_of(values)["events"]}
         reported |= {
             lane.scope: len(lane.events) for lane in child_lanes(store_of(graph), thread, values)
@@ -270,7 +274,7 @@ class Reporter:
         lane = self._lane(namespace)
         scope = child_scope(self.thread, lane)
         before = self.reported.get(scope, 0)
-        for event in new_events(store_of(self.graph), scope, before, cursor):
+        for event in RunRecord(store_of(self.graph), scope).new_events(before, cursor):
             self.on_event({**event, "lane": lane} if lane else event)
         self.reported[scope] = max(before, cursor["events"])
 

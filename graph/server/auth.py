@@ -16,7 +16,7 @@ invariant 4).
 The multitask strategies that remain keep the ledger's promise: `reject` and `enqueue` as the
 server defines them, `interrupt` because a refused new input sends the run on from the step it was
 about to take (`graph.build.where_it_stood`). The nodes check their state's seals as well
-(`nodes.integrity`), so a value written by any other route still ends the run with a recorded
+(`ledger.integrity`), so a value written by any other route still ends the run with a recorded
 `state_tampered` refusal.
 
 A run's config is not input: a request whose `config` or `context` sets anything the server does
@@ -24,7 +24,7 @@ not set itself (a `warrant_lane`, any LangGraph-internal key, a `checkpoint_id` 
 `cron_id`: only the server's cron scheduler links a run to a cron, `graph.server.crons`) is refused
 (403) before any run starts; a waiting run stays waiting. A cron whose config a run would be
 refused for is refused when it is created. Warrant's own routing (a child's
-lane) never comes from a config (`nodes.integrity.ChildLane`).
+lane) never comes from a config (`ledger.integrity.ChildLane`).
 
 With `WARRANT_API_TOKENS` (`alice:tok1,bob:tok2`) or `WARRANT_API_TOKEN` (one bearer, the identity
 `client`) set, every request must carry `Authorization: Bearer <token>`, and its bearer is that
@@ -45,12 +45,12 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from graph.persistence.savers import FORK_REFUSED
 from graph.server.control import Refused, numbered_correction, stop_by_cancel
 from graph.server.crons import OWNER, CronRefused, confirm_cron, forget_cron, occurrence_of
 from graph.server.memory_graph import MEMORY_ADMIN
 from guards.action import storable_problem
-from nodes.control import CONTROL
+from ledger.persistence.savers import FORK_REFUSED
+from ledger.store import CONTROL
 from nodes.memory import NAME
 
 TOKEN_ENV = "WARRANT_API_TOKEN"

@@ -26,8 +26,9 @@ from langgraph_sdk import Auth
 from contract.codes import Ending
 from contract.text import storable_text
 from guards.finalize import ended_as
+from ledger.record import RunRecord
+from ledger.store import CONTROL
 from nodes.control import (
-    CONTROL,
     MAX_TEXT,
     STOP,
     Correction,
@@ -38,7 +39,6 @@ from nodes.control import (
     stop_put,
 )
 from nodes.human import WITHDRAWN
-from nodes.record import space
 
 CANCELLED = "stopped through the server (runs.cancel)"
 """The reason a stop given by `runs.cancel` records (the API carries none)."""
@@ -80,9 +80,10 @@ async def stop_by_cancel(identity: str, thread_id: object) -> NoReturn:
         raise Refused(
             409, f"the run on thread {thread} already ended ({ended_as(values['handover'])})"
         )
-    if await store.aget(space(thread, CONTROL), STOP) is None:
+    record = RunRecord(store, thread)
+    if await record.avalue(CONTROL, STOP) is None:
         request = StopRequest(by=identity, at=time.time(), reason=CANCELLED)
-        await store.abatch([stop_put(thread, request)])
+        await record.awrite([stop_put(thread, request)])
     if values.get("pending"):
         raise Refused(
             202,

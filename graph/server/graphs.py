@@ -29,10 +29,12 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from graph.build import compile_graph
-from graph.persistence.locations import is_postgres, served_db
-from graph.persistence.pg_saver import WarrantPostgresSaver
-from graph.persistence.pruning import PrunableAsyncSqliteSaver
-from graph.persistence.savers import (
+from graph.present.langsmith_tracing import hide_served_traces
+from graph.server.memory_graph import compile_memory
+from ledger.persistence.locations import is_postgres, served_db
+from ledger.persistence.pg_saver import WarrantPostgresSaver
+from ledger.persistence.pruning import PrunableAsyncSqliteSaver
+from ledger.persistence.savers import (
     FENCE_INSTALLED,
     POSTGRES_FENCE,
     SETUP_LOCK_KEY,
@@ -41,9 +43,7 @@ from graph.persistence.savers import (
     is_old_fence,
     pool_size,
 )
-from graph.persistence.served_store import ServedStore
-from graph.present.langsmith_tracing import hide_served_traces
-from graph.server.memory_graph import compile_memory
+from ledger.persistence.served_store import ServedStore
 
 hide_served_traces()  # before the server traces a run: never a record's excerpt to LangSmith
 graph = compile_graph(served=True)
@@ -84,7 +84,7 @@ def _sync_pool(db: str) -> ConnectionPool[Connection[DictRow]]:
 async def _setting_up(
     pool: AsyncConnectionPool[AsyncConnection[DictRow]],
 ) -> AsyncIterator[AsyncConnection[DictRow]]:
-    """A connection holding the set-up lock (`graph.persistence.savers` takes the same): replicas that
+    """A connection holding the set-up lock (`ledger.persistence.savers` takes the same): replicas that
     start together create the tables one at a time."""
     async with pool.connection() as conn:
         await conn.execute("SELECT pg_advisory_lock(%s)", (SETUP_LOCK_KEY,))
@@ -140,7 +140,7 @@ async def checkpointer() -> AsyncIterator[BaseCheckpointSaver[str]]:
 @asynccontextmanager
 async def store() -> AsyncIterator[BaseStore]:
     """The server's store (named in `langgraph.json`), in the same database as `checkpointer`:
-    each run's record (ledger, receipts, model calls; `nodes.record`) lives here, where
+    each run's record (ledger, receipts, model calls; `ledger.store`) lives here, where
     `warrant show` and `events` read it too. On PostgreSQL the graph's own calls take a
     synchronous pool of their own (`ServedStore`)."""
     db = served_db()

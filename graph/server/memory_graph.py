@@ -26,8 +26,8 @@ from typing_extensions import TypedDict
 
 from contract.strict import StrictModel
 from contract.text import describe_validation_error
+from ledger.context import WarrantContext, now
 from nodes import memory
-from nodes.context import WarrantContext, now
 from nodes.human import served_identity
 
 Name = Annotated[str, StringConstraints(pattern=f"^{memory.NAME.pattern}$")]
@@ -125,7 +125,7 @@ def not_theirs(store: BaseStore, request: MemoryRequest, user: ServedUser) -> st
 
 
 def memory_node(state: MemoryState, runtime: Runtime[WarrantContext]) -> MemoryState:
-    """One operation, at the run's clock (`nodes.context.now`: the context's, else the real one)."""
+    """One operation, at the run's clock (`ledger.context.now`: the context's, else the real one)."""
     given = {key: value for key, value in state.items() if key not in ("result", "error")}
     try:
         request = MemoryRequest.model_validate(given)

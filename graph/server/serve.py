@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from contract.errors import ErrorKind, WarrantError
-from graph.persistence.locations import SharedStorageRequired, redact, served_db
-from graph.persistence.savers import StorageUnavailable, postgres_pool
+from ledger.persistence.locations import SharedStorageRequired, redact, served_db
+from ledger.persistence.savers import StorageUnavailable, postgres_pool
 
 READY_S = 90.0
 

@@ -42,7 +42,7 @@ from graph.runs.reading import RunError
 from graph.runs.runner import resume
 from graph.web.gate import Gate, Person, gate_check, refused
 from graph.web.runs import events_after, run_page, run_rows, visible_threads
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(

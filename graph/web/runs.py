@@ -13,12 +13,20 @@ from graph.delivery.artifacts import Published, deliver, published, shown_figure
 from graph.delivery.html import ShownFigure
 from graph.delivery.shares import shares_of
 from graph.governed import as_state
-from graph.persistence.retention import thread_ids
 from graph.present.render import event_summary
-from graph.runs.reading import RunResult, config_of, has_run_values, reading_graph, run_result
+from graph.runs.reading import (
+    RunResult,
+    config_of,
+    has_run_values,
+    reading_graph,
+    run_result,
+)
+from ledger.integrity import TAMPERED
+from ledger.persistence.retention import thread_ids
+from ledger.read import sealed_or_not
+from ledger.record import RunRecord
+from ledger.store import EVIDENCE, cursor_of
 from nodes.handover import build_handover, trusted_view
-from nodes.integrity import TAMPERED
-from nodes.record import EVIDENCE, cursor_of, new_events, sealed_or_not
 
 RUNNING = "running"
 """A run that has not ended and waits for nobody: shown so, never as a `Status`."""
@@ -115,7 +123,7 @@ def events_after(db: str, thread: str, after: int) -> tuple[list[dict[str, Any]]
     """The run's ledger events numbered after `after`, and whether the run has ended."""
     with reading_graph(db) as graph:
         values = graph.get_state(config_of(thread)).values
-        found = new_events(store_of(graph), thread, after, cursor_of(values))
+        found = RunRecord(store_of(graph), thread).new_events(after, cursor_of(values))
     return [live_event(event) for event in found], "handover" in values
 
 

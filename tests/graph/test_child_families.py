@@ -18,8 +18,8 @@ from graph.build import compile_graph
 from graph.runs.lanes import child_lanes
 from guards.action import DelegateTask
 from guards.delegation import child_scenario
-from nodes.context import WarrantContext
-from nodes.members import forget_members
+from ledger.context import WarrantContext
+from ledger.members import forget_members
 from nodes.unknowns import unknowns_of
 from scenario.registry import load_scenario
 from tests.cli_process import run_json, warrant

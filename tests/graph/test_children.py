@@ -20,8 +20,8 @@ from graph.runs.lanes import child_lanes, handoff_break
 from guards.budget import Spent
 from guards.decide import GuardContext, decide
 from lab import LAB_DIR
+from ledger.context import WarrantContext
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext
 from scenario.registry import Scenario, load_scenario
 from tests.cli_process import run_json, warrant
 from tests.helpers import recorded, run_embedded

@@ -13,8 +13,8 @@ from pathlib import Path
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graph.build import compile_graph
-from graph.persistence.savers import open_run
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
+from ledger.persistence.savers import open_run
 from tests.helpers import stop
 
 MANIFEST = """\

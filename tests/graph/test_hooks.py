@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from graph.present.render import handover_markdown
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, run_embedded, stop, write_manifest

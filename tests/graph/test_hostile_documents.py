@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from contract.errors import ManifestError
 from graph.build import compile_graph
-from graph.persistence.savers import Storage, open_run
 from graph.runs.interactions import InteractionError, reply_from_options
 from guards.action import MAX_DEPTH, parse_action
 from guards.refusals import Refusal
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
+from ledger.persistence.savers import Storage, open_run
 from scenario.registry import load_scenario
 from tests.cli_process import warrant
 from tests.helpers import R42_LOG, recorded, stop, write_manifest

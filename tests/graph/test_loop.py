@@ -16,10 +16,11 @@ from langgraph.store.memory import InMemoryStore
 from graph.build import compile_graph
 from graph.present.render import handover_markdown
 from lab import LAB_DIR
+from ledger.commit import commit
+from ledger.context import WarrantContext
+from ledger.store import EMPTY_CURSOR, space
 from nodes.choosers import ScriptedChooser
 from nodes.choosers.view import ChooserView, make_view
-from nodes.context import WarrantContext
-from nodes.record import EMPTY_CURSOR, commit, space
 from tests.helpers import (
     R42_HISTORY,
     R42_LOG,

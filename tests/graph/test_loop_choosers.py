@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from ledger.context import WarrantContext
 from nodes.choosers.view import ChooserView
-from nodes.context import WarrantContext
 from tests.graph.test_loop import PROTECTED_TEXT, refusal_codes
 from tests.helpers import (
     R42_LOG,

@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from tests.cli_process import ledger, start_paused, warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call as helper_call

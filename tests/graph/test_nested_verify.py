@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.cli_process import warrant
-from tests.graph.persistence.test_prune_children import delegating
+from tests.ledger.persistence.test_prune_children import delegating
 
 
 def test_a_grandchilds_receipt_verifies_and_names_the_lane_that_executed_it(tmp_path: Path) -> None:

@@ -16,11 +16,11 @@ from langgraph.store.memory import InMemoryStore
 
 from graph.build import compile_graph
 from graph.runs.interactions import pending_of, resume_command
+from ledger.context import WarrantContext
 from nodes import memory
 from nodes.choosers import ScriptedChooser
 from nodes.choosers.route import Route
 from nodes.choosers.withholding import EvidenceBlock, note_for_route
-from nodes.context import WarrantContext
 from tests.cli_process import warrant
 from tests.graph.test_mcp_serve import stdio_session
 from tests.helpers import recorded

@@ -18,11 +18,11 @@ from langgraph.store.memory import InMemoryStore
 from graph.build import compile_graph
 from graph.mcp.session import answered
 from guards.provenance import local_egress, words_provenance
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
 from nodes.choosers.projector import assemble
 from nodes.choosers.route import Route
 from nodes.choosers.view import make_view
-from nodes.context import WarrantContext
 from tests.helpers import recorded
 
 CANARY = "Qz4propertyCanary"

@@ -13,17 +13,17 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
 
 from graph.build import compile_graph
-from graph.persistence.savers import open_run, open_saver
 from graph.present.render import handover_markdown
 from graph.runs.runner import resume
 from lab import LAB_DIR
+from ledger.context import WarrantContext
+from ledger.integrity import LANE, lane_config, scope_in
+from ledger.persistence.savers import open_run, open_saver
+from ledger.read import events as record_events
+from ledger.read import evidence as record_evidence
+from ledger.store import BODIES, EVENTS, EVIDENCE, position, space
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from nodes.handover import unsealed
-from nodes.integrity import LANE, lane_config, scope_in
-from nodes.record import BODIES, EVENTS, EVIDENCE, position, space
-from nodes.record import events as record_events
-from nodes.record import evidence as record_evidence
 from scenario.registry import load_scenario
 from tests.helpers import R42_LOG, recorded
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from contract.errors import ManifestError, RecordRefusal
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from scenario.reading import open_record, reading
 from scenario.registry import load_scenario
 from tests.cli_process import warrant

@@ -9,7 +9,7 @@ from langgraph.graph import END, START, StateGraph
 
 from contract.state import WarrantState, apply_update
 from graph.build import compile_graph
-from nodes.record import event_digest
+from ledger.commit import event_digest
 from tests.helpers import recorded, run_embedded
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from graph.persistence.savers import open_saver
+from ledger.persistence.savers import open_saver
 from nodes import memory
 from nodes.memory import NoteError, Scope
 from tests.cli_process import warrant
@@ -69,7 +69,7 @@ def test_bad_memory_input_is_one_clear_error(call, message):
 
 CRASH_AFTER_TOMBSTONE = textwrap.dedent("""\
     import os, signal, sys
-    from graph.persistence.savers import open_saver
+    from ledger.persistence.savers import open_saver
     from nodes import memory
     def crash(*args):  # the tombstone is committed; the process dies before erasing the texts
         os.kill(os.getpid(), signal.SIGKILL)

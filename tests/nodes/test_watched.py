@@ -6,7 +6,7 @@ import json
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.build import compile_graph
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from nodes.watched import MAX_ITEMS, step_view
 from tests.helpers import R42_HISTORY, call, stop
 

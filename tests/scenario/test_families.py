@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from contract.errors import ManifestError
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from scenario.families import matches
 from scenario.registry import load_scenario
 from tests.helpers import run_embedded

@@ -116,7 +116,7 @@ def test_bytes_altered_in_the_store_are_not_served_as_the_artifact(action_file):
 
     from contract.errors import ErrorKind, WarrantError
     from graph.delivery.artifacts import ARTIFACTS
-    from nodes.record import space
+    from ledger.store import space
 
     handover = analysed_run(action_file, {"kind": "histogram", "x": "fails"})
     store = InMemoryStore()

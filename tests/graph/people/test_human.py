@@ -8,7 +8,7 @@ from langgraph.types import Command
 
 from graph.build import compile_graph
 from graph.runs.interactions import InteractionError, pending_of, resume_command
-from nodes.record import receipt_digest
+from ledger.bodies import receipt_digest
 from tests.helpers import call, recorded, stop, write_manifest
 
 ASK = {

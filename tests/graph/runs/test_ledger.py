@@ -14,7 +14,8 @@ import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graph.runs.ledger import chain_break
-from nodes.record import EVENTS, EVIDENCE, event_digest, position, space
+from ledger.commit import event_digest
+from ledger.store import EVENTS, EVIDENCE, position, space
 from tests.cli_process import start_paused, warrant
 
 Rows = dict[str, dict[str, Any]]

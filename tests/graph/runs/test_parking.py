@@ -14,7 +14,7 @@ from contract.codes import EventKind, Status
 from graph.build import compile_graph
 from graph.runs.interactions import resume_command
 from guards.parking import admitted_deadline, reply_by, unparked_deadline
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from tests.helpers import call, recorded, stop, write_manifest
 
 CONFIG = {"configurable": {"thread_id": "parked"}}

@@ -10,8 +10,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from graph.persistence.savers import lease_name
 from lab import LAB_DIR
+from ledger.persistence.savers import lease_name
 from tests.cli_process import (
     R42_CALLS,
     assert_exactly_once,

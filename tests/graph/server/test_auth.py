@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.persistence.savers import FENCE_MESSAGE
 from graph.server.auth import bearer_of, bearers, config_problem
+from ledger.persistence.savers import FENCE_MESSAGE
 
 
 def test_each_token_names_its_bearer_and_the_single_token_is_the_client():

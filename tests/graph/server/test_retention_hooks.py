@@ -1,7 +1,7 @@
 """`langgraph dev` finds the retention hooks it asks a custom checkpointer for (`aprune`,
 `adelete_for_runs`) on Warrant's, on the command line's SQLite store and on PostgreSQL: no warning
-at start that they are missing (graph/persistence/pruning.py; tested in
-tests/graph/persistence/test_pruning.py)."""
+at start that they are missing (ledger/persistence/pruning.py; tested in
+tests/ledger/persistence/test_pruning.py)."""
 
 from __future__ import annotations
 

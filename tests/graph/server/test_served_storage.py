@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from contract.errors import ErrorKind
-from graph.persistence.locations import SharedStorageRequired, default_db, served_db
 from graph.server.replica import served_config
 from graph.server.serve import ServeError, environment
+from ledger.persistence.locations import SharedStorageRequired, default_db, served_db
 
 ROOT = Path(__file__).resolve().parents[3]
 PG = "postgresql://postgres@127.0.0.1:5432/runs"

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from graph.persistence.savers import FENCE_MESSAGE
+from ledger.persistence.savers import FENCE_MESSAGE
 from tests.langgraph_server import langgraph_dev
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers

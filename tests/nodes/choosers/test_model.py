@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from tests.fake_openai import MODEL, FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, run_embedded, stop, write_manifest
 

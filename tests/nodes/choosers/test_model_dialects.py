@@ -10,9 +10,9 @@ import re
 import jsonschema
 import pytest
 
+from ledger.bodies import body_digest
 from nodes.choosers.response_schema import MAX_STRING, response_schema, server_safe
 from nodes.choosers.route import RouteError, route_from_env
-from nodes.record import body_digest
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tests.nodes.choosers.test_model import GOOD_R42, run_model

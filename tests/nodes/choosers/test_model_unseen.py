@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from contract.codes import RefusalCode, Status
 from graph.build import compile_graph
 from graph.runs.reading import RunResult, config_of, run_result
-from nodes.context import WarrantContext
+from ledger.context import WarrantContext
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC
 from tests.nodes.choosers.test_model import route_env as route_env

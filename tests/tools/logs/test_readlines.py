@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from lab import LAB_DIR
+from ledger.context import WarrantContext
 from nodes.choosers import ScriptedChooser
-from nodes.context import WarrantContext
 from tests.helpers import R42_LOG, one_record, run_embedded
 from tools.catalog import tools_of
 from tools.logs import readlines
