@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, PutOp, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem
 
 from ledger import commit as writing
 from ledger import intents
@@ -128,6 +128,10 @@ class RunRecord:
     async def avalue(self, kind: str, key: str) -> Any | None:
         found = await self.store.aget(self.space(kind), key)
         return None if found is None else found.value
+
+    async def avalues(self, reads: Sequence[tuple[str, str]]) -> list[Any | None]:
+        found = await self.store.abatch([GetOp(self.space(kind), key) for kind, key in reads])
+        return [item.value if isinstance(item, Item) else None for item in found]
 
     async def awrite(self, ops: Sequence[PutOp]) -> None:
         await self.store.abatch(ops)

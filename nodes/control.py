@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+from langgraph.store.base import BaseStore, PutOp
 
 from contract.codes import ANSWER, EventKind, Status
 from contract.state import StepUpdate
@@ -22,7 +22,7 @@ from ledger.bodies import with_body_ref
 from ledger.context import event
 from ledger.integrity import thread_and_lane
 from ledger.record import RunRecord
-from ledger.store import CONTROL, got, space
+from ledger.store import CONTROL
 from nodes.evidence import correction_item
 
 STOP = "stop"
@@ -52,25 +52,22 @@ class CorrectionRefused(ValueError):
 
 def save_correction(store: BaseStore, thread: str, correction: Correction) -> int:
     """Save a correction for the run on `thread` to take at its next turn; returns its number."""
-    put = next_correction(thread, got(store, correction_reads(thread)), correction)
-    RunRecord(store, thread).write([put])
+    record = RunRecord(store, thread)
+    put = next_correction(record, record.values(CORRECTION_KEYS), correction)
+    record.write([put])
     return int(put.key.removeprefix(CORRECTION))
 
 
-def correction_reads(thread: str) -> list[GetOp]:
-    """The reads that find the run's next free correction number (`next_correction`)."""
-    return [
-        GetOp(space(thread, CONTROL), f"{CORRECTION}{number}")
-        for number in range(1, MAX_CORRECTIONS + 1)
-    ]
+CORRECTION_KEYS = tuple((CONTROL, f"{CORRECTION}{n}") for n in range(1, MAX_CORRECTIONS + 1))
+"""The run's items that find its next free correction number (`next_correction`)."""
 
 
-def next_correction(thread: str, found: list[Item | None], correction: Correction) -> PutOp:
-    """The write of `correction` under the first number `correction_reads` found free."""
-    number = next((n for n, item in enumerate(found, 1) if item is None), None)
+def next_correction(record: RunRecord, found: list[Any | None], correction: Correction) -> PutOp:
+    """The write of `correction` under the first number `CORRECTION_KEYS` found free."""
+    number = next((n for n, value in enumerate(found, 1) if value is None), None)
     if number is None:
         raise CorrectionRefused(f"the run took {MAX_CORRECTIONS} corrections already")
-    return PutOp(space(thread, CONTROL), f"{CORRECTION}{number}", dict(correction), index=False)
+    return record.put_op(CONTROL, f"{CORRECTION}{number}", dict(correction))
 
 
 @dataclass(frozen=True)
@@ -110,12 +107,13 @@ def request_stop(store: BaseStore, thread: str, request: StopRequest) -> None:
     """Ask the run on `thread` to stop; the first request stands (a second does not rewrite who
     stopped it)."""
     if stop_requested(store, thread) is None:
-        RunRecord(store, thread).write([stop_put(thread, request)])
+        record = RunRecord(store, thread)
+        record.write([stop_put(record, request)])
 
 
-def stop_put(thread: str, request: StopRequest) -> PutOp:
-    """The write that asks the run on `thread` to stop."""
-    return PutOp(space(thread, CONTROL), STOP, dict(request), index=False)
+def stop_put(record: RunRecord, request: StopRequest) -> PutOp:
+    """The write that asks the run `record` holds to stop."""
+    return record.put_op(CONTROL, STOP, dict(request))
 
 
 def stop_requested(store: BaseStore, scope: str) -> StopRequest | None:

@@ -20,7 +20,7 @@ import json
 import time
 from typing import Any, NoReturn
 
-from langgraph.store.base import BaseStore, Item
+from langgraph.store.base import BaseStore
 from langgraph_sdk import Auth
 
 from contract.codes import Ending
@@ -29,12 +29,12 @@ from guards.finalize import ended_as
 from ledger.record import RunRecord
 from ledger.store import CONTROL
 from nodes.control import (
+    CORRECTION_KEYS,
     MAX_TEXT,
     STOP,
     Correction,
     CorrectionRefused,
     StopRequest,
-    correction_reads,
     next_correction,
     stop_put,
 )
@@ -83,7 +83,7 @@ async def stop_by_cancel(identity: str, thread_id: object) -> NoReturn:
     record = RunRecord(store, thread)
     if await record.avalue(CONTROL, STOP) is None:
         request = StopRequest(by=identity, at=time.time(), reason=CANCELLED)
-        await record.awrite([stop_put(thread, request)])
+        await record.awrite([stop_put(record, request)])
     if values.get("pending"):
         raise Refused(
             202,
@@ -112,11 +112,9 @@ async def numbered_correction(identity: str, thread: str, value: Auth.types.Stor
     if "admitted_at" not in values or "handover" in values:
         raise Refused(409, f"no running run on thread {thread} to correct")
     correction = Correction(by=identity, at=time.time(), text=storable_text(text))
-    found = await store.abatch(correction_reads(thread))
+    record = RunRecord(store, thread)
     try:
-        put = next_correction(
-            thread, [i if isinstance(i, Item) else None for i in found], correction
-        )
+        put = next_correction(record, await record.avalues(CORRECTION_KEYS), correction)
     except CorrectionRefused as exc:
         raise Refused(409, str(exc)) from None
     value["key"], value["value"], value["index"] = put.key, dict(put.value or {}), False
