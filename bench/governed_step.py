@@ -18,7 +18,6 @@ any governance work, against the same peers.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import shutil
@@ -41,7 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 
 from bench.graph_shape import warrant_shape
-from bench.modes import checkpoints, durability, savers, thread_config
+from bench.modes import checkpoints, durability, modes_parser, savers, thread_config
 from graph.build import compile_graph
 from lab import LAB_DIR
 from ledger.context import WarrantContext
@@ -218,11 +217,8 @@ def agent_runner(scenario: Scenario, saver: Any) -> Callable[[str], None]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = modes_parser(__doc__)
     parser.add_argument("--reps", type=int, default=15)
-    parser.add_argument(
-        "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
-    )
     parser.add_argument("--json", type=Path, help="also write the ratios to this file")
     args = parser.parse_args()
     if importlib.util.find_spec("langchain") is None:  # a peer measured, not a dependency

@@ -12,7 +12,6 @@ governance work: what the design's extra superstep per turn costs in each persis
 
 from __future__ import annotations
 
-import argparse
 import operator
 import statistics
 import sys
@@ -29,7 +28,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from bench.modes import checkpoints, durability, savers, thread_config
+from bench.modes import checkpoints, durability, modes_parser, savers, thread_config
 
 TURNS = 9
 
@@ -95,11 +94,8 @@ def measure(saver: Any, reps: int) -> dict[str, tuple[float, int]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = modes_parser(__doc__)
     parser.add_argument("--reps", type=int, default=100)
-    parser.add_argument(
-        "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
-    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder, savers(Path(folder), args.postgres) as modes:
         rows = [(mode, measure(saver, args.reps)) for mode, saver, _ in modes]

@@ -4,6 +4,7 @@ Warrant's run writes (as `warrant run` opens it)."""
 
 from __future__ import annotations
 
+import argparse
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,16 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.store.memory import InMemoryStore
 
 from ledger.persistence.savers import Storage, open_run, postgres_lease, postgres_pool
+
+LOCAL_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def modes_parser(doc: str) -> argparse.ArgumentParser:
+    """A bench's parser, described by the first line of its `doc`, with the `--postgres` URL that
+    `savers` takes ('' compares without PostgreSQL)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--postgres", default=LOCAL_POSTGRES, help="'' to skip")
+    return parser
 
 
 def durability(saver: Any) -> dict[str, str]:

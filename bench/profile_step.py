@@ -14,7 +14,6 @@ measured without the profiler, in the same run.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import pstats
 import sys
@@ -28,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.governed_step import TURNS, bench_lab, warrant_runner
-from bench.modes import savers
+from bench.modes import modes_parser, savers
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 PARTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -145,11 +144,8 @@ def table(mode: str, per_step: dict[str, float], profiled: float, plain: float) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = modes_parser(__doc__)
     parser.add_argument("--runs", type=int, default=40)
-    parser.add_argument(
-        "--postgres", default="postgresql://postgres@127.0.0.1:5432/postgres", help="'' to skip"
-    )
     parser.add_argument("--out", type=Path, help="also write the tables to this file")
     args = parser.parse_args()
     sections = [

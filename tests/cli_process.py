@@ -182,6 +182,15 @@ def without_reruns(handover: dict[str, Any]) -> dict[str, Any]:
     return handover
 
 
+def assert_resumed_as_uncut(
+    resumed: dict[str, Any], baseline: dict[str, Any], thread: str, db: str, calls: set[str]
+) -> None:
+    """A cut and resumed run hands over what the uncut `baseline` did (its reruns aside), and its
+    ledger ran each of `calls` exactly once."""
+    assert without_thread(without_reruns(resumed)) == without_thread(baseline), thread
+    assert_exactly_once(ledger(thread, db), calls)
+
+
 def record_break(thread: str, db: str) -> str | None:
     """What `warrant events THREAD --verify` finds (None: the ledger and receipts hold)."""
     with open_saver(db) as storage:

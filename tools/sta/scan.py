@@ -22,19 +22,7 @@ from itertools import accumulate, repeat
 from operator import add, and_, gt, ne
 from typing import Any, NamedTuple
 
-from tools.sta.items import (
-    EndRow,
-    Extent,
-    LimitRow,
-    Metric,
-    Notice,
-    ReportCount,
-    ReportedTable,
-    SlackOnlyRow,
-    StaPath,
-    SummaryRow,
-    Unrecognised,
-)
+from tools.sta.items import Item, StaPath
 from tools.sta.names import ARRIVAL, encoded, endpoint_pin
 from tools.sta.path_layouts import OPENERS
 from tools.sta.report import Parser, parse
@@ -107,20 +95,7 @@ class Row(NamedTuple):
         return self.key[0]
 
 
-Scanned = (
-    Row
-    | Metric
-    | ReportCount
-    | ReportedTable
-    | Notice
-    | EndRow
-    | SummaryRow
-    | SlackOnlyRow
-    | LimitRow
-    | Unrecognised
-    | StaPath
-    | Extent
-)
+Scanned = Row | Item
 """A path as a row, every other item as the line parser reads it; a `StaPath` only for a
 `-format short` path (no slack) or a `-format json` one (no text to describe it from); the
 report's `Extent` last."""

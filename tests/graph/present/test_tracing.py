@@ -18,6 +18,7 @@ from graph.runs.interactions import resume_command
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import call, recorded, stop
+from tests.langsmith_collector import collector
 from tests.nodes.choosers.test_model import GOOD_R42, local_only_log, run_model
 from tests.nodes.choosers.test_model import route_env as route_env
 
@@ -231,46 +232,13 @@ def test_an_unreachable_collector_is_a_warning_and_the_run_stands(tmp_path):
     )
 
 
-class FakeLangSmith:
-    """A LangSmith endpoint: answers /info and keeps every ingested body."""
-
-    def __init__(self) -> None:
-        self.bodies: list[str] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def do_GET(self) -> None:
-                self._answer()
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                fake.bodies.append(self.rfile.read(length).decode("utf-8", "replace"))
-                self._answer()
-
-            do_PATCH = do_POST
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
 def test_langsmith_gets_warrants_metadata_and_no_record_content(tmp_path):
-    langsmith = FakeLangSmith()
-    env = {
-        "LANGSMITH_TRACING": "true",
-        "LANGSMITH_ENDPOINT": langsmith.url,
-        "LANGSMITH_API_KEY": "k",
-    }
-    try:
+    with collector() as (url, bodies):
+        env = {
+            "LANGSMITH_TRACING": "true",
+            "LANGSMITH_ENDPOINT": url,
+            "LANGSMITH_API_KEY": "k",
+        }
         result = warrant(
             "run",
             "R42",
@@ -284,11 +252,9 @@ def test_langsmith_gets_warrants_metadata_and_no_record_content(tmp_path):
             env=env,
             subprocess_=True,
         )
-    finally:
-        langsmith.server.shutdown()
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
-    sent = "\n".join(langsmith.bodies)
+    sent = "\n".join(body.decode("utf-8", "replace") for body in bodies)
     assert '"warrant_thread":"traced"' in sent and '"warrant_scenario":"R42"' in sent
     assert '"scenario:R42"' in sent and '"langgraph_node":"guard"' in sent
     lines = [line["text"] for item in handover["evidence"] for line in item["excerpt"]]

@@ -10,15 +10,7 @@ from pathlib import Path
 import pytest
 
 from lab.nightly import write_family
-from tests.cli_process import (
-    assert_exactly_once,
-    ledger,
-    run_json,
-    start_paused,
-    warrant,
-    without_reruns,
-    without_thread,
-)
+from tests.cli_process import assert_resumed_as_uncut, run_json, start_paused, warrant
 from tests.helpers import RUNS_FAMILY, call, scenario_head, stop
 
 pytestmark = pytest.mark.slow  # real processes, killed
@@ -77,5 +69,4 @@ def test_a_family_run_killed_at_a_boundary_resumes_in_a_new_process_to_the_same_
         )
         assert resumed.returncode == 0, resumed.stderr
         handover = json.loads(resumed.stdout)
-        assert without_thread(without_reruns(handover)) == without_thread(baseline), point
-        assert_exactly_once(ledger(point, db), {"c1", "c2"})
+        assert_resumed_as_uncut(handover, baseline, point, db, {"c1", "c2"})
