@@ -80,9 +80,7 @@ _VERDICT = re.compile(rb"\b(?:TEST|SIMULATION)\s+(PASSED|FAILED|PASS|FAIL)\b", r
 _VERILATOR = re.compile(rb"^(?:\[[\d.]+\] )?%(Error)(-[\w]+)?:\s*(.*)$")
 """A Verilator error; at run time it follows the simulation time (`[50] %Error: … Assertion`)."""
 _COCOTB_SUMMARY = re.compile(rb"\*\* TESTS=(\d+) PASS=(\d+) FAIL=(\d+) SKIP=(\d+)")
-_COCOTB_ERROR = re.compile(
-    rb"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
-)
+_COCOTB_ERROR = re.compile(simmessages.COCOTB_ERROR.encode())
 _PYTEST = re.compile(rb"^=+ (.*\b(?:passed|failed|error|errors)\b.*) in [\d.]+s.*=+\s*$")
 _PYTEST_FAILED = re.compile(rb"\b(?:failed|error|errors)\b")
 

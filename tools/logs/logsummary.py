@@ -24,6 +24,7 @@ from scenario.reading import open_record
 from scenario.registry import Record
 from tools.args import LogId, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.logs import simmessages
 from tools.logs.simsummary import SimulatorFound
 from tools.stream.lines import iter_lines
 
@@ -40,9 +41,8 @@ MAX_SUMMARIES = 20
 MAX_SHOWN_SUMMARY_LINES = 200
 """Summary lines shown in all; a block past this is shown by its first line only."""
 
-_PREFIX = re.compile(rb"^# ?")
-"""Questa's transcript prefix."""
-_TEXT_PREFIX = re.compile(r"^# ?")
+_PREFIX = re.compile(simmessages.TRANSCRIPT_PREFIX.encode())
+_TEXT_PREFIX = re.compile(simmessages.TRANSCRIPT_PREFIX)
 _MESSAGE = re.compile(
     rb"^(UVM_(?:INFO|WARNING|ERROR|FATAL)) (?:(?:[^@]|@(?! ))*? )?@ [^:]*: \S* \[([^\]]*)\]"
 )

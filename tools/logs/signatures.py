@@ -51,10 +51,8 @@ _UVM_TEXT = re.compile(
 _UVM_SHORT = re.compile(r"^(UVM_(?:ERROR|FATAL))\s+\[([^\]]*)\]\s*(.*)$")
 """A UVM message as people write it in a history cell: severity, `[ID]`, text (no file or time)."""
 _VERILATOR_TEXT = re.compile(r"^(?:\[[\d.]+\] )?%(Error(?:-[\w]+)?):\s*(.*)$")
-_COCOTB_TEXT = re.compile(
-    r"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
-)
-_TEXT_PREFIX = re.compile(r"^# ?")
+_COCOTB_TEXT = re.compile(simmessages.COCOTB_ERROR)
+_TEXT_PREFIX = re.compile(simmessages.TRANSCRIPT_PREFIX)
 _SEED = re.compile(r"(?i)\bseed\b\s*[=:]?\s*-?\d+")
 _PATH = re.compile(r"[^\s()\[\]{}<>,;'\"`]*[/\\][^\s()\[\]{}<>,;'\"`]*")
 _HEX = re.compile(

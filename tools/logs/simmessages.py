@@ -45,6 +45,12 @@ _EXIT = r"\bExecution of (\S+) exited with code (-?\d+)"
 _FATAL_STOP = r"^Simulation terminated via \$fatal\b"
 _END = r"^\$finish at simulation time\b|^Simulation complete via \$finish\b|^\*\* Note: \$finish\b"
 
+TRANSCRIPT_PREFIX = r"^# ?"
+"""Questa's transcript prefix, which a reader drops before it reads a line."""
+COCOTB_ERROR = r"^[ \t]*\d+(?:\.\d+)?[ \t]*(?:fs|ps|ns|us|ms|s|step)?[ \t]+(ERROR|CRITICAL)[ \t]+(\S+)[ \t]*(.*)$"
+"""A cocotb log's error line (time, unit, level, logger, text): one pattern text for a family's
+scan (bytes) and a failure's signature (text)."""
+
 FAILING = frozenset({"Error", "Fatal", "Failure", "E", "SE", "F"})
 """The severities whose message is an error and states the run failed."""
 
