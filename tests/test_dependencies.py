@@ -67,11 +67,18 @@ def files_of(distribution: str) -> frozenset[str]:
     return frozenset(str(file) for file in metadata.distribution(distribution).files or ())
 
 
+@cache
+def importable_from() -> dict[str, list[str]]:
+    """Each top-level importable name → the distributions that install it (read once: it walks
+    every installed distribution's files)."""
+    return metadata.packages_distributions()
+
+
 def distributions_of(module: str) -> set[str]:
     """The distributions whose files make `module` (its longest importable prefix): one, or none
     when it is not installed here."""
     parts = module.split(".")
-    candidates = metadata.packages_distributions().get(parts[0], [])
+    candidates = importable_from().get(parts[0], [])
     if len(set(candidates)) <= 1:
         return {normalized(name) for name in candidates}
     for length in range(len(parts), 0, -1):
