@@ -25,7 +25,7 @@ from scenario.hookspec import HookEntry, RedactEntry
 from scenario.mcp import McpServer
 from scenario.skills import MAX_SKILLS, SkillId
 
-RecordKind = Literal["log", "spec", "history", "sta_report"]
+RecordKind = Literal["log", "spec", "history", "sta_report", "waveform"]
 Profile = Literal["triage", "sta"]
 
 ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]

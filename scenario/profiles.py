@@ -13,9 +13,13 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "triage",
         "searchfamily",
         "analyze",
+        "waveform",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
+SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"waveform"})
+"""Record kinds whose tools a chooser is shown only where the manifest approves such a record: a
+scenario without one keeps the catalog it had (recorded cassettes pin the tools shown)."""
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
 
 PROFILE_GOALS: dict[str, str] = {

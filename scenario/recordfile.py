@@ -22,8 +22,9 @@ from scenario.files import NON_BLOCKING
 from scenario.manifest import RecordEntry
 
 HISTORY_COLUMNS = ("run", "date", "test", "status")
-MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20}
-"""Records read whole per call are capped; logs and STA reports are streamed and may be huge."""
+MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20, "waveform": 2 << 30}
+"""Records read whole per call are capped (a waveform's reader parses the whole file); logs and STA
+reports are streamed and may be huge."""
 GZIP_MAGIC = b"\x1f\x8b"
 
 

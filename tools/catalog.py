@@ -22,6 +22,8 @@ from tools.logs import familytools, logsummary, readlines, readspec, runhistory,
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
+from tools.wave import run as wave
+from tools.wave.args import WaveformArgs
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
     ("stapath", sta_paths.PathArgs, sta_paths.stapath),
     ("stadiff", stadiff.DiffArgs, stadiff.stadiff),
     ("analyze", AnalyzeArgs, analyze.run),
+    ("waveform", WaveformArgs, wave.run),
 )
 """What the argument models cannot say: each tool's name, model and run function. The rest of a
 `ToolSpec` is derived: its description from the run function's docstring, what the guard resolves

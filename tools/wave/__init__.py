@@ -1,0 +1,1 @@
+"""waveform: values and changes of named signals around a time, in an approved VCD or FST record."""
