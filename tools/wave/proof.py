@@ -10,6 +10,7 @@ still names the same file (`record_changed` otherwise).
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,8 +26,17 @@ def admitted_path(record: Record) -> Iterator[str]:
     """The record's path, to hand to a reader that opens files itself; on leaving, the file is
     proven to be the admitted version, or `record_changed` is raised."""
     with open_record(record) as stream:
-        yield record.path
-        digest = hashlib.file_digest(stream, "sha256").hexdigest()
+        try:
+            yield record.path
+        except BaseException:
+            _prove(stream, record)  # a reader that failed on a changed file: say it changed
+            raise
+        _prove(stream, record)
+
+
+def _prove(stream: io.BufferedIOBase, record: Record) -> None:
+    """The stream, hashed to its end, and the path's file now are the admitted version."""
+    digest = hashlib.file_digest(stream, "sha256").hexdigest()
     try:
         found = os.stat(record.path, follow_symlinks=False)
     except OSError:

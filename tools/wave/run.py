@@ -31,8 +31,8 @@ class _Reading:
 def run(args: WaveformArgs, records: Mapping[str, Record]) -> Excerpt:
     """Signals' values at a time and their changes within a window around it, in an approved VCD or FST waveform (full names or `scope.*` globs; times with units, e.g. `265 ns`)."""
     record = records["path"]
-    with admitted_path(record) as path:
-        waveform = values.open_waveform(path, record.id)
+    with admitted_path(record) as path, values.unreadable_refused(record.id):
+        waveform = values.open_waveform(path)
         scale = values.timescale_of(waveform)
         if scale is None:
             return make_excerpt(

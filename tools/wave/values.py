@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -42,14 +44,22 @@ class Change:
     value: str
 
 
-def open_waveform(path: str, record_id: str) -> Any:
+def open_waveform(path: str) -> Any:
     """The file's header and signal index (signals' changes are loaded when asked for)."""
     import pywellen  # a compiled reader: its import is paid only by a waveform call
 
+    return pywellen.Waveform(path, multi_threaded=False)
+
+
+@contextmanager
+def unreadable_refused(record_id: str) -> Iterator[None]:
+    """pywellen's failures, a malformed file's panic included (a `BaseException`), as one line."""
     try:
-        return pywellen.Waveform(path, multi_threaded=False)
-    except Exception as exc:  # pywellen raises RuntimeError with its parser's message
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        yield
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, RecordRefusal):
+        raise
+    except BaseException as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise RecordRefusal(
             RefusalCode.RECORD_UNAVAILABLE, f"{record_id} cannot be read as VCD or FST: {reason}"
         ) from None
