@@ -175,3 +175,17 @@ def test_a_file_that_is_no_waveform_is_refused_in_one_line(tmp_path):
 def test_it_is_a_triage_tool_for_waveform_records():
     spec = tools_of("triage")["waveform"]
     assert spec.record_fields == ("path",) and spec.record_kind == "waveform"
+
+
+def test_the_docs_walkthrough_is_what_the_tool_returns(record):
+    from pathlib import Path
+
+    page = (Path(__file__).parents[3] / "docs" / "waveform.md").read_text()
+    shown = page.split("```text\n")[1].split("```")[0].splitlines()
+    excerpt = read(record, ["tb.dut.ready", "tb.dut.clk_en", "tb.cpu.*"], "265 ns", "10 ns")
+    returned = [
+        excerpt.summary,
+        *(f"{line.number}: {line.text}" for line in excerpt.lines),
+        *(f"unknown: {unknown}" for unknown in excerpt.unknowns),
+    ]
+    assert shown == returned
