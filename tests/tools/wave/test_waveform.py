@@ -189,3 +189,12 @@ def test_the_docs_walkthrough_is_what_the_tool_returns(record):
         *(f"unknown: {unknown}" for unknown in excerpt.unknowns),
     ]
     assert shown == returned
+
+
+def test_a_waveform_over_its_kinds_cap_is_refused_at_admission(tmp_path, monkeypatch):
+    from contract.errors import ManifestError
+    from scenario import recordfile
+
+    monkeypatch.setitem(recordfile.MAX_RECORD_BYTES, "waveform", 1 << 20)
+    with pytest.raises(ManifestError, match="larger than 1 MiB, the limit for a waveform record"):
+        one_record(tmp_path, "big.vcd", "waveform", write_vcd() + b" " * (1 << 20))
