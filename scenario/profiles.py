@@ -13,9 +13,14 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "triage",
         "searchfamily",
         "analyze",
+        "readpages",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
+SHOWN_WITH_PDF_SPEC = frozenset({"readpages"})
+"""Tools a chooser is shown only where the grant holds a spec record that is a PDF (`spec` is an
+old kind: by kind alone, every scenario with a Markdown spec would show them, and its recorded
+model requests, which pin the tools shown, would change)."""
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
 
 PROFILE_GOALS: dict[str, str] = {

@@ -1,0 +1,1 @@
+"""Reading approved specifications that are not Markdown: a PDF's pages (`readpages`)."""
