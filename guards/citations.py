@@ -9,7 +9,9 @@ A citation may name the line a reader should open: `E1:L23`, or a range `E1:L20-
 tool's item, whose excerpt quotes lines of several members (two may share a number), the member
 too: `E1:runs/N7/a.log:L846`. It resolves when the item shows that line (for a range, any line of
 it; of the member named, if one is); otherwise it is `unresolved` too — a citation says where to
-look, it certifies nothing (`bind_lines`, at the handover, where the excerpts are).
+look, it certifies nothing (`bind_lines`, at the handover, where the excerpts are). A PDF's pages
+(`readpages`) are quoted as a family's members are, `p14:3: text`: `E2:p14:L3` is line 3 of page
+14, and `E2:p14` the page, which resolves when the item shows a line of it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from contract.codes import RECOLLECTION
 from guards.action import CITATION, Hypothesis, is_citation
 from tools.excerpt import quoted_member
+from tools.specs import PAGED_TOOLS
 
 FROM_MEMORY = "from memory, not observed in this run"
 
@@ -52,7 +55,7 @@ def line_citation(ref: str, line: int, member: str = "") -> str:
 def shown_lines(item: Mapping[str, Any]) -> list[Spot]:
     """The lines an item's excerpt shows, in its order: a family tool's with the member each
     quotes, another's with none."""
-    family = bool(item.get("family"))
+    family = bool(item.get("family")) or item.get("tool") in PAGED_TOOLS
     return [
         (quoted_member(str(line["text"]), line["line"]) if family else "", line["line"])
         for line in item.get("excerpt") or ()
@@ -62,14 +65,24 @@ def shown_lines(item: Mapping[str, Any]) -> list[Spot]:
 def first_shown(citation: str, shown: Sequence[Spot]) -> Spot | None:
     """The first of the citation's lines that the item shows (the lowest number, then the first
     in the item's order), of the member it names if it names one; None if none is shown."""
-    lines = cited_lines(citation)
+    found = CITATION.fullmatch(citation)
+    if found is not None and found["page"] is not None:
+        lines: tuple[int, int] | None = (1, 1 << 40)
+        member = found["page"]
+    else:
+        lines = cited_lines(citation)
+        member = found["member"] if found else None
     if lines is None:
         return None
     first, last = min(lines), max(lines)
-    found = CITATION.fullmatch(citation)
-    member = found["member"] if found else None
     spots = [spot for spot in shown if first <= spot[1] <= last and member in (None, spot[0])]
     return min(spots, key=lambda spot: spot[1], default=None)
+
+
+def names_spot(citation: str) -> bool:
+    """Whether the citation names lines or a page of its item, not the item whole."""
+    found = CITATION.fullmatch(citation)
+    return found is not None and (found["first"] or found["page"]) is not None
 
 
 def unresolved_refs(hypotheses: Iterable[Hypothesis], known: Container[str]) -> list[str]:
@@ -109,7 +122,7 @@ def bind_lines(
         missing = [
             ref
             for ref in refs
-            if cited_lines(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None
+            if names_spot(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None
         ]
         if not missing:
             bound.append(dict(hypothesis))

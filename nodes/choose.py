@@ -27,7 +27,7 @@ from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
-from scenario.profiles import SHOWN_WITH_RECORDS
+from scenario.profiles import SHOWN_WITH_PDF_SPEC, SHOWN_WITH_RECORDS
 from tools.catalog import describe, tools_of
 
 
@@ -100,7 +100,7 @@ LISTED_FAMILY = 20
 def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
     """The profile's catalog; its family tools only where the manifest approves a family (a
     chooser names a family by its glob), a tool of a kind in `SHOWN_WITH_RECORDS` only where it
-    approves a record of that kind; then the admitted MCP tools, as pinned (`server.tool`,
+    approves a record of that kind, its PDF tools only where it approves a PDF spec; then the admitted MCP tools, as pinned (`server.tool`,
     the description and input schema their pins cover; what a server offers beyond them is
     never shown)."""
     family_tools = {
@@ -118,6 +118,8 @@ def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
     shown = tuple(entry for entry in shown if entry["name"] not in hidden)
     if not grant.get("families"):
         shown = tuple(entry for entry in shown if entry["name"] not in family_tools)
+    if not any(record.get("media") == "pdf" for record in grant["records"].values()):
+        shown = tuple(entry for entry in shown if entry["name"] not in SHOWN_WITH_PDF_SPEC)
     mcp = [
         {"name": name, "description": tool["description"], "args": tool["input_schema"]}
         | ({"flags": list(tool["flags"])} if tool.get("flags") else {})

@@ -90,7 +90,8 @@ def prepare(view: ChooserView, state: WarrantState, at: float, store: BaseStore)
 def _response_schema(view: ChooserView, grant: dict[str, Any]) -> dict[str, Any]:
     """The schema the server constrains its decoding with (a hint; the guard checks the reply)."""
     refs = [item["ref"] for item in view.evidence] + [note["ref"] for note in view.notes]
-    specs = tools_of(grant["profile"]).values()
+    shown = {entry["name"] for entry in view.catalog}  # a PDF tool only with a PDF spec
+    specs = [spec for spec in tools_of(grant["profile"]).values() if spec.name in shown]
     return response_schema(
         specs,
         view.records,

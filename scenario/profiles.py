@@ -14,12 +14,17 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "searchfamily",
         "analyze",
         "waveform",
+        "readpages",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
 SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"waveform"})
 """Record kinds whose tools a chooser is shown only where the manifest approves such a record: a
 scenario without one keeps the catalog it had (recorded cassettes pin the tools shown)."""
+SHOWN_WITH_PDF_SPEC = frozenset({"readpages"})
+"""Tools a chooser is shown only where the grant holds a spec record that is a PDF (`spec` is an
+old kind: by kind alone, every scenario with a Markdown spec would show them, and its recorded
+model requests, which pin the tools shown, would change)."""
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
 
 PROFILE_GOALS: dict[str, str] = {

@@ -14,6 +14,7 @@ import time
 import zlib
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from stat import S_ISREG
+from typing import Literal
 
 from contract.errors import ManifestError
 from scenario.delimited import missing_columns
@@ -26,6 +27,10 @@ MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20, "wav
 """Records read whole per call are capped (a waveform's reader parses the whole file); logs and STA
 reports are streamed and may be huge."""
 GZIP_MAGIC = b"\x1f\x8b"
+PDF_MAGIC = b"%PDF-"
+Media = Literal["text", "pdf"]
+"""How a record's bytes are read: as lines of text, or (a spec only, told by `PDF_MAGIC` at its
+start, never by its name) as a PDF's pages."""
 
 
 def resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
@@ -39,9 +44,10 @@ def resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
     return resolved
 
 
-def fingerprint(entry: RecordEntry, path: Path, where: str) -> tuple[os.stat_result, str]:
-    """The admissible file's identity and sha256 (a history's header checked too), read through
-    one descriptor, so what is hashed is what was checked."""
+def fingerprint(entry: RecordEntry, path: Path, where: str) -> tuple[os.stat_result, str, Media]:
+    """The admissible file's identity, sha256 and media (a history's header checked too), read
+    through one descriptor, so what is hashed is what was checked."""
+    media: Media = "text"
     try:
         with _open_admissible(entry, path, where) as handle:
             stat = os.fstat(handle.fileno())
@@ -49,9 +55,12 @@ def fingerprint(entry: RecordEntry, path: Path, where: str) -> tuple[os.stat_res
             if entry.kind == "history":
                 handle.seek(0)
                 _check_history_header(handle, where)
+            if entry.kind == "spec":
+                handle.seek(0)
+                media = "pdf" if handle.read(len(PDF_MAGIC)) == PDF_MAGIC else "text"
     except OSError as exc:
         raise ManifestError(f"{where}: cannot read {entry.path!r}: {exc.strerror or exc}") from None
-    return stat, digest
+    return stat, digest, media
 
 
 def _digest_once(handle: io.BufferedIOBase, found: os.stat_result, where: str) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from contract.codes import RefusalCode
 from contract.errors import ManifestError, RecordRefusal
@@ -38,7 +38,7 @@ from scenario.manifest import (
 )
 from scenario.mcp import AdmittedMcpTool, McpServer
 from scenario.profiles import EVERY_TOOL, PROFILE_TOOLS
-from scenario.recordfile import confined_relative_path, fingerprint, resolved_path
+from scenario.recordfile import Media, confined_relative_path, fingerprint, resolved_path
 from scenario.skills import Skill, load_skills
 
 MAX_MANIFEST_BYTES = 1 << 20
@@ -63,6 +63,9 @@ class Record(FrozenModel):
     inode: int = 0
     """With size and mtime, the file's identity pinned at admission (0: admitted before inodes
     were pinned, and not compared)."""
+    media: Media = Field("text", exclude_if=lambda media: media == "text")
+    """`pdf` for a spec that is a PDF (`readpages` reads it, `readspec` refuses it). Left out of
+    a dump when `text`: grants and checkpoints of text records keep their bytes."""
 
 
 class Scenario(FrozenModel):
@@ -371,7 +374,7 @@ def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     where = f"{manifest}: record {entry.id!r}"
     resolved = resolved_path(entry, root, where)
-    stat, digest = fingerprint(entry, resolved, where)
+    stat, digest, media = fingerprint(entry, resolved, where)
     return Record(
         id=entry.id,
         kind=entry.kind,
@@ -383,6 +386,7 @@ def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
         size=stat.st_size,
         mtime_ns=stat.st_mtime_ns,
         inode=stat.st_ino,
+        media=media,
     )
 
 

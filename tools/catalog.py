@@ -19,6 +19,7 @@ from tools.analysis.query import AnalyzeArgs
 from tools.args import Names, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
+from tools.specs import readpages
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
@@ -72,6 +73,7 @@ _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
     ("stadiff", stadiff.DiffArgs, stadiff.stadiff),
     ("analyze", AnalyzeArgs, analyze.run),
     ("waveform", WaveformArgs, wave.run),
+    ("readpages", readpages.ReadPagesArgs, readpages.run),
 )
 """What the argument models cannot say: each tool's name, model and run function. The rest of a
 `ToolSpec` is derived: its description from the run function's docstring, what the guard resolves

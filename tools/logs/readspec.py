@@ -21,6 +21,8 @@ from enum import Enum
 from itertools import chain, islice
 from typing import NamedTuple
 
+from contract.codes import RefusalCode
+from contract.errors import RecordRefusal
 from scenario.reading import open_record
 from scenario.registry import Record
 from tools.args import SearchText, SpecId, ToolArgs
@@ -127,6 +129,12 @@ def github_anchor(text: str) -> str:
 
 def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
     """One section of an approved Markdown specification, by heading text or slug."""
+    if records["path"].media == "pdf":
+        raise RecordRefusal(
+            RefusalCode.INVALID_ARGUMENT,
+            f"{records['path'].id} is a PDF: readspec reads Markdown sections; read its pages"
+            " with readpages",
+        )
     wanted = slug(args.section.strip().lstrip("#"))
     if not wanted:  # no letter or digit: it would match any heading made of punctuation alone
         return make_excerpt(

@@ -13,6 +13,7 @@ import pytest
 from ledger.bodies import body_digest
 from nodes.choosers.response_schema import MAX_STRING, response_schema, server_safe
 from nodes.choosers.route import RouteError, route_from_env
+from scenario.profiles import SHOWN_WITH_PDF_SPEC
 from tests.fake_openai import FakeOpenAI
 from tests.helpers import R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tests.nodes.choosers.test_model import GOOD_R42, run_model
@@ -83,7 +84,8 @@ def test_structured_outputs_dialect(route_env):
 
 
 def test_schema_names_only_the_profiles_tools_and_the_granted_records():
-    schema = response_schema(tools_of("triage").values(), R42_RECORDS, [], None, 2, LEFT)
+    shown = [spec for spec in tools_of("triage").values() if spec.name not in SHOWN_WITH_PDF_SPEC]
+    schema = response_schema(shown, R42_RECORDS, [], None, 2, LEFT)  # as R42's catalog shows them
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
     assert [c["properties"]["name"]["const"] for c in calls] == [
         "searchlogs",

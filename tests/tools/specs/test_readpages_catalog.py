@@ -1,0 +1,38 @@
+"""readpages is shown to a chooser only where the grant holds a PDF spec: a scenario without one
+(R42, whose recorded model requests pin the tools shown) sees the catalog it always saw."""
+
+from pathlib import Path
+
+from nodes.choose import _catalog
+from scenario.profiles import PROFILE_TOOLS
+from scenario.registry import load_scenario
+from tests.tools.specs.pdfmaker import make_pdf
+
+R42 = Path(__file__).resolve().parents[3] / "lab" / "R42.toml"
+R42_SHOWN = ["searchlogs", "readlines", "logsummary", "readspec", "getrunhistory", "analyze"]
+"""The tools R42's chooser was shown before readpages (no family: no family tools)."""
+
+
+def test_readpages_comes_after_the_triage_profiles_other_tools():
+    assert PROFILE_TOOLS["triage"][-1] == "readpages"
+
+
+def test_a_grant_without_a_pdf_spec_is_not_shown_readpages():
+    grant = load_scenario(R42).model_dump(mode="json")
+    assert all("media" not in record for record in grant["records"].values())
+    assert [entry["name"] for entry in _catalog(grant)] == R42_SHOWN
+
+
+def test_a_grant_with_a_pdf_spec_is_shown_readpages(tmp_path):
+    (tmp_path / "clocks.pdf").write_bytes(make_pdf([["Clock enable"]]))
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    manifest = tmp_path / "s.toml"
+    manifest.write_text(
+        'id = "PDF"\nprofile = "triage"\n'
+        '[[record]]\nid = "clocks"\nkind = "spec"\npath = "clocks.pdf"\n'
+        '[[record]]\nid = "notes"\nkind = "spec"\npath = "notes.md"\n'
+    )
+    grant = load_scenario(manifest).model_dump(mode="json")
+    assert grant["records"]["clocks"]["media"] == "pdf"
+    assert "media" not in grant["records"]["notes"]
+    assert "readpages" in [entry["name"] for entry in _catalog(grant)]
