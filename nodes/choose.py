@@ -27,6 +27,7 @@ from nodes.choosers.view import ChooserView, Proposal, make_view
 from nodes.memory import shown_notes
 from nodes.model import MODEL_KINDS, prepare
 from nodes.unknowns import unknowns_of
+from scenario.profiles import SHOWN_WITH_RECORDS
 from tools.catalog import describe, tools_of
 
 
@@ -98,7 +99,8 @@ LISTED_FAMILY = 20
 
 def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
     """The profile's catalog; its family tools only where the manifest approves a family (a
-    chooser names a family by its glob); then the admitted MCP tools, as pinned (`server.tool`,
+    chooser names a family by its glob), a tool of a kind in `SHOWN_WITH_RECORDS` only where it
+    approves a record of that kind; then the admitted MCP tools, as pinned (`server.tool`,
     the description and input schema their pins cover; what a server offers beyond them is
     never shown)."""
     family_tools = {
@@ -107,6 +109,13 @@ def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
         if spec.family_field and spec.family_field not in spec.optional_records
     }
     shown = describe(grant["profile"])
+    kinds = {record["kind"] for record in grant["records"].values()}
+    hidden = {
+        spec.name
+        for spec in tools_of(grant["profile"]).values()
+        if spec.record_kind in SHOWN_WITH_RECORDS and spec.record_kind not in kinds
+    }
+    shown = tuple(entry for entry in shown if entry["name"] not in hidden)
     if not grant.get("families"):
         shown = tuple(entry for entry in shown if entry["name"] not in family_tools)
     mcp = [

@@ -13,9 +13,13 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "triage",
         "searchfamily",
         "analyze",
+        "changes",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
+SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"repository"})
+"""Record kinds whose tools a chooser is shown only where the manifest approves such a record
+(`nodes/choose.py`): a scenario without one is shown the catalog it was shown before they came."""
 EVERY_TOOL = frozenset(name for names in PROFILE_TOOLS.values() for name in names)
 
 PROFILE_GOALS: dict[str, str] = {

@@ -35,6 +35,7 @@ LogId = Annotated[RecordId, Names("record", ("log",))]
 SpecId = Annotated[RecordId, Names("record", ("spec",))]
 HistoryId = Annotated[RecordId, Names("record", ("history",))]
 StaReportId = Annotated[RecordId, Names("record", ("sta_report",))]
+RepositoryId = Annotated[RecordId, Names("record", ("repository",))]
 
 
 def _printable(value: str) -> str:

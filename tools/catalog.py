@@ -19,6 +19,8 @@ from tools.analysis.query import AnalyzeArgs
 from tools.args import Names, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
+from tools.repo import changes
+from tools.repo.args import ChangesArgs
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
@@ -69,6 +71,7 @@ _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
     ("stapath", sta_paths.PathArgs, sta_paths.stapath),
     ("stadiff", stadiff.DiffArgs, stadiff.stadiff),
     ("analyze", AnalyzeArgs, analyze.run),
+    ("changes", ChangesArgs, changes.run),
 )
 """What the argument models cannot say: each tool's name, model and run function. The rest of a
 `ToolSpec` is derived: its description from the run function's docstring, what the guard resolves
