@@ -31,7 +31,8 @@ def open_repository(path: Path, root: Path, where: str) -> Repo:
     except (NotGitRepository, OSError, ValueError, KeyError) as exc:
         raise ManifestError(f"{where}: {path.name!r} is not a git repository ({exc})") from None
     control = Path(repo.controldir()).resolve()
-    if not control.is_relative_to(root):
+    objects = (control / "objects").resolve()
+    if not (control.is_relative_to(root) and objects.is_relative_to(root)):
         repo.close()
         raise ManifestError(
             f"{where}: the git folder of {path.name!r} leaves the manifest's folder"

@@ -223,3 +223,15 @@ def test_a_commit_of_many_files_lists_the_first_and_counts_the_rest(tmp_path):
     assert len(parsed(excerpt)[0][2]) == changes.MAX_FILES
     assert excerpt.lines[-1].text == f"  … {26 - changes.MAX_FILES} more file(s) not shown"
     assert excerpt.truncated
+
+
+def test_a_repository_whose_git_folder_lies_outside_the_manifests_folder_is_refused(tmp_path):
+    outside = gitmade.init(tmp_path / "outside")
+    head = gitmade.commit(outside, {"a": b"x\n"}, "one", "2026-11-01T00:00:00+00:00", [])
+    outside.refs[b"refs/heads/master"] = head
+    outside.close()
+    root = tmp_path / "root"
+    (root / "design").mkdir(parents=True)
+    (root / "design" / ".git").write_text(f"gitdir: {tmp_path / 'outside' / '.git'}\n")
+    with pytest.raises(ManifestError, match="leaves the manifest's folder"):
+        _admit(root)
