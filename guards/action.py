@@ -56,13 +56,15 @@ EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$"
 
 CITATION = re.compile(
     r"(?P<ref>[EHM][1-9][0-9]{0,3})"
-    r"(?::(?:(?:(?P<member>[\w.+,@%~=/-]{1,300}?):)?L(?P<first>[1-9][0-9]{0,8})(?:-L?(?P<last>[1-9][0-9]{0,8}))?"
+    r"(?::(?P<commit>[0-9a-f]{7,40})"
+    r"|:(?:(?:(?P<member>[\w.+,@%~=/-]{1,300}?):)?L(?P<first>[1-9][0-9]{0,8})(?:-L?(?P<last>[1-9][0-9]{0,8}))?"
     r"|(?P<page>p[1-9][0-9]{0,5})))?"
 )
-"""A citation: a ref (`E1`), a line or lines of what it shows (`E1:L23`, `E1:L20-L25`), or a line
+"""A citation: a ref (`E1`), a line or lines of what it shows (`E1:L23`, `E1:L20-L25`), a line
 of one member of a family it read (`E1:runs/N7/a.log:L846`: a family's excerpt quotes lines of
 several members, and two may share a number); of a PDF's pages (`readpages`), a page (`E2:p14`)
-or a line of one (`E2:p14:L3`: the page is the member its lines are quoted from)."""
+or a line of one (`E2:p14:L3`: the page is the member its lines are quoted from); or a commit a
+`changes` item lists (`E5:c1a2b3c4`, 7 to 40 hex digits)."""
 _LINES = re.compile(r"L[1-9][0-9]{0,8}(?:-L?[1-9][0-9]{0,8})?")
 
 
@@ -72,7 +74,10 @@ def is_citation(ref: str) -> bool:
     found = CITATION.fullmatch(ref)
     return not (
         found is None
-        or (found["ref"][0] == "M" and (found["first"] or found["page"]) is not None)
+        or (
+            found["ref"][0] == "M"
+            and (found["first"] or found["page"] or found["commit"]) is not None
+        )
         or (found["member"] is not None and _LINES.fullmatch(found["member"]))
     )
 

@@ -8,7 +8,8 @@ answer text). The guard still records the bad citation as an `unknown_reference`
 A citation may name the line a reader should open: `E1:L23`, or a range `E1:L20-L25`; of a family
 tool's item, whose excerpt quotes lines of several members (two may share a number), the member
 too: `E1:runs/N7/a.log:L846`. It resolves when the item shows that line (for a range, any line of
-it; of the member named, if one is); otherwise it is `unresolved` too — a citation says where to
+it; of the member named, if one is); a commit citation, `E5:c1a2b3c4`, when the item lists that
+commit (`changes`: a line starting with its id); otherwise it is `unresolved` too — a citation says where to
 look, it certifies nothing (`bind_lines`, at the handover, where the excerpts are). A PDF's pages
 (`readpages`) are quoted as a family's members are, `p14:3: text`: `E2:p14:L3` is line 3 of page
 14, and `E2:p14` the page, which resolves when the item shows a line of it.
@@ -16,6 +17,7 @@ look, it certifies nothing (`bind_lines`, at the handover, where the excerpts ar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +27,8 @@ from tools.excerpt import quoted_member
 from tools.specs import PAGED_TOOLS
 
 FROM_MEMORY = "from memory, not observed in this run"
+
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 Spot = tuple[str, int]
 """A line an item shows, as a citation finds it: (member, number); the member is empty for a
@@ -43,6 +47,26 @@ def cited_lines(citation: str) -> tuple[int, int] | None:
         return None
     first = int(found["first"])
     return first, int(found["last"] or first)
+
+
+def cited_commit(citation: str) -> str | None:
+    """The commit id (or its prefix) a citation names, or None."""
+    found = CITATION.fullmatch(citation)
+    return found["commit"] if found else None
+
+
+def shown_commits(item: Mapping[str, Any]) -> list[str]:
+    """The commit ids an item's lines start with (`changes`: `c1a2b3c4 2026-… author: subject`)."""
+    return [
+        first
+        for line in item.get("excerpt") or ()
+        if (first := str(line["text"]).split(" ", 1)[0]) and _COMMIT.fullmatch(first)
+    ]
+
+
+def _commit_shown(citation: str, commits: Sequence[str]) -> bool:
+    cited = cited_commit(citation) or ""
+    return any(commit.startswith(cited) or cited.startswith(commit) for commit in commits)
 
 
 def line_citation(ref: str, line: int, member: str = "") -> str:
@@ -112,17 +136,23 @@ def bound_citations(
 
 
 def bind_lines(
-    hypotheses: Iterable[Mapping[str, Any]], shown: Mapping[str, Sequence[Spot]]
+    hypotheses: Iterable[Mapping[str, Any]],
+    shown: Mapping[str, Sequence[Spot]],
+    commits: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each statement with every line citation its item does not show (`shown`: ref → the lines
-    its excerpt holds, `shown_lines`) moved from `refs` to `unresolved`."""
+    its excerpt holds, `shown_lines`), and every commit citation whose item lists no such commit
+    (`commits`: ref → `shown_commits`), moved from `refs` to `unresolved`."""
     bound = []
     for hypothesis in hypotheses:
         refs = list(hypothesis.get("refs", ()))
         missing = [
             ref
             for ref in refs
-            if names_spot(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None
+            if (names_spot(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None)
+            or (
+                cited_commit(ref) and not _commit_shown(ref, (commits or {}).get(base_ref(ref), ()))
+            )
         ]
         if not missing:
             bound.append(dict(hypothesis))

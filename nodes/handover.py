@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, Owner
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
-from guards.citations import Spot, bind_lines, shown_lines
+from guards.citations import Spot, bind_lines, shown_commits, shown_lines
 from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
@@ -244,7 +244,11 @@ def build_handover(
         "evidence": shown,
         "unknowns": unknowns_of(state, shown),
         "refusals": unsealed(state.get("refusals", [])),
-        "hypotheses": bind_lines(state.get("hypotheses", []), _lines_shown(shown)),
+        "hypotheses": bind_lines(
+            state.get("hypotheses", []),
+            _lines_shown(shown),
+            {item["ref"]: shown_commits(item) for item in shown},
+        ),
         "chooser_stop_text": state.get("stop_text", ""),
         **({"stopped_by": state["stopped_by"]} if state.get("stopped_by") else {}),
         **({"children": unsealed(children)} if children else {}),

@@ -25,7 +25,9 @@ from scenario.hookspec import HookEntry, RedactEntry
 from scenario.mcp import McpServer
 from scenario.skills import MAX_SKILLS, SkillId
 
-RecordKind = Literal["log", "spec", "history", "sta_report", "waveform"]
+RecordKind = Literal["log", "spec", "history", "sta_report", "waveform", "repository"]
+"""`repository`: a git repository's folder, pinned at admission to its HEAD commit
+(`scenario/repository.py`); every other kind is a regular file."""
 Profile = Literal["triage", "sta"]
 
 ScenarioId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")]

@@ -15,10 +15,11 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "analyze",
         "waveform",
         "readpages",
+        "changes",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
-SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"waveform"})
+SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"waveform", "repository"})
 """Record kinds whose tools a chooser is shown only where the manifest approves such a record: a
 scenario without one keeps the catalog it had (recorded cassettes pin the tools shown)."""
 SHOWN_WITH_PDF_SPEC = frozenset({"readpages"})

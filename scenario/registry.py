@@ -39,6 +39,7 @@ from scenario.manifest import (
 from scenario.mcp import AdmittedMcpTool, McpServer
 from scenario.profiles import EVERY_TOOL, PROFILE_TOOLS
 from scenario.recordfile import Media, confined_relative_path, fingerprint, resolved_path
+from scenario.repository import pin_head
 from scenario.skills import Skill, load_skills
 
 MAX_MANIFEST_BYTES = 1 << 20
@@ -58,6 +59,7 @@ class Record(FrozenModel):
     approval: Literal["none", "human"]
     share: Literal["any", "local"]
     sha256: str
+    """The file's sha256; of a `repository`, the HEAD commit id it was pinned to."""
     size: int
     mtime_ns: int
     inode: int = 0
@@ -374,7 +376,11 @@ def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     where = f"{manifest}: record {entry.id!r}"
     resolved = resolved_path(entry, root, where)
-    stat, digest, media = fingerprint(entry, resolved, where)
+    media: Media = "text"
+    if entry.kind == "repository":  # a folder: its identity is the HEAD commit it is pinned to
+        stat, digest = pin_head(resolved, root, where)
+    else:
+        stat, digest, media = fingerprint(entry, resolved, where)
     return Record(
         id=entry.id,
         kind=entry.kind,

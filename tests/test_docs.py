@@ -101,6 +101,34 @@ def wide_eval_table(
     yield
 
 
+@contextmanager
+def design_repository(
+    request: pytest.FixtureRequest, page: str, folder: Path, given: Given
+) -> Iterator[None]:
+    """docs/changes.md's folder: its manifest and action file as the page shows them, beside a
+    repository `design/` of two commits (made with dulwich, dates fixed) tagged R41 and R42."""
+    from tests.tools.repo import gitmade
+
+    [manifest] = fenced_blocks(PAGES[page], "toml")
+    [actions] = fenced_blocks(PAGES[page], "json")
+    (folder / "design.toml").write_text("\n".join(manifest) + "\n")
+    (folder / "design.jsonl").write_text("\n".join(actions) + "\n")
+    repo = gitmade.init(folder / "design")
+    first = {"rtl/clkgate.sv": b"module clkgate;\nassign clk_en = en;\nendmodule\n"}
+    r41 = gitmade.commit(repo, first, "clkgate: first cut", "2026-12-01T18:00:00+00:00", [])
+    second = {
+        "rtl/clkgate.sv": b"module clkgate;\nassign clk_en = en & ~rst;\nendmodule\n",
+        "tb/reset_smoke.py": b"# smoke\n",
+    }
+    subject = "clkgate: hold clk_en low in reset"
+    r42 = gitmade.commit(repo, second, subject, "2026-12-02T09:30:00+00:00", [r41], "Grace")
+    gitmade.tag(repo, "R41", r41)
+    gitmade.tag(repo, "R42", r42)
+    repo.refs[b"refs/heads/master"] = r42
+    repo.close()
+    yield
+
+
 PAGE_DB = "postgresql://postgres@127.0.0.1:5432/warrant"
 """The PostgreSQL database the pages name: a fresh one in the tests."""
 
@@ -265,6 +293,7 @@ SETUPS: dict[tuple[str, str], Setup] = {
         "warrant eval lab/evals/lab.toml --chooser scripted"
         " --chooser file:lab/choosers/r42_adversarial.jsonl  # exits 1",
     ): wide_eval_table,
+    ("changes.md", "warrant run design.toml --chooser file:design.jsonl -q"): design_repository,
     ("walkthroughs.md", "warrant events R42-demo"): after("warrant run R42 --thread R42-demo"),
     ("walkthroughs.md", "warrant events r44-demo --verify"): after(
         "warrant run R44 --thread r44-demo"

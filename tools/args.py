@@ -36,6 +36,7 @@ SpecId = Annotated[RecordId, Names("record", ("spec",))]
 HistoryId = Annotated[RecordId, Names("record", ("history",))]
 StaReportId = Annotated[RecordId, Names("record", ("sta_report",))]
 WaveformId = Annotated[RecordId, Names("record", ("waveform",))]
+RepositoryId = Annotated[RecordId, Names("record", ("repository",))]
 
 
 def _printable(value: str) -> str:

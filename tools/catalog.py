@@ -19,6 +19,8 @@ from tools.analysis.query import AnalyzeArgs
 from tools.args import Names, ToolArgs
 from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
+from tools.repo import changes
+from tools.repo.args import ChangesArgs
 from tools.specs import readpages
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
@@ -74,6 +76,7 @@ _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
     ("analyze", AnalyzeArgs, analyze.run),
     ("waveform", WaveformArgs, wave.run),
     ("readpages", readpages.ReadPagesArgs, readpages.run),
+    ("changes", ChangesArgs, changes.run),
 )
 """What the argument models cannot say: each tool's name, model and run function. The rest of a
 `ToolSpec` is derived: its description from the run function's docstring, what the guard resolves

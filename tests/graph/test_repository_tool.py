@@ -1,0 +1,41 @@
+"""The `changes` tool is shown to a chooser only where the manifest approves a repository: a
+scenario without one is shown the catalog (and so sends the model requests) it did before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nodes.choose import _catalog
+from scenario.registry import load_scenario
+from tests.tools.repo import gitmade
+
+LAB = Path(__file__).resolve().parents[2] / "lab"
+
+
+def names(grant: dict) -> list[str]:
+    return [entry["name"] for entry in _catalog(grant)]
+
+
+def test_a_scenario_without_a_repository_is_not_shown_changes():
+    shown = names(load_scenario(LAB / "R42.toml").model_dump())
+    assert shown == [
+        "searchlogs",
+        "readlines",
+        "logsummary",
+        "readspec",
+        "getrunhistory",
+        "analyze",
+    ]
+
+
+def test_a_scenario_with_a_repository_is_shown_changes_last(tmp_path):
+    repo = gitmade.init(tmp_path / "design")
+    head = gitmade.commit(repo, {"a.sv": b"x\n"}, "one", "2026-12-01T00:00:00+00:00", [])
+    repo.refs[b"refs/heads/master"] = head
+    repo.close()
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(
+        'id = "G"\nprofile = "triage"\n[[record]]\nid = "design"\nkind = "repository"\n'
+        'path = "design"\n'
+    )
+    assert names(load_scenario(manifest).model_dump())[-1] == "changes"

@@ -1,0 +1,1 @@
+"""Git repositories pinned at admission: the read tools over their history."""

@@ -1,0 +1,130 @@
+"""changes: the commits of an approved repository between two points, with the files each changed.
+
+One line per commit (`c1a2b3c4 2026-12-01T08:00:00Z Alice: subject`), then one per file it
+changed against its first parent (`  +3 -1 rtl/top.sv`; `-` for a binary or over-large file), so
+a reader can cite a commit's line. Read with dulwich from the history pinned at admission
+(`tools/repo/history.py`); no `git` is run and no work tree is read.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from scenario.reading import check_time
+from scenario.registry import Record
+from tools.excerpt import Excerpt, Line, make_excerpt, make_line
+from tools.repo.args import ChangesArgs, glob_matches
+from tools.repo.history import History, between, pinned_history
+
+if TYPE_CHECKING:
+    from dulwich.diff_tree import TreeChange
+    from dulwich.objects import Commit
+
+MAX_COMMITS = 50
+MAX_FILES = 20
+"""Files listed per commit; the rest are counted."""
+SHORT_SHA = 8
+MAX_COUNTED_BYTES = 256 << 10
+"""A changed file larger than this, on either side, has its lines not counted (`-`)."""
+BINARY_PROBE = 8000
+"""Bytes looked at for a NUL, as git does, to call a file binary."""
+GITLINK = 0o160000
+"""A tree entry's mode for a submodule: its object is a commit of another repository."""
+
+
+def run(args: ChangesArgs, records: Mapping[str, Record]) -> Excerpt:
+    """The commits of an approved git repository between two revisions (commit id, tag, branch) or
+    ISO dates, newest first, each with its date, author, subject and the files it changed with
+    added/deleted line counts; `paths` globs narrow to commits touching those files."""
+    record = records["repo"]
+    with pinned_history(record) as history:
+        span = between(history, args.since, args.until)
+        if args.paths:
+            span = [commit for commit in span if _touches(history, commit, args.paths)]
+        shown = span[:MAX_COMMITS]
+        lines: list[Line] = []
+        files_left = False
+        for commit in shown:
+            files_left = _describe(history, commit, lines) or files_left
+    summary = (
+        f"{len(span)} commit(s) after {args.since} up to {args.until}"
+        f" in {record.id} (pinned at {record.sha256[:SHORT_SHA]})"
+    )
+    if args.paths:
+        summary += f", touching {', '.join(args.paths)}"
+    if len(span) > MAX_COMMITS:
+        summary += f"; the newest {MAX_COMMITS} shown, {len(span) - MAX_COMMITS} more not shown"
+    return make_excerpt(summary, lines, len(span) > MAX_COMMITS or files_left)
+
+
+def _describe(history: History, commit: Commit, lines: list[Line]) -> bool:
+    """Append the commit's line and its files' lines; whether files were left out."""
+    name = commit.author.decode("utf-8", "replace").split(" <", 1)[0]
+    when = datetime.fromtimestamp(commit.commit_time, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    subject = commit.message.decode("utf-8", "replace").strip().split("\n", 1)[0]
+    sha = commit.id.decode("ascii")[:SHORT_SHA]
+    lines.append(make_line(len(lines) + 1, f"{sha} {when} {name}: {subject}"))
+    changes = sorted(_changes(history, commit), key=_path)
+    for change in changes[:MAX_FILES]:
+        added, deleted = _counts(history, change)
+        lines.append(make_line(len(lines) + 1, f"  +{added} -{deleted} {_path(change)}"))
+    if len(changes) > MAX_FILES:
+        left = len(changes) - MAX_FILES
+        lines.append(make_line(len(lines) + 1, f"  … {left} more file(s) not shown"))
+    return len(changes) > MAX_FILES
+
+
+def _changes(history: History, commit: Commit) -> list[TreeChange]:
+    """The files the commit changed against its first parent (all of them for a first commit)."""
+    from dulwich.diff_tree import tree_changes
+
+    store = history.repo.object_store
+    parent = history.commits.get(commit.parents[0]) if commit.parents else None
+    old_tree = parent.tree if parent is not None else None
+    return list(tree_changes(store, old_tree, commit.tree))
+
+
+def _path(change: TreeChange) -> str:
+    side = change.new if change.new is not None and change.new.path else change.old
+    return (side.path or b"").decode("utf-8", "replace") if side is not None else ""
+
+
+def _touches(history: History, commit: Commit, globs: list[str]) -> bool:
+    paths = {
+        side.path.decode("utf-8", "replace")
+        for change in _changes(history, commit)
+        for side in (change.old, change.new)
+        if side is not None and side.path
+    }
+    return any(glob_matches(glob, path) for glob in globs for path in paths)
+
+
+def _counts(history: History, change: TreeChange) -> tuple[str, str]:
+    """Lines added and deleted, as text; `-` for both when a side is binary or too large."""
+    sides = []
+    for side in (change.old, change.new):
+        if side is None or side.sha is None:
+            sides.append(b"")
+            continue
+        if side.mode is not None and side.mode & 0o170000 == GITLINK:  # a submodule's commit
+            return "-", "-"
+        check_time()
+        blob = history.repo.object_store[side.sha]
+        if blob.type_name != b"blob":
+            return "-", "-"
+        data = blob.as_raw_string()
+        if len(data) > MAX_COUNTED_BYTES or b"\0" in data[:BINARY_PROBE]:
+            return "-", "-"
+        sides.append(data)
+    old, new = (data.splitlines() for data in sides)
+    added = deleted = 0
+    for tag, old_start, old_end, new_start, new_end in difflib.SequenceMatcher(
+        None, old, new, autojunk=False
+    ).get_opcodes():
+        if tag != "equal":
+            deleted += old_end - old_start
+            added += new_end - new_start
+    return str(added), str(deleted)
