@@ -21,6 +21,7 @@ from scenario.delimited import missing_columns
 from scenario.digests import identity_of, known, remember
 from scenario.files import NON_BLOCKING
 from scenario.manifest import RecordEntry
+from scenario.repository import pin_head
 
 HISTORY_COLUMNS = ("run", "date", "test", "status")
 MAX_RECORD_BYTES: dict[str, int] = {"spec": 32 << 20, "history": 256 << 20, "waveform": 2 << 30}
@@ -42,6 +43,16 @@ def resolved_path(entry: RecordEntry, root: Path, where: str) -> Path:
     if not resolved.is_relative_to(root):
         raise ManifestError(f"{where}: path {entry.path!r} leaves the manifest's folder")
     return resolved
+
+
+def admitted_identity(
+    entry: RecordEntry, path: Path, root: Path, where: str
+) -> tuple[os.stat_result, str, Media]:
+    """What a record is admitted as: a file's identity, sha256 and media; a repository's folder
+    pinned to its HEAD commit instead (`scenario/repository.py`)."""
+    if entry.kind == "repository":
+        return (*pin_head(path, root, where), "text")
+    return fingerprint(entry, path, where)
 
 
 def fingerprint(entry: RecordEntry, path: Path, where: str) -> tuple[os.stat_result, str, Media]:

@@ -38,8 +38,7 @@ from scenario.manifest import (
 )
 from scenario.mcp import AdmittedMcpTool, McpServer
 from scenario.profiles import EVERY_TOOL, PROFILE_TOOLS
-from scenario.recordfile import Media, confined_relative_path, fingerprint, resolved_path
-from scenario.repository import pin_head
+from scenario.recordfile import Media, admitted_identity, confined_relative_path, resolved_path
 from scenario.skills import Skill, load_skills
 
 MAX_MANIFEST_BYTES = 1 << 20
@@ -376,11 +375,7 @@ def admit_entry(manifest: Path, entry: RecordEntry) -> Record:
 def _admit_record(entry: RecordEntry, root: Path, manifest: Path) -> Record:
     where = f"{manifest}: record {entry.id!r}"
     resolved = resolved_path(entry, root, where)
-    media: Media = "text"
-    if entry.kind == "repository":  # a folder: its identity is the HEAD commit it is pinned to
-        stat, digest = pin_head(resolved, root, where)
-    else:
-        stat, digest, media = fingerprint(entry, resolved, where)
+    stat, digest, media = admitted_identity(entry, resolved, root, where)
     return Record(
         id=entry.id,
         kind=entry.kind,
