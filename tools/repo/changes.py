@@ -82,7 +82,7 @@ def _changes(history: History, commit: Commit) -> list[TreeChange]:
     from dulwich.diff_tree import tree_changes
 
     store = history.repo.object_store
-    parent = history.commits.get(commit.parents[0]) if commit.parents else None
+    parent = history.commit(commit.parents[0]) if commit.parents else None
     old_tree = parent.tree if parent is not None else None
     return list(tree_changes(store, old_tree, commit.tree))
 

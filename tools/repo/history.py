@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from contract.codes import RefusalCode
 from contract.errors import ManifestError, RecordRefusal
@@ -21,7 +21,7 @@ from scenario.repository import open_repository
 from tools.repo.args import HEX, point_time
 
 if TYPE_CHECKING:
-    from dulwich.objects import Commit, ObjectID
+    from dulwich.objects import Commit
     from dulwich.repo import Repo
 
 MAX_HISTORY = 200_000
@@ -29,31 +29,37 @@ MAX_HISTORY = 200_000
 TIME_CHECK_EVERY = 512
 
 
-@dataclass(frozen=True)
+@dataclass
 class History:
-    """The pinned history: every commit reachable from the pinned HEAD, newest first."""
+    """The pinned history: the commits reachable from the pinned HEAD, walked newest first only as
+    far as a question needs (a call about last night's commits reads last night's commits)."""
 
     repo: Repo
-    commits: dict[bytes, Commit]
-    """Commit id (hex, as bytes) → commit, in the walk's order (newest first)."""
     head: bytes
+    walk: Iterator[Commit]
+    """The walk from the pinned HEAD, by commit time, taken as far as asked so far."""
+    seen: dict[bytes, Commit] = field(default_factory=dict)
 
-    def ancestors(self, start: bytes) -> set[bytes]:
-        """`start` and every commit reachable from it."""
-        seen, stack = set(), [start]
-        while stack:
-            sha = stack.pop()
-            if sha in seen or sha not in self.commits:
-                continue
-            seen.add(sha)
-            stack.extend(self.commits[sha].parents)
-        return seen
+    def reaches(self, sha: bytes) -> bool:
+        """Whether `sha` is in the pinned history (the walk goes on until it is found or ends)."""
+        for commit in self.walk:
+            if len(self.seen) % TIME_CHECK_EVERY == 0:
+                check_time()
+            self.seen[commit.id] = commit
+            if sha in self.seen:
+                return True
+        return sha in self.seen
+
+    def commit(self, sha: bytes) -> Commit:
+        from dulwich.objects import ObjectID
+
+        return cast("Commit", self.repo.object_store[ObjectID(sha)])
 
 
 @contextmanager
 def pinned_history(record: Record) -> Iterator[History]:
-    """The record's repository opened (its git folder still confined) and walked from the pinned
-    HEAD; the repository closed after."""
+    """The record's repository opened (its git folder still confined), its history walked from the
+    pinned HEAD as questions need; the repository closed after."""
     from dulwich.objects import ObjectID
 
     where = f"record {record.id!r}"
@@ -68,19 +74,10 @@ def pinned_history(record: Record) -> Iterator[History]:
                 RefusalCode.RECORD_CHANGED,
                 f"{record.id} no longer holds its pinned commit {record.sha256[:12]}",
             )
-        yield History(repo, _walk(repo, head), head)
+        walk = (entry.commit for entry in repo.get_walker(include=[head], max_entries=MAX_HISTORY))
+        yield History(repo, head, walk)
     finally:
         repo.close()
-
-
-def _walk(repo: Repo, head: ObjectID) -> dict[bytes, Commit]:
-    """Every commit reachable from `head`, newest first (by commit time), within the call's time."""
-    commits: dict[bytes, Commit] = {}
-    for count, entry in enumerate(repo.get_walker(include=[head], max_entries=MAX_HISTORY)):
-        if count % TIME_CHECK_EVERY == 0:
-            check_time()
-        commits[entry.commit.id] = entry.commit
-    return commits
 
 
 def resolve(history: History, text: str) -> bytes:
@@ -90,11 +87,11 @@ def resolve(history: History, text: str) -> bytes:
         return history.head
     named = _named_ref(history.repo, text)
     if named is not None:
-        if named not in history.commits:
+        if not history.reaches(named):
             _refuse(f"{text!r} names commit {named[:12].decode()}, outside the pinned history")
         return named
     if HEX.fullmatch(text):
-        found = [sha for sha in history.commits if sha.startswith(text.encode("ascii"))]
+        found = [sha for sha in _commits_with_prefix(history, text) if history.reaches(sha)]
         if len(found) > 1:
             _refuse(f"commit id {text!r} is ambiguous in the pinned history: give more digits")
         if found:
@@ -124,16 +121,34 @@ def _refuse(detail: str) -> NoReturn:
     raise RecordRefusal(RefusalCode.INVALID_ARGUMENT, detail)
 
 
+def _commits_with_prefix(history: History, prefix: str) -> list[bytes]:
+    """The commit ids the object store holds that start with `prefix` (any commit, reachable or
+    not: the caller asks)."""
+    from dulwich.objects import Commit, ObjectID
+
+    store = history.repo.object_store
+    found = sorted({bytes(sha) for sha in store.iter_prefix(prefix.encode("ascii"))})
+    return [sha for sha in found if isinstance(store[ObjectID(sha)], Commit)]
+
+
 def between(history: History, since: str, until: str) -> list[Commit]:
-    """The commits after `since` up to `until` (each a revision or a date), newest first."""
+    """The commits after `since` up to `until` (each a revision or a date), newest first: what
+    `git log since..until` lists, walked from `until` only down to `since`."""
+    from dulwich.objects import ObjectID
+
     since_time, until_time = point_time(since, until=False), point_time(until, until=True)
-    reached = history.ancestors(resolve(history, until)) if until_time is None else None
-    excluded = history.ancestors(resolve(history, since)) if since_time is None else set()
-    return [
-        commit
-        for sha, commit in history.commits.items()
-        if (reached is None or sha in reached)
-        and sha not in excluded
-        and (since_time is None or commit.commit_time > since_time)
-        and (until_time is None or commit.commit_time <= until_time)
-    ]
+    top = ObjectID(resolve(history, until) if until_time is None else history.head)
+    bottom = [ObjectID(resolve(history, since))] if since_time is None else []
+    walker = history.repo.get_walker(
+        include=[top], exclude=bottom, since=since_time, until=until_time, max_entries=MAX_HISTORY
+    )
+    commits = []
+    for count, entry in enumerate(walker):
+        if count % TIME_CHECK_EVERY == 0:
+            check_time()
+        commit = entry.commit
+        if (since_time is None or commit.commit_time > since_time) and (
+            until_time is None or commit.commit_time <= until_time
+        ):
+            commits.append(commit)
+    return commits
