@@ -75,17 +75,23 @@ def read_specs(records: Iterable[Record]) -> Read:
 
 
 def _sections(record: Record) -> Iterator[Passage]:
-    """The text under each heading, and that before the first one if it holds any."""
+    """The text under each heading, and that before the first one if it holds any; trailing blank
+    lines left out."""
     place = "before the first heading"
     lines: list[tuple[int, str]] = []
     with open_record(record) as stream:
         for number, raw, heading in marked_lines(without_bom(iter_lines(stream))):
             if heading is not None:
-                if any(text.strip() for _, text in lines):
-                    yield Passage(record, place, None, tuple(lines))
+                yield from _passage(record, place, lines)
                 place, lines = f"section {heading.text!r}", []
             lines.append((number, raw.decode("utf-8", "replace")))
-    if any(text.strip() for _, text in lines):
+    yield from _passage(record, place, lines)
+
+
+def _passage(record: Record, place: str, lines: list[tuple[int, str]]) -> Iterator[Passage]:
+    while lines and not lines[-1][1].strip():
+        lines.pop()
+    if lines:
         yield Passage(record, place, None, tuple(lines))
 
 

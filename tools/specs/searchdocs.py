@@ -58,12 +58,14 @@ def run(args: SearchDocsArgs, records: Mapping[str, Record]) -> Excerpt:
         line for rank, hit in enumerate(shown, start=1) for line in _candidate(rank, hit, words)
     ]
     more = len(hits) > args.limit
+    asked = " or ".join(dict.fromkeys(words))
+    past = ", the best of more" if more else ""
     summary = (
-        f"{len(shown)}{' best' if more else ''} of the passages of {len(specs)} spec(s) holding"
-        f" {' or '.join(dict.fromkeys(words))}, best first (BM25); {NOT_READ}"
+        f"{len(shown)} passage(s) of {len(specs)} spec(s) holding {asked}{past}, best first"
+        f" (BM25); {NOT_READ}"
+        if shown
+        else f"no passage of {len(specs)} spec(s) holds {asked}"
     )
-    if not shown:
-        summary = f"no passage of {len(specs)} spec(s) holds {' or '.join(dict.fromkeys(words))}"
     return make_excerpt(summary, lines, more, read.unknowns)
 
 
