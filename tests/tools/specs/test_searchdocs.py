@@ -3,6 +3,7 @@ text written, never taken from the tool."""
 
 import os
 import re
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -199,3 +200,13 @@ def test_searchdocs_reads_every_spec_and_is_shown_only_with_a_pdf_spec(tmp_path)
     assert "searchdocs" in [entry["name"] for entry in _catalog(grant)]
     del grant["records"]["manual.pdf"]
     assert "searchdocs" not in [entry["name"] for entry in _catalog(grant)]
+
+
+def test_the_docs_walkthrough_shows_what_the_tool_gives(tmp_path):
+    page = (Path(__file__).resolve().parents[3] / "docs" / "searchdocs.md").read_text()
+    block = page.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    excerpt = search(scenario(tmp_path), "clk_en enable", limit=3)
+    assert block[1:] == [
+        excerpt.summary,
+        *(f"L{line.number:<5} {line.text}" for line in excerpt.lines),
+    ]
