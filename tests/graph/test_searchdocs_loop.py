@@ -56,3 +56,12 @@ def test_a_grant_without_a_spec_refuses_the_call_in_one_line(tmp_path):
     assert state["evidence"] == []
     [refusal] = [r for r in state["refusals"] if r["code"] == "unapproved_record"]
     assert "approves no spec record: searchdocs has nothing to read" in refusal["detail"]
+
+
+def test_a_handover_with_candidates_renders(tmp_path):
+    from graph.present.render import handover_markdown
+
+    cited = stop("clk_en", hypotheses=[{"statement": "clk_en", "refs": ["E1", "E1:L5"]}])
+    state = run_embedded(str(manifest(tmp_path, [call("c1", "searchdocs", query="clk_en"), cited])))
+    text = handover_markdown(state["handover"])
+    assert "clocks.md:5: clk_en gates the clock." in text and "not read" in text
