@@ -82,9 +82,10 @@ def line_citation(ref: str, line: int, member: str = "") -> str:
 
 
 def shown_lines(item: Mapping[str, Any]) -> list[Spot]:
-    """The lines an item's excerpt shows, in its order: a family tool's with the member each
-    quotes, another's with none."""
-    family = bool(item.get("family")) or item.get("tool") in PAGED_TOOLS
+    """The lines an item's excerpt shows, in its order: a family tool's (a PDF's, a search's) with
+    the member (page, candidate) each quotes, another's with none; what their anchors are made of."""
+    quoting = PAGED_TOOLS | CANDIDATE_TOOLS  # lines written `#1 spec.md:12: text`: one per place
+    family = bool(item.get("family")) or item.get("tool") in quoting
     return [
         (quoted_member(str(line["text"]), line["line"]) if family else "", line["line"])
         for line in item.get("excerpt") or ()

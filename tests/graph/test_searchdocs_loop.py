@@ -65,3 +65,14 @@ def test_a_handover_with_candidates_renders(tmp_path):
     state = run_embedded(str(manifest(tmp_path, [call("c1", "searchdocs", query="clk_en"), cited])))
     text = handover_markdown(state["handover"])
     assert "clocks.md:5: clk_en gates the clock." in text and "not read" in text
+
+
+def test_each_candidate_line_has_its_own_anchor(tmp_path):
+    from graph.present.anchors import line_anchors
+
+    state = run_embedded(
+        str(manifest(tmp_path, [call("c1", "searchdocs", query="clk_en timing"), stop()]))
+    )
+    [item] = state["evidence"]
+    anchors = line_anchors(item)
+    assert len(anchors) == len(item["excerpt"]) == len(set(anchors))

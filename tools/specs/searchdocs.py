@@ -2,11 +2,12 @@
 
 No argument names a spec: the tool reads every approved `spec` record (`reads_every`; the guard
 resolves and checks each one, `guards/checks.py`), Markdown by sections and PDFs by pages
-(`docindex.py`). Each candidate is written as a line `#1 spec.md@1a2b3c4d5e6f section 'Reset
-release' (score 3.21)` followed by up to `MAX_LINES_PER_CANDIDATE` of its lines that hold a query
-word, numbered as readspec (`#1 spec.md:12: text`) or readpages (`#1 manual.pdf:p14:3: text`)
-numbers them. Candidates are found, not read: no citation of their lines resolves
-(`tools/specs/CANDIDATE_TOOLS`); a reader opens the passage with readspec or readpages.
+(`docindex.py`). Each candidate is a line `#1 spec.md@1a2b3c4d5e6f:9: section 'Reset release',
+lines 9–14 (score 3.21)` (rank, record, version, first line, place), then at most
+`MAX_LINES_PER_CANDIDATE` of its lines that hold a query word, numbered as readspec
+(`#1 spec.md:12: text`) or readpages (`#1 manual.pdf:p14:3: text`) numbers them. Candidates are
+found, not read: no citation of their lines resolves (`tools/specs/CANDIDATE_TOOLS`); a reader
+opens the passage with readspec or readpages.
 """
 
 from __future__ import annotations
@@ -77,10 +78,9 @@ def _candidate(rank: int, hit: Hit, words: list[str]) -> list[Line]:
     holding = [(n, text) for n, text in passage.lines if wanted.intersection(words_of(text))]
     where = f"{record.id}:p{passage.page}" if passage.page is not None else record.id
     first, last = passage.lines[0][0], passage.lines[-1][0]
-    span = f"lines {first}–{last}"
-    header = (
-        f"#{rank} {record.id}@{record.sha256[:12]} {passage.place}, {span} (score {hit.score:.2f})"
-    )
+    span = f"lines {first}–{last}" if last > first else f"line {first}"
+    version = f"{record.id}@{record.sha256[:12]}"
+    header = f"#{rank} {version}:{first}: {passage.place}, {span} (score {hit.score:.2f})"
     if len(holding) > MAX_LINES_PER_CANDIDATE:
         header += f"; {len(holding) - MAX_LINES_PER_CANDIDATE} more lines hold a word"
     return [

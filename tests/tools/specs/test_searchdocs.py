@@ -93,7 +93,9 @@ def count(words, lines):
 
 def candidates(excerpt):
     """(record, place) of each candidate's heading line, in order."""
-    heads = [re.match(r"#\d+ (\S+)@[0-9a-f]{12} (.+), lines ", line.text) for line in excerpt.lines]
+    heads = [
+        re.match(r"#\d+ (\S+)@[0-9a-f]{12}:\d+: (.+), lines? ", line.text) for line in excerpt.lines
+    ]
     return [(head[1], head[2]) for head in heads if head]
 
 
