@@ -26,8 +26,9 @@ from guards.provenance import local_egress
 from guards.recall import RECALL, RecallArgs, query_key, recall_args
 from guards.receipts import Receipts
 from guards.refusals import Refusal, RefusalCode, tool_owner
+from scenario.manifest import RecordKind
 from scenario.registry import Family, Record, Scenario
-from tools.args import ToolArgs
+from tools.args import EVERY, ToolArgs
 from tools.catalog import ToolSpec, tools_of
 from tools.mcp.arguments import McpArgs, checked_args
 
@@ -236,12 +237,27 @@ def records(call: Checking, batch: Batch) -> Checking | Refusal:
             for table, record_id in validated[spec.tables_field].items():
                 record = scenario.lookup(record_id, spec.table_kinds, spec.name)
                 resolved[f"{spec.tables_field}.{table}"] = record
+        if spec.every_record is not None:
+            for record in every_record(scenario, spec.every_record, spec.name):
+                resolved[f"{EVERY}.{record.id}"] = record
     except RecordRefusal as refusal:
         return call.refused(refusal.code, refusal.detail, tool_owner(spec.name))
     ids = {name: record.id for name, record in resolved.items()}
     if family is not None and spec.family_field is not None:
         ids[spec.family_field] = family.name
     return replace(call, resolved=resolved, records=ids, family=family)
+
+
+def every_record(scenario: Scenario, kind: RecordKind, tool: str) -> list[Record]:
+    """Every approved record of the kind, in the manifest's order; none is a refusal (the tool
+    would read nothing, and its receipt would name no record)."""
+    found = [record for record in scenario.records.values() if record.kind == kind]
+    if not found:
+        raise RecordRefusal(
+            RefusalCode.UNAPPROVED_RECORD,
+            f"scenario {scenario.id} approves no {kind} record: {tool} has nothing to read",
+        )
+    return found
 
 
 def repetition(call: Checking, batch: Batch) -> Checking | Refusal:

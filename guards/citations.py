@@ -12,7 +12,9 @@ it; of the member named, if one is); a commit citation, `E5:c1a2b3c4`, when the 
 commit (`changes`: a line starting with its id); otherwise it is `unresolved` too — a citation says where to
 look, it certifies nothing (`bind_lines`, at the handover, where the excerpts are). A PDF's pages
 (`readpages`) are quoted as a family's members are, `p14:3: text`: `E2:p14:L3` is line 3 of page
-14, and `E2:p14` the page, which resolves when the item shows a line of it.
+14, and `E2:p14` the page, which resolves when the item shows a line of it. A search's
+candidates (`searchdocs`) were not read: no citation of their lines, pages or commits resolves
+(`citable_lines`); the item whole, what the search found, may be cited.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from contract.codes import RECOLLECTION
 from guards.action import CITATION, Hypothesis, is_citation
 from tools.excerpt import quoted_member
-from tools.specs import PAGED_TOOLS
+from tools.specs import CANDIDATE_TOOLS, PAGED_TOOLS
 
 FROM_MEMORY = "from memory, not observed in this run"
 
@@ -56,7 +58,10 @@ def cited_commit(citation: str) -> str | None:
 
 
 def shown_commits(item: Mapping[str, Any]) -> list[str]:
-    """The commit ids an item's lines start with (`changes`: `c1a2b3c4 2026-… author: subject`)."""
+    """The commit ids an item's lines start with (`changes`: `c1a2b3c4 2026-… author: subject`);
+    none of a search's candidates."""
+    if item.get("tool") in CANDIDATE_TOOLS:
+        return []
     return [
         first
         for line in item.get("excerpt") or ()
@@ -77,13 +82,20 @@ def line_citation(ref: str, line: int, member: str = "") -> str:
 
 
 def shown_lines(item: Mapping[str, Any]) -> list[Spot]:
-    """The lines an item's excerpt shows, in its order: a family tool's with the member each
-    quotes, another's with none."""
-    family = bool(item.get("family")) or item.get("tool") in PAGED_TOOLS
+    """The lines an item's excerpt shows, in its order: a family tool's (a PDF's, a search's) with
+    the member (page, candidate) each quotes, another's with none; what their anchors are made of."""
+    quoting = PAGED_TOOLS | CANDIDATE_TOOLS  # lines written `#1 spec.md:12: text`: one per place
+    family = bool(item.get("family")) or item.get("tool") in quoting
     return [
         (quoted_member(str(line["text"]), line["line"]) if family else "", line["line"])
         for line in item.get("excerpt") or ()
     ]
+
+
+def citable_lines(item: Mapping[str, Any]) -> list[Spot]:
+    """The lines a citation of the item may name: those it shows, none of a search's candidates
+    (they were found, not read: a reader opens them with readspec or readpages)."""
+    return [] if item.get("tool") in CANDIDATE_TOOLS else shown_lines(item)
 
 
 def first_shown(citation: str, shown: Sequence[Spot]) -> Spot | None:

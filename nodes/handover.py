@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, Owner
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
-from guards.citations import Spot, bind_lines, shown_commits, shown_lines
+from guards.citations import Spot, bind_lines, citable_lines, shown_commits
 from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
@@ -214,8 +214,8 @@ def skills_sent(state: WarrantState) -> list[dict[str, Any]]:
 
 
 def _lines_shown(evidence: Iterable[Mapping[str, Any]]) -> dict[str, list[Spot]]:
-    """Each item's ref → the lines its excerpt shows (what a line citation can open)."""
-    return {item["ref"]: shown_lines(item) for item in evidence}
+    """Each item's ref → the lines its excerpt shows that a line citation can open."""
+    return {item["ref"]: citable_lines(item) for item in evidence}
 
 
 def build_handover(

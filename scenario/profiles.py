@@ -16,13 +16,14 @@ PROFILE_TOOLS: dict[str, tuple[str, ...]] = {
         "waveform",
         "readpages",
         "changes",
+        "searchdocs",
     ),
     "sta": ("stasummary", "stapaths", "stapath", "stadiff", "analyze"),
 }
 SHOWN_WITH_RECORDS: frozenset[str] = frozenset({"waveform", "repository"})
 """Record kinds whose tools a chooser is shown only where the manifest approves such a record: a
 scenario without one keeps the catalog it had (recorded cassettes pin the tools shown)."""
-SHOWN_WITH_PDF_SPEC = frozenset({"readpages"})
+SHOWN_WITH_PDF_SPEC = frozenset({"readpages", "searchdocs"})
 """Tools a chooser is shown only where the grant holds a spec record that is a PDF (`spec` is an
 old kind: by kind alone, every scenario with a Markdown spec would show them, and its recorded
 model requests, which pin the tools shown, would change)."""

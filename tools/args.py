@@ -7,7 +7,7 @@ refused. Every tool's argument model derives from `ToolArgs`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import AfterValidator, StringConstraints
 
@@ -18,7 +18,9 @@ from scenario.manifest import RecordKind
 
 # No docstring: a model's docstring is its JSON schema's description, shown to choosers.
 class ToolArgs(StrictModel):
-    pass
+    reads_every: ClassVar[RecordKind | None] = None
+    # A tool with no argument naming records that reads every approved record of this kind
+    # (`searchdocs`): the guard resolves each one (`tools/catalog.py`, `ToolSpec.every_record`).
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,10 @@ class Names:
     role: Literal["record", "family", "tables"]
     kinds: tuple[RecordKind, ...]
 
+
+EVERY = "every"
+"""A tool that reads every record of a kind (`ToolArgs.reads_every`) receives each as field
+`every.ID`."""
 
 LogId = Annotated[RecordId, Names("record", ("log",))]
 SpecId = Annotated[RecordId, Names("record", ("spec",))]

@@ -21,7 +21,7 @@ from tools.excerpt import Excerpt
 from tools.logs import familytools, logsummary, readlines, readspec, runhistory, searchlogs
 from tools.repo import changes
 from tools.repo.args import ChangesArgs
-from tools.specs import readpages
+from tools.specs import readpages, searchdocs
 from tools.sta import diff as stadiff
 from tools.sta import paths as sta_paths
 from tools.sta import summary as sta
@@ -59,6 +59,9 @@ class ToolSpec:
     to the admitted record the executor reads as field `tables.NAME`."""
     table_kinds: tuple[RecordKind, ...] = ()
     """The kinds of record a table may be."""
+    every_record: RecordKind | None = None
+    """The kind of which the tool reads every approved record, no argument naming one
+    (`searchdocs`): the guard resolves each, the executor reads it as field `every.ID`."""
 
 
 _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
@@ -77,6 +80,7 @@ _TOOLS: tuple[tuple[str, type[ToolArgs], Callable[..., Excerpt]], ...] = (
     ("waveform", WaveformArgs, wave.run),
     ("readpages", readpages.ReadPagesArgs, readpages.run),
     ("changes", ChangesArgs, changes.run),
+    ("searchdocs", searchdocs.SearchDocsArgs, searchdocs.run),
 )
 """What the argument models cannot say: each tool's name, model and run function. The rest of a
 `ToolSpec` is derived: its description from the run function's docstring, what the guard resolves
@@ -130,7 +134,9 @@ def _spec(name: str, args_model: type[ToolArgs], run: Callable[..., Excerpt]) ->
         description=_description(run),
         args_model=args_model,
         record_fields=tuple(argument.field for argument in records),
-        record_kind=(records or named)[0].names.kinds[0],
+        record_kind=(records or named)[0].names.kinds[0]
+        if records or named
+        else _every(name, args_model),
         run=run,
         family_field=family.field if family else None,
         family_kind=family.names.kinds[0] if family else "log",
@@ -141,7 +147,15 @@ def _spec(name: str, args_model: type[ToolArgs], run: Callable[..., Excerpt]) ->
         ),
         tables_field=tables.field if tables else None,
         table_kinds=tables.names.kinds if tables else (),
+        every_record=args_model.reads_every,
     )
+
+
+def _every(name: str, args_model: type[ToolArgs]) -> RecordKind:
+    """The kind a tool reads every record of, when no argument names records."""
+    if args_model.reads_every is None:
+        raise TypeError(f"{name}: no argument names records and it reads no kind whole")
+    return args_model.reads_every
 
 
 _SPECS = {spec.name: spec for spec in (_spec(*tool) for tool in _TOOLS)}

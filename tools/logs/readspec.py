@@ -141,7 +141,7 @@ def run(args: ReadSpecArgs, records: Mapping[str, Record]) -> Excerpt:
             f"no section {args.section!r}: a section name needs a letter or digit", (), False
         )
     with open_record(records["path"]) as stream:
-        found = _find_section(_marked(without_bom(iter_lines(stream))), wanted)
+        found = _find_section(marked_lines(without_bom(iter_lines(stream))), wanted)
     section = found.lines
     while section and not section[-1].text.strip():
         section.pop()
@@ -206,7 +206,7 @@ def _unique_slug(base: str, taken: dict[str, int]) -> str:
     return unique
 
 
-def _marked(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
+def marked_lines(lines: Iterator[tuple[int, bytes]]) -> Iterator[Marked]:
     """Each line, marked with the heading that starts on it: YAML front matter first (a `---`
     first line closed by `---` or `...` within `MAX_FRONT_MATTER_LINES`: metadata, no heading),
     then the document's blocks."""

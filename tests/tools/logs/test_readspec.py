@@ -256,7 +256,7 @@ def _headings_by_reference(text: str) -> dict[int, tuple[int, str]]:
 
 def _headings(text: str) -> dict[int, tuple[int, str]]:
     stream = io.BufferedReader(io.BytesIO(text.encode()))
-    return {n: (h.level, h.text) for n, _, h in readspec._marked(iter_lines(stream)) if h}
+    return {n: (h.level, h.text) for n, _, h in readspec.marked_lines(iter_lines(stream)) if h}
 
 
 @settings(max_examples=400, deadline=None)
