@@ -20,6 +20,9 @@ from scenario.registry import Record, load_scenario
 R42_LOG = "lab/runs/R42/reset_smoke.log"
 R42_SPEC = "lab/spec/reset_controller.md"
 R42_HISTORY = "lab/history/regressions.csv"
+R42_SHOWN_TOOLS = ["searchlogs", "readlines", "logsummary", "readspec", "getrunhistory", "analyze"]
+"""The tools R42's chooser is shown, in order (no family, no PDF, no waveform or repository): what
+its recorded model requests pin."""
 
 
 def tool_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nodes.choose import _catalog
 from scenario.registry import load_scenario
+from tests.helpers import R42_SHOWN_TOOLS
 from tests.tools.repo import gitmade
 
 LAB = Path(__file__).resolve().parents[2] / "lab"
@@ -18,21 +19,11 @@ def names(grant: dict) -> list[str]:
 
 def test_a_scenario_without_a_repository_is_not_shown_changes():
     shown = names(load_scenario(LAB / "R42.toml").model_dump())
-    assert shown == [
-        "searchlogs",
-        "readlines",
-        "logsummary",
-        "readspec",
-        "getrunhistory",
-        "analyze",
-    ]
+    assert shown == R42_SHOWN_TOOLS
 
 
 def test_a_scenario_with_a_repository_is_shown_changes_last(tmp_path):
-    repo = gitmade.init(tmp_path / "design")
-    head = gitmade.commit(repo, {"a.sv": b"x\n"}, "one", "2026-12-01T00:00:00+00:00", [])
-    repo.refs[b"refs/heads/master"] = head
-    repo.close()
+    gitmade.one_commit(tmp_path / "design", {"a.sv": b"x\n"}, "2026-12-01T00:00:00+00:00")
     manifest = tmp_path / "m.toml"
     manifest.write_text(
         'id = "G"\nprofile = "triage"\n[[record]]\nid = "design"\nkind = "repository"\n'

@@ -51,6 +51,15 @@ def commit(
     return made.id
 
 
+def one_commit(path: Path, files: Files, when: str) -> bytes:
+    """A repository at `path` whose `master` is one commit of `files` at `when`; its id."""
+    repo = init(path)
+    head = commit(repo, files, "one", when, [])
+    repo.refs[b"refs/heads/master"] = head
+    repo.close()
+    return head
+
+
 def tag(repo: Repo, name: str, target: bytes, annotated: bool = False) -> None:
     if not annotated:
         repo.refs[b"refs/tags/" + name.encode()] = target

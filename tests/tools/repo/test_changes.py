@@ -226,10 +226,7 @@ def test_a_commit_of_many_files_lists_the_first_and_counts_the_rest(tmp_path):
 
 
 def test_a_repository_whose_git_folder_lies_outside_the_manifests_folder_is_refused(tmp_path):
-    outside = gitmade.init(tmp_path / "outside")
-    head = gitmade.commit(outside, {"a": b"x\n"}, "one", "2026-11-01T00:00:00+00:00", [])
-    outside.refs[b"refs/heads/master"] = head
-    outside.close()
+    gitmade.one_commit(tmp_path / "outside", {"a": b"x\n"}, "2026-11-01T00:00:00+00:00")
     root = tmp_path / "root"
     (root / "design").mkdir(parents=True)
     (root / "design" / ".git").write_text(f"gitdir: {tmp_path / 'outside' / '.git'}\n")

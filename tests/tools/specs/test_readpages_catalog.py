@@ -6,24 +6,23 @@ from pathlib import Path
 from nodes.choose import _catalog
 from scenario.profiles import PROFILE_TOOLS
 from scenario.registry import load_scenario
+from tests.helpers import R42_SHOWN_TOOLS
 from tests.tools.specs.pdfmaker import make_pdf
 
 R42 = Path(__file__).resolve().parents[3] / "lab" / "R42.toml"
-R42_SHOWN = ["searchlogs", "readlines", "logsummary", "readspec", "getrunhistory", "analyze"]
-"""The tools R42's chooser was shown before readpages (no family: no family tools)."""
 
 
 def test_readpages_comes_after_the_tools_a_markdown_scenario_is_shown():
     """The tools shown before it keep their places, so their recorded requests hold."""
     triage = PROFILE_TOOLS["triage"]
     assert "readpages" in triage
-    assert triage.index("readpages") >= len(R42_SHOWN)
+    assert triage.index("readpages") >= len(R42_SHOWN_TOOLS)
 
 
 def test_a_grant_without_a_pdf_spec_is_not_shown_readpages():
     grant = load_scenario(R42).model_dump(mode="json")
     assert all("media" not in record for record in grant["records"].values())
-    assert [entry["name"] for entry in _catalog(grant)] == R42_SHOWN
+    assert [entry["name"] for entry in _catalog(grant)] == R42_SHOWN_TOOLS
 
 
 def test_a_grant_with_a_pdf_spec_is_shown_readpages(tmp_path):
