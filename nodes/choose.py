@@ -98,28 +98,26 @@ LISTED_FAMILY = 20
 
 
 def _catalog(grant: dict[str, Any]) -> list[dict[str, Any]]:
-    """The profile's catalog; its family tools only where the manifest approves a family (a
-    chooser names a family by its glob), a tool of a kind in `SHOWN_WITH_RECORDS` only where it
-    approves a record of that kind, its PDF tools only where it approves a PDF spec; then the admitted MCP tools, as pinned (`server.tool`,
-    the description and input schema their pins cover; what a server offers beyond them is
-    never shown)."""
-    family_tools = {
-        spec.name
-        for spec in tools_of(grant["profile"]).values()
-        if spec.family_field and spec.family_field not in spec.optional_records
-    }
-    shown = describe(grant["profile"])
-    held = {record["kind"] for record in grant["records"].values()}
+    """The profile's catalog, less the tools whose records the manifest does not approve: its
+    family tools without a family (a chooser names a family by its glob), a tool of a kind in
+    `SHOWN_WITH_RECORDS` without a record of that kind, its PDF tools without a PDF spec; then the
+    admitted MCP tools, as pinned (`server.tool`, the description and input schema their pins
+    cover; what a server offers beyond them is never shown)."""
+    records = grant["records"].values()
+    kinds = {record["kind"] for record in records}
+    has_pdf = any(record.get("media") == "pdf" for record in records)
     hidden = {
         spec.name
         for spec in tools_of(grant["profile"]).values()
-        if spec.record_kind in SHOWN_WITH_RECORDS and spec.record_kind not in held
+        if (spec.record_kind in SHOWN_WITH_RECORDS and spec.record_kind not in kinds)
+        or (spec.name in SHOWN_WITH_PDF_SPEC and not has_pdf)
+        or (
+            not grant.get("families")
+            and spec.family_field
+            and spec.family_field not in spec.optional_records
+        )
     }
-    shown = tuple(entry for entry in shown if entry["name"] not in hidden)
-    if not grant.get("families"):
-        shown = tuple(entry for entry in shown if entry["name"] not in family_tools)
-    if not any(record.get("media") == "pdf" for record in grant["records"].values()):
-        shown = tuple(entry for entry in shown if entry["name"] not in SHOWN_WITH_PDF_SPEC)
+    shown = [entry for entry in describe(grant["profile"]) if entry["name"] not in hidden]
     mcp = [
         {"name": name, "description": tool["description"], "args": tool["input_schema"]}
         | ({"flags": list(tool["flags"])} if tool.get("flags") else {})
