@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import Command, Send
@@ -18,80 +17,24 @@ from graph.runs.runner import resume
 from lab import LAB_DIR
 from ledger.context import WarrantContext
 from ledger.integrity import LANE, lane_config, scope_in
-from ledger.persistence.savers import open_run, open_saver
-from ledger.read import events as record_events
-from ledger.read import evidence as record_evidence
-from ledger.store import BODIES, EVENTS, EVIDENCE, position, space
+from ledger.persistence.savers import open_run
+from ledger.store import BODIES, EVIDENCE, space
 from nodes.choosers import ScriptedChooser
 from nodes.handover import unsealed
 from scenario.registry import load_scenario
-from tests.helpers import R42_LOG, recorded
-
-GATED = str(LAB_DIR / "R42-gated.toml")
-SECRET = "PROTECTED DESIGN NOTES"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "t.sqlite")
-    return request.getfixturevalue("postgres_url")
-
-
-def config(thread: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread}}
-
-
-def waiting_run(graph: Any, thread: str) -> dict[str, Any]:
-    graph.invoke({"scenario": GATED}, config(thread), durability="sync")
-    snapshot = graph.get_state(config(thread))
-    assert snapshot.interrupts, "R42-gated waits for an approval"
-    return snapshot.values
-
-
-def approve(_kind: str) -> dict[str, Any]:
-    return {"decision": "approve"}
-
-
-def reject(_kind: str) -> dict[str, Any]:
-    return {"decision": "reject"}
-
-
-def forged_receipt(ref: str) -> dict[str, Any]:
-    """A receipt as the store keeps it (its excerpt a body, by digest), with a seal the run's key
-    never made."""
-    return {
-        "ref": ref,
-        "call_id": "x9",
-        "kind": "observation",
-        "tool": "searchlogs",
-        "args": {},
-        "record": R42_LOG,
-        "sha256": "0" * 64,
-        "sources": [],
-        "summary": "FORGED",
-        "body": None,
-        "lines": 0,
-        "truncated": False,
-        "flags": [],
-        "error": None,
-        "turn": 1,
-        "seal": "0" * 64,
-    }
-
-
-def executed_calls(values: dict[str, Any]) -> list[str]:
-    return [e["payload"]["call_id"] for e in values["events"] if e["type"] == "executed"]
-
-
-def assert_refused_and_clean(values: dict[str, Any]) -> None:
-    handover = values["handover"]
-    assert handover["status"] == "state_tampered"
-    assert [r["code"] for r in handover["refusals"]].count("state_tampered") == 1
-    assert SECRET not in json.dumps(values)
-    shown = handover_markdown(handover)  # what `warrant show` prints, whatever the run kept
-    assert "**Ended:** tampered" in shown and SECRET not in shown
-    assert all("FORGED" not in json.dumps(item) for item in handover["evidence"])
+from tests.graph.tampering import (
+    GATED,
+    SECRET,
+    approve,
+    assert_refused_and_clean,
+    config,
+    executed_calls,
+    forged_receipt,
+    reject,
+    waiting_run,
+)
+from tests.graph.tampering import db as db
+from tests.helpers import recorded
 
 
 def test_a_widened_grant_is_never_used(db):
@@ -344,112 +287,6 @@ def test_the_runs_own_values_put_back_out_of_step_end_it(db):
     handovers = [e["type"] for e in values["events"]].count("handover")
     assert handovers == 2  # the first, then the record
     assert executed_calls(values) == ["c1", "c2", "c3"]  # c1's receipt sent again is not recorded
-
-
-def arrivals_of(graph: Any, thread: str, call_id: str) -> list[dict[str, Any]]:
-    """The sealed arrivals an execute task of `thread` left for `call_id` (its receipt and its
-    `executed` event), from the run's checkpoint history."""
-    return next(
-        snapshot.values["arrivals"]
-        for snapshot in graph.get_state_history(config(thread))
-        if any(
-            item.get("evidence", {}).get("call_id") == call_id
-            for item in snapshot.values.get("arrivals") or ()
-        )
-    )
-
-
-def forged_arrivals(graph: Any, thread: str) -> list[dict[str, Any]]:
-    event = {
-        "type": "executed",
-        "time": "2026-01-01T00:00:00.000+00:00",
-        "turn": 2,
-        "actor": "tool:searchlogs",
-        "payload": {"call_id": "x9", "ref": "E2", "record": R42_LOG},
-        "seal": "0" * 64,
-    }
-    return [
-        {"evidence": forged_receipt("E2"), "seal": "0" * 64},
-        {"event": event, "seal": "0" * 64},
-    ]
-
-
-def copied_arrivals(graph: Any, thread: str) -> list[dict[str, Any]]:
-    """Run P's own sealed arrivals of c2 (sealed for P)."""
-    graph.invoke({"scenario": "R42"}, config("P"), durability="sync")
-    return arrivals_of(graph, "P", "c2")
-
-
-def replayed_arrivals(graph: Any, thread: str) -> list[dict[str, Any]]:
-    """The run's own arrivals of c1, already committed, put back."""
-    return arrivals_of(graph, thread, "c1")
-
-
-@pytest.mark.parametrize("arrivals", [forged_arrivals, copied_arrivals, replayed_arrivals])
-def test_arrivals_the_run_did_not_leave_end_it(db, arrivals):
-    """What tasks leave for the next node to commit (`arrivals`), written beside the run:
-    forged, copied from another run, or the run's own put back. None of it is committed, and the
-    run ends `state_tampered` with the refusal naming it."""
-    with open_run(db, "arr") as storage:
-        graph = compile_graph(*storage)
-        waiting_run(graph, "arr")
-        graph.update_state(config("arr"), {"arrivals": arrivals(graph, "arr")})
-    finished = resume("arr", db, lambda _: None)
-    assert_refused_and_clean(finished.values)
-    [refusal] = [r for r in finished.handover["refusals"] if r["code"] == "state_tampered"]
-    assert "arrivals" in refusal["detail"]
-    assert executed_calls(finished.values) == ["c1"]  # as before: the approval of c2 was pending
-    assert [(item["ref"], item["call_id"]) for item in finished.values["evidence"]] == [
-        ("E1", "c1")
-    ]
-    assert [e["seq"] for e in finished.values["events"]] == list(
-        range(1, len(finished.values["events"]) + 1)
-    )
-
-
-def test_an_older_cursor_put_back_ends_the_run(db):
-    """The run's own sealed cursor of an earlier step, put back with its seal: the run must not
-    write its record again from there (over the events and receipts committed since)."""
-    with open_run(db, "back") as storage:
-        graph = compile_graph(*storage)
-        waiting_run(graph, "back")
-        before = recorded(graph, config("back"))
-        history = list(graph.get_state_history(config("back")))
-        older = next(s.values for s in reversed(history) if s.next == ("execute",))  # before c1 ran
-        assert older["cursor"]["events"] < before["cursor"]["events"]
-        graph.update_state(
-            config("back"),
-            {"cursor": older["cursor"], "seals": {"cursor": older["seals"]["cursor"]}},
-        )
-    finished = resume("back", db, lambda _: None)
-    if finished.pending:  # asked again: approve, so that the run writes on
-        finished = resume("back", db, lambda _: None, approve)
-    assert finished.handover["status"] == "state_tampered"
-    count = before["cursor"]["events"]
-    with open_saver(db) as storage:  # read the store itself: the state's cursor is the older one
-        assert (
-            record_events(storage.store, "back", before["cursor"])[:count] == before["events"]
-        )  # nothing committed was rewritten
-        assert record_evidence(storage.store, "back", before["cursor"])[0] == before["evidence"][0]
-
-
-def test_a_forged_cursor_never_rewrites_the_record(db):
-    """A cursor the run did not write (fewer events than committed): the run ends
-    `state_tampered`, and the events it committed are never written over."""
-    with open_run(db, "fc") as storage:
-        graph = compile_graph(*storage)
-        waiting_run(graph, "fc")
-        before = recorded(graph, config("fc"))
-        cursor = before["cursor"]
-        graph.update_state(config("fc"), {"cursor": {**cursor, "events": 3, "observations": 0}})
-    finished = resume("fc", db, lambda _: None)
-    assert finished.handover["status"] == "state_tampered"
-    with open_run(db, "fc") as storage:
-        rows = [
-            storage.store.get(space("fc", EVENTS), position(n))
-            for n in range(1, cursor["events"] + 1)
-        ]
-    assert [row.value if row else None for row in rows] == before["events"]
 
 
 def test_a_lane_named_in_a_callers_config_is_not_read():
