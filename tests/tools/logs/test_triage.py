@@ -22,10 +22,6 @@ from tools.logs import searchfamily, triage
 from tools.logs.familypool import scan_family, shutdown_pools
 from tools.logs.familyscan import (
     Member,
-    cell_signature,
-    error_signature,
-    mask,
-    member_test,
     read_chunks,
     scan_member,
 )
@@ -207,29 +203,6 @@ def test_questas_prefix_does_not_split_a_signature(tmp_path):
     ]
 
 
-def test_the_masking_rules():
-    line = b"# UVM_ERROR tb/sb.sv(91) @ 1200: uvm_test_top.env.sb [SB_MISMATCH] exp 0x5 got 0x4"
-    assert error_signature(line) == "UVM_ERROR SB_MISMATCH exp <hex> got <hex>"
-    assert error_signature(line[2:]) == error_signature(line)
-    assert (
-        mask(
-            "reset_smoke_test seed=123 at /a/b.sv:12 took 40 ns beat 3 of agt[2] fifo0 8'hff",
-            "reset_smoke",
-        )
-        == "<test> seed <seed> at <path> took <time> beat <n> of agt[<n>] fifo0 <hex>"
-    )
-    assert mask("got 5a5a00ff not deadbee") == "got <hex> not deadbee"
-    assert (
-        error_signature(b"%Error: tb/fifo_tb.sv:120: Assertion failed in TOP.fifo_tb.dut")
-        == "%Error: <path> Assertion failed in TOP.fifo_tb.dut"
-    )
-    assert (
-        error_signature(b"  120.00ns ERROR    cocotb.regression   uart_loop failed", "uart_loop")
-        == "ERROR cocotb.regression <test> failed"
-    )
-    assert member_test("runs/R44/reset_smoke.log.gz") == "reset_smoke"
-
-
 def test_a_binary_member_is_its_own_unknown_and_the_family_goes_on(tmp_path):
     (tmp_path / "a.log").write_bytes(b"\x00\x01binary")
     (tmp_path / "b.log").write_text(PASSING_UVM)
@@ -379,33 +352,6 @@ def test_the_pool_runs_whatever_the_callers_main_module(tmp_path, how):
     statuses = json.loads(done.stdout)
     assert statuses == {name: member.verdict for name, member in want.members.items()}
     assert (tmp_path / "ran").read_text() == "once\n"  # the program ran once, not in each worker
-
-
-SAME_FAILURES = [
-    # (a log's first error, the same failure as a history cell writes it)
-    (
-        "UVM_ERROR tb/axi_scb.sv(88) @ 1200ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
-        "UVM_ERROR [AXI_SCB] Data mismatch",
-    ),
-    (
-        "UVM_ERROR tb/axi_scb.sv(88) @ 1200ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
-        "UVM_ERROR tb/axi_scb.sv(91) @ 3400ns: uvm_test_top.env.scb [AXI_SCB] Data mismatch",
-    ),
-    (
-        "UVM_FATAL @ 0: reporter [NOCFG] no config for axi_vif",
-        "UVM_FATAL [NOCFG] no config for axi_vif",
-    ),
-    (
-        "%Error: tb/top.sv:120: Assertion failed in TOP.tb",
-        "%Error: tb/top.sv:7: Assertion failed in TOP.tb",
-    ),
-]
-
-
-@pytest.mark.parametrize(("line", "cell"), SAME_FAILURES)
-def test_one_signature_rule_for_a_log_line_and_a_history_cell(line, cell):
-    assert cell_signature(cell) == error_signature(line.encode())
-    assert reference.signature(cell, "") == reference.signature(line, "")  # the reference agrees
 
 
 def test_a_failure_the_history_writes_as_uvm_prints_it_is_known(tmp_path):
