@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.tools.specs.pdfmaker import make_pdf
+from lab.pdfgen import make_pdf
 
 STEP_NS = 10
 GROUPS = 20

@@ -57,6 +57,7 @@ EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$"
 CITATION = re.compile(
     r"(?P<ref>[EHM][1-9][0-9]{0,3})"
     r"(?::(?P<commit>[0-9a-f]{7,40})"
+    r"|:t=(?P<time>[0-9]{1,15}(?:\.[0-9]{1,6})?(?:fs|ps|ns|us|ms|s))"
     r"|:(?:(?:(?P<member>[\w.+,@%~=/-]{1,300}?):)?L(?P<first>[1-9][0-9]{0,8})(?:-L?(?P<last>[1-9][0-9]{0,8}))?"
     r"|(?P<page>p[1-9][0-9]{0,5})))?"
 )
@@ -64,7 +65,8 @@ CITATION = re.compile(
 of one member of a family it read (`E1:runs/N7/a.log:L846`: a family's excerpt quotes lines of
 several members, and two may share a number); of a PDF's pages (`readpages`), a page (`E2:p14`)
 or a line of one (`E2:p14:L3`: the page is the member its lines are quoted from); or a commit a
-`changes` item lists (`E5:c1a2b3c4`, 7 to 40 hex digits)."""
+`changes` item lists (`E5:c1a2b3c4`, 7 to 40 hex digits); or a time a `waveform` item shows
+(`E4:t=265ns`, a number and its unit)."""
 _LINES = re.compile(r"L[1-9][0-9]{0,8}(?:-L?[1-9][0-9]{0,8})?")
 
 
@@ -76,7 +78,7 @@ def is_citation(ref: str) -> bool:
         found is None
         or (
             found["ref"][0] == "M"
-            and (found["first"] or found["page"] or found["commit"]) is not None
+            and (found["first"] or found["page"] or found["commit"] or found["time"]) is not None
         )
         or (found["member"] is not None and _LINES.fullmatch(found["member"]))
     )
@@ -85,7 +87,7 @@ def is_citation(ref: str) -> bool:
 def _citation(ref: str) -> str:
     if not is_citation(ref):
         raise ValueError(
-            f"{ref[:80]!r} is not a citation (E1, E1:L23, E1:L20-L25, E1:member:L23, E1:p14, M1)"
+            f"{ref[:80]!r} is not a citation (E1, E1:L23, E1:L20-L25, E1:member:L23, E1:p14, E1:t=265ns, M1)"
         )
     return ref
 

@@ -14,23 +14,28 @@ look, it certifies nothing (`bind_lines`, at the handover, where the excerpts ar
 (`readpages`) are quoted as a family's members are, `p14:3: text`: `E2:p14:L3` is line 3 of page
 14, and `E2:p14` the page, which resolves when the item shows a line of it. A search's
 candidates (`searchdocs`) were not read: no citation of their lines, pages or commits resolves
-(`citable_lines`); the item whole, what the search found, may be cited.
+(`citable_lines`); the item whole, what the search found, may be cited. A time, `E4:t=265ns`,
+resolves when a `waveform` item shows a value at that instant or a change then (its lines start
+`t=265000ps`; the units may differ, the instant must be the same).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from contract.codes import RECOLLECTION
 from guards.action import CITATION, Hypothesis, is_citation
 from tools.excerpt import quoted_member
 from tools.specs import CANDIDATE_TOOLS, PAGED_TOOLS
+from tools.wave.args import seconds
 
 FROM_MEMORY = "from memory, not observed in this run"
 
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
+_SHOWN_TIME = re.compile(r"t=([0-9]{1,15}(?:\.[0-9]{1,6})?(?:fs|ps|ns|us|ms|s)) ")
 
 Spot = tuple[str, int]
 """A line an item shows, as a citation finds it: (member, number); the member is empty for a
@@ -66,6 +71,23 @@ def shown_commits(item: Mapping[str, Any]) -> list[str]:
         first
         for line in item.get("excerpt") or ()
         if (first := str(line["text"]).split(" ", 1)[0]) and _COMMIT.fullmatch(first)
+    ]
+
+
+def cited_time(citation: str) -> Fraction | None:
+    """The instant (in seconds) a citation names, or None."""
+    found = CITATION.fullmatch(citation)
+    return seconds(found["time"]) if found and found["time"] else None
+
+
+def shown_times(item: Mapping[str, Any]) -> list[Fraction]:
+    """The instants (in seconds) a `waveform` item's lines are at; none of another tool's."""
+    if item.get("tool") != "waveform":
+        return []
+    return [
+        seconds(found[1])
+        for line in item.get("excerpt") or ()
+        if (found := _SHOWN_TIME.match(str(line["text"])))
     ]
 
 
@@ -151,10 +173,12 @@ def bind_lines(
     hypotheses: Iterable[Mapping[str, Any]],
     shown: Mapping[str, Sequence[Spot]],
     commits: Mapping[str, Sequence[str]] | None = None,
+    times: Mapping[str, Sequence[Fraction]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each statement with every line citation its item does not show (`shown`: ref → the lines
-    its excerpt holds, `shown_lines`), and every commit citation whose item lists no such commit
-    (`commits`: ref → `shown_commits`), moved from `refs` to `unresolved`."""
+    its excerpt holds, `shown_lines`), every commit citation whose item lists no such commit
+    (`commits`: ref → `shown_commits`) and every time citation whose item shows nothing at that
+    instant (`times`: ref → `shown_times`), moved from `refs` to `unresolved`."""
     bound = []
     for hypothesis in hypotheses:
         refs = list(hypothesis.get("refs", ()))
@@ -164,6 +188,10 @@ def bind_lines(
             if (names_spot(ref) and first_shown(ref, shown.get(base_ref(ref), ())) is None)
             or (
                 cited_commit(ref) and not _commit_shown(ref, (commits or {}).get(base_ref(ref), ()))
+            )
+            or (
+                (instant := cited_time(ref)) is not None
+                and instant not in (times or {}).get(base_ref(ref), ())
             )
         ]
         if not missing:

@@ -63,7 +63,7 @@ def resolve_scenario(reference: str, served: bool = False) -> Scenario:
     answer whether or not a file exists elsewhere."""
     builtins = builtin_manifests()
     if reference in builtins:
-        return load_scenario(builtins[reference])
+        return _load(builtins[reference])
     path = Path(reference).expanduser()
     if served:
         resolved = path.resolve() if path.is_absolute() else None
@@ -74,11 +74,21 @@ def resolve_scenario(reference: str, served: bool = False) -> Scenario:
             )
         path = resolved
     if path.is_file():
-        return load_scenario(path)
+        return _load(path)
     known = ", ".join(builtins) or "none"
     raise ScenarioNotFound(
         f"unknown scenario {reference!r}: not a built-in id ({known}) nor a manifest file"
     )
+
+
+def _load(manifest: Path) -> Scenario:
+    """The scenario of `manifest`; a lab manifest's design repository is built first (it is made by
+    `lab/rtlgen.py`, never committed)."""
+    if manifest.resolve().is_relative_to(LAB_DIR):
+        from lab.rtlgen import ensure_repository
+
+        ensure_repository()
+    return load_scenario(manifest)
 
 
 def admission(

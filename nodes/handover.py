@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore
 from contract.codes import EventKind, Owner
 from contract.shapes import EvidenceItem, Handover
 from contract.state import WarrantState
-from guards.citations import Spot, bind_lines, citable_lines, shown_commits
+from guards.citations import Spot, bind_lines, citable_lines, shown_commits, shown_times
 from guards.finalize import EndFacts, finalize
 from guards.hooks import end_outcomes, scenario_hooks
 from guards.parking import hard_end
@@ -248,6 +248,7 @@ def build_handover(
             state.get("hypotheses", []),
             _lines_shown(shown),
             {item["ref"]: shown_commits(item) for item in shown},
+            {item["ref"]: shown_times(item) for item in shown},
         ),
         "chooser_stop_text": state.get("stop_text", ""),
         **({"stopped_by": state["stopped_by"]} if state.get("stopped_by") else {}),

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from lab import LAB_DIR
+from lab.rtlgen import ensure_repository
 from scenario.registry import Scenario, load_scenario
 from tests.langgraph_server import langgraph_dev
 
@@ -37,6 +38,10 @@ settings.register_profile(
 )
 settings.register_profile("explore", deadline=None, max_examples=500, print_blob=True)
 settings.load_profile("derandomized")
+
+# The lab's design repository is built, never committed (lab/rtlgen.py): admission builds it for
+# a run, and tests that read the lab's manifests directly find it built here.
+ensure_repository()
 
 
 @pytest.fixture(autouse=True)

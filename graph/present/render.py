@@ -132,10 +132,13 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     if carried := item.get("carried_from"):
         via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"
+    read = _read_whole(item)
+    where = " + ".join(source["record"] for source in read) if read else item["record"]
+    digest = ", ".join(_digest(source["sha256"]) for source in read) if read else None
     lines = [
         "",
-        f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {item['record']}{via}",
-        f"{_digest(item.get('sha256'))} · {item['summary']}"
+        f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {where}{via}",
+        f"{digest or _digest(item.get('sha256'))} · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
     if computed := item.get("computed"):
@@ -158,6 +161,13 @@ def _shown_args(item: Mapping[str, Any]) -> dict[str, Any]:
         for key, value in item["args"].items()
         if key != "path" and not (computed and (key in ("query", "plot") or value is None))
     }
+
+
+def _read_whole(item: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The records an item read, where it read more than one of the grant's (a search over every
+    spec): its heading names each with its digest, not the first alone. Empty otherwise."""
+    sources = item.get("sources") or []
+    return [] if item.get("family") or len(sources) < 2 else list(sources)
 
 
 def _digest(sha256: str | None) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from lab.pdfgen import make_pdf
 from tests.graph.test_family_tools import _toml_table
 from tests.helpers import call, run_embedded, scenario_head, stop
-from tests.tools.specs.pdfmaker import make_pdf
 
 
 def manifest(root: Path, script: list[dict], specs: bool = True) -> Path:

@@ -4,13 +4,13 @@ commit's files as given, its dates fixed, so a test knows every commit's content
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 
-from dulwich.objects import Blob, Commit, Tag, Tree
+from dulwich.objects import Commit, Tag
 from dulwich.repo import Repo
 
-Files = dict[str, bytes]
+from lab.rtlgen import Files
+from lab.rtlgen import commit as stored_commit
 
 
 def init(path: Path) -> Repo:
@@ -18,37 +18,11 @@ def init(path: Path) -> Repo:
     return Repo.init(str(path))
 
 
-def _tree(repo: Repo, files: Files) -> bytes:
-    """The tree of `files` (paths with `/`), its subtrees stored too."""
-    tree = Tree()
-    folders: dict[str, Files] = {}
-    for path, content in files.items():
-        head, _, rest = path.partition("/")
-        if rest:
-            folders.setdefault(head, {})[rest] = content
-        else:
-            blob = Blob.from_string(content)
-            repo.object_store.add_object(blob)
-            tree.add(head.encode(), 0o100644, blob.id)
-    for name, inner in folders.items():
-        tree.add(name.encode(), 0o040000, _tree(repo, inner))
-    repo.object_store.add_object(tree)
-    return tree.id
-
-
 def commit(
     repo: Repo, files: Files, message: str, when: str, parents: list[bytes], author: str = "Ada"
 ) -> bytes:
     """A commit of exactly `files`, at `when` (ISO, with its zone), on `parents`; not on a ref."""
-    made = Commit()
-    made.tree = _tree(repo, files)
-    made.parents = parents
-    made.author = made.committer = f"{author} <{author.lower()}@example.com>".encode()
-    made.author_time = made.commit_time = int(datetime.fromisoformat(when).timestamp())
-    made.author_timezone = made.commit_timezone = 0
-    made.message = message.encode() + b"\n"
-    repo.object_store.add_object(made)
-    return made.id
+    return stored_commit(repo.object_store, files, message, when, parents, author)
 
 
 def one_commit(path: Path, files: Files, when: str) -> bytes:

@@ -4,9 +4,9 @@ import pytest
 from pydantic import ValidationError
 
 from contract.errors import RecordRefusal
+from lab.pdfgen import make_pdf
 from scenario.reading import reading
 from tests.helpers import one_record
-from tests.tools.specs.pdfmaker import make_pdf
 from tools.flags import INSTRUCTION_LIKE
 from tools.logs import readspec
 from tools.logs.readspec import ReadSpecArgs

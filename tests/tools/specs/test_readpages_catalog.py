@@ -3,11 +3,11 @@
 
 from pathlib import Path
 
+from lab.pdfgen import make_pdf
 from nodes.choose import _catalog
 from scenario.profiles import PROFILE_TOOLS
 from scenario.registry import load_scenario
 from tests.helpers import R42_SHOWN_TOOLS
-from tests.tools.specs.pdfmaker import make_pdf
 
 R42 = Path(__file__).resolve().parents[3] / "lab" / "R42.toml"
 

@@ -11,11 +11,11 @@ from pydantic import ValidationError
 from contract.errors import RecordRefusal
 from guards.checks import every_record
 from guards.citations import bind_lines, citable_lines, shown_commits
+from lab.pdfgen import make_pdf
 from nodes.choose import _catalog
 from scenario.profiles import PROFILE_TOOLS
 from scenario.reading import reading
 from scenario.registry import load_scenario
-from tests.tools.specs.pdfmaker import make_pdf
 from tools.catalog import tools_of
 from tools.specs import searchdocs
 from tools.specs.docindex import match_expression
