@@ -1,8 +1,10 @@
 """A manifest drafted from a folder of records, for a person to review before any run.
 
 Files are approved by kind from their names: logs (`.log`, `.out`, `.txt`, and gzipped), specs
-(`.md`), histories (`.csv`, `.tsv` whose header has the history columns) and STA reports
-(`.rpt`, `.sta`, `.timing`). Files of one kind and suffix in one folder, gzipped or not, become
+(`.md`, `.pdf`: admission tells a PDF by its bytes), histories (`.csv`, `.tsv` whose header has the
+history columns), waveforms (`.vcd`, `.fst`, `.ghw`) and STA reports (`.rpt`, `.sta`, `.timing`);
+a git repository under the folder (a work tree's or a bare one's folder) is a `repository` record
+of a triage draft, and nothing inside it is drafted. Files of one kind and suffix in one folder, gzipped or not, become
 one family (`glob = "runs/R42/*.log"`, `*.log*` when some are gzipped; `drafttables.py`); a lone
 file is a record of its own. A `.txt` or `.rpt` file that reads as the regression's own summary (a
 test status on most of its lines, `summaries.py`) is no log and no STA report: it is left out,
@@ -39,6 +41,10 @@ KINDS = {
     ".out": "log",
     ".txt": "log",
     ".md": "spec",
+    ".pdf": "spec",
+    ".vcd": "waveform",
+    ".fst": "waveform",
+    ".ghw": "waveform",
     ".csv": "history",
     ".tsv": "history",
     ".rpt": "sta_report",
@@ -72,7 +78,7 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
     """The manifest's TOML text, and what was left out and why (one line each)."""
     groups: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     left_out: list[str] = []
-    files, links = _files(folder)
+    files, links, repositories = _files(folder)
     refused = [f"{link}: a symlink (name its target instead)" for link in links]
     summaries: dict[str, str] = {}  # a regression's summary → why it is left out
     for relative in files:
@@ -104,6 +110,13 @@ def draft_manifest(folder: Path, scenario_id: str) -> tuple[str, list[str]]:
         for file in files
     ]
     tables = drafted_tables(chosen, _names_by_folder([*files, *links]), summaries)
+    if chosen is triage:
+        tables += [Table("repository", path=repository) for repository in repositories]
+    else:
+        left_out += [
+            f"{repository}: a git repository (an sta draft reads none)"
+            for repository in repositories
+        ]
     kept = {summary for table in tables for summary in table.kept}
     left_out += [why for summary, why in summaries.items() if summary not in kept]
     text = _toml(scenario_id, "sta" if chosen is sta else "triage", tables)
@@ -143,14 +156,21 @@ def _comment(line: str) -> str:
     return "".join(char if char.isprintable() else "?" for char in line)
 
 
-def _files(folder: Path) -> tuple[list[str], list[str]]:
-    """Regular files and symlinks under `folder` (hidden folders skipped), relative, sorted."""
+def _files(folder: Path) -> tuple[list[str], list[str], list[str]]:
+    """Regular files and symlinks under `folder` (hidden folders skipped), and the git
+    repositories' folders (not walked into), relative, sorted."""
     files: list[str] = []
     links: list[str] = []
+    repositories: list[str] = []
     for top, folders, names in os.walk(folder):
+        here = Path(top)
+        if here != folder and _is_repository(here, folders, names):
+            repositories.append(here.relative_to(folder).as_posix())
+            folders[:] = []
+            continue
         folders[:] = sorted(name for name in folders if not name.startswith("."))
         for name in names:
-            path = Path(top) / name
+            path = here / name
             relative = path.relative_to(folder).as_posix()
             if path.is_symlink():
                 links.append(relative)
@@ -160,7 +180,16 @@ def _files(folder: Path) -> tuple[list[str], list[str]]:
                 raise ValueError(
                     f"{folder} holds more than {MAX_FILES} files; draft per sub-folder"
                 )
-    return sorted(files), sorted(links)
+    return sorted(files), sorted(links), sorted(repositories)
+
+
+def _is_repository(path: Path, folders: list[str], names: list[str]) -> bool:
+    """A work tree (its `.git` a folder) or a bare repository (`HEAD`, `objects/`, `refs/`)."""
+    if path.is_symlink():
+        return False
+    if ".git" in folders:
+        return True
+    return "HEAD" in names and {"objects", "refs"} <= set(folders)
 
 
 def _missing_columns(path: Path) -> list[str]:

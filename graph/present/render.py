@@ -154,12 +154,12 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
 
 def _shown_args(item: Mapping[str, Any]) -> dict[str, Any]:
     """A call's arguments as its heading shows them: not the path (the heading names the
-    record); for a computation, not its query and plot (shown below it) nor what it left out."""
+    record) nor an option left out; for a computation, not its query and plot (shown below it)."""
     computed = bool(item.get("computed"))
     return {
         key: value
         for key, value in item["args"].items()
-        if key != "path" and not (computed and (key in ("query", "plot") or value is None))
+        if key != "path" and value is not None and not (computed and key in ("query", "plot"))
     }
 
 
