@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +13,36 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from graph.build import compile_graph
+from lab import LAB_DIR
 from ledger.context import WarrantContext
 from ledger.read import materialized
 from nodes.memory import shown_notes
 from scenario.registry import Record, load_scenario
 
+R42_SCRIPT: list[dict[str, Any]] = tomllib.loads((LAB_DIR / "R42.toml").read_text())["script"]
+R42_CALLS = [call["id"] for step in R42_SCRIPT for call in step.get("tool_calls", ())]
+"""The call ids of R42's scripted baseline, one a turn, read from its manifest."""
+R42_REFS = [f"E{number}" for number in range(1, len(R42_CALLS) + 1)]
+R42_TURNS = len(R42_SCRIPT)
+"""The baseline's turns: one per call, then its stop."""
+R42_EVENTS = 1 + 4 * len(R42_CALLS) + 3
+"""Its ledger: admitted; proposed, approved, executing, executed per call; proposed, stopped and
+handover at its stop."""
+R42_PARTS = ("runs/R42", "spec", "history", "rtl.git")
+"""The lab's folders R42's records lie in: a copy of its manifest needs them beside it."""
 R42_LOG = "lab/runs/R42/reset_smoke.log"
 R42_SPEC = "lab/spec/reset_controller.md"
 R42_HISTORY = "lab/history/regressions.csv"
-R42_SHOWN_TOOLS = ["searchlogs", "readlines", "logsummary", "readspec", "getrunhistory", "analyze"]
-"""The tools R42's chooser is shown, in order (no family, no PDF, no waveform or repository): what
-its recorded model requests pin."""
+PLAIN_TRIAGE_TOOLS = [
+    "searchlogs",
+    "readlines",
+    "logsummary",
+    "readspec",
+    "getrunhistory",
+    "analyze",
+]
+"""The tools a triage chooser is shown, in order, where the grant holds no family, PDF, waveform or
+repository (R42-memory's, R42-gated's): what their recorded model requests pin."""
 
 
 def tool_call(call_id: str, name: str, **args: Any) -> dict[str, Any]:

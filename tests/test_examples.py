@@ -10,6 +10,7 @@ from pathlib import Path
 from graph.build import compile_graph
 from graph.runs.reading import config_of, run_result
 from ledger.persistence.savers import open_saver
+from tests.helpers import R42_REFS
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -39,7 +40,7 @@ def test_the_embedded_example_prints_the_handover_its_run_stored(tmp_path):
     with open_saver(db) as storage:
         handover = run_result(compile_graph(*storage), config_of("embedded-1")).handover
     assert handover["status"] == "stopped" and handover["pending"] == []
-    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in handover["evidence"]] == R42_REFS
     assert shown == printed(handover, "embedded-1")
     # In memory, the same scripted run, kept nowhere.
     in_memory = example("embedded.py", cwd=tmp_path)

@@ -26,6 +26,7 @@ from tests.console_blocks import (
     normalized,
     run_in_subprocess,
 )
+from tests.helpers import R42_REFS
 
 ROOT = Path(__file__).resolve().parents[1]
 README_TEXT = README.read_text(encoding="utf-8")
@@ -159,4 +160,4 @@ def test_the_embedded_use_snippet_runs_as_written(tmp_path):
         timeout=120,
     )
     assert ran.returncode == 0, ran.stderr
-    assert ran.stdout.startswith("stopped ['E1', 'E2', 'E3'] [")
+    assert ran.stdout.startswith(f"stopped {R42_REFS} [")

@@ -22,8 +22,11 @@ from ledger.store import EMPTY_CURSOR, space
 from nodes.choosers import ScriptedChooser
 from nodes.choosers.view import ChooserView, make_view
 from tests.helpers import (
+    R42_CALLS,
+    R42_EVENTS,
     R42_HISTORY,
     R42_LOG,
+    R42_TURNS,
     batch,
     call,
     recorded,
@@ -40,16 +43,18 @@ def refusal_codes(state):
     return [(refusal["code"], refusal["owner"]) for refusal in state["refusals"]]
 
 
-def test_the_scripted_baseline_gathers_e1_e2_e3_and_stops_on_turn_4():
+def test_the_scripted_baseline_gathers_its_evidence_and_stops_on_its_last_turn():
     state = run_embedded("R42")
     evidence = state["evidence"]
     assert [(item["ref"], item["tool"]) for item in evidence] == [
         ("E1", "searchlogs"),
         ("E2", "readspec"),
         ("E3", "getrunhistory"),
+        ("E4", "waveform"),
+        ("E5", "changes"),
     ]
     assert evidence[1]["args"]["section"] == "reset_release"
-    assert (state["status"], state["turn"]) == ("stopped", 4)
+    assert (state["status"], state["turn"]) == ("stopped", R42_TURNS)
     assert state["refusals"] == []
 
 
@@ -91,12 +96,10 @@ def test_the_ledger_is_sequenced_and_complete():
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
     types = [event["type"] for event in events]
     assert types[0] == "admitted" and types[-2:] == ["stopped", "handover"]
-    assert types.count("proposed") == 4 and types.count("executed") == 3
+    assert types.count("proposed") == R42_TURNS and types.count("executed") == len(R42_CALLS)
     # each call is recorded as executing (by the guard, before it runs) and then as executed
     ran = [(e["type"], e["payload"]["call_id"]) for e in events if e["type"].startswith("execut")]
-    assert ran == [
-        (kind, call_id) for call_id in ("c1", "c2", "c3") for kind in ("executing", "executed")
-    ]
+    assert ran == [(kind, call_id) for call_id in R42_CALLS for kind in ("executing", "executed")]
 
 
 @pytest.fixture
@@ -205,8 +208,8 @@ def test_a_finished_run_resumed_runs_nothing_again():
     first = recorded(graph, config)
     graph.invoke(None, config, durability="sync")
     again = recorded(graph, config)
-    assert again["events"] == first["events"] and len(first["events"]) == 16
-    assert again["evidence"] == first["evidence"] and len(first["evidence"]) == 3
+    assert again["events"] == first["events"] and len(first["events"]) == R42_EVENTS
+    assert again["evidence"] == first["evidence"] and len(first["evidence"]) == len(R42_CALLS)
 
 
 def test_a_step_committed_again_after_a_crash_overwrites_what_it_wrote():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from nodes.choose import _catalog
 from scenario.registry import load_scenario
-from tests.helpers import R42_SHOWN_TOOLS
+from tests.helpers import PLAIN_TRIAGE_TOOLS
 from tests.tools.repo import gitmade
 
 LAB = Path(__file__).resolve().parents[2] / "lab"
@@ -18,8 +18,8 @@ def names(grant: dict) -> list[str]:
 
 
 def test_a_scenario_without_a_repository_is_not_shown_changes():
-    shown = names(load_scenario(LAB / "R42.toml").model_dump())
-    assert shown == R42_SHOWN_TOOLS
+    shown = names(load_scenario(LAB / "R42-memory.toml").model_dump())
+    assert shown == PLAIN_TRIAGE_TOOLS
 
 
 def test_a_scenario_with_a_repository_is_shown_changes_last(tmp_path):

@@ -10,7 +10,7 @@ from langgraph.graph import END, START, StateGraph
 from contract.state import WarrantState, apply_update
 from graph.build import compile_graph
 from ledger.commit import event_digest
-from tests.helpers import recorded, run_embedded
+from tests.helpers import R42_CALLS, R42_TURNS, recorded, run_embedded
 
 
 def test_a_tool_turn_is_three_checkpoints():
@@ -18,9 +18,9 @@ def test_a_tool_turn_is_three_checkpoints():
     saver = InMemorySaver()
     state = run_embedded("R42", checkpointer=saver, thread="count")
     checkpoints = list(saver.list({"configurable": {"thread_id": "count"}}))
-    assert state["turn"] == 4 and len(state["evidence"]) == 3
-    # the input and its superstep, admit, 3 tool turns of 3, the stop turn (choose, guard), handover
-    assert len(checkpoints) == 2 + 1 + 3 * 3 + 2 + 1
+    assert state["turn"] == R42_TURNS and len(state["evidence"]) == len(R42_CALLS)
+    # the input and its superstep, admit, each tool turn's 3, the stop turn (choose, guard), handover
+    assert len(checkpoints) == 2 + 1 + len(R42_CALLS) * 3 + 2 + 1
     first = [event["type"] for event in state["events"][:2]]
     assert first == ["admitted", "proposed"]
 

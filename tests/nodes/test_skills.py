@@ -15,6 +15,7 @@ from scenario.registry import load_scenario
 from scenario.skills import SHIPPED
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
+from tests.helpers import R42_PARTS
 from tests.nodes.choosers.test_model import route_env as route_env
 from tests.nodes.choosers.test_model import run_model
 
@@ -146,6 +147,6 @@ def test_the_shipped_skill_loads_against_r42(tmp_path):
         .read_text()
         .replace('profile = "triage"', 'profile = "triage"\nskills = ["triage/uvm-regression"]')
     )
-    for name in ("runs/R42", "spec", "history"):
+    for name in R42_PARTS:
         shutil.copytree(lab / name, tmp_path / name)
     assert [skill.id for skill in load_scenario(manifest).skills] == ["triage/uvm-regression"]

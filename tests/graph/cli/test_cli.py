@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_process import warrant
-from tests.helpers import R42_LOG, call, stop, write_manifest
+from tests.helpers import R42_CALLS, R42_LOG, R42_REFS, call, stop, write_manifest
 
 
 def one_line_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -26,14 +26,14 @@ def test_run_r42_on_the_embedded_default_then_events_and_show(tmp_path):
     result = warrant("run", "R42", "--json", cwd=tmp_path, subprocess_=True)
     assert result.returncode == 0, result.stderr
     handover = json.loads(result.stdout)
-    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in handover["evidence"]] == R42_REFS
     assert Path(os.environ["XDG_DATA_HOME"], "warrant", "warrant.sqlite").is_file()
     assert not (tmp_path / ".warrant").exists()
     assert "turn 1 proposed" in result.stderr
 
     events = warrant("events", handover["thread_id"], "--json", cwd=tmp_path, subprocess_=True)
     ledger = json.loads(events.stdout)
-    assert [event["type"] for event in ledger].count("executed") == 3
+    assert [event["type"] for event in ledger].count("executed") == len(R42_CALLS)
 
     shown = warrant("show", handover["thread_id"], cwd=tmp_path, subprocess_=True)
     assert shown.returncode == 0

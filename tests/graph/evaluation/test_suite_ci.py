@@ -85,9 +85,12 @@ def test_every_case_delivers_its_verdict_with_its_own_chooser_and_the_report_is_
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((out / "report.json").read_text())
     assert verdicts(report["cases"]) == OWN
-    assert report["skipped"] == [] and report["title"] == "Evaluation: warrant.toml, version 1"
+    assert (
+        report["skipped"] == []
+        and report["title"] == f"Evaluation: warrant.toml, version {DOCUMENT['version']}"
+    )
     table = (out / "report.md").read_text()
-    assert table.startswith("# Evaluation: warrant.toml, version 1\n")
+    assert table.startswith(f"# Evaluation: warrant.toml, version {DOCUMENT['version']}\n")
     assert all(f"| {case} | " in table for case in OWN)
     png = (out / "chart.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000

@@ -17,7 +17,7 @@ from graph.present.tracing import finished_spans, span_specs
 from graph.runs.interactions import resume_command
 from tests.cli_process import warrant
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import call, recorded, stop
+from tests.helpers import R42_CALLS, R42_REFS, call, recorded, stop
 from tests.langsmith_collector import collector
 from tests.nodes.choosers.test_model import GOOD_R42, local_only_log, run_model
 from tests.nodes.choosers.test_model import route_env as route_env
@@ -158,7 +158,7 @@ def test_warrant_trace_on_the_command_line(tmp_path):
         and "first loss: E1 (turn 1) reached the chooser but no hypothesis cites it" in shown.stdout
     )
     data = json.loads(warrant("trace", "r42", "--db", db, "--json", cwd=tmp_path).stdout)
-    assert [flow["ref"] for flow in data["evidence"]] == ["E1", "E2", "E3"]
+    assert [flow["ref"] for flow in data["evidence"]] == R42_REFS
     missing = warrant("trace", "nope", "--db", db, cwd=tmp_path)
     assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
     unset = warrant("trace", "r42", "--db", db, "--export", cwd=tmp_path)
@@ -208,7 +208,7 @@ def test_a_run_exports_its_spans_over_otlp_when_configured(tmp_path):
         )
         assert result.returncode == 0, result.stderr
         spans = collector.spans()
-        assert [span.name for span in spans].count("warrant.call") == 3
+        assert [span.name for span in spans].count("warrant.call") == len(R42_CALLS)
         root = next(span for span in spans if span.name == "warrant.run")
         attributes = {a.key: a.value.string_value for a in root.attributes}
         assert attributes["warrant.thread"] == "otlp" and attributes["warrant.status"] == "stopped"

@@ -17,6 +17,7 @@ from graph.runs.ledger import chain_break
 from ledger.commit import event_digest
 from ledger.store import EVENTS, EVIDENCE, position, space
 from tests.cli_process import start_paused, warrant
+from tests.helpers import R42_EVENTS
 
 Rows = dict[str, dict[str, Any]]
 """A run's stored items of one kind, by store key (`0000000005` for an event, `E2` for a receipt)."""
@@ -85,7 +86,7 @@ def shown(db: Path, cwd: Path) -> list[dict[str, Any]]:
     return json.loads(result.stdout)
 
 
-LAST = 16
+LAST = R42_EVENTS
 """R42's ledger: admitted, then per call proposed/approved/executing/executed, then the stop."""
 
 

@@ -23,7 +23,7 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
-from tests.helpers import R42_LOG, R42_SPEC, batch, tool_call
+from tests.helpers import R42_LOG, R42_PARTS, R42_SPEC, batch, tool_call
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
@@ -55,7 +55,7 @@ CRASH_POINTS = [
 def patient_r42(folder: Path) -> str:
     """R42 with an hour's deadline: its runs wait while the others are resumed one by one, and
     no outcome may depend on how fast the machine is."""
-    for part in ("runs/R42", "spec", "history"):
+    for part in R42_PARTS:
         shutil.copytree(LAB_DIR / part, folder / part)
     manifest = folder / "R42.toml"
     manifest.write_text(

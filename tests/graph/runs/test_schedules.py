@@ -16,6 +16,7 @@ from graph.runs.schedules import Schedule, due
 from guards.schedule import link_of
 from tests.cli_process import ledger, start_paused, warrant
 from tests.graph.runs.test_recovery import patient_r42
+from tests.helpers import R42_CALLS
 
 BERLIN = ZoneInfo("Europe/Berlin")
 WEEKDAYS_AT_SIX = "0 6 * * 1-5"
@@ -117,7 +118,9 @@ def test_each_occurrence_is_a_new_run_with_a_fresh_budget_and_its_link(tmp_path)
     ):
         shown = handover(tmp_path, db, thread)
         assert shown["budget"]["steps"] == 8 and shown["status"] == "stopped"
-        assert len(shown["evidence"]) == 3  # each run spent its own budget, from the start
+        assert len(shown["evidence"]) == len(
+            R42_CALLS
+        )  # each run spent its own budget, from the start
         admitted = ledger(thread, db)[0]["payload"]
         assert admitted["schedule"] == {
             "id": schedule_id,
@@ -234,7 +237,7 @@ def test_an_occurrence_whose_predecessor_still_runs_is_skipped_and_a_cut_one_fin
     assert finished["occurrence"] == "2026-12-07T06:00:00+01:00"
     assert finished["outcome"] == "finished"
     shown = handover(tmp_path, db, finished["thread"])
-    assert [item["call_id"] for item in shown["evidence"]] == ["c1", "c2", "c3"]
+    assert [item["call_id"] for item in shown["evidence"]] == R42_CALLS
 
 
 def test_wake_schedule_continue_and_retry_are_four_different_things(tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from lab import LAB_DIR
+from tests.helpers import R42_PARTS
 from tests.langgraph_server import langgraph_dev, served_values
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
@@ -30,7 +31,7 @@ def served(tmp_path_factory) -> Iterator[tuple[str, Path]]:
     folder = tmp_path_factory.mktemp("served-crons")
     roots = folder / "scenarios"
     roots.mkdir()
-    for part in ("runs/R42", "spec", "history"):
+    for part in R42_PARTS:
         shutil.copytree(LAB_DIR / part, roots / part)
     shutil.copy(LAB_DIR / "R42.toml", roots / "R42.toml")
     env = {

@@ -14,7 +14,7 @@ from ledger.persistence.retention import last_activity, prune, thread_ids
 from ledger.persistence.savers import StorageUnavailable, open_run, open_saver
 from nodes.choosers import ScriptedChooser
 from scenario.registry import load_scenario
-from tests.helpers import recorded
+from tests.helpers import R42_CALLS, R42_EVENTS, R42_REFS, recorded
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
@@ -38,12 +38,14 @@ def run_r42(db: str, thread: str) -> dict:
 def test_the_r42_run_is_the_same_on_every_backend(db):
     state = run_r42(db, "conformance")
     assert state["status"] == "stopped"
-    assert [item["ref"] for item in state["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in state["evidence"]] == R42_REFS
     assert all(
         item["excerpt"] and len(item["excerpt"]) == item["lines"] for item in state["evidence"]
     )
-    assert [event["seq"] for event in state["events"]] == list(range(1, 17))
-    assert state["cursor"]["events"] == 16 and state["cursor"]["observations"] == 3
+    assert [event["seq"] for event in state["events"]] == list(range(1, R42_EVENTS + 1))
+    assert state["cursor"]["events"] == R42_EVENTS and state["cursor"]["observations"] == len(
+        R42_CALLS
+    )
     assert "events" not in state["seals"] and "evidence" not in state["seals"]  # not channels
 
 
@@ -110,12 +112,12 @@ def test_embedded_invoke_none_continues_a_crashed_run(durable_db):
             context=WarrantContext(choosers={"s": CrashingChooser(None)}),
         )
         final = recorded(graph, config)
-    assert [item["ref"] for item in final["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in final["evidence"]] == R42_REFS
     executed = [
         event["payload"]["call_id"] for event in final["events"] if event["type"] == "executed"
     ]
-    assert executed == ["c1", "c2", "c3"]
-    assert [event["seq"] for event in final["events"]] == list(range(1, 17))
+    assert executed == R42_CALLS
+    assert [event["seq"] for event in final["events"]] == list(range(1, R42_EVENTS + 1))
 
 
 def test_sqlite_prune_keeps_the_latest_checkpoint_and_the_handover(tmp_path):

@@ -15,7 +15,7 @@ from nodes.choosers.response_schema import MAX_STRING, response_schema, server_s
 from nodes.choosers.route import RouteError, route_from_env
 from scenario.profiles import SHOWN_WITH_PDF_SPEC
 from tests.fake_openai import FakeOpenAI
-from tests.helpers import R42_HISTORY, R42_LOG, R42_SHOWN_TOOLS, R42_SPEC, call, stop
+from tests.helpers import PLAIN_TRIAGE_TOOLS, R42_HISTORY, R42_LOG, R42_SPEC, call, stop
 from tests.nodes.choosers.test_model import GOOD_R42, run_model
 from tests.nodes.choosers.test_model import route_env as route_env
 from tools.catalog import tools_of
@@ -87,7 +87,7 @@ def test_schema_names_only_the_profiles_tools_and_the_granted_records():
     shown = [spec for spec in tools_of("triage").values() if spec.name not in SHOWN_WITH_PDF_SPEC]
     schema = response_schema(shown, R42_RECORDS, [], None, 2, LEFT)  # as R42's catalog shows them
     calls = schema["anyOf"][0]["properties"]["tool_calls"]["prefixItems"][0]["anyOf"]
-    assert [c["properties"]["name"]["const"] for c in calls] == R42_SHOWN_TOOLS
+    assert [c["properties"]["name"]["const"] for c in calls] == PLAIN_TRIAGE_TOOLS
     paths = {
         c["properties"]["name"]["const"]: c["properties"]["args"]["properties"]["path"]["enum"]
         for c in calls

@@ -100,7 +100,12 @@ def test_r42_requests_carry_exactly_the_reminders_their_manifests_list(route_env
         lines = [reminder["line"] for reminder in manifest["reminders_delivered"]]
         assert sent_reminders(prompt) == lines, "the body carries exactly the listed lines"
         assert manifest["reminders_dropped"] == []
-    unread = ["unexamined:lab/runs/R42/dma_burst.log", "unexamined:lab/runs/R42/irq_stress.log"]
+    unread = [  # the approved records not read, in the manifest's order
+        "unexamined:lab/runs/R42/reset_smoke.vcd",
+        "unexamined:lab/runs/R42/dma_burst.log",
+        "unexamined:lab/runs/R42/irq_stress.log",
+        "unexamined:lab/rtl.git",
+    ]
     question = f"question:{question_id(state)}"
     assert [delivered(manifest) for manifest in sent] == [
         ["turn"],
@@ -111,7 +116,11 @@ def test_r42_requests_carry_exactly_the_reminders_their_manifests_list(route_env
     last = sent_reminders(server.prompts[2])
     assert "2 evidence item(s) left" in last[0] and "about 25 s left" in last[1]
     assert question_id(state) in last[2] and last[3].startswith("Turn 3. Left: 6 turn(s)")
-    assert all(len(line) <= 200 for line in last) and "dma_burst.log" in last[4]
+    assert (
+        all(len(line) <= 200 for line in last)
+        and "reset_smoke.vcd" in last[4]
+        and "dma_burst.log" in last[5]
+    )
     spans = [s for s in span_specs("t1", state, state["events"]) if s.name.endswith(".requested")]
     assert [s.attributes["warrant.reminders.delivered"] for s in spans] == [
         delivered(manifest) for manifest in sent
