@@ -22,13 +22,13 @@ from graph.runs.reading import RunError
 from graph.runs.requests import RunRequest, admit_request
 from graph.runs.runner import resume, start
 from tests.cli_process import (
-    R42_CALLS,
     assert_exactly_once,
     ledger,
     record_break,
     without_reruns,
     without_thread,
 )
+from tests.helpers import R42_CALLS
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 

@@ -13,7 +13,6 @@ import pytest
 from lab import LAB_DIR
 from ledger.persistence.savers import lease_name
 from tests.cli_process import (
-    R42_CALLS,
     assert_exactly_once,
     assert_resumed_as_uncut,
     ledger,
@@ -23,7 +22,7 @@ from tests.cli_process import (
     without_reruns,
     without_thread,
 )
-from tests.helpers import R42_LOG, R42_PARTS, R42_SPEC, batch, tool_call
+from tests.helpers import R42_CALLS, R42_LOG, R42_PARTS, R42_SPEC, batch, tool_call
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
@@ -221,7 +220,7 @@ def test_a_retried_message_continues_its_unfinished_run(postgres_url, tmp_path):
     crashed.wait_paused()
     crashed.kill()
     retried = run_json("run", "R42", "--db", postgres_url, "--message-id", "m-2", cwd=tmp_path)
-    assert retried["status"] == "stopped" and len(retried["evidence"]) == 3
+    assert retried["status"] == "stopped" and len(retried["evidence"]) == len(R42_CALLS)
     assert_exactly_once(ledger(retried["thread_id"], postgres_url), R42_CALLS)
 
 

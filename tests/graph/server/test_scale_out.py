@@ -27,6 +27,7 @@ from langgraph_sdk import get_sync_client
 from contract.codes import EventKind, Status
 from tests.cli_process import warrant
 from tests.conftest import fresh_database
+from tests.helpers import R42_CALLS, R42_REFS
 from tests.langgraph_server import free_port, served_values
 
 pytestmark = pytest.mark.slow  # real processes: replicas started and killed
@@ -138,11 +139,11 @@ def check_each_thread(client: Any, runs: list[tuple[str, str]], shared: Shared) 
         values = served_values(client, thread_id)
         handover = values["handover"]
         assert handover["status"] == Status.STOPPED, (thread_id, handover["status"])
-        assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+        assert [item["ref"] for item in handover["evidence"]] == R42_REFS
         executed = Counter(
             e["payload"]["call_id"] for e in values["events"] if e["type"] == EventKind.EXECUTED
         )
-        assert sorted(executed) == ["c1", "c2", "c3"] and set(executed.values()) == {1}
+        assert sorted(executed) == sorted(R42_CALLS) and set(executed.values()) == {1}
         assert [e["seq"] for e in values["events"]] == list(range(1, len(values["events"]) + 1))
         assert values["deadline_at"] - values["admitted_at"] == 120  # R42's deadline_s
         verified = warrant(

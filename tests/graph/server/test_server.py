@@ -11,6 +11,7 @@ import pytest
 from langgraph_sdk import get_client, get_sync_client
 
 from tests.cli_process import warrant
+from tests.helpers import R42_CALLS, R42_EVENTS, R42_REFS
 from tests.langgraph_server import served_values
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
@@ -25,11 +26,11 @@ def test_a_run_started_with_only_a_scenario_id_produces_the_handover(server_url)
     final = client.runs.wait(thread["thread_id"], "triage", input={"scenario": "R42"})
     handover = final["handover"]
     assert handover["status"] == "stopped"
-    assert [item["ref"] for item in handover["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in handover["evidence"]] == R42_REFS
     assert handover["thread_id"] == thread["thread_id"]
     values = served_values(client, thread["thread_id"])
-    assert [event["seq"] for event in values["events"]] == list(range(1, 17))
-    assert [event["type"] for event in values["events"]].count("executing") == 3
+    assert [event["seq"] for event in values["events"]] == list(range(1, R42_EVENTS + 1))
+    assert [event["type"] for event in values["events"]].count("executing") == len(R42_CALLS)
 
 
 def test_the_server_guards_a_file_chooser_the_same_way(server_url, tmp_path):

@@ -17,6 +17,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from tests.cli_process import warrant
+from tests.helpers import R42_CALLS, R42_REFS
 from tests.langgraph_server import (
     handover_of,
     paused_dev,
@@ -48,12 +49,10 @@ def assert_promise_kept(values: dict) -> None:
     events = values["events"]
     approved = [e["payload"]["call"]["id"] for e in events if e["type"] == "approved"]
     executed = Counter(e["payload"]["call_id"] for e in events if e["type"] == "executed")
-    assert approved == ["c1", "c2", "c3"] and executed == Counter({"c1": 1, "c2": 1, "c3": 1})
-    assert [(item["ref"], item["call_id"]) for item in values["handover"]["evidence"]] == [
-        ("E1", "c1"),
-        ("E2", "c2"),
-        ("E3", "c3"),
-    ]
+    assert approved == R42_CALLS and executed == Counter(dict.fromkeys(R42_CALLS, 1))
+    assert [(item["ref"], item["call_id"]) for item in values["handover"]["evidence"]] == list(
+        zip(R42_REFS, R42_CALLS, strict=True)
+    )
     assert values["handover"]["status"] == "stopped"
     assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
 
@@ -124,5 +123,5 @@ def test_a_served_run_and_warrant_resume_at_once_advance_the_run_once(
     values = served_values(client, thread)
     assert_promise_kept(values)
     cli = json.loads(resumed.stdout)
-    assert [item["ref"] for item in cli["evidence"]] == ["E1", "E2", "E3"]
+    assert [item["ref"] for item in cli["evidence"]] == R42_REFS
     assert values["handover"]["evidence"] == cli["evidence"]

@@ -15,7 +15,6 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from graph.build import compile_graph
 from ledger.persistence.savers import FENCE_MESSAGE, SQLITE_FENCE, open_saver
 from tests.cli_process import (
-    R42_CALLS,
     assert_exactly_once,
     ledger,
     run_json,
@@ -23,6 +22,7 @@ from tests.cli_process import (
     warrant,
     without_thread,
 )
+from tests.helpers import R42_CALLS
 
 pytestmark = pytest.mark.slow  # real processes: killed workers, servers
 
