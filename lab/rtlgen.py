@@ -41,49 +41,52 @@ module rst_sync (
 endmodule
 """
 
-_CTRL_R35 = b"""// Reset controller: clk_en follows the synchronized reset release.
+_SYNCED = b"""  logic rst_sync_n;
+  rst_sync u_sync (.clk, .rst_n, .rst_sync_n);
+  always_ff @(posedge clk or negedge rst_sync_n)
+"""
+
+_CTRL_R35 = (
+    b"""// Reset controller: clk_en follows the synchronized reset release.
 module rst_ctrl (
   input  logic clk,
   input  logic rst_n,
   output logic clk_en
 );
-  logic rst_sync_n;
-  rst_sync u_sync (.clk, .rst_n, .rst_sync_n);
-  always_ff @(posedge clk or negedge rst_sync_n)
-    if (!rst_sync_n) clk_en <= 1'b0;
+"""
+    + _SYNCED
+    + b"""    if (!rst_sync_n) clk_en <= 1'b0;
     else             clk_en <= 1'b1;
 endmodule
 """
+)
 
-_CTRL_R38 = b"""// Reset controller: clk_en waits for the PLL after the synchronized reset release.
+_LOCKED = b"""// Reset controller: clk_en waits for the PLL after the synchronized reset release.
 module rst_ctrl (
   input  logic clk,
   input  logic rst_n,
   input  logic pll_locked,
   output logic clk_en
 );
-  logic rst_sync_n;
-  rst_sync u_sync (.clk, .rst_n, .rst_sync_n);
-  always_ff @(posedge clk or negedge rst_sync_n)
-    if (!rst_sync_n) clk_en <= 1'b0;
+"""
+
+_CTRL_R38 = (
+    _LOCKED
+    + _SYNCED
+    + b"""    if (!rst_sync_n) clk_en <= 1'b0;
     else             clk_en <= pll_locked;
 endmodule
 """
+)
 
-_CTRL_R42 = b"""// Reset controller: clk_en waits for the PLL after the synchronized reset release.
-module rst_ctrl (
-  input  logic clk,
-  input  logic rst_n,
-  input  logic pll_locked,
-  output logic clk_en
-);
-  typedef enum logic [1:0] {RESET, WAIT_LOCK, RUN} state_t;
+_CTRL_R42 = (
+    _LOCKED
+    + b"""  typedef enum logic [1:0] {RESET, WAIT_LOCK, RUN} state_t;
   state_t state;
   logic [2:0] lock_cnt;
-  logic rst_sync_n;
-  rst_sync u_sync (.clk, .rst_n, .rst_sync_n);
-  always_ff @(posedge clk or negedge rst_sync_n)
-    if (!rst_sync_n) begin
+"""
+    + _SYNCED
+    + b"""    if (!rst_sync_n) begin
       state    <= RESET;
       lock_cnt <= '0;
     end else begin
@@ -97,6 +100,7 @@ module rst_ctrl (
   assign clk_en = (state == RUN);
 endmodule
 """
+)
 
 _REGS = b"""// Software-visible registers: CTRL (0x04) and STATUS (0x08).
 module apb_regs (
