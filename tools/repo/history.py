@@ -39,6 +39,7 @@ class Objects:
     def __init__(self, repo: Repo) -> None:
         self.store = repo.object_store
         self.kept: dict[bytes, ShaFile] = {}
+        self.listed: dict[bytes, dict[bytes, tuple[int, ObjectID]]] = {}
 
     def __getitem__(self, sha: ObjectID) -> ShaFile:
         found = self.kept.get(sha)
@@ -46,6 +47,19 @@ class Objects:
             found = self.store[sha]
             if found.type_num in KEPT_TYPES and len(self.kept) < MAX_KEPT:
                 self.kept[sha] = found
+        return found
+
+    def entries(self, sha: ObjectID) -> dict[bytes, tuple[int, ObjectID]]:
+        """A tree's entries by name, (mode, id) each; none if `sha` names another kind of
+        object (as dulwich's tree diff reads it). Kept as the tree is."""
+        from dulwich.objects import Tree
+
+        found = self.listed.get(sha)
+        if found is None:
+            tree = self[sha]
+            found = {name: tree[name] for name in tree} if isinstance(tree, Tree) else {}
+            if len(self.listed) < MAX_KEPT:
+                self.listed[sha] = found
         return found
 
     def blob_bytes(self, sha: ObjectID) -> bytes | None:

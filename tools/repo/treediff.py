@@ -1,7 +1,8 @@
 """The files a commit changed against its parent: what dulwich's `tree_changes` yields as `changes`
 called it (no renames, folders not listed, a file whose type changed deleted and added), in its
-order, walked over the call's objects (`history.Objects`) without making an entry object for every
-file the two trees share, which cost more than reading the trees.
+order, walked over the call's objects (`history.Objects`): the entries two trees share are set
+aside by comparing the trees' listings, without an entry object or a path made for each of them
+(dulwich's walk spent more on those than on reading the trees).
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ def file_changes(
     found: list[FileChange] = []
     root_old = None if old_tree is None else (stat.S_IFDIR, old_tree)
     todo: list[tuple[bytes, Side | None, Side | None]] = [(b"", root_old, (stat.S_IFDIR, new_tree))]
+    steps = 0
     while todo:
-        if len(todo) % TIME_CHECK_EVERY == 0:
+        steps += 1
+        if steps % TIME_CHECK_EVERY == 0:
             check_time()
         path, before, after = todo.pop()
         if before == after:
@@ -50,11 +53,12 @@ def file_changes(
         old_dir = before is not None and stat.S_ISDIR(before[0])
         new_dir = after is not None and stat.S_ISDIR(after[0])
         if old_dir or new_dir:
-            old = _entries(objects, before) if old_dir else {}
-            new = _entries(objects, after) if new_dir else {}
+            old = objects.entries(before[1]) if before is not None and old_dir else {}
+            new = objects.entries(after[1]) if after is not None and new_dir else {}
+            differing = {name for name, _ in old.items() ^ new.items()}  # identical: skipped
             todo.extend(
                 (posixpath.join(path, name), old.get(name), new.get(name))
-                for name in sorted(old.keys() | new.keys(), reverse=True)
+                for name in sorted(differing, reverse=True)
             )
         old_file, new_file = (None if old_dir else before), (None if new_dir else after)
         if old_file and new_file and stat.S_IFMT(old_file[0]) != stat.S_IFMT(new_file[0]):
@@ -63,13 +67,3 @@ def file_changes(
         elif old_file or new_file:
             found.append(FileChange(path, old_file, new_file))
     return found
-
-
-def _entries(objects: Objects, side: Side | None) -> dict[bytes, Side]:
-    """A folder's entries by name; none when its object is not a tree (as dulwich reads it)."""
-    from dulwich.objects import Tree
-
-    tree = objects[side[1]] if side is not None else None
-    if not isinstance(tree, Tree):
-        return {}
-    return {name: tree[name] for name in tree}
