@@ -6,26 +6,31 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import re
+import statistics
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.evidence_inputs import SCOPE_SIZE, WINDOW_COMMITS, Vcd
+from bench.evidence_inputs import QUERY_WORDS, SCOPE_SIZE, WINDOW_COMMITS, Vcd
+from scenario.digests import forget_all
 from scenario.reading import reading
 from scenario.registry import Record
 from tools.excerpt import Excerpt
 from tools.repo import changes
 from tools.repo.args import ChangesArgs
-from tools.specs import readpages
+from tools.specs import docindex, readpages, searchdocs
 from tools.specs.readpages import ReadPagesArgs
+from tools.specs.searchdocs import SearchDocsArgs
 from tools.wave import run as wave
 from tools.wave.args import WaveformArgs
 
 WINDOW_NS = 500
 PAGES_READ = 10
+SEARCH_LIMIT = 5
 
 
 @dataclass(frozen=True)
@@ -165,3 +170,109 @@ def readpages_case(path: Path, pages: int, record: Record) -> Case:
 
     size = f"{pages}-page PDF ({path.stat().st_size >> 10} KiB), {PAGES_READ} pages read"
     return Case("readpages", size, "pypdfium2", None, warrant, peer, check)
+
+
+def searchdocs_case(paths: list[Path], records: list[Record]) -> Case:
+    """searchdocs over the manuals against `grep -c -i -E` over their text, extracted once (here,
+    untimed) with pypdfium2 into a file per PDF, as a reader keeping a text copy would grep it."""
+    texts = [_extracted(path) for path in paths]
+    args = SearchDocsArgs(query=" ".join(QUERY_WORDS), limit=SEARCH_LIMIT)
+    every = {f"every.{record.id}": record for record in records}
+    grep = ["grep", "-c", "-i", "-E", "|".join(QUERY_WORDS), *(str(text) for text, _ in texts)]
+
+    def peer() -> str:
+        return subprocess.run(grep, capture_output=True, text=True, check=True).stdout
+
+    def warrant() -> Excerpt:
+        return executed(searchdocs.run, args, every)
+
+    def check() -> None:
+        """grep's lines are the lines holding a query word as a whole word, the pages holding
+        them are the pages the index matches, and the tool shows its best among them."""
+        word = re.compile(rf"(?<!\w)(?:{'|'.join(QUERY_WORDS)})(?!\w)", re.IGNORECASE)
+        counted = sum(int(line.rpartition(":")[2]) for line in peer().splitlines())
+        holding = {
+            (record.id, page)
+            for record, (_, pages) in zip(records, texts, strict=True)
+            for page, text in enumerate(pages, start=1)
+            if word.search(text)
+        }
+        lines = sum(
+            bool(word.search(line))
+            for _, pages in texts
+            for text in pages
+            for line in text.splitlines()
+        )
+        with reading(None):
+            hits, _ = docindex.search(records, list(QUERY_WORDS), 1 << 20)
+        matched = {(hit.passage.record.id, hit.passage.page) for hit in hits}
+        shown = re.findall(r"^#\d+ (\S+)@\w+:\d+: page (\d+),", _text(warrant()), re.M)
+        _same("searchdocs' lines", lines, counted)
+        _same("searchdocs' pages", matched, holding)
+        _same("searchdocs' candidates", len(shown), SEARCH_LIMIT)
+        _same("searchdocs' candidates found", {(r, int(p)) for r, p in shown} <= holding, True)
+
+    pages = sum(len(pages) for _, pages in texts)
+    size = f"{pages} pages in {len(paths)} PDFs ({sum(p.stat().st_size for p in paths) >> 10} KiB)"
+    return Case("searchdocs", size, "grep -c -i -E", 3.0, warrant, peer, check)
+
+
+@dataclass(frozen=True)
+class FirstSearch:
+    call_s: float
+    """The first call over these versions: every page's text read, the index built."""
+    build_s: float
+    """Building the index alone, from the passages read."""
+    rehashed_s: float
+    """A call over kept versions whose sha256 is not remembered: every spec hashed again."""
+    reps: int
+
+
+def first_search(records: list[Record], reps: int) -> FirstSearch:
+    """What a searchdocs call costs when it cannot use what the process kept: medians of `reps`
+    (after the rows: it forgets the digests remembered)."""
+    args = SearchDocsArgs(query=" ".join(QUERY_WORDS), limit=SEARCH_LIMIT)
+    every = {f"every.{record.id}": record for record in records}
+    calls, builds, rehashed = [], [], []
+    for _ in range(reps):
+        docindex.forget()
+        started = time.perf_counter()
+        executed(searchdocs.run, args, every)
+        calls.append(time.perf_counter() - started)
+    passages = docindex.read_specs(records).passages
+    for _ in range(reps):
+        started = time.perf_counter()
+        docindex.build_index(passages).close()
+        builds.append(time.perf_counter() - started)
+    for _ in range(reps):
+        forget_all()
+        started = time.perf_counter()
+        executed(searchdocs.run, args, every)
+        rehashed.append(time.perf_counter() - started)
+    medians = (statistics.median(times) for times in (calls, builds, rehashed))
+    return FirstSearch(*medians, reps)
+
+
+def _extracted(path: Path) -> tuple[Path, list[str]]:
+    """The PDF's text (pypdfium2, as readpages' peer reads it) written beside it, a page after
+    another; and each page's text."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(path))
+    try:
+        pages = []
+        for index in range(len(document)):
+            page = document[index]
+            textpage = page.get_textpage()
+            pages.append(textpage.get_text_range())
+            textpage.close()
+            page.close()
+    finally:
+        document.close()
+    text = path.with_suffix(".txt")
+    text.write_text("\n".join(pages) + "\n")
+    return text, pages
+
+
+def _text(excerpt: Excerpt) -> str:
+    return "\n".join(line.text for line in excerpt.lines)

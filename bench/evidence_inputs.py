@@ -4,6 +4,7 @@ PDF of many pages (written by hand, as the tests write one)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,18 @@ WINDOW_COMMITS = 40
 """Commits between the tag `night-pass` and HEAD: under `changes`' cap of 50 shown, so the tool and
 `git log` list the same commits."""
 REPO_FILES = 40
+MANUALS = 4
+MANUAL_LINES = 40
+QUERY_WORDS = ("clk_en", "deassert")
+"""The words `searchdocs` is asked for; no word of `MANUAL_WORDS` holds either, so `grep -i -E`
+(any substring) and the index (whole words) find the same lines."""
+_VOCABULARY = (
+    "the clock reset domain register field bit write read enable disable interrupt status mask"
+    " latch flop timing path setup hold slack corner fifo depth width burst address data valid"
+    " ready handshake power gate rail voltage scan test mode debug trace counter timer divider"
+    " phase lock loop jitter skew buffer arbiter request grant priority channel lane block"
+)
+MANUAL_WORDS = _VOCABULARY.split()
 
 
 @dataclass(frozen=True)
@@ -141,16 +154,44 @@ def write_repository(folder: Path, commits: int) -> None:
     repo.close()
 
 
-def write_pdf(path: Path, pages: int) -> None:
-    """A PDF of `pages` pages of 40 text lines each."""
-    path.write_bytes(
-        make_pdf(
-            [
-                [
-                    f"page {page} line {line}: clk_en is sampled on the rising edge"
-                    for line in range(40)
-                ]
-                for page in range(1, pages + 1)
-            ]
-        )
+def write_pdf(
+    path: Path, pages: int, lines: Callable[[int], list[str]] | None = None, first: int = 1
+) -> None:
+    """A PDF of `pages` pages, page `first` onwards, each of `lines(page)` (by default 40 lines
+    saying the same thing)."""
+    written = lines or (
+        lambda page: [
+            f"page {page} line {line}: clk_en is sampled on the rising edge" for line in range(40)
+        ]
     )
+    path.write_bytes(make_pdf([written(page) for page in range(first, first + pages)]))
+
+
+def manual_lines(page: int) -> list[str]:
+    """A manual's page: 40 lines of words drawn from `MANUAL_WORDS` (a generator seeded with the
+    page), `QUERY_WORDS[0]` on every 17th page and `QUERY_WORDS[1]` on every 23rd, some of them
+    several times, so a few pages hold them and BM25 has an order to find."""
+    import random
+
+    draw = random.Random(page)
+    lines = [
+        f"{page}.{line}: " + " ".join(draw.choices(MANUAL_WORDS, k=9)) + "."
+        for line in range(MANUAL_LINES)
+    ]
+    for every, word in zip((17, 23), QUERY_WORDS, strict=True):
+        if page % every == 0:
+            for line in draw.sample(range(MANUAL_LINES), 1 + page % 3):
+                lines[line] += f" The {word} is checked here."
+    return lines
+
+
+def write_manuals(folder: Path, pages: int) -> list[Path]:
+    """`MANUALS` PDFs sharing `pages` pages between them (numbered on from one to the next)."""
+    paths, first = [], 1
+    for index in range(MANUALS):
+        count = pages // MANUALS + (index < pages % MANUALS)
+        path = folder / f"manual{index}.pdf"
+        write_pdf(path, count, manual_lines, first)
+        paths.append(path)
+        first += count
+    return paths

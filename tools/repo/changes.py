@@ -3,12 +3,13 @@
 One line per commit (`c1a2b3c4 2026-12-01T08:00:00Z Alice: subject`), then one per file it
 changed against its first parent (`  +3 -1 rtl/top.sv`; `-` for a binary or over-large file), so
 a reader can cite a commit's line. Read with dulwich from the history pinned at admission
-(`tools/repo/history.py`); no `git` is run and no work tree is read.
+(`tools/repo/history.py`); no `git` is run and no work tree is read. The files changed are those
+dulwich's tree diff finds (`treediff.py`), their lines counted as `git diff --numstat` counts them
+(`numstat.py`).
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -18,9 +19,10 @@ from scenario.registry import Record
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
 from tools.repo.args import ChangesArgs, glob_matches
 from tools.repo.history import History, between, pinned_history
+from tools.repo.numstat import line_counts
+from tools.repo.treediff import FileChange, file_changes
 
 if TYPE_CHECKING:
-    from dulwich.diff_tree import TreeChange
     from dulwich.objects import Commit
 
 MAX_COMMITS = 50
@@ -77,54 +79,35 @@ def _describe(history: History, commit: Commit, lines: list[Line]) -> bool:
     return len(changes) > MAX_FILES
 
 
-def _changes(history: History, commit: Commit) -> list[TreeChange]:
+def _changes(history: History, commit: Commit) -> list[FileChange]:
     """The files the commit changed against its first parent (all of them for a first commit)."""
-    from dulwich.diff_tree import tree_changes
-
-    store = history.repo.object_store
     parent = history.commit(commit.parents[0]) if commit.parents else None
-    old_tree = parent.tree if parent is not None else None
-    return list(tree_changes(store, old_tree, commit.tree))
+    return file_changes(history.objects, parent.tree if parent is not None else None, commit.tree)
 
 
-def _path(change: TreeChange) -> str:
-    side = change.new if change.new is not None and change.new.path else change.old
-    return (side.path or b"").decode("utf-8", "replace") if side is not None else ""
+def _path(change: FileChange) -> str:
+    return change.path.decode("utf-8", "replace")
 
 
 def _touches(history: History, commit: Commit, globs: list[str]) -> bool:
-    paths = {
-        side.path.decode("utf-8", "replace")
-        for change in _changes(history, commit)
-        for side in (change.old, change.new)
-        if side is not None and side.path
-    }
+    paths = {_path(change) for change in _changes(history, commit)}
     return any(glob_matches(glob, path) for glob in globs for path in paths)
 
 
-def _counts(history: History, change: TreeChange) -> tuple[str, str]:
+def _counts(history: History, change: FileChange) -> tuple[str, str]:
     """Lines added and deleted, as text; `-` for both when a side is binary or too large."""
     sides = []
     for side in (change.old, change.new):
-        if side is None or side.sha is None:
+        if side is None:
             sides.append(b"")
             continue
-        if side.mode is not None and side.mode & 0o170000 == GITLINK:  # a submodule's commit
+        mode, sha = side
+        if mode & 0o170000 == GITLINK:  # a submodule's commit
             return "-", "-"
         check_time()
-        blob = history.repo.object_store[side.sha]
-        if blob.type_name != b"blob":
-            return "-", "-"
-        data = blob.as_raw_string()
-        if len(data) > MAX_COUNTED_BYTES or b"\0" in data[:BINARY_PROBE]:
+        data = history.objects.blob_bytes(sha)
+        if data is None or len(data) > MAX_COUNTED_BYTES or b"\0" in data[:BINARY_PROBE]:
             return "-", "-"
         sides.append(data)
-    old, new = (data.splitlines() for data in sides)
-    added = deleted = 0
-    for tag, old_start, old_end, new_start, new_end in difflib.SequenceMatcher(
-        None, old, new, autojunk=False
-    ).get_opcodes():
-        if tag != "equal":
-            deleted += old_end - old_start
-            added += new_end - new_start
+    added, deleted = line_counts(sides[0], sides[1])
     return str(added), str(deleted)

@@ -21,12 +21,59 @@ from scenario.repository import open_repository
 from tools.repo.args import HEX, point_time
 
 if TYPE_CHECKING:
-    from dulwich.objects import Commit
+    from dulwich.object_store import BaseObjectStore
+    from dulwich.objects import Commit, ObjectID, ShaFile
     from dulwich.repo import Repo
+    from dulwich.walk import Walker
 
 MAX_HISTORY = 200_000
 """Commits of the pinned history walked at most; an older one is out of reach."""
 TIME_CHECK_EVERY = 512
+
+
+class Objects:
+    """The repository's objects as one call reads them: the first `MAX_KEPT` commits and trees
+    read are kept, so the walks, a commit's parent and consecutive commits' trees are unpacked
+    once (a blob, read once, is not kept)."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.store = repo.object_store
+        self.kept: dict[bytes, ShaFile] = {}
+        self.listed: dict[bytes, dict[bytes, tuple[int, ObjectID]]] = {}
+
+    def __getitem__(self, sha: ObjectID) -> ShaFile:
+        found = self.kept.get(sha)
+        if found is None:
+            found = self.store[sha]
+            if found.type_num in KEPT_TYPES and len(self.kept) < MAX_KEPT:
+                self.kept[sha] = found
+        return found
+
+    def entries(self, sha: ObjectID) -> dict[bytes, tuple[int, ObjectID]]:
+        """A tree's entries by name, (mode, id) each; none if `sha` names another kind of
+        object (as dulwich's tree diff reads it). Kept as the tree is."""
+        from dulwich.objects import Tree
+
+        found = self.listed.get(sha)
+        if found is None:
+            tree = self[sha]
+            found = {name: tree[name] for name in tree} if isinstance(tree, Tree) else {}
+            if len(self.listed) < MAX_KEPT:
+                self.listed[sha] = found
+        return found
+
+    def blob_bytes(self, sha: ObjectID) -> bytes | None:
+        """A blob's content, read without making a dulwich object of it; None if `sha` names
+        another kind of object."""
+        type_num, data = self.store.get_raw(sha)
+        return data if type_num == BLOB_TYPE else None
+
+
+BLOB_TYPE = 3
+KEPT_TYPES = frozenset({1, 2})
+"""Commits and trees (git's object type numbers)."""
+MAX_KEPT = 8192
+"""Objects kept per call: a walk over a long history keeps its newest commits, not all of them."""
 
 
 @dataclass
@@ -36,9 +83,15 @@ class History:
 
     repo: Repo
     head: bytes
-    walk: Iterator[Commit]
+    objects: Objects
+    walk: Iterator[Commit] = field(init=False)
     """The walk from the pinned HEAD, by commit time, taken as far as asked so far."""
     seen: dict[bytes, Commit] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from dulwich.objects import ObjectID
+
+        self.walk = (entry.commit for entry in self.walker([ObjectID(self.head)]))
 
     def reaches(self, sha: bytes) -> bool:
         """Whether `sha` is in the pinned history (the walk goes on until it is found or ends)."""
@@ -53,7 +106,29 @@ class History:
     def commit(self, sha: bytes) -> Commit:
         from dulwich.objects import ObjectID
 
-        return cast("Commit", self.repo.object_store[ObjectID(sha)])
+        return cast("Commit", self.objects[ObjectID(sha)])
+
+    def walker(
+        self,
+        include: list[ObjectID],
+        exclude: list[ObjectID] | None = None,
+        since: int | None = None,
+        until: int | None = None,
+    ) -> Walker:
+        """A walk by commit time (dulwich's, as `repo.get_walker` makes it) over this call's
+        objects, parents read as the repository gives them (grafts, shallow commits)."""
+        from dulwich.walk import Walker
+
+        parents = self.repo.parents_provider()  # reads the shallow file once, not per commit
+        return Walker(
+            cast("BaseObjectStore", self.objects),
+            include,
+            exclude=exclude,
+            since=since,
+            until=until,
+            max_entries=MAX_HISTORY,
+            get_parents=lambda commit: parents.get_parents(commit.id, commit),
+        )
 
 
 @contextmanager
@@ -74,8 +149,7 @@ def pinned_history(record: Record) -> Iterator[History]:
                 RefusalCode.RECORD_CHANGED,
                 f"{record.id} no longer holds its pinned commit {record.sha256[:12]}",
             )
-        walk = (entry.commit for entry in repo.get_walker(include=[head], max_entries=MAX_HISTORY))
-        yield History(repo, head, walk)
+        yield History(repo, head, Objects(repo))
     finally:
         repo.close()
 
@@ -139,9 +213,7 @@ def between(history: History, since: str, until: str) -> list[Commit]:
     since_time, until_time = point_time(since, until=False), point_time(until, until=True)
     top = ObjectID(resolve(history, until) if until_time is None else history.head)
     bottom = [ObjectID(resolve(history, since))] if since_time is None else []
-    walker = history.repo.get_walker(
-        include=[top], exclude=bottom, since=since_time, until=until_time, max_entries=MAX_HISTORY
-    )
+    walker = history.walker([top], exclude=bottom, since=since_time, until=until_time)
     commits = []
     for count, entry in enumerate(walker):
         if count % TIME_CHECK_EVERY == 0:

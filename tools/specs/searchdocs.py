@@ -21,7 +21,7 @@ from scenario.manifest import RecordKind
 from scenario.registry import Record
 from tools.args import EVERY, SearchText, ToolArgs
 from tools.excerpt import Excerpt, Line, make_excerpt, make_line
-from tools.specs.docindex import Hit, ranked, read_specs, words_of
+from tools.specs.docindex import Hit, search, words_of
 
 MAX_LIMIT = 20
 MAX_LINES_PER_CANDIDATE = 5
@@ -52,8 +52,7 @@ def run(args: SearchDocsArgs, records: Mapping[str, Record]) -> Excerpt:
     if not specs:
         return make_excerpt("no spec is approved: nothing to search", (), False)
     words = words_of(args.query)
-    read = read_specs(specs)
-    hits = ranked(read.passages, words, args.limit + 1)
+    hits, read = search(specs, words, args.limit + 1)
     shown = hits[: args.limit]
     lines = [
         line for rank, hit in enumerate(shown, start=1) for line in _candidate(rank, hit, words)
