@@ -103,10 +103,11 @@ def prepared(root: Path, mb: int, signals: int, seed: int | None, fst: bool) -> 
         time.sleep(QUIET_NS / 1e9)
     end_ns = json.loads(marker.read_text())["end_ns"]
     names = tuple(name.format(last=(signals - 1) // 100) for name in NAMES)
-    found = [_input(folder, "sim.vcd", f"{mb} MiB VCD", end_ns // 2 + 5, names)]
+    vcd = (folder / "sim.vcd").stat().st_size / 2**20
+    found = [_input(folder, "sim.vcd", f"{vcd:.1f} MiB VCD", end_ns // 2 + 5, names)]
     if fst and (folder / "sim.fst").exists():
         size = (folder / "sim.fst").stat().st_size
-        label = f"its FST, {size / 2**20:.2f} MiB ({mb} MiB VCD)"
+        label = f"its FST, {size / 2**20:.2f} MiB (of {vcd:.1f} MiB VCD)"
         found.append(_input(folder, "sim.fst", label, end_ns // 2 + 5, names))
     return found
 
@@ -158,7 +159,7 @@ def outcome(handover: dict[str, object]) -> tuple[str, int | None]:
     assert isinstance(evidence, list) and [item["tool"] for item in evidence] == ["waveform"]
     error = evidence[0]["error"]
     if error:
-        return f"refused: {json.dumps(error)}", None
+        return f"refused ({error}): {evidence[0]['summary']}", None
     found = _READ.fullmatch(evidence[0]["summary"])
     assert found is not None, evidence[0]["summary"]
     return "read", int(found[1])
@@ -302,7 +303,7 @@ def _print(
         stream = runs[item.label, "stream"]
         streamed = f"{stream.mib:.0f} | {stream.s:.2f}" if stream.kib else "— | —"
         print(
-            f"| {item.label} | {warrant.mib:.0f} | {warrant.s:.2f} | {warrant.outcome}"
+            f"| {item.label} | {warrant.mib:.0f} | {warrant.s:.2f} | {warrant.outcome.split(':')[0]}"
             f" | {bulk.mib:.0f} | {bulk.s:.2f} | {streamed} | {warrant.mib / bulk.mib:.2f}×"
             f" | {warrant.mib / smallest:.2f}× |"
         )
@@ -313,6 +314,9 @@ def _print(
         f" (the run's deadline_s = {budget['deadline_s']} s); each Warrant run's seconds, from its"
         " spawn to its exit, bound its call's."
     )
+    refused = [runs[item.label, "warrant"].outcome for item in inputs]
+    for said in [said for said in refused if said != "read"][:1]:
+        print(f"\nA refusal, as the run's evidence gives it: {said.split(': ', 1)[1]}")
     print(
         f"\n{args.signals:,} signals, {content}; 4 read at the middle ±{WINDOW_NS} ns. Peak RSS:"
         f" GNU time's %M of each process. {os.cpu_count()} cores."
