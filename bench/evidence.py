@@ -4,7 +4,9 @@ the same read, in the same run.
     .venv/bin/python bench/evidence.py [--vcd-mb 20 --signals 2000] [--commits 1000] [--pages 200]
         [--reps 5] [--dir .] [--json FILE]
 
-Issue 57's full sizes: `--vcd-mb 200 --signals 10000 --commits 10000`. The inputs are generated
+Issue 57's full sizes: `--vcd-mb 20 --signals 10000 --commits 10000` (the VCD was 200 MiB until
+`waveform` came to refuse a VCD over `MAX_VCD_BYTES`, 24 MiB, for its memory:
+`bench/waveform_memory.py`; a larger `--vcd-mb` is refused in one line). The inputs are generated
 (`bench/evidence_inputs.py`) in a temporary folder and left quiet for `QUIET_NS` (a file written
 long before its run, as a record is); each is admitted once per rep with the digest memory cleared
 (admission, reported apart), then each tool runs as the executor runs it (a reading session,
@@ -40,6 +42,7 @@ from bench.evidence_inputs import write_pdf, write_repository, write_vcd
 from bench.report import write_ratios
 from scenario.digests import QUIET_NS, forget_all
 from scenario.registry import Record, load_scenario
+from tools.wave.values import MAX_VCD_BYTES
 
 RECORDS = {
     "wave": ("waveform", "sim.vcd"),
@@ -102,10 +105,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.signals < 300:
         sys.exit("--signals must be at least 300 (the glob reads scope tb.u2)")
+    if args.vcd_mb << 20 > MAX_VCD_BYTES:
+        sys.exit(
+            f"--vcd-mb {args.vcd_mb}: `waveform` reads a VCD of {MAX_VCD_BYTES >> 20} MiB at most"
+        )
     with tempfile.TemporaryDirectory(dir=args.dir) as name:
         folder = Path(name)
         print("generating the inputs…", file=sys.stderr, flush=True)
         vcd = write_vcd(folder / "sim.vcd", args.vcd_mb, args.signals)
+        if vcd.path.stat().st_size > MAX_VCD_BYTES:
+            sys.exit(
+                f"--vcd-mb {args.vcd_mb}: the VCD written is {vcd.path.stat().st_size:,} bytes, over"
+                f" the {MAX_VCD_BYTES >> 20} MiB `waveform` reads (tools/wave/values.py); ask for less"
+            )
         write_repository(folder / "design", args.commits)
         write_pdf(folder / "spec.pdf", args.pages)
         time.sleep(QUIET_NS / 1e9)
