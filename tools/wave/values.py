@@ -17,10 +17,10 @@ from contract.errors import RecordRefusal
 _UNIT_NAMES = {-21: "zs", -18: "as", -15: "fs", -12: "ps", -9: "ns", -6: "us", -3: "ms", 0: "s"}
 MAX_VCD_BYTES = 24 << 20
 """The largest VCD a call reads. pywellen maps a VCD whole and encodes every signal of it at the
-first signal read, so a call's peak memory grows with the file: `warrant run` peaks near 170 MiB
-at this size (its floor, with no call, is about 124 MiB), under the 200 MB bound, and at 1.2 GiB
-for a 1 GiB VCD (`bench/waveform_memory.py`, docs/performance.md). An FST is read one signal at
-a time, whatever its size."""
+first signal read, so a call's peak memory grows with the file: `warrant run` peaks near 160 MiB
+at this size (124 MiB with no call), under issue 57's 200 MB with about 30 MiB to spare, 180 MiB
+at 34 MiB, and 1.2 GiB at 1 GiB (`bench/waveform_memory.py`, docs/performance.md). An FST is read
+one signal at a time, whatever its size."""
 
 
 @dataclass(frozen=True)
