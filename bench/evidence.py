@@ -4,14 +4,15 @@ binary alone doing the same read, in the same run.
     .venv/bin/python bench/evidence.py [--vcd-mb 20 --signals 2000] [--commits 1000] [--pages 200]
         [--search-pages 200] [--reps 5] [--dir .] [--json FILE]
 
-Issue 57's full sizes: `--vcd-mb 200 --signals 10000 --commits 10000 --search-pages 2000`. The
-inputs are generated (`bench/evidence_inputs.py`) in a temporary folder and left quiet for
-`QUIET_NS` (a file written long before its run, as a record is); each is admitted once per rep with
-the digest memory cleared (admission, reported apart), then each tool runs as the executor runs it
-(a reading session, verified after) beside its peer, interleaved, after one untimed warm-up of each;
-medians. Before timing, each pair's outputs are checked to hold the same things (signals and
-changes, commits and line counts, lines of text, pages holding the query), so the two do the same
-work.
+Issue 57's full sizes: `--vcd-mb 20 --signals 10000 --commits 10000 --search-pages 2000` (the VCD
+was 200 MiB until `waveform` came to refuse a VCD over `MAX_VCD_BYTES`, 24 MiB, for its memory:
+`bench/waveform_memory.py`; a larger `--vcd-mb` is refused in one line). The inputs are generated
+(`bench/evidence_inputs.py`) in a temporary folder and left quiet for `QUIET_NS` (a file written
+long before its run, as a record is); each is admitted once per rep with the digest memory cleared
+(admission, reported apart), then each tool runs as the executor runs it (a reading session,
+verified after) beside its peer, interleaved, after one untimed warm-up of each; medians. Before
+timing, each pair's outputs are checked to hold the same things (signals and changes, commits and
+line counts, lines of text, pages holding the query), so the two do the same work.
 
 - `waveform`: 4 signals by name and a glob of 11, their values at the middle of the file and their
   changes within ±500 ns, against pywellen alone (opened single-threaded, as the tool opens it;
@@ -51,6 +52,7 @@ from bench.evidence_inputs import write_manuals, write_pdf, write_repository, wr
 from bench.report import write_ratios
 from scenario.digests import QUIET_NS, forget_all
 from scenario.registry import Record, load_scenario
+from tools.wave.values import MAX_VCD_BYTES
 
 RECORDS = {
     "wave": ("waveform", "sim.vcd"),
@@ -119,10 +121,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.signals < 300:
         sys.exit("--signals must be at least 300 (the glob reads scope tb.u2)")
+    if args.vcd_mb << 20 > MAX_VCD_BYTES:
+        sys.exit(
+            f"--vcd-mb {args.vcd_mb}: `waveform` reads a VCD of {MAX_VCD_BYTES >> 20} MiB at most"
+        )
     with tempfile.TemporaryDirectory(dir=args.dir) as name:
         folder = Path(name)
         print("generating the inputs…", file=sys.stderr, flush=True)
         vcd = write_vcd(folder / "sim.vcd", args.vcd_mb, args.signals)
+        if vcd.path.stat().st_size > MAX_VCD_BYTES:
+            sys.exit(
+                f"--vcd-mb {args.vcd_mb}: the VCD written is {vcd.path.stat().st_size:,} bytes, over"
+                f" the {MAX_VCD_BYTES >> 20} MiB `waveform` reads (tools/wave/values.py); ask for less"
+            )
         write_repository(folder / "design", args.commits)
         write_pdf(folder / "spec.pdf", args.pages)
         manuals = write_manuals(folder, args.search_pages)

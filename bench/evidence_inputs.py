@@ -4,6 +4,8 @@ PDF of many pages (written by hand, as the tests write one)."""
 
 from __future__ import annotations
 
+import operator
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,9 +62,12 @@ def _value(index: int, phase: int) -> str:
     return f"b{'10100101' if phase else '01011010'} {_vcd_id(index)}\n"
 
 
-def write_vcd(path: Path, megabytes: int, signals: int) -> Vcd:
+def write_vcd(path: Path, megabytes: int, signals: int, seed: int | None = None) -> Vcd:
     """A VCD of `signals` signals in scopes of `SCOPE_SIZE` (1-bit, every fourth an 8-bit bus),
-    timescale 1 ns, a step every 10 ns changing one group of them, written to about `megabytes`."""
+    timescale 1 ns, a step every 10 ns changing one group of them, written to about `megabytes`.
+    A group's values alternate between two patterns; with a `seed`, a bus's are drawn instead
+    (`random.Random(seed)`), so that a reader's encoding compresses them far less (nearer the
+    worst case for its memory: a design's values are not periodic)."""
     header = ["$timescale 1ns $end\n", "$scope module tb $end\n"]
     for index in range(signals):
         if index % SCOPE_SIZE == 0:
@@ -72,6 +77,21 @@ def write_vcd(path: Path, megabytes: int, signals: int) -> Vcd:
             header.append("$upscope $end\n")
     header += ["$upscope $end\n", "$enddefinitions $end\n", "#0\n$dumpvars\n"]
     header += [_value(index, 0) for index in range(signals)] + ["$end\n"]
+    changes = _periodic(signals) if seed is None else _drawn(signals, random.Random(seed))
+    target, step = megabytes << 20, 1
+    with path.open("w") as out:
+        out.write("".join(header))
+        written = out.tell()
+        while written < target:
+            chunk = "".join(f"#{(step + k) * STEP_NS}\n" + changes(step + k) for k in range(1000))
+            out.write(chunk)
+            written += len(chunk)
+            step += 1000
+    return Vcd(path, (step - 1) * STEP_NS, signals)
+
+
+def _periodic(signals: int) -> Callable[[int], str]:
+    """A step's changes: its group's values, in one pattern or the other in turn."""
     groups = [
         [
             "".join(_value(index, phase) for index in range(group, signals, GROUPS))
@@ -79,20 +99,34 @@ def write_vcd(path: Path, megabytes: int, signals: int) -> Vcd:
         ]
         for group in range(GROUPS)
     ]
-    target, step = megabytes << 20, 1
-    with path.open("w") as out:
-        out.write("".join(header))
-        written = out.tell()
-        while written < target:
-            chunk = "".join(
-                f"#{(step + k) * STEP_NS}\n"
-                + groups[(step + k) % GROUPS][((step + k) // GROUPS) % 2]
-                for k in range(1000)
-            )
-            out.write(chunk)
-            written += len(chunk)
-            step += 1000
-    return Vcd(path, (step - 1) * STEP_NS, signals)
+    return lambda step: groups[step % GROUPS][(step // GROUPS) % 2]
+
+
+_BITS = tuple([f"{phase}"] * 256 for phase in (0, 1))
+_BYTES = tuple([f"b{byte & 0xFE | phase:08b} " for byte in range(256)] for phase in (0, 1))
+
+
+def _drawn(signals: int, draw: random.Random) -> Callable[[int], str]:
+    """A step's changes: its group's values, a 1-bit signal toggled (a bit's change can only be a
+    toggle), a bus given 7 drawn bits and its lowest bit toggled (so that each change is one);
+    through tables, so that a step costs a few calls, not one per signal."""
+    groups = [range(group, signals, GROUPS) for group in range(GROUPS)]
+    tables = [
+        [
+            [_BYTES[phase] if _width(index) == 8 else _BITS[phase] for index in group]
+            for phase in (0, 1)
+        ]
+        for group in groups
+    ]
+    ids = [[f"{_vcd_id(index)}\n" for index in group] for group in groups]
+
+    def changes(step: int) -> str:
+        group, phase = step % GROUPS, (step // GROUPS) % 2
+        drawn = draw.randbytes(len(ids[group]))
+        values = map(operator.getitem, tables[group][phase], drawn)
+        return "".join(map(operator.add, values, ids[group]))
+
+    return changes
 
 
 def write_repository(folder: Path, commits: int) -> None:

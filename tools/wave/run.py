@@ -33,6 +33,7 @@ def run(args: WaveformArgs, records: Mapping[str, Record]) -> Excerpt:
     record = records["path"]
     with admitted_path(record) as path, values.unreadable_refused(record.id):
         waveform = values.open_waveform(path)
+        values.refuse_unbounded(waveform, record.id, record.size, values.MAX_VCD_BYTES)
         scale = values.timescale_of(waveform)
         if scale is None:
             return make_excerpt(

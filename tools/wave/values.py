@@ -15,6 +15,12 @@ from contract.codes import RefusalCode
 from contract.errors import RecordRefusal
 
 _UNIT_NAMES = {-21: "zs", -18: "as", -15: "fs", -12: "ps", -9: "ns", -6: "us", -3: "ms", 0: "s"}
+MAX_VCD_BYTES = 24 << 20
+"""The largest VCD a call reads. pywellen maps a VCD whole and encodes every signal of it at the
+first signal read, so a call's peak memory grows with the file: `warrant run` peaks near 160 MiB
+at this size (124 MiB with no call), under issue 57's 200 MB with about 30 MiB to spare, 180 MiB
+at 34 MiB, and 1.2 GiB at 1 GiB (`bench/waveform_memory.py`, docs/performance.md). An FST is read
+one signal at a time, whatever its size."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,19 @@ def open_waveform(path: str) -> Any:
     import pywellen  # a compiled reader: its import is paid only by a waveform call
 
     return pywellen.Waveform(path, multi_threaded=False)
+
+
+def refuse_unbounded(waveform: Any, record_id: str, size: int, limit: int) -> None:
+    """A VCD of more than `limit` bytes refused, in one line, before its body is read (its header
+    is: that is how pywellen tells a VCD); any other format is read at any admitted size."""
+    if waveform.file_format == "VCD" and size > limit:
+        raise RecordRefusal(
+            RefusalCode.RECORD_UNAVAILABLE,
+            f"{record_id} is a VCD of {size:,} bytes ({size / 2**20:,.1f} MiB), over the"
+            f" {limit / 2**20:g} MiB a waveform call reads from a VCD (its reader maps and encodes"
+            " the whole file, so its memory grows with it); an FST of it (GTKWave's `vcd2fst`)"
+            " is read one signal at a time",
+        )
 
 
 @contextmanager
