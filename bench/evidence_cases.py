@@ -140,25 +140,32 @@ def changes_case(folder: Path, record: Record) -> Case:
     return Case("changes", size, "git log --numstat", 2.0, warrant, peer, check)
 
 
+def page_texts(path: Path, start: int, count: int | None) -> list[str]:
+    """The text of `count` pages (all, for None) from page index `start`, by pypdfium2 alone (the
+    document opened by path): the PDF peers' read."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(path))
+    try:
+        texts = []
+        end = len(document) if count is None else min(len(document), start + count)
+        for index in range(start, end):
+            page = document[index]
+            textpage = page.get_textpage()
+            texts.append(textpage.get_text_range())
+            textpage.close()
+            page.close()
+    finally:
+        document.close()
+    return texts
+
+
 def readpages_case(path: Path, pages: int, record: Record) -> Case:
     first = max(1, pages // 2 - PAGES_READ // 2)
     args = ReadPagesArgs(path="spec", page=first, count=PAGES_READ)
 
     def peer() -> list[str]:
-        import pypdfium2 as pdfium
-
-        document = pdfium.PdfDocument(str(path))
-        try:
-            texts = []
-            for index in range(first - 1, min(len(document), first - 1 + PAGES_READ)):
-                page = document[index]
-                textpage = page.get_textpage()
-                texts.append(textpage.get_text_range())
-                textpage.close()
-                page.close()
-        finally:
-            document.close()
-        return texts
+        return page_texts(path, first - 1, PAGES_READ)
 
     def warrant() -> Excerpt:
         return executed(readpages.run, args, {"path": record})
@@ -256,19 +263,7 @@ def first_search(records: list[Record], reps: int) -> FirstSearch:
 def _extracted(path: Path) -> tuple[Path, list[str]]:
     """The PDF's text (pypdfium2, as readpages' peer reads it) written beside it, a page after
     another; and each page's text."""
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(path))
-    try:
-        pages = []
-        for index in range(len(document)):
-            page = document[index]
-            textpage = page.get_textpage()
-            pages.append(textpage.get_text_range())
-            textpage.close()
-            page.close()
-    finally:
-        document.close()
+    pages = page_texts(path, 0, None)
     text = path.with_suffix(".txt")
     text.write_text("\n".join(pages) + "\n")
     return text, pages

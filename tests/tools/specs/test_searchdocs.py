@@ -217,14 +217,16 @@ def test_the_docs_walkthrough_shows_what_the_tool_gives(tmp_path):
 def test_an_unreadable_pdf_and_a_page_without_text_are_unknowns(tmp_path):
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nnot a pdf at all clk_en\n")
     (tmp_path / "scan.pdf").write_bytes(make_pdf([["clk_en here"], []]))
-    manifest = tmp_path / "u.toml"
-    manifest.write_text(
-        'id = "U"\nprofile = "triage"\n'
-        + "".join(
-            f'[[record]]\nid = "{name}"\nkind = "spec"\npath = "{name}"\n'
-            for name in ("broken.pdf", "scan.pdf")
-        )
-    )
+    manifest = specs_manifest(tmp_path / "u.toml", "broken.pdf", "scan.pdf")
     excerpt = search(load_scenario(manifest), "clk_en")
     assert candidates(excerpt) == [("scan.pdf", "page 1")]
     assert [u.split(":")[0] for u in excerpt.unknowns] == ["broken.pdf", "scan.pdf pages 2"]
+
+
+def specs_manifest(manifest: Path, *names: str) -> Path:
+    """A triage manifest approving each of `names` (beside it) as a `spec`, its id its name."""
+    manifest.write_text(
+        f'id = "{manifest.stem.upper()}"\nprofile = "triage"\n'
+        + "".join(f'[[record]]\nid = "{name}"\nkind = "spec"\npath = "{name}"\n' for name in names)
+    )
+    return manifest

@@ -10,7 +10,7 @@ import pytest
 from contract.errors import RecordRefusal
 from scenario.reading import reading
 from scenario.registry import Record, load_scenario
-from tests.tools.specs.test_searchdocs import CLOCKS, candidates, scenario, search
+from tests.tools.specs.test_searchdocs import CLOCKS, candidates, scenario, search, specs_manifest
 from tools.specs import docindex
 
 
@@ -74,14 +74,7 @@ def test_bytes_other_than_the_admitted_version_are_searched_once_and_never_kept(
 def test_two_records_of_one_version_are_each_named(tmp_path):
     scenario(tmp_path)
     shutil.copy(tmp_path / "manual.pdf", tmp_path / "copy.pdf")
-    manifest = tmp_path / "two.toml"
-    manifest.write_text(
-        'id = "T"\nprofile = "triage"\n'
-        + "".join(
-            f'[[record]]\nid = "{name}"\nkind = "spec"\npath = "{name}"\n'
-            for name in ("manual.pdf", "copy.pdf")
-        )
-    )
+    manifest = specs_manifest(tmp_path / "two.toml", "manual.pdf", "copy.pdf")
     loaded = load_scenario(manifest)
     assert sorted(candidates(search(loaded, "clk_en"))) == [
         ("copy.pdf", "page 2"),
