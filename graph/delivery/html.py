@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from graph.present.anchors import citation_anchors, line_anchors, shown_anchors
 from graph.present.morning import morning_html
+from graph.present.render import heading_record, shown_args
 from guards.finalize import ended_as
 
 if TYPE_CHECKING:
@@ -52,11 +53,17 @@ def shown_figure(ref: str, name: str, svg: str | None, error: str | None) -> Sho
 
 def _beside(handover: Mapping[str, Any]) -> dict[str, Any]:
     """What the templates show with the handover: what they link with (`graph/present/anchors.py`:
-    each cited ref's target, each item's line anchors, one per excerpt line), the morning reports,
-    and how the run ended as people read it (`guards.finalize.ended_as`)."""
+    each cited ref's target, each item's line anchors, one per excerpt line), each item's heading
+    as the Markdown writes it (its arguments and what it read), the morning reports, and how the
+    run ended as people read it (`guards.finalize.ended_as`)."""
     return {
         "targets": citation_anchors(handover),
         "anchors": {item["ref"]: line_anchors(item) for item in handover.get("evidence") or ()},
+        "headings": {
+            item["ref"]: {"args": shown_args(item), "record": heading_record(item)}
+            for item in handover.get("evidence") or ()
+            if item.get("kind") != "human_answer"
+        },
         "mornings": mornings(handover),
         "ended": ended_as(handover),
     }

@@ -128,16 +128,15 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
     fenced block holds no anchor: the block is split there)."""
     if item.get("kind") == "human_answer":
         return _answer_markdown(item, cited)
-    args = ", ".join(f"{key}={value!r}" for key, value in _shown_args(item).items())
+    args = ", ".join(f"{key}={value!r}" for key, value in shown_args(item).items())
     via = f" · via child {item['lane']} (its {item['lane_ref']})" if item.get("lane") else ""
     if carried := item.get("carried_from"):
         via += f" · carried from {carried['thread']} (its {carried['ref']}; not run again)"
     read = _read_whole(item)
-    where = " + ".join(source["record"] for source in read) if read else item["record"]
     digest = ", ".join(_digest(source["sha256"]) for source in read) if read else None
     lines = [
         "",
-        f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {where}{via}",
+        f"### {_anchor(item['ref'])}{item['ref']} · {item['tool']}({args}) · {heading_record(item)}{via}",
         f"{digest or _digest(item.get('sha256'))} · {item['summary']}"
         + (" · truncated" if item["truncated"] else ""),
     ]
@@ -152,9 +151,10 @@ def _evidence_markdown(item: Mapping[str, Any], cited: set[str]) -> list[str]:
     return lines + _shown_markdown(item.get("shown"))
 
 
-def _shown_args(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A call's arguments as its heading shows them: not the path (the heading names the
-    record) nor an option left out; for a computation, not its query and plot (shown below it)."""
+def shown_args(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's arguments as its heading shows them, in Markdown and HTML: not the path (the
+    heading names the record) nor an option left out; for a computation, not its query and plot
+    (shown below it)."""
     computed = bool(item.get("computed"))
     return {
         key: value
@@ -168,6 +168,16 @@ def _read_whole(item: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     spec): its heading names each with its digest, not the first alone. Empty otherwise."""
     sources = item.get("sources") or []
     return [] if item.get("family") or len(sources) < 2 else list(sources)
+
+
+def heading_record(item: Mapping[str, Any]) -> str:
+    """What an item's heading, in Markdown and HTML, says it read: each record where it read
+    several of the grant's (`a + b`), else its record."""
+    return (
+        " + ".join(source["record"] for source in read)
+        if (read := _read_whole(item))
+        else item["record"]
+    )
 
 
 def _digest(sha256: str | None) -> str:
