@@ -25,6 +25,7 @@ from contract.strict import StrictModel
 from contract.text import describe_validation_error, one_line
 from guards.refusals import Refusal, RefusalCode
 from tools.storable import unkept
+from tools.wave.args import INSTANT
 
 MAX_DOCUMENT_CHARS = 64 * 1024
 MAX_CALLS_PER_TURN = 4
@@ -57,7 +58,7 @@ EvidenceRef = Annotated[str, StringConstraints(pattern=r"^[EHM][1-9][0-9]{0,3}$"
 CITATION = re.compile(
     r"(?P<ref>[EHM][1-9][0-9]{0,3})"
     r"(?::(?P<commit>[0-9a-f]{7,40})"
-    r"|:t=(?P<time>[0-9]{1,15}(?:\.[0-9]{1,6})?(?:fs|ps|ns|us|ms|s))"
+    rf"|:t=(?P<time>{INSTANT})"
     r"|:(?:(?:(?P<member>[\w.+,@%~=/-]{1,300}?):)?L(?P<first>[1-9][0-9]{0,8})(?:-L?(?P<last>[1-9][0-9]{0,8}))?"
     r"|(?P<page>p[1-9][0-9]{0,5})))?"
 )

@@ -30,12 +30,12 @@ from contract.codes import RECOLLECTION
 from guards.action import CITATION, Hypothesis, is_citation
 from tools.excerpt import quoted_member
 from tools.specs import CANDIDATE_TOOLS, PAGED_TOOLS
-from tools.wave.args import seconds
+from tools.wave.args import INSTANT, seconds
 
 FROM_MEMORY = "from memory, not observed in this run"
 
 _COMMIT = re.compile(r"[0-9a-f]{7,40}")
-_SHOWN_TIME = re.compile(r"t=([0-9]{1,15}(?:\.[0-9]{1,6})?(?:fs|ps|ns|us|ms|s)) ")
+_SHOWN_TIME = re.compile(rf"t=({INSTANT}) ")
 
 Spot = tuple[str, int]
 """A line an item shows, as a citation finds it: (member, number); the member is empty for a

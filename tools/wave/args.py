@@ -14,7 +14,12 @@ from tools.args import ToolArgs, WaveformId
 UNIT_EXPONENTS = {"fs": -15, "ps": -12, "ns": -9, "us": -6, "ms": -3, "s": 0}
 """The time units an argument may carry, as powers of ten of a second."""
 MAX_SIGNALS = 16
-_TIME = re.compile(r"(?P<number>[0-9]{1,15}(?:\.[0-9]{1,6})?) ?(?P<unit>fs|ps|ns|us|ms|s)")
+_NUMBER = r"[0-9]{1,15}(?:\.[0-9]{1,6})?"
+_UNIT = "|".join(UNIT_EXPONENTS)
+INSTANT = rf"{_NUMBER}(?:{_UNIT})"
+"""A time written without a space, as a waveform item's lines (`t=265000ps`) and a citation of
+one (`E4:t=265ns`) write it."""
+_TIME = re.compile(rf"(?P<number>{_NUMBER}) ?(?P<unit>{_UNIT})")
 _SEGMENT = r"[A-Za-z_][A-Za-z0-9_$]*(?:\[[0-9]{1,9}(?::[0-9]{1,9})?\])?"
 _EXACT = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
 _GLOB = re.compile(rf"(?:{_SEGMENT}\.)*[A-Za-z0-9_$*\[\]:]*\*[A-Za-z0-9_$*\[\]:]*")
