@@ -164,7 +164,7 @@ def _files(folder: Path) -> tuple[list[str], list[str], list[str]]:
     repositories: list[str] = []
     for top, folders, names in os.walk(folder):
         here = Path(top)
-        if here != folder and _is_repository(here, folders, names):
+        if here != folder and _is_repository(folders, names):
             repositories.append(here.relative_to(folder).as_posix())
             folders[:] = []
             continue
@@ -183,10 +183,8 @@ def _files(folder: Path) -> tuple[list[str], list[str], list[str]]:
     return sorted(files), sorted(links), sorted(repositories)
 
 
-def _is_repository(path: Path, folders: list[str], names: list[str]) -> bool:
+def _is_repository(folders: list[str], names: list[str]) -> bool:
     """A work tree (its `.git` a folder) or a bare repository (`HEAD`, `objects/`, `refs/`)."""
-    if path.is_symlink():
-        return False
     if ".git" in folders:
         return True
     return "HEAD" in names and {"objects", "refs"} <= set(folders)
