@@ -4,8 +4,8 @@ A nested git repository cannot be committed, so the lab writes its objects with 
 commit's files, author and time are fixed below, so the same commit ids come out on every machine
 (what a recorded handover cites). Each nightly run's tag (`R35` … `R42`) marks the newest commit
 before that night. Between R41 and R42 two commits landed: one to `rtl/rst_ctrl.sv`, one to its
-document. `ensure_repository()` builds it where it is missing or differs, and is called before a
-built-in scenario is admitted.
+document. `ensure_repository()` builds it where it is missing or differs; admission calls it, through
+`prepare()`, before a lab manifest that approves it is loaded.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -308,3 +309,20 @@ def ensure_repository(folder: Path = REPOSITORY) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def prepare(manifest: Path) -> None:
+    """The repository built when `manifest`, one of the lab's, approves it as a record; others
+    (STA1, R43, …) pay nothing. A manifest that cannot be read is left to admission to refuse."""
+    try:
+        document = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return
+    records = document.get("record")
+    if isinstance(records, list) and any(
+        isinstance(record, dict)
+        and isinstance(record.get("path"), str)
+        and (manifest.parent / record["path"]).resolve() == REPOSITORY.resolve()
+        for record in records
+    ):
+        ensure_repository()

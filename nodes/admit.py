@@ -82,12 +82,12 @@ def resolve_scenario(reference: str, served: bool = False) -> Scenario:
 
 
 def _load(manifest: Path) -> Scenario:
-    """The scenario of `manifest`; a lab manifest's design repository is built first (it is made by
-    `lab/rtlgen.py`, never committed)."""
+    """The scenario of `manifest`; the lab's design repository is built first where a lab manifest
+    approves it (it is made by `lab/rtlgen.py`, never committed)."""
     if manifest.resolve().is_relative_to(LAB_DIR):
-        from lab.rtlgen import ensure_repository
+        from lab.rtlgen import prepare
 
-        ensure_repository()
+        prepare(manifest)
     return load_scenario(manifest)
 
 

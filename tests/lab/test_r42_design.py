@@ -106,3 +106,21 @@ def test_the_waveform_tells_the_logs_story():
 
 def test_the_committed_waveform_is_what_the_lab_writes():
     assert WAVEFORM.read_text(encoding="ascii") == vcd_text()
+
+
+def test_admission_builds_the_repository_only_for_a_manifest_that_approves_it(
+    tmp_path, monkeypatch
+):
+    import lab.rtlgen
+
+    built: list[str] = []
+    monkeypatch.setattr(lab.rtlgen, "ensure_repository", lambda: built.append("built"))
+    lab.rtlgen.prepare(LAB_DIR / "STA1.toml")
+    lab.rtlgen.prepare(LAB_DIR / "R43.toml")
+    assert built == []
+    lab.rtlgen.prepare(LAB_DIR / "R42.toml")
+    assert built == ["built"]
+    broken = tmp_path / "broken.toml"
+    broken.write_text("id = \n")
+    lab.rtlgen.prepare(broken)  # left to admission to refuse, in one line
+    assert built == ["built"]
